@@ -1,0 +1,1 @@
+"""The bundled case library: YAML cases, installed as ``fairalloc.case_library``."""

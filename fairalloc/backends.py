@@ -1,0 +1,115 @@
+"""Solving declarative programs: solver choice, statuses as clear errors, duals, export.
+
+LPs are pulp models (HiGHS through ``highspy`` when it is installed, CBC otherwise); convex
+programs are cvxpy problems solved with Clarabel.  A :class:`Program` is what ``program()``
+returns: one or more models you can print, export and solve.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pulp
+
+from .errors import FairallocError, SolverError
+
+
+def lp_solver(msg: bool = False):
+    """The best LP solver pulp can reach here: HiGHS (in-process) or the bundled CBC."""
+    highs = pulp.HiGHS(msg=msg)
+    return highs if highs.available() else pulp.PULP_CBC_CMD(msg=msg)
+
+
+def solve_lp(problem: pulp.LpProblem, what: str) -> str:
+    """Solve a pulp model; anything but an optimal status is a :class:`SolverError`."""
+    solver = lp_solver()
+    try:
+        status = problem.solve(solver)
+    except pulp.PulpSolverError as exc:
+        raise SolverError(f"{what}: LP solver {solver.name} failed: {exc}") from None
+    if status != pulp.LpStatusOptimal:
+        raise SolverError(f"{what}: LP solver {solver.name} returned status '{pulp.LpStatus[status]}'")
+    return solver.name
+
+
+def values(variables) -> np.ndarray:
+    return np.array([v.varValue if v.varValue is not None else np.nan for v in variables], dtype=float)
+
+
+def linear_expression(variables, coefficients) -> pulp.LpAffineExpression:
+    """``sum_k c_k v_k`` over the non-zero coefficients, built in one call (no per-term loop here)."""
+    coefficients = np.asarray(coefficients, dtype=float)
+    nz = np.flatnonzero(coefficients)
+    return pulp.LpAffineExpression(zip([variables[k] for k in nz], coefficients[nz].tolist()))
+
+
+def solve_cvxpy(problem, what: str) -> str:
+    """Solve a cvxpy problem with Clarabel; a non-optimal status is a :class:`SolverError`."""
+    import cvxpy as cp
+    try:
+        problem.solve(solver=cp.CLARABEL)
+    except cp.error.SolverError as exc:
+        raise SolverError(f"{what}: Clarabel failed: {exc}") from None
+    if problem.status != cp.OPTIMAL:
+        raise SolverError(f"{what}: Clarabel returned status '{problem.status}'"
+                          + (" (numerical trouble: the answer is not trusted)" if "inaccurate" in problem.status else ""))
+    return "cvxpy+clarabel"
+
+
+class Program:
+    """The declarative program behind an allocation.
+
+    ``models`` is a list of ``(title, model)``: pulp ``LpProblem`` objects, or cvxpy ``Problem``
+    objects.  Mechanisms that solve a *sequence* of LPs (progressive filling) fill the list as
+    they go; :meth:`solve` runs the sequence.
+    """
+
+    def __init__(self, mechanism: str, description: str, models=None, solve=None):
+        self.mechanism = mechanism
+        self.description = description
+        self.models: list[tuple[str, object]] = list(models or [])
+        self._solve = solve
+        self.allocation = None
+
+    def solve(self):
+        """Solve (every round of) the program and return the :class:`Allocation`."""
+        if self.allocation is None:
+            self.allocation = self._solve(self)
+        return self.allocation
+
+    @property
+    def kind(self) -> str:
+        return "lp" if self.models and isinstance(self.models[0][1], pulp.LpProblem) else "convex"
+
+    def text(self) -> str:
+        parts = [self.description.strip(), ""]
+        for title, model in self.models:
+            parts += [f"--- {title} ---", str(model), ""]
+        return "\n".join(parts)
+
+    def write(self, path: str | Path) -> list[Path]:
+        """Export every model: ``.lp`` / ``.mps`` for LPs, ``.txt`` for any program.
+
+        A sequence of LPs is written as ``NAME.round1.lp``, ``NAME.round2.lp``, ...
+        """
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix not in (".lp", ".mps", ".txt"):
+            raise FairallocError(f"--write: unknown format '{path.suffix}' (use .lp, .mps or .txt)")
+        if suffix == ".txt":
+            path.write_text(self.text())
+            return [path]
+        if self.kind != "lp":
+            raise FairallocError(f"--write: {self.mechanism} is a convex program, not an LP; write it as .txt")
+        written = []
+        for k, (_, model) in enumerate(self.models, 1):
+            target = path if len(self.models) == 1 else path.with_name(f"{path.stem}.round{k}{path.suffix}")
+            tmp = target.with_name(target.name + ".part")   # nothing half-written on failure
+            (model.writeLP if suffix == ".lp" else model.writeMPS)(str(tmp))
+            tmp.replace(target)
+            written.append(target)
+        return written
+
+    def __str__(self) -> str:
+        return self.text()

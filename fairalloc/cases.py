@@ -1,0 +1,220 @@
+"""YAML cases: safe loading, validation with field-path errors, the bundled case library.
+
+A case file::
+
+    name: drf-section-4-1
+    source: "002_f1eccfd60d506323.txt, section 4.1"
+    description: optional free text
+    resources: {cpu: 9, mem: 18}
+    users:
+      A: {demand: {cpu: 1, mem: 4}}
+      B: {demand: {cpu: 3, mem: 1}, weight: 1, max_tasks: 100, shared: 0.5}
+
+Users are listed in arrival order.  ``demand`` leaves out resources the user does not need.
+``weight`` is a number or a mapping per resource (missing resources weigh 1).  ``max_tasks``
+bounds the user's tasks; ``shared`` is her DMFA-SRQ shared quantity in ``(0, 1]``.
+
+Files are read with PyYAML's safe loader (no tag builds an object) and duplicate keys are
+refused.  Every problem is a :class:`~fairalloc.errors.CaseError` whose message starts with the
+exact field: ``users.B.demand.gpu: unknown resource 'gpu' (resources: cpu, mem)``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from importlib import resources as importlib_resources
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import CaseError
+from .instance import Instance
+
+NonNegative = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
+Positive = Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0)]
+
+
+class UserSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    demand: dict[str, NonNegative]
+    weight: Positive | dict[str, Positive] | None = None
+    max_tasks: NonNegative | None = None
+    shared: Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0, le=1)] | None = None
+
+    @field_validator("weight", mode="before")
+    @classmethod
+    def _weight_shape(cls, v):
+        # one clear message instead of pydantic's two (number branch, mapping branch)
+        if v is None or isinstance(v, dict):
+            return v
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ValueError(f"must be a number or a mapping resource -> number (got {v!r})")
+        if not math.isfinite(v) or v <= 0:
+            raise ValueError(f"must be a finite number > 0 (got {v!r})")
+        return v
+
+
+class CaseSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = None
+    source: str | None = None
+    description: str | None = None
+    resources: dict[str, NonNegative]
+    users: dict[str, UserSpec]
+
+    @field_validator("resources", "users", mode="before")
+    @classmethod
+    def _names_are_text(cls, v):
+        if not isinstance(v, dict):
+            raise ValueError(f"must be a mapping name -> ... (got {type(v).__name__})")
+        if not v:
+            raise ValueError("must not be empty")
+        for k in v:
+            if isinstance(k, bool) or not isinstance(k, (str, int)) or str(k).strip() == "":
+                raise ValueError(f"name {k!r} is not a valid name (use text or a whole number)")
+        return {str(k): val for k, val in v.items()}
+
+
+@dataclass(frozen=True)
+class Case:
+    """A loaded case: its instance plus where it comes from and the raw mapping."""
+
+    name: str
+    instance: Instance
+    source: str | None = None
+    description: str | None = None
+    path: Path | None = None
+    raw: dict = field(default_factory=dict, repr=False)
+
+
+# -- YAML ---------------------------------------------------------------------------------------
+
+class _StrictSafeLoader(yaml.SafeLoader):
+    """PyYAML's safe loader that refuses duplicate keys (the last one would silently win)."""
+
+
+def _mapping_without_duplicates(loader, node, deep=False):
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        line = key_node.start_mark.line + 1
+        if key in seen:
+            raise CaseError(f"duplicate key '{key}' at line {line} (first at line {seen[key]})")
+        seen[key] = line
+    return yaml.SafeLoader.construct_mapping(loader, node, deep)
+
+
+_StrictSafeLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates)
+
+
+def _read_yaml(text: str, where: str) -> Any:
+    try:
+        return yaml.load(text, Loader=_StrictSafeLoader)  # noqa: S506 - a SafeLoader subclass
+    except CaseError as exc:
+        raise CaseError(f"{where}: {exc}") from None
+    except yaml.constructor.ConstructorError as exc:
+        mark = exc.problem_mark
+        line = f"line {mark.line + 1}: " if mark else ""
+        raise CaseError(f"{where}: {line}{exc.problem}; cases are plain data (tags that build "
+                        f"Python objects are refused)") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise CaseError(f"{where}: not valid YAML: {problem}{line}") from None
+
+
+# -- validation -----------------------------------------------------------------------------------
+
+def _pydantic_message(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith(("float", "dict", "function")))
+    kind, msg = err["type"], err["msg"]
+    if kind == "missing":
+        return f"{loc}: required field is missing"
+    if kind == "extra_forbidden":
+        parent, _, key = loc.rpartition(".")
+        model = UserSpec if parent.startswith("users.") else CaseSpec
+        return f"{loc}: unknown field '{key}' (fields: {', '.join(model.model_fields)})"
+    msg = msg.removeprefix("Value error, ")
+    msg = msg[0].lower() + msg[1:]
+    if "input" in err and kind not in ("value_error",):
+        msg += f" (got {err['input']!r})"
+    return f"{loc}: {msg}"
+
+
+def parse_case(data: Any, where: str = "case") -> Case:
+    """Validate a case mapping (as read from YAML) and build its :class:`Case`."""
+    if data is None:
+        raise CaseError(f"{where}: empty file (a case needs 'resources' and 'users')")
+    if not isinstance(data, dict):
+        raise CaseError(f"{where}: a case must be a mapping with 'resources' and 'users' "
+                        f"(got {type(data).__name__})")
+    try:
+        spec = CaseSpec.model_validate(data)
+    except ValidationError as exc:
+        raise CaseError(_pydantic_message(exc)) from None
+    resources = list(spec.resources)
+    known = set(resources)
+
+    def vector(mapping: dict[str, float], field_name: str, default: float) -> list[float]:
+        for r in mapping:
+            if r not in known:
+                raise CaseError(f"{field_name}.{r}: unknown resource '{r}' (resources: {', '.join(resources)})")
+        return [mapping.get(r, default) for r in resources]
+
+    demand, weights, bounds, shared = [], [], [], []
+    per_resource = any(isinstance(u.weight, dict) for u in spec.users.values())
+    for name, user in spec.users.items():
+        demand.append(vector(user.demand, f"users.{name}.demand", 0.0))
+        if isinstance(user.weight, dict):
+            weights.append(vector(user.weight, f"users.{name}.weight", 1.0))
+        else:
+            w = 1.0 if user.weight is None else user.weight
+            weights.append([w] * len(resources) if per_resource else w)
+        bounds.append(np.inf if user.max_tasks is None else user.max_tasks)
+        shared.append(np.nan if user.shared is None else user.shared)
+    name = spec.name or (Path(where).stem if where != "case" else "case")
+    instance = Instance(list(spec.resources.values()), demand, resources=resources, users=list(spec.users),
+                        weights=weights, max_tasks=bounds, shared=shared, name=name)
+    return Case(name, instance, spec.source, spec.description, raw=data)
+
+
+# -- files ----------------------------------------------------------------------------------------
+
+def _library():
+    return importlib_resources.files("fairalloc.case_library")
+
+
+def bundled_cases() -> list[str]:
+    """Names of the cases shipped with fairalloc (``cases/*.yaml``)."""
+    return sorted(p.name[:-5] for p in _library().iterdir() if p.name.endswith(".yaml"))
+
+
+def load_case(path_or_name: str | Path) -> Case:
+    """Load a case from a YAML file, or a bundled case by name (see :func:`bundled_cases`)."""
+    path = Path(path_or_name)
+    if not path.exists():
+        candidate = _library() / (path.name if path.suffix == ".yaml" else f"{path.name}.yaml")
+        if str(path_or_name) == path.name and candidate.is_file():
+            text = candidate.read_text(encoding="utf-8")
+            case = parse_case(_read_yaml(text, candidate.name), candidate.name)
+            return Case(case.name, case.instance, case.source, case.description, Path(str(candidate)), case.raw)
+        raise CaseError(f"{path_or_name}: no such file, and no bundled case of that name "
+                        f"(see 'fairalloc cases')")
+    if path.is_dir():
+        raise CaseError(f"{path}: is a directory, not a case file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise CaseError(f"{path}: not a text file (expected YAML)") from None
+    except OSError as exc:
+        raise CaseError(f"{path}: cannot read: {exc.strerror}") from None
+    if not text.strip():
+        raise CaseError(f"{path}: empty file (a case needs 'resources' and 'users')")
+    case = parse_case(_read_yaml(text, str(path)), str(path))
+    return Case(case.name, case.instance, case.source, case.description, path, case.raw)

@@ -1,0 +1,108 @@
+"""The mechanism interface and the registry of mechanisms.
+
+A mechanism has a ``name``, builds its declarative ``program(instance)`` and returns
+``allocate(instance, method="auto" | "program" | "fast")``.  Every tool of fairalloc (the CLI,
+and later properties, the verifier, the explorer) takes a registered mechanism by name, so a
+mechanism a user registers gets all of them.
+
+Register your own with the decorator::
+
+    @fairalloc.register("my-drf")
+    class MyDRF(fairalloc.Mechanism):
+        summary = "DRF that ..."
+        def program(self, instance): ...
+
+or, from an installed package, with an entry point in the group ``fairalloc.mechanisms``
+(``my-drf = mypkg.module:MyDRF``).
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+
+from .allocation import Allocation
+from .backends import Program
+from .errors import FairallocError, UnknownNameError
+from .instance import Instance
+
+METHODS = ("auto", "program", "fast")
+
+
+class Mechanism:
+    """Base class.  Subclasses set ``name`` and ``summary``, implement :meth:`program`, and
+    :meth:`fast` where an exact fast algorithm exists."""
+
+    name: str = ""
+    summary: str = ""
+    #: "static" mechanisms allocate once; "dynamic" ones allocate at every arrival
+    kind: str = "static"
+
+    @property
+    def has_fast(self) -> bool:
+        return type(self).fast is not Mechanism.fast
+
+    def program(self, instance: Instance) -> Program:
+        raise NotImplementedError(f"{self.name}: no declarative program")
+
+    def fast(self, instance: Instance) -> Allocation:
+        raise FairallocError(f"--method: {self.name} has no fast path; use --method program")
+
+    def allocate(self, instance: Instance, method: str = "auto") -> Allocation:
+        if method not in METHODS:
+            raise UnknownNameError(f"--method: unknown method '{method}' (methods: {', '.join(METHODS)})")
+        if method == "fast" or (method == "auto" and self.has_fast):
+            return self.fast(instance)
+        return self.program(instance).solve()
+
+    def __repr__(self) -> str:
+        return f"<mechanism {self.name}>"
+
+
+_REGISTRY: dict[str, Mechanism] = {}
+_entry_points_loaded = False
+
+
+def register(name: str | None = None, *, replace: bool = False):
+    """Class decorator (or function) adding a mechanism to the registry under ``name``."""
+    def add(cls_or_obj):
+        mech = cls_or_obj() if isinstance(cls_or_obj, type) else cls_or_obj
+        key = name or mech.name
+        if not key:
+            raise FairallocError("register: a mechanism needs a name")
+        if key in _REGISTRY and not replace:
+            raise FairallocError(f"register: mechanism '{key}' exists already (pass replace=True)")
+        mech.name = key
+        _REGISTRY[key] = mech
+        return cls_or_obj
+    return add
+
+
+def _load_builtins_and_plugins() -> None:
+    global _entry_points_loaded
+    from . import models  # noqa: F401  (registers the built-in mechanisms)
+    if not _entry_points_loaded:
+        _entry_points_loaded = True
+        for ep in entry_points(group="fairalloc.mechanisms"):
+            if ep.name in _REGISTRY:
+                continue
+            try:
+                register(ep.name)(ep.load())
+            except Exception as exc:  # a broken plug-in must not take the built-ins down
+                raise FairallocError(f"entry point '{ep.name}' ({ep.value}): {exc}") from None
+
+
+def get(name: str | Mechanism) -> Mechanism:
+    """The mechanism registered as ``name`` (a :class:`Mechanism` is returned as is)."""
+    if isinstance(name, Mechanism):
+        return name
+    _load_builtins_and_plugins()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise UnknownNameError(f"mechanism: unknown mechanism '{name}' (known: {', '.join(available())})") from None
+
+
+def available(kind: str | None = None) -> list[str]:
+    """Names of registered mechanisms (optionally only ``"static"`` or ``"dynamic"`` ones)."""
+    _load_builtins_and_plugins()
+    return [k for k, m in _REGISTRY.items() if kind is None or m.kind == kind]

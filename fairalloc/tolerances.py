@@ -1,0 +1,16 @@
+"""Every numerical tolerance of fairalloc, in one place.
+
+All comparisons are relative to the natural scale (a capacity, a task count), so instances in
+any unit behave alike.
+"""
+
+#: A resource counts as saturated when its use reaches ``(1 - SATURATION) * capacity``.
+SATURATION = 1e-9
+#: Feasibility slack accepted from a solver (relative to capacity / bound).
+FEASIBILITY = 1e-7
+#: Two allocations are the same when every task count agrees to this (relative, floor 1).
+AGREEMENT = 1e-7
+#: Largest denominator tried when recovering an exact rational allocation.
+MAX_DENOMINATOR = 10**6
+#: Above this many users no exact rational form is attempted (Fraction arithmetic is O(n m)).
+EXACT_MAX_USERS = 2000

@@ -1,0 +1,96 @@
+"""Utilitarian allocation: the efficiency end of the fairness / efficiency trade-off.
+
+Maximise the (weighted) sum of dominant shares, alpha-fairness at ``alpha = 0``
+(formulations.md section 5)::
+
+    max  sum_i w_i mu_i x_i    s.t.  sum_i x_i D_ij <= R_j,   0 <= x_i <= T_i
+    mu_i = max_j D_ij / R_j
+
+An LP.  Its optimal *welfare* is unique; when several allocations reach it, the one returned is
+the vertex the simplex method stops at (HiGHS), so compare utilitarian allocations by welfare.
+The program is a pulp model; the fast path hands the same LP as sparse arrays straight to
+HiGHS through scipy, skipping the modelling layer.  Exact form: the rational allocation is
+accepted when rational capacity prices prove it optimal (equal primal and dual objectives).
+
+It gives up every fairness property that needs balance (sharing incentive, envy-freeness);
+users that bring the most dominant share per unit of scarce resource take everything.
+
+>>> import fairalloc
+>>> inst = fairalloc.Instance.from_arrays([9, 18], [[1, 4], [3, 1]], users=["A", "B"])
+>>> a = fairalloc.solve(inst, "utilitarian")
+>>> round(a.info["welfare"], 9)     # here the whole face between (0, 3) and (4.5, 0) is optimal
+1.0
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pulp
+
+from fairalloc.allocation import Allocation
+from fairalloc.backends import Program, linear_expression, solve_lp, values
+from fairalloc.errors import SolverError
+from fairalloc.registry import Mechanism, register
+from fairalloc.tolerances import MAX_DENOMINATOR
+
+
+def _value_per_task(instance) -> np.ndarray:
+    return instance.scalar_weights("utilitarian") * instance.per_task_dominant_share
+
+
+@register("utilitarian")
+class Utilitarian(Mechanism):
+    summary = "Utilitarian: maximise the (weighted) sum of dominant shares"
+
+    def program(self, instance):
+        D, R, T = instance.demand, instance.capacity, instance.bounds()
+        v = _value_per_task(instance)
+        lp = pulp.LpProblem("utilitarian", pulp.LpMaximize)
+        xs = [pulp.LpVariable(f"x_{i}", lowBound=0, upBound=None if np.isinf(T[i]) else T[i])
+              for i in range(instance.n)]
+        lp += linear_expression(xs, v)
+        for j in range(instance.m):
+            lp += linear_expression(xs, D[:, j]) <= R[j], f"capacity_{j}"
+        description = "utilitarian: max sum_i w_i mu_i x_i  s.t.  D^T x <= R, 0 <= x <= T"
+
+        def solve(prog):
+            solver = solve_lp(lp, "utilitarian")
+            tasks = np.clip(values(xs), 0, None)
+            prices = np.array([lp.constraints[f"capacity_{j}"].pi or 0.0 for j in range(instance.m)])
+            return self._allocation(instance, tasks, "program", f"pulp+{solver}", np.abs(prices))
+        return Program(self.name, description, [("LP", lp)], solve)
+
+    def fast(self, instance):
+        from scipy.optimize import linprog
+        from scipy.sparse import csr_matrix
+        D, R, T = instance.demand, instance.capacity, instance.bounds()
+        v = _value_per_task(instance)
+        res = linprog(-v, A_ub=csr_matrix(D.T), b_ub=R, bounds=np.column_stack([np.zeros(instance.n), T]),
+                      method="highs")
+        if res.status != 0:
+            raise SolverError(f"utilitarian: HiGHS (scipy) failed: {res.message}")
+        prices = -np.asarray(res.ineqlin.marginals)
+        return self._allocation(instance, np.clip(res.x, 0, None), "fast", "scipy+HiGHS", prices)
+
+    def _allocation(self, instance, tasks, method, solver, prices):
+        v = _value_per_task(instance)
+        return Allocation(instance, tasks, self.name, method, solver, prices=prices,
+                          info={"welfare": float(v @ tasks)}, certify=self._certifier(prices))
+
+    def _certifier(self, prices):
+        """LP duality in rationals: feasible ``x`` and dual ``(y, z)`` with equal objectives."""
+        y = [Fraction(float(p)).limit_denominator(MAX_DENOMINATOR) for p in prices]
+
+        def certify(ex, x):
+            if not ex.feasible(x) or any(v < 0 for v in y):
+                return False
+            mu = [max(ex.D[i][j] / ex.R[j] for j in range(ex.m) if ex.R[j] > 0) for i in range(ex.n)]
+            value = [ex.W[i][0] * mu[i] for i in range(ex.n)]
+            z = [max(Fraction(0), value[i] - sum(ex.D[i][j] * y[j] for j in range(ex.m))) for i in range(ex.n)]
+            if any(z[i] > 0 and ex.T[i] is None for i in range(ex.n)):
+                return False
+            dual = sum(r * p for r, p in zip(ex.R, y)) + sum(z[i] * ex.T[i] for i in range(ex.n) if z[i] > 0)
+            return sum(value[i] * x[i] for i in range(ex.n)) == dual
+        return certify
