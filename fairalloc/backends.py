@@ -7,6 +7,7 @@ returns: one or more models you can print, export and solve.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,13 @@ def solve_lp(problem: pulp.LpProblem, what: str) -> str:
     return solver.name
 
 
+def task_variables(problem: pulp.LpProblem, lower, upper) -> list[pulp.LpVariable]:
+    """Variables ``x_0 .. x_{n-1}`` of ``problem`` with bounds ``lower <= x <= upper`` (inf = none)."""
+    def bound(v):
+        return None if np.isinf(v) else float(v)
+    return [problem.add_variable(f"x_{i}", bound(lo), bound(up)) for i, (lo, up) in enumerate(zip(lower, upper))]
+
+
 def values(variables) -> np.ndarray:
     return np.array([v.varValue if v.varValue is not None else np.nan for v in variables], dtype=float)
 
@@ -44,17 +52,25 @@ def linear_expression(variables, coefficients) -> pulp.LpAffineExpression:
     return pulp.LpAffineExpression(zip([variables[k] for k in nz], coefficients[nz].tolist()))
 
 
+#: Clarabel settings tried in turn: tight first (the fast paths are checked against the program),
+#: then Clarabel's own defaults when the tight ones end in 'optimal_inaccurate'.
+CLARABEL_SETTINGS = ({"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}, {})
+
+
 def solve_cvxpy(problem, what: str) -> str:
-    """Solve a cvxpy problem with Clarabel; a non-optimal status is a :class:`SolverError`."""
+    """Solve a cvxpy problem with Clarabel; a status other than optimal is a :class:`SolverError`."""
     import cvxpy as cp
-    try:
-        problem.solve(solver=cp.CLARABEL)
-    except cp.error.SolverError as exc:
-        raise SolverError(f"{what}: Clarabel failed: {exc}") from None
-    if problem.status != cp.OPTIMAL:
-        raise SolverError(f"{what}: Clarabel returned status '{problem.status}'"
-                          + (" (numerical trouble: the answer is not trusted)" if "inaccurate" in problem.status else ""))
-    return "cvxpy+clarabel"
+    for settings in CLARABEL_SETTINGS:
+        try:
+            with warnings.catch_warnings():  # the status below is what decides, not a warning
+                warnings.simplefilter("ignore", UserWarning)
+                problem.solve(solver=cp.CLARABEL, **settings)
+        except cp.error.SolverError as exc:
+            raise SolverError(f"{what}: Clarabel failed: {exc}") from None
+        if problem.status == cp.OPTIMAL:
+            return "cvxpy+clarabel" + ("" if settings else " (default tolerances)")
+    raise SolverError(f"{what}: Clarabel returned status '{problem.status}'"
+                      + (" (numerical trouble: the answer is not trusted)" if "inaccurate" in problem.status else ""))
 
 
 class Program:

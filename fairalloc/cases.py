@@ -21,6 +21,7 @@ exact field: ``users.B.demand.gpu: unknown resource 'gpu' (resources: cpu, mem)`
 
 from __future__ import annotations
 
+import difflib
 import math
 from dataclasses import dataclass, field
 from importlib import resources as importlib_resources
@@ -93,29 +94,36 @@ class Case:
 
 # -- YAML ---------------------------------------------------------------------------------------
 
-class _StrictSafeLoader(yaml.SafeLoader):
-    """PyYAML's safe loader that refuses duplicate keys (the last one would silently win)."""
-
-
-def _mapping_without_duplicates(loader, node, deep=False):
-    seen: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        line = key_node.start_mark.line + 1
-        if key in seen:
-            raise CaseError(f"duplicate key '{key}' at line {line} (first at line {seen[key]})")
-        seen[key] = line
-    return yaml.SafeLoader.construct_mapping(loader, node, deep)
-
-
-_StrictSafeLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates)
+def _refuse_duplicate_keys(node, where: str, path: str = "", seen_nodes=None) -> None:
+    """PyYAML keeps the last of two equal keys silently; a case with two users 'A' is an error."""
+    seen_nodes = set() if seen_nodes is None else seen_nodes
+    if id(node) in seen_nodes:              # aliases may share (or nest) nodes
+        return
+    seen_nodes.add(id(node))
+    if isinstance(node, yaml.MappingNode):
+        lines: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else "?"
+            field_name = f"{path}.{key}" if path else str(key)
+            line = key_node.start_mark.line + 1
+            if key in lines:
+                raise CaseError(f"{field_name}: duplicate key (lines {lines[key]} and {line} of {where})")
+            lines[key] = line
+            _refuse_duplicate_keys(value_node, where, field_name, seen_nodes)
+    elif isinstance(node, yaml.SequenceNode):
+        for k, item in enumerate(node.value):
+            _refuse_duplicate_keys(item, where, f"{path}[{k}]", seen_nodes)
 
 
 def _read_yaml(text: str, where: str) -> Any:
+    """Parse with PyYAML's *safe* loader (no tag builds a Python object), refusing duplicate keys."""
+    loader = yaml.SafeLoader(text)
     try:
-        return yaml.load(text, Loader=_StrictSafeLoader)  # noqa: S506 - a SafeLoader subclass
-    except CaseError as exc:
-        raise CaseError(f"{where}: {exc}") from None
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _refuse_duplicate_keys(node, where)
+        return loader.construct_document(node)
     except yaml.constructor.ConstructorError as exc:
         mark = exc.problem_mark
         line = f"line {mark.line + 1}: " if mark else ""
@@ -126,23 +134,38 @@ def _read_yaml(text: str, where: str) -> Any:
         line = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise CaseError(f"{where}: not valid YAML: {problem}{line}") from None
+    finally:
+        loader.dispose()
 
 
 # -- validation -----------------------------------------------------------------------------------
 
+_BRANCH_TAGS = ("float", "constrained-float", "dict[", "function-")
+
+
 def _pydantic_message(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith(("float", "dict", "function")))
+    """One line for the most telling error: a misspelt field before the 'missing' it causes, and
+    for a union (``weight``: number or mapping) the branch that matches what was written."""
+    def wrong_branch(err) -> bool:          # the number branch of a union, given a mapping
+        return isinstance(err.get("input"), dict) and any(
+            str(p).startswith(("float", "constrained-float")) for p in err["loc"])
+
+    errors = [e for e in exc.errors() if not wrong_branch(e)] or exc.errors()
+    errors.sort(key=lambda e: e["type"] != "extra_forbidden")
+    err = errors[0]
+    loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith(_BRANCH_TAGS))
     kind, msg = err["type"], err["msg"]
     if kind == "missing":
         return f"{loc}: required field is missing"
     if kind == "extra_forbidden":
         parent, _, key = loc.rpartition(".")
-        model = UserSpec if parent.startswith("users.") else CaseSpec
-        return f"{loc}: unknown field '{key}' (fields: {', '.join(model.model_fields)})"
+        fields = list((UserSpec if parent.startswith("users.") else CaseSpec).model_fields)
+        close = difflib.get_close_matches(key, fields, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        return f"{loc}: unknown field '{key}' (fields: {', '.join(fields)}){hint}"
     msg = msg.removeprefix("Value error, ")
     msg = msg[0].lower() + msg[1:]
-    if "input" in err and kind not in ("value_error",):
+    if "input" in err and kind != "value_error":
         msg += f" (got {err['input']!r})"
     return f"{loc}: {msg}"
 

@@ -23,7 +23,7 @@ import numpy as np
 import pulp
 
 from .allocation import Allocation
-from .backends import Program, linear_expression, solve_lp, values
+from .backends import Program, linear_expression, solve_lp, task_variables, values
 from .errors import SolverError
 from .exact import ExactInstance
 from .filling import bottleneck_certificate, progressive_filling
@@ -72,9 +72,8 @@ Variables x_k are users in order: {', '.join(f'x_{k}={u}' for k, u in enumerate(
         levels, solver = [], ""
         while active.any():
             lp = pulp.LpProblem(f"{self.name}_round{len(prog.models) + 1}", pulp.LpMaximize)
-            t = pulp.LpVariable("t", lowBound=0)
-            xs = [pulp.LpVariable(f"x_{i}", lowBound=0, upBound=None if np.isinf(T[i]) else T[i])
-                  if active[i] else pulp.LpVariable(f"x_{i}", lowBound=x[i], upBound=x[i]) for i in range(n)]
+            t = lp.add_variable("t", lowBound=0)
+            xs = task_variables(lp, np.where(active, 0.0, x), np.where(active, T, x))
             lp += t
             for j in range(m):
                 lp += linear_expression(xs, D[:, j]) <= R[j], f"capacity_{j}"
@@ -85,7 +84,7 @@ Variables x_k are users in order: {', '.join(f'x_{k}={u}' for k, u in enumerate(
             x = np.clip(values(xs), 0, None)
             levels.append(t.varValue)
             saturated = D.T @ x >= R * (1 - FEASIBILITY)
-            at_bound = x >= T - FEASIBILITY * np.maximum(1, T)
+            at_bound = x >= T - FEASIBILITY * np.maximum(1, np.nan_to_num(T, posinf=0))
             stop = active & (at_bound | (D[:, saturated] > 0).any(axis=1))
             if not stop.any():
                 raise SolverError(f"{self.name}: round {len(prog.models)} froze no user (numerical trouble)")

@@ -18,8 +18,8 @@ users that bring the most dominant share per unit of scarce resource take everyt
 >>> import fairalloc
 >>> inst = fairalloc.Instance.from_arrays([9, 18], [[1, 4], [3, 1]], users=["A", "B"])
 >>> a = fairalloc.solve(inst, "utilitarian")
->>> round(a.info["welfare"], 9)     # here the whole face between (0, 3) and (4.5, 0) is optimal
-1.0
+>>> round(a.info["welfare"], 9), [str(v) for v in a.exact]   # 2/9 * 45/11 + 1/3 * 18/11 = 16/11
+(1.454545455, ['45/11', '18/11'])
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import numpy as np
 import pulp
 
 from fairalloc.allocation import Allocation
-from fairalloc.backends import Program, linear_expression, solve_lp, values
+from fairalloc.backends import Program, linear_expression, solve_lp, task_variables, values
 from fairalloc.errors import SolverError
 from fairalloc.registry import Mechanism, register
 from fairalloc.tolerances import MAX_DENOMINATOR
@@ -48,8 +48,7 @@ class Utilitarian(Mechanism):
         D, R, T = instance.demand, instance.capacity, instance.bounds()
         v = _value_per_task(instance)
         lp = pulp.LpProblem("utilitarian", pulp.LpMaximize)
-        xs = [pulp.LpVariable(f"x_{i}", lowBound=0, upBound=None if np.isinf(T[i]) else T[i])
-              for i in range(instance.n)]
+        xs = task_variables(lp, np.zeros(instance.n), T)
         lp += linear_expression(xs, v)
         for j in range(instance.m):
             lp += linear_expression(xs, D[:, j]) <= R[j], f"capacity_{j}"
@@ -58,7 +57,7 @@ class Utilitarian(Mechanism):
         def solve(prog):
             solver = solve_lp(lp, "utilitarian")
             tasks = np.clip(values(xs), 0, None)
-            prices = np.array([lp.constraints[f"capacity_{j}"].pi or 0.0 for j in range(instance.m)])
+            prices = np.array([lp.get_constraint_by_name(f"capacity_{j}").pi or 0.0 for j in range(instance.m)])
             return self._allocation(instance, tasks, "program", f"pulp+{solver}", np.abs(prices))
         return Program(self.name, description, [("LP", lp)], solve)
 

@@ -1,0 +1,28 @@
+# make run : set up .venv and reproduce the bundled paper cases (every static mechanism side by side)
+# make test: set up .venv and run the whole test suite
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	@for c in $$($(BIN)/fairalloc cases --format json | $(BIN)/python -c 'import json,sys; print(" ".join(c["name"] for c in json.load(sys.stdin)))'); do \
+		echo "== $$c"; $(BIN)/fairalloc compare $$c --exact || exit $$?; echo; \
+	done
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -q
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_static.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
