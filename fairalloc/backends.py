@@ -95,8 +95,9 @@ class Program:
         return self.allocation
 
     @property
-    def kind(self) -> str:
-        return "lp" if self.models and isinstance(self.models[0][1], pulp.LpProblem) else "convex"
+    def is_convex(self) -> bool:
+        """A cvxpy program (as opposed to pulp LPs, which may not be built until solved)."""
+        return any(not isinstance(model, pulp.LpProblem) for _, model in self.models)
 
     def text(self) -> str:
         parts = [self.description.strip(), ""]
@@ -104,20 +105,25 @@ class Program:
             parts += [f"--- {title} ---", str(model), ""]
         return "\n".join(parts)
 
+    def check_target(self, path: Path) -> str:
+        """The export format of ``path`` (checked before any solving)."""
+        suffix = path.suffix.lower()
+        if suffix not in (".lp", ".mps", ".txt"):
+            raise FairallocError(f"--write: unknown format '{path.suffix}' (use .lp, .mps or .txt)")
+        if suffix != ".txt" and self.is_convex:
+            raise FairallocError(f"--write: {self.mechanism} is a convex program, not an LP; write it as .txt")
+        return suffix
+
     def write(self, path: str | Path) -> list[Path]:
         """Export every model: ``.lp`` / ``.mps`` for LPs, ``.txt`` for any program.
 
         A sequence of LPs is written as ``NAME.round1.lp``, ``NAME.round2.lp``, ...
         """
         path = Path(path)
-        suffix = path.suffix.lower()
-        if suffix not in (".lp", ".mps", ".txt"):
-            raise FairallocError(f"--write: unknown format '{path.suffix}' (use .lp, .mps or .txt)")
+        suffix = self.check_target(path)
         if suffix == ".txt":
             path.write_text(self.text())
             return [path]
-        if self.kind != "lp":
-            raise FairallocError(f"--write: {self.mechanism} is a convex program, not an LP; write it as .txt")
         written = []
         for k, (_, model) in enumerate(self.models, 1):
             target = path if len(self.models) == 1 else path.with_name(f"{path.stem}.round{k}{path.suffix}")

@@ -220,6 +220,8 @@ def bundled_cases() -> list[str]:
 
 def load_case(path_or_name: str | Path) -> Case:
     """Load a case from a YAML file, or a bundled case by name (see :func:`bundled_cases`)."""
+    if not str(path_or_name).strip():
+        raise CaseError("CASE: empty name (give a YAML file or a bundled case name)")
     path = Path(path_or_name)
     if not path.exists():
         candidate = _library() / (path.name if path.suffix == ".yaml" else f"{path.name}.yaml")

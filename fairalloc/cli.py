@@ -71,8 +71,9 @@ def cli(ctx, debug):
       fairalloc solve drf-section-4-1 -m ceei --exact
       fairalloc model drf-section-4-1 -m drf --write drf.lp
 
-    Mechanisms are declarative programs (pulp LPs, cvxpy convex programs) with fast exact
-    algorithms beside them; '--method program' solves the program, '--method fast' the fast path.
+    Every mechanism is a declarative program (a pulp LP or a cvxpy convex program) with a fast
+    exact algorithm beside it where one exists. Choose with --method: fast, program, or auto
+    (the fast path when there is one).
     """
     ctx.ensure_object(dict)["debug"] = debug
 
@@ -129,8 +130,9 @@ def compare(case, mechanisms, method, fmt, exact):
         return
 
     def tasks_cell(a, i):
-        exact_part = f" = {a.exact[i]}" if exact and a.exact is not None else ""
-        return f"{_fmt(a.tasks[i], 4)}{exact_part} ({_fmt(a.dominant_shares[i], 4)})"
+        shown = _fmt(a.tasks[i], 4)
+        fraction = str(a.exact[i]) if exact and a.exact is not None else shown
+        return f"{shown}{'' if fraction == shown else ' = ' + fraction} ({_fmt(a.dominant_shares[i], 4)})"
     rows = [[u, *(tasks_cell(a, i) for a in allocs)] for i, u in enumerate(instance.users)]
     parts = [f"{instance.name}: tasks (dominant share)", tabulate(rows, ["user", *names], disable_numparse=True)]
     bundle_rows = [[u, a.mechanism, *(_fmt(v, 4) for v in a.bundles[i])]
@@ -157,6 +159,8 @@ def model(case, mechanism, target):
     """
     instance = load_case(case).instance
     program = registry.get(mechanism).program(instance)
+    if target is not None:
+        program.check_target(target)
     program.solve()
     if target is None:
         _emit(program.text())
