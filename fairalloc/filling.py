@@ -73,10 +73,11 @@ def progressive_filling(demand: np.ndarray, capacity: np.ndarray, key: np.ndarra
         newly = open_res & (use >= capacity * (1 - SATURATION))
         saturated_log.append([int(j) for j in np.flatnonzero(newly)])
         open_res &= ~newly
-        stop = capped | (Da[:, newly] > 0).any(axis=1) if newly.any() else capped
+        # one matrix-vector pass each (demands are >= 0, so a positive sum means "demands one")
+        stop = capped | (Da @ newly.astype(float) > 0) if newly.any() else capped
         if stop.all() or not stop.any():   # done (or a numerical corner where nothing froze)
             break
-        frozen_use += xa[stop] @ Da[stop]
+        frozen_use += np.where(stop, xa, 0.0) @ Da
         active = active[~stop]
     return FillingResult(x, rounds, saturated_log)
 

@@ -42,7 +42,7 @@ class Mechanism:
         return type(self).fast is not Mechanism.fast
 
     def program(self, instance: Instance) -> Program:
-        raise NotImplementedError(f"{self.name}: no declarative program")
+        raise FairallocError(f"--method: {self.name} has no declarative program; use --method fast")
 
     def fast(self, instance: Instance) -> Allocation:
         raise FairallocError(f"--method: {self.name} has no fast path; use --method program")

@@ -179,7 +179,7 @@ def _dual_newton(D, R, w, T, max_iter: int = 200):
         active = (p <= min(1e-3, gap) * p0) & (g > 0)
         free = ~active
         curvature = np.where(x < T, w / np.where(x < T, s, 1.0) ** 2, 0.0)
-        Df = D[:, free]
+        Df = D if free.all() else D[:, free]   # no copy of the (n, m) array in the usual case
         H = (Df * curvature[:, None]).T @ Df
         H[np.diag_indices_from(H)] += 1e-12 * max(float(np.max(np.diag(H), initial=0.0)), 1e-300)
         step = np.where(active, -g * p0 / R, 0.0)

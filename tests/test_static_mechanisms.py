@@ -16,7 +16,7 @@ import fairalloc
 from fairalloc import Instance
 from fairalloc.testing import assert_same_tasks, close, instances
 
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=max(120, settings().max_examples), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 TOL = 1e-7
 
 SECTION_4_1 = Instance.from_arrays([9, 18], [[1, 4], [3, 1]], resources=["cpu", "mem"], users=["A", "B"])
