@@ -21,6 +21,7 @@ exact field: ``users.B.demand.gpu: unknown resource 'gpu' (resources: cpu, mem)`
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 from dataclasses import dataclass, field
@@ -59,6 +60,30 @@ class UserSpec(BaseModel):
         return v
 
 
+class MisreportSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    user: str | int
+    demand: dict[str, NonNegative]
+
+
+class NewUserSpec(UserSpec):
+    name: str | int
+
+
+class VariantSpec(BaseModel):
+    """A derived scenario: exactly one change to the case's instance."""
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    description: str | None = None
+    misreport: MisreportSpec | None = None
+    remove_user: str | int | None = None
+    add_user: NewUserSpec | None = None
+    capacity: dict[str, NonNegative] | None = None
+
+
+VARIANT_KINDS = ("misreport", "remove_user", "add_user", "capacity")
+
+
 class CaseSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str | None = None
@@ -66,6 +91,7 @@ class CaseSpec(BaseModel):
     description: str | None = None
     resources: dict[str, NonNegative]
     users: dict[str, UserSpec]
+    variants: list[VariantSpec] = []
 
     @field_validator("resources", "users", mode="before")
     @classmethod
@@ -90,6 +116,8 @@ class Case:
     description: str | None = None
     path: Path | None = None
     raw: dict = field(default_factory=dict, repr=False)
+    #: derived scenarios by name (a misreport, a user leaving or joining, new capacities)
+    variants: dict[str, Instance] = field(default_factory=dict, repr=False)
 
 
 # -- YAML ---------------------------------------------------------------------------------------
@@ -204,7 +232,42 @@ def parse_case(data: Any, where: str = "case") -> Case:
     name = spec.name or (Path(where).stem if where != "case" else "case")
     instance = Instance(list(spec.resources.values()), demand, resources=resources, users=list(spec.users),
                         weights=weights, max_tasks=bounds, shared=shared, name=name)
-    return Case(name, instance, spec.source, spec.description, raw=data)
+    variants = {}
+    for k, variant in enumerate(spec.variants):
+        where_v = f"variants[{k}]"
+        if variant.name in variants:
+            raise CaseError(f"{where_v}.name: duplicate variant name '{variant.name}'")
+        variants[variant.name] = _derive(instance, variant, where_v, vector)
+    return Case(name, instance, spec.source, spec.description, raw=data, variants=variants)
+
+
+def _derive(instance: Instance, variant: VariantSpec, where: str, vector) -> Instance:
+    kinds = [k for k in VARIANT_KINDS if getattr(variant, k) is not None]
+    if len(kinds) != 1:
+        raise CaseError(f"{where}: a variant makes exactly one change ({' | '.join(VARIANT_KINDS)}); "
+                        f"got {', '.join(kinds) or 'none'}")
+    kind = kinds[0]
+
+    def user(name, field_name):
+        if str(name) not in instance.users:
+            raise CaseError(f"{where}.{field_name}: unknown user '{name}' (users: {', '.join(instance.users)})")
+        return str(name)
+    if kind == "misreport":
+        return instance.with_demand(user(variant.misreport.user, "misreport.user"),
+                                    vector(variant.misreport.demand, f"{where}.misreport.demand", 0.0))
+    if kind == "remove_user":
+        return instance.without_user(user(variant.remove_user, "remove_user"))
+    if kind == "capacity":
+        vector(variant.capacity, f"{where}.capacity", 0.0)      # names checked with their path
+        return instance.with_capacity(variant.capacity)
+    new = variant.add_user
+    if str(new.name) in instance.users:
+        raise CaseError(f"{where}.add_user.name: duplicate user '{new.name}'")
+    weight = 1.0 if new.weight is None else (vector(new.weight, f"{where}.add_user.weight", 1.0)
+                                              if isinstance(new.weight, dict) else new.weight)
+    return instance.with_user(str(new.name), vector(new.demand, f"{where}.add_user.demand", 0.0), weight=weight,
+                              max_tasks=np.inf if new.max_tasks is None else new.max_tasks,
+                              shared=np.nan if new.shared is None else new.shared)
 
 
 # -- files ----------------------------------------------------------------------------------------
@@ -228,7 +291,7 @@ def load_case(path_or_name: str | Path) -> Case:
         if str(path_or_name) == path.name and candidate.is_file():
             text = candidate.read_text(encoding="utf-8")
             case = parse_case(_read_yaml(text, candidate.name), candidate.name)
-            return Case(case.name, case.instance, case.source, case.description, Path(str(candidate)), case.raw)
+            return dataclasses.replace(case, path=Path(str(candidate)))
         raise CaseError(f"{path_or_name}: no such file, and no bundled case of that name "
                         f"(see 'fairalloc cases')")
     if path.is_dir():
@@ -242,4 +305,4 @@ def load_case(path_or_name: str | Path) -> Case:
     if not text.strip():
         raise CaseError(f"{path}: empty file (a case needs 'resources' and 'users')")
     case = parse_case(_read_yaml(text, str(path)), str(path))
-    return Case(case.name, case.instance, case.source, case.description, path, case.raw)
+    return dataclasses.replace(case, path=path)

@@ -196,6 +196,258 @@ def list_mechanisms(fmt):
     _emit(json.dumps(rows, indent=2) if fmt == "json" else tabulate(rows, headers="keys"))
 
 
+# -- properties, verifier, falsifier ---------------------------------------------------------------
+
+def _range(text: str, option: str) -> tuple[int, int]:
+    """``"2..6"`` or ``"3"`` as (low, high)."""
+    try:
+        lo, _, hi = text.partition("..")
+        low, high = int(lo), int(hi or lo)
+    except ValueError:
+        raise FairallocError(f"{option}: expected a number or a range like 2..6 (got '{text}')") from None
+    if low < 1 or high < low:
+        raise FairallocError(f"{option}: need 1 <= low <= high (got '{text}')")
+    return low, high
+
+
+def _positive(value: int, option: str) -> int:
+    if value <= 0:
+        raise FairallocError(f"{option}: must be a positive number (got {value})")
+    return value
+
+
+def _write_yaml(path: Path, data) -> None:
+    """Write atomically: a half-written case never appears under the final name."""
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    tmp.replace(path)
+
+
+def _fmt_margin(v) -> str:
+    return "" if v is None else f"{v:.4g}"
+
+
+ENGINE_OPTIONS = [
+    click.option("--workers", type=int, default=None, help="Local worker processes (default: all cores)."),
+    click.option("--dask", "dask_address", metavar="ADDRESS",
+                 help="Run the trials on a Dask cluster instead, e.g. tcp://scheduler:8786."),
+    click.option("--results", type=click.Path(dir_okay=False, path_type=Path),
+                 help="Stream every finished trial to this JSON-lines file; rerunning with the same file "
+                      "resumes an interrupted run without redoing finished trials."),
+    click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal)."),
+]
+
+
+def _engine(fn):
+    for option in reversed(ENGINE_OPTIONS):
+        fn = option(fn)
+    return fn
+
+
+def _space_options(fn):
+    for option in reversed([
+        click.option("--users", default="2..6", show_default=True, help="Users per random instance (N or LOW..HIGH)."),
+        click.option("--resources", default="2..4", show_default=True, help="Resources per random instance."),
+        click.option("--zeros", is_flag=True, help="Allow zero demands (the DRF paper assumes positive demands)."),
+        click.option("--weights", is_flag=True, help="Draw scalar user weights 1..4."),
+        click.option("--bounds", is_flag=True, help="Give some users a max_tasks bound."),
+    ]):
+        fn = option(fn)
+    return fn
+
+
+def _space(users, resources, zeros, weights, bounds):
+    from .falsify import InstanceSpace
+    return InstanceSpace(_range(users, "--users"), _range(resources, "--resources"), zeros, weights, bounds)
+
+
+@cli.command()
+@click.argument("case")
+@click.option("-m", "--mechanism", "mechanisms", metavar="M[,M...]", help="Mechanisms (default: drf).")
+@click.option("-p", "--property", "props", metavar="P[,P...]",
+              help="Properties (default: all eight): sharing_incentive (si), strategy_proofness (sp), "
+                   "envy_freeness (ef), pareto_efficiency (pe), single_resource_fairness (srf), "
+                   "bottleneck_fairness (bf), population_monotonicity (pm), resource_monotonicity (rm).")
+@click.option("--variant", help="Check the named variant of the case instead of the case itself.")
+@click.option("--method", type=click.Choice(registry.METHODS), default="auto", show_default=True)
+@click.option("--budget", type=int, default=500, show_default=True,
+              help="Verifier evaluations per user for strategy-proofness.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def check(case, mechanisms, props, variant, method, budget, seed, fmt):
+    """Check fairness properties of mechanisms on CASE, with witnesses for violations.
+
+    \b
+    Example:
+      fairalloc check drf-theorem-1 -m asset,drf -p si
+      fairalloc check drf-theorem-4 -m ceei -p sp --format json
+
+    Pareto efficiency is decided by an LP; strategy-proofness by the manipulation verifier (a
+    search within --budget, not a proof). CASE is a YAML file or a bundled case name.
+    """
+    from .properties import check as run_checks, property_names
+    names = _mechanisms(mechanisms, ["drf"])
+    chosen = property_names(props)
+    _positive(budget, "--budget")
+    loaded = load_case(case)
+    instance = _variant(loaded, variant)
+    reports = []
+    for name in names:
+        results = run_checks(name, instance, chosen, method=method, budget=budget, seed=seed)
+        reports.append({"case": instance.name, "mechanism": name,
+                        "properties": {p: r.to_dict() for p, r in results.items()}, "_results": results})
+    if fmt == "json":
+        data = [{k: v for k, v in r.items() if k != "_results"} for r in reports]
+        _emit(json.dumps(data[0] if len(data) == 1 else data, indent=2))
+        return
+    for r in reports:
+        rows = [[p, "n/a" if not res.applicable else ("yes" if res.holds else "NO"), _fmt_margin(res.margin),
+                 res.summary() if not res.holds or not res.applicable else res.note]
+                for p, res in r["_results"].items()]
+        _emit(f"{r['mechanism']} on {r['case']}\n" + tabulate(rows, ["property", "holds", "margin", "witness / note"],
+                                                               disable_numparse=True) + "\n")
+
+
+def _variant(case, variant):
+    if variant is None:
+        return case.instance
+    if variant not in case.variants:
+        known = ", ".join(case.variants) or "none"
+        raise FairallocError(f"--variant: unknown variant '{variant}' of {case.name} (variants: {known})")
+    return case.variants[variant]
+
+
+@cli.command()
+@click.argument("case")
+@click.option("-m", "--mechanism", "mechanism", default="ceei", show_default=True, help="Mechanism to attack.")
+@click.option("--user", help="Only this user (default: every user).")
+@click.option("--budget", type=int, default=2000, show_default=True, help="Mechanism evaluations per user.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--method", type=click.Choice(registry.METHODS), default="auto", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the best profitable lie as a YAML case (with a 'misreport' variant).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def verify(case, mechanism, user, budget, seed, method, out, fmt):
+    """Search the reports that raise a user's true task count (strategy-proofness attack).
+
+    \b
+    Example:
+      fairalloc verify drf-theorem-4 -m ceei --user 1 --budget 2000 --out lie.yaml
+
+    Grid and random perturbations of the reported demand (least contended resources first),
+    then a local pattern search, then the best lie rounded while its gain survives.
+    """
+    from .manipulation import verify as run_verify
+    _positive(budget, "--budget")
+    instance = load_case(case).instance
+    if user is not None:
+        instance.user_index(user)
+    result = run_verify(mechanism, instance, user, budget=budget, seed=seed, method=method)
+    if out is not None and result.witness is not None:
+        _write_yaml(out, result.witness)
+    if fmt == "json":
+        _emit(json.dumps(result.to_dict(), indent=2))
+        return
+    rows = []
+    for lie in result.lies:
+        report = ", ".join(f"{k}={_fmt(v, 4)}" for k, v in lie.reported_demand.items())
+        shrunk = lie.shrunk and ", ".join(f"{k}={_fmt(v, 4)}" for k, v in lie.shrunk["reported_demand"].items())
+        rows.append([lie.user, _fmt(lie.truthful_tasks, 4), _fmt(lie.manipulated_tasks, 4), _fmt(lie.gain, 4),
+                     f"{lie.relative_gain:.1%}" if lie.profitable else "-", report if lie.profitable else "(truth)",
+                     shrunk or "", lie.evaluations])
+    _emit(f"{result.mechanism} on {result.case}: "
+          + ("PROFITABLE LIE FOUND" if result.to_dict()["profitable"] else "no profitable lie found")
+          + f" ({result.evaluations} evaluations, {result.evaluations_per_second:.0f}/s)\n"
+          + tabulate(rows, ["user", "truthful", "manipulated", "gain", "relative", "best report", "rounded report",
+                            "evaluations"], disable_numparse=True)
+          + (f"\nwrote {out}" if out is not None and result.witness is not None else ""))
+
+
+@cli.command()
+@click.option("-m", "--mechanism", "mechanism", required=True, help="Mechanism to attack.")
+@click.option("-p", "--property", "prop", required=True, help="Property to break (name or abbreviation).")
+@_space_options
+@click.option("--trials", type=int, default=1000, show_default=True, help="Random instances to try at most.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--budget", type=int, default=200, show_default=True, help="Verifier evaluations per user (sp).")
+@click.option("--method", type=click.Choice(registry.METHODS), default="auto", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the shrunk counterexample case.")
+@_engine
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def falsify(mechanism, prop, users, resources, zeros, weights, bounds, trials, seed, budget, method, out,
+            workers, dask_address, results, progress, fmt):
+    """Find an instance on which MECHANISM violates PROPERTY, shrink it, and write it as a case.
+
+    \b
+    Example:
+      fairalloc falsify -m asset -p sharing_incentive --out asset-si.yaml
+      fairalloc falsify -m drf -p sp --trials 5000 --results drf-sp.jsonl
+
+    Trials run in parallel on all cores (or a Dask cluster with --dask) and stop at the first
+    violation; the counterexample is shrunk to fewer users, resources and small integers.
+    """
+    from .falsify import falsify as run_falsify
+    from .properties import property_names
+    registry.get(mechanism)
+    (prop,) = property_names(prop)
+    space = _space(users, resources, zeros, weights, bounds)
+    _positive(trials, "--trials"), _positive(budget, "--budget")
+    result = run_falsify(mechanism, prop, space=space, trials=trials, seed=seed, budget=budget, method=method,
+                         out=results, workers=workers, dask_address=dask_address, progress=progress)
+    if out is not None and result.case is not None:
+        _write_yaml(out, result.case)
+    if fmt == "json":
+        _emit(json.dumps(result.to_dict(), indent=2))
+        return
+    lines = [f"{result.mechanism} / {result.property}: {result.summary}  "
+             f"({result.trials} trials, {result.seconds:.1f} s)"]
+    if result.case is not None:
+        lines += ["", yaml.safe_dump(result.case, sort_keys=False).rstrip()]
+        if out is not None:
+            lines.append(f"wrote {out}")
+    _emit("\n".join(lines))
+
+
+@cli.command()
+@click.option("-m", "--mechanism", "mechanisms", metavar="M[,M...]", help="Mechanisms (default: all static).")
+@click.option("-p", "--property", "props", metavar="P[,P...]", help="Properties (default: all eight).")
+@_space_options
+@click.option("--trials", type=int, default=200, show_default=True, help="Random instances per cell.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--budget", type=int, default=100, show_default=True, help="Verifier evaluations per user (sp).")
+@click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Write each cell's counterexample as a YAML case into this folder.")
+@_engine
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def table2(mechanisms, props, users, resources, zeros, weights, bounds, trials, seed, budget, out_dir, workers,
+           dask_address, results, progress, fmt):
+    """Empirical Table 2 of the DRF paper: properties x mechanisms.
+
+    Each cell says "holds on N instances" or shows the shrunk counterexample found, for every
+    registered static mechanism (yours included).
+    """
+    from .falsify import table2 as run_table2
+    from .properties import property_names
+    names = _mechanisms(mechanisms, registry.available("static"))
+    chosen = property_names(props)
+    space = _space(users, resources, zeros, weights, bounds)
+    _positive(trials, "--trials"), _positive(budget, "--budget")
+    cells = run_table2(names, chosen, space=space, trials=trials, seed=seed, budget=budget, out=results,
+                       workers=workers, dask_address=dask_address, progress=progress)
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for cell in cells:
+            if cell.case is not None:
+                _write_yaml(out_dir / f"{cell.case['name']}.yaml", cell.case)
+    if fmt == "json":
+        _emit(json.dumps([c.to_dict() for c in cells], indent=2))
+        return
+    grid = {(c.mechanism, c.property): c for c in cells}
+    rows = [[p, *(("Y  " if not grid[(m, p)].found else "no ") + grid[(m, p)].summary.replace("VIOLATED: ", "")
+                  for m in names)] for p in chosen]
+    _emit(tabulate(rows, ["property", *names], disable_numparse=True, maxcolwidths=[None] + [48] * len(names)))
+
+
 def main(argv=None) -> int:
     """Entry point: one-line errors with exit code 2 (``--debug`` for tracebacks)."""
     argv = sys.argv[1:] if argv is None else list(argv)

@@ -339,6 +339,16 @@ class Instance:
                              demand=np.hstack([self.demand, col[:, None]]),
                              resources=[*self._resources, name], weights=W if W is not None else self.weights)
 
+    def without_resource(self, resource) -> "Instance":
+        """The instance with a resource removed (every user must still demand something)."""
+        j = resource if isinstance(resource, (int, np.integer)) else self.resource_index(resource)
+        if self.m == 1:
+            raise CaseError("resources: cannot remove the only resource")
+        keep = np.arange(self.m) != j
+        W = self.weights if self.weights is None or self.weights.ndim == 1 else self.weights[:, keep]
+        return self._replace(capacity=self.capacity[keep], demand=self.demand[:, keep],
+                             resources=[r for k, r in enumerate(self._resources) if k != j], weights=W)
+
     # -- presentation ---------------------------------------------------------------------
     def __repr__(self) -> str:
         return f"Instance({self.n} users x {self.m} resources: {', '.join(self._resources)})"

@@ -14,3 +14,7 @@ AGREEMENT = 1e-7
 MAX_DENOMINATOR = 10**6
 #: Above this many users no exact rational form is attempted (Fraction arithmetic is O(n m)).
 EXACT_MAX_USERS = 2000
+#: A property is violated when a task count misses its bound by more than this (relative, floor 1).
+PROPERTY = 1e-6
+#: A lie is profitable when it raises the liar's true task count by more than this (relative, floor 1).
+GAIN = 1e-7

@@ -1,0 +1,358 @@
+"""Fairness properties of any mechanism on any instance (formulations.md section 4).
+
+Every checker takes a mechanism (registered name or object) and an instance and returns a
+:class:`PropertyResult`: whether the property holds, the *margin* (the smallest slack, in tasks;
+negative when violated) and, when it fails, a structured *witness* (which user, which other user,
+removed user, capacity change or lie, and the numbers before and after).
+
+Bundles are always valued with the Leontief utility of the user's *true* demand, capped by her
+task bound: ``u_i(B) = min(T_i, min_{j: D_ij > 0} B_j / D_ij)``.
+
+>>> import fairalloc
+>>> theorem_1 = fairalloc.Instance.from_arrays([30, 30], [[1, 3], [1, 1]])
+>>> r = check_property("asset", theorem_1, "sharing_incentive")
+>>> r.holds, r.witness["user"], r.witness["tasks"], r.witness["fair_share_tasks"]
+(False, '2', 12.0, 15.0)
+>>> check_property("drf", theorem_1, "sharing_incentive").holds
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+import numpy as np
+
+from .errors import FairallocError, UnknownNameError
+from .filling import progressive_filling
+from .instance import Instance
+from .registry import Mechanism, get
+from .tolerances import PROPERTY, SATURATION
+
+
+@dataclass
+class PropertyResult:
+    """Outcome of one property check."""
+
+    name: str
+    holds: bool
+    margin: float | None = None
+    witness: dict | None = None
+    applicable: bool = True
+    note: str = ""
+    evaluations: int = 0
+
+    def to_dict(self) -> dict:
+        out = {k: v for k, v in asdict(self).items() if v not in (None, "") and k != "name"}
+        out["holds"] = self.holds
+        return out
+
+    def summary(self) -> str:
+        if not self.applicable:
+            return f"n/a ({self.note})"
+        if self.holds:
+            return "holds" + (f" (margin {self.margin:.4g})" if self.margin is not None else "") + \
+                (f"; {self.note}" if self.note else "")
+        return "VIOLATED: " + describe_witness(self.name, self.witness)
+
+
+# -- valuations ---------------------------------------------------------------------------------
+
+def leontief(instance: Instance, i: int, bundle: np.ndarray) -> float:
+    """Tasks user ``i`` can run from ``bundle`` with her true demand (capped by ``max_tasks``)."""
+    d = instance.demand[i]
+    need = d > 0
+    value = float(np.min(bundle[need] / d[need]))
+    return min(value, float(instance.bounds()[i]))
+
+
+def tolerance(*values) -> float:
+    """Absolute slack allowed when comparing task counts of this magnitude."""
+    return PROPERTY * max([1.0, *(abs(float(v)) for v in values)])
+
+
+# -- the checkers -------------------------------------------------------------------------------
+
+Allocate = Callable[[Instance], np.ndarray]
+CHECKERS: dict[str, Callable] = {}
+
+
+def _checker(name: str):
+    def add(fn):
+        CHECKERS[name] = fn
+        return fn
+    return add
+
+
+def _names(instance: Instance, values) -> dict:
+    return {u: float(v) for u, v in zip(instance.users, values)}
+
+
+@_checker("sharing_incentive")
+def sharing_incentive(allocate: Allocate, inst: Instance, **_) -> PropertyResult:
+    """``x_i >= u_i(R w_i / sum w)``: nobody prefers her (weighted) slice of a static partition."""
+    x = allocate(inst)
+    W = inst.weight_matrix()
+    fair_bundles = inst.capacity * W / W.sum(axis=0)          # per resource: R_j w_ij / sum_k w_kj
+    fair = np.array([leontief(inst, i, fair_bundles[i]) for i in range(inst.n)])
+    slack = x - fair
+    i = int(np.argmin(slack))
+    if slack[i] >= -tolerance(x[i], fair[i]):
+        return PropertyResult("sharing_incentive", True, float(slack[i]))
+    return PropertyResult("sharing_incentive", False, float(slack[i]), {
+        "user": inst.users[i], "tasks": float(x[i]), "fair_share_tasks": float(fair[i]),
+        "fair_share_bundle": dict(zip(inst.resources, map(float, fair_bundles[i])))})
+
+
+@_checker("envy_freeness")
+def envy_freeness(allocate: Allocate, inst: Instance, **_) -> PropertyResult:
+    """``u_i(x_k D_k) w_i / w_k <= x_i``: nobody prefers another's (weight-scaled) bundle."""
+    if inst.weights is not None and inst.weights.ndim == 2:
+        return PropertyResult("envy_freeness", True, applicable=False,
+                              note="per-resource weights: envy-freeness is defined for scalar weights")
+    if inst.n < 2:
+        return PropertyResult("envy_freeness", True, applicable=False, note="one user")
+    x = allocate(inst)
+    w = inst.scalar_weights("envy_freeness")
+    bundles = x[:, None] * inst.demand
+    worst = (np.inf, None)
+    for i in range(inst.n):
+        for k in range(inst.n):
+            if i != k:
+                value = leontief(inst, i, bundles[k] * w[i] / w[k])
+                slack = x[i] - value
+                if slack < worst[0]:
+                    worst = (slack, (i, k, value))
+    slack, (i, k, value) = worst
+    if slack >= -tolerance(x[i], value):
+        return PropertyResult("envy_freeness", True, float(slack))
+    return PropertyResult("envy_freeness", False, float(slack), {
+        "user": inst.users[i], "envies": inst.users[k], "tasks": float(x[i]),
+        "tasks_from_other_bundle": float(value),
+        "other_bundle": dict(zip(inst.resources, map(float, bundles[k])))})
+
+
+def pareto_improvement(inst: Instance, x: np.ndarray) -> tuple[float, np.ndarray]:
+    """``max sum_i (y_i - x_i)`` over feasible ``y >= x`` (an LP, HiGHS): > 0 iff not efficient."""
+    from scipy.optimize import linprog
+    T = inst.bounds()
+    lower = np.minimum(np.clip(x, 0, None), T)
+    over = np.max(np.divide(lower @ inst.demand, inst.capacity, out=np.zeros(inst.m), where=inst.capacity > 0))
+    if over > 1:                            # solver noise above capacity: compare from a feasible point
+        lower = lower / over
+    res = linprog(-np.ones(inst.n), A_ub=inst.demand.T, b_ub=inst.capacity,
+                  bounds=np.column_stack([lower, T]), method="highs")
+    if res.status != 0:
+        raise FairallocError(f"pareto_efficiency: the LP failed: {res.message}")
+    return float(res.x.sum() - lower.sum()), res.x
+
+
+@_checker("pareto_efficiency")
+def pareto_efficiency(allocate: Allocate, inst: Instance, **_) -> PropertyResult:
+    """No feasible allocation gives everyone at least as much and someone more (decided by an LP)."""
+    x = allocate(inst)
+    used = x @ inst.demand
+    if np.any(used > inst.capacity * (1 + SATURATION) + 1e-12):
+        j = int(np.argmax(used - inst.capacity))
+        return PropertyResult("pareto_efficiency", False, None, {
+            "infeasible": inst.resources[j], "used": float(used[j]), "capacity": float(inst.capacity[j])})
+    gain, y = pareto_improvement(inst, x)
+    if gain <= tolerance(*x, x.sum()):
+        return PropertyResult("pareto_efficiency", True, 0.0 - gain)
+    better = [u for u, a, b in zip(inst.users, x, y) if b > a + tolerance(a)]
+    return PropertyResult("pareto_efficiency", False, float(-gain), {
+        "total_gain": gain, "better_off": better, "tasks": _names(inst, x), "improvement": _names(inst, y)})
+
+
+def _max_min_on(inst: Instance, j: int) -> np.ndarray:
+    """The (weighted, bounded) max-min fair task counts on resource ``j`` alone."""
+    D = inst.demand[:, [j]]
+    key = D[:, 0] / (inst.capacity[j] * inst.weight_matrix()[:, j])
+    return progressive_filling(D, inst.capacity[[j]], key, inst.max_tasks).tasks
+
+
+def _compare_to_max_min(name: str, x: np.ndarray, ref: np.ndarray, inst: Instance, resource: str):
+    diff = x - ref
+    i = int(np.argmax(np.abs(diff)))
+    margin = -float(np.abs(diff[i]))
+    if abs(diff[i]) <= tolerance(x[i], ref[i]):
+        return PropertyResult(name, True, margin)
+    return PropertyResult(name, False, margin, {"resource": resource, "user": inst.users[i], "tasks": float(x[i]),
+                                                "max_min_fair_tasks": float(ref[i]),
+                                                "allocation": _names(inst, x), "max_min_fair": _names(inst, ref)})
+
+
+@_checker("single_resource_fairness")
+def single_resource_fairness(allocate: Allocate, inst: Instance, **_) -> PropertyResult:
+    """With one resource the allocation is (weighted) max-min fair on it."""
+    if inst.m != 1:
+        return PropertyResult("single_resource_fairness", True, applicable=False, note=f"{inst.m} resources")
+    return _compare_to_max_min("single_resource_fairness", allocate(inst), _max_min_on(inst, 0), inst,
+                               inst.resources[0])
+
+
+def common_bottleneck(inst: Instance) -> int | None:
+    """A resource that is every user's dominant (weighted-share) resource, if there is one."""
+    share = inst.share_per_task / inst.weight_matrix()
+    dominant = share >= share.max(axis=1, keepdims=True) * (1 - 1e-12)
+    common = np.flatnonzero(dominant.all(axis=0))
+    return int(common[0]) if common.size else None
+
+
+@_checker("bottleneck_fairness")
+def bottleneck_fairness(allocate: Allocate, inst: Instance, **_) -> PropertyResult:
+    """If one resource is every user's dominant resource, the allocation is max-min fair on it."""
+    j = common_bottleneck(inst)
+    if j is None:
+        return PropertyResult("bottleneck_fairness", True, applicable=False,
+                              note="no resource is every user's dominant resource")
+    return _compare_to_max_min("bottleneck_fairness", allocate(inst), _max_min_on(inst, j), inst, inst.resources[j])
+
+
+@_checker("population_monotonicity")
+def population_monotonicity(allocate: Allocate, inst: Instance, **_) -> PropertyResult:
+    """Removing a user (she relinquishes her bundle) lowers no other user's task count."""
+    if inst.n < 2:
+        return PropertyResult("population_monotonicity", True, applicable=False, note="one user")
+    x = allocate(inst)
+    worst = (np.inf, None)
+    for k in range(inst.n):
+        after = allocate(inst.without_user(k))
+        others = np.delete(x, k)
+        slack = after - others
+        i = int(np.argmin(slack))
+        if slack[i] < worst[0]:
+            worst = (float(slack[i]), (k, i, others[i], after[i]))
+    slack, (k, i, before, after) = worst
+    if slack >= -tolerance(before, after):
+        return PropertyResult("population_monotonicity", True, slack)
+    user = [u for u in inst.users if u != inst.users[k]][i]
+    return PropertyResult("population_monotonicity", False, slack, {
+        "removed_user": inst.users[k], "user": user, "tasks_before": float(before), "tasks_after": float(after)})
+
+
+#: capacity factors tried per resource (and for all resources at once) by resource_monotonicity
+RM_FACTORS = (1.25, 1.5, 2.0, 4.0)
+
+
+@_checker("resource_monotonicity")
+def resource_monotonicity(allocate: Allocate, inst: Instance, factors=RM_FACTORS, **_) -> PropertyResult:
+    """More capacity (of one resource, or of all) lowers no user's task count."""
+    x = allocate(inst)
+    worst = (np.inf, None)
+    for j in [*range(inst.m), None]:
+        for f in factors:
+            R = inst.capacity * f if j is None else np.where(np.arange(inst.m) == j, inst.capacity * f, inst.capacity)
+            after = allocate(inst.with_capacity(R))
+            i = int(np.argmin(after - x))
+            if after[i] - x[i] < worst[0]:
+                worst = (float(after[i] - x[i]), (j, f, i, after[i]))
+    slack, (j, f, i, after) = worst
+    if slack >= -tolerance(x[i], after):
+        return PropertyResult("resource_monotonicity", True, slack)
+    changed = "all" if j is None else inst.resources[j]
+    return PropertyResult("resource_monotonicity", False, slack, {
+        "resource": changed, "factor": f,
+        "capacity_before": dict(zip(inst.resources, map(float, inst.capacity))),
+        "capacity_after": dict(zip(inst.resources, map(float, inst.capacity * f if j is None else
+                                                       np.where(np.arange(inst.m) == j, inst.capacity * f,
+                                                                inst.capacity)))),
+        "user": inst.users[i], "tasks_before": float(x[i]), "tasks_after": float(after)})
+
+
+@_checker("strategy_proofness")
+def strategy_proofness(allocate: Allocate, inst: Instance, *, mechanism=None, budget: int = 500, seed: int = 0,
+                       method: str = "auto", **_) -> PropertyResult:
+    """No user gains true tasks by reporting another demand (searched by the verifier)."""
+    from .manipulation import verify
+    result = verify(mechanism, inst, budget=budget, seed=seed, method=method)
+    note = f"no profitable lie found in {result.evaluations} evaluations (a search, not a proof)"
+    best = result.best
+    if best is None or not best.profitable:
+        return PropertyResult("strategy_proofness", True, 0.0 - (best.gain if best else 0.0), note=note,
+                              evaluations=result.evaluations)
+    return PropertyResult("strategy_proofness", False, -best.gain, best.to_dict(), evaluations=result.evaluations)
+
+
+PROPERTIES = ("sharing_incentive", "strategy_proofness", "envy_freeness", "pareto_efficiency",
+              "single_resource_fairness", "bottleneck_fairness", "population_monotonicity",
+              "resource_monotonicity")
+assert set(PROPERTIES) == set(CHECKERS)
+
+
+def property_names(spec: str | None) -> list[str]:
+    """``"si,ef"``-style lists: full names or unambiguous prefixes; ``None`` means all."""
+    if not spec:
+        return list(PROPERTIES)
+    names = []
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        matches = [p for p in PROPERTIES if p == part] or \
+            [p for p in PROPERTIES if "".join(w[0] for w in p.split("_")) == part] or \
+            [p for p in PROPERTIES if p.startswith(part)]
+        if len(matches) != 1:
+            raise UnknownNameError(f"--property: unknown property '{part}' (properties: {', '.join(PROPERTIES)}; "
+                                   f"abbreviations like si, sp, ef, pe, pm, rm work)")
+        names.append(matches[0])
+    return names
+
+
+def allocator(mechanism: Mechanism, method: str = "auto") -> Allocate:
+    return lambda inst: mechanism.allocate(inst, method).tasks
+
+
+def check_property(mechanism, instance: Instance, prop: str, *, method: str = "auto", budget: int = 500,
+                   seed: int = 0) -> PropertyResult:
+    """Check one property (see :data:`PROPERTIES`) of ``mechanism`` on ``instance``."""
+    mech = get(mechanism)
+    (name,) = property_names(prop)
+    return CHECKERS[name](allocator(mech, method), getattr(instance, "instance", instance), mechanism=mech,
+                          budget=budget, seed=seed, method=method)
+
+
+def check(mechanism, instance: Instance, properties=None, *, method: str = "auto", budget: int = 500,
+          seed: int = 0) -> dict[str, PropertyResult]:
+    """Check several properties (default: all eight) of ``mechanism`` on ``instance``."""
+    names = property_names(properties if isinstance(properties, (str, type(None))) else ",".join(properties))
+    return {p: check_property(mechanism, instance, p, method=method, budget=budget, seed=seed) for p in names}
+
+
+def describe_witness(prop: str, w: dict | None) -> str:
+    """One readable line for a witness."""
+    if not w:
+        return ""
+    if "infeasible" in w:
+        return f"resource {w['infeasible']} over capacity ({w['used']:.6g} > {w['capacity']:.6g})"
+    texts = {
+        "sharing_incentive": lambda: f"user {w['user']} gets {w['tasks']:.6g} tasks, her fair share runs "
+                                     f"{w['fair_share_tasks']:.6g}",
+        "envy_freeness": lambda: f"user {w['user']} ({w['tasks']:.6g} tasks) could run "
+                                 f"{w['tasks_from_other_bundle']:.6g} with user {w['envies']}'s bundle",
+        "pareto_efficiency": lambda: f"users {', '.join(w['better_off'])} can gain {w['total_gain']:.6g} tasks "
+                                     f"in all, nobody losing",
+        "single_resource_fairness": lambda: f"user {w['user']} gets {w['tasks']:.6g}, max-min fair is "
+                                            f"{w['max_min_fair_tasks']:.6g}",
+        "bottleneck_fairness": lambda: f"on common bottleneck {w['resource']}: user {w['user']} gets "
+                                       f"{w['tasks']:.6g}, max-min fair is {w['max_min_fair_tasks']:.6g}",
+        "population_monotonicity": lambda: f"removing user {w['removed_user']} lowers user {w['user']} from "
+                                           f"{w['tasks_before']:.6g} to {w['tasks_after']:.6g}",
+        "resource_monotonicity": lambda: f"x{w['factor']:g} capacity of {w['resource']} lowers user {w['user']} "
+                                         f"from {w['tasks_before']:.6g} to {w['tasks_after']:.6g}",
+        "strategy_proofness": lambda: _lie_text(w),
+    }
+    return texts[prop]()
+
+
+def _lie_text(w: dict) -> str:
+    lie = w.get("shrunk") or w
+    return (f"user {w['user']} reporting {_demand_text(lie['reported_demand'])} runs "
+            f"{lie['manipulated_tasks']:.6g} true tasks instead of {w['truthful_tasks']:.6g}")
+
+
+def _demand_text(demand: dict) -> str:
+    return "<" + ", ".join(f"{k}: {v:.6g}" for k, v in demand.items()) + ">"
+
+
+__all__ = ["CHECKERS", "PROPERTIES", "PropertyResult", "check", "check_property", "leontief", "property_names"]
