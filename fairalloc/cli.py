@@ -293,7 +293,8 @@ def check(case, mechanisms, props, variant, method, budget, seed, fmt):
     instance = _variant(loaded, variant)
     reports = []
     for name in names:
-        results = run_checks(name, instance, chosen, method=method, budget=budget, seed=seed)
+        results = run_checks(name, loaded if variant is None else instance, chosen, method=method, budget=budget,
+                             seed=seed)
         reports.append({"case": instance.name, "mechanism": name,
                         "properties": {p: r.to_dict() for p, r in results.items()}, "_results": results})
     if fmt == "json":
@@ -339,10 +340,10 @@ def verify(case, mechanism, user, budget, seed, method, out, fmt):
     """
     from .manipulation import verify as run_verify
     _positive(budget, "--budget")
-    instance = load_case(case).instance
+    loaded = load_case(case)
     if user is not None:
-        instance.user_index(user)
-    result = run_verify(mechanism, instance, user, budget=budget, seed=seed, method=method)
+        loaded.instance.user_index(user)
+    result = run_verify(mechanism, loaded, user, budget=budget, seed=seed, method=method)
     if out is not None and result.witness is not None:
         _write_yaml(out, result.witness)
     if fmt == "json":

@@ -162,8 +162,11 @@ def shrink(mechanism, prop: str, inst: Instance, *, budget: int = 200, method: s
                     if attempt(candidate):
                         changed = True
                         break
-    if liar is not None:                    # the final lie, searched in full and rounded
-        result = _fails(mechanism, prop, inst, budget, method, seed) or result
+    if liar is not None:                    # the final lie: a full search from the one that worked, rounded
+        from .manipulation import best_lie
+        from .properties import PropertyResult
+        lie = best_lie(mechanism, inst, liar[0], budget=budget, seed=seed, method=method, hints=[liar[1]])
+        result = PropertyResult(prop, False, -lie.gain, lie.to_dict())
     return inst, result, checks
 
 

@@ -267,16 +267,31 @@ def _as_mapping(instance: Instance, report: np.ndarray) -> dict[str, float]:
     return {r: float(v) for r, v in zip(instance.resources, report)}
 
 
+def case_hints(case) -> dict[str, list[dict]]:
+    """The reports a case's ``misreport`` variants make, by user (tried first by the verifier)."""
+    hints: dict[str, list[dict]] = {}
+    for variant in getattr(case, "raw", {}).get("variants", []) or []:
+        lie = variant.get("misreport")
+        if lie:
+            hints.setdefault(str(lie["user"]), []).append(lie["demand"])
+    return hints
+
+
 def verify(mechanism, instance: Instance, user=None, *, budget: int = 2000, seed: int = 0,
-           method: str = "auto") -> VerifyResult:
-    """Search profitable lies for ``user`` (or every user); ``budget`` is evaluations per user."""
+           method: str = "auto", hints: dict[str, list[dict]] | None = None) -> VerifyResult:
+    """Search profitable lies for ``user`` (or every user); ``budget`` is evaluations per user.
+
+    ``instance`` may be a loaded case: its ``misreport`` variants are then tried first.
+    """
     if budget <= 0:
         raise FairallocError(f"--budget: must be a positive number of evaluations (got {budget})")
     mech = get(mechanism)
+    hints = case_hints(instance) if hints is None else hints
     instance = getattr(instance, "instance", instance)
     users = instance.users if user is None else [instance.users[instance.user_index(user)]]
     start = time.perf_counter()
-    lies = [best_lie(mech, instance, u, budget=budget, seed=seed, method=method) for u in users]
+    lies = [best_lie(mech, instance, u, budget=budget, seed=seed, method=method, hints=hints.get(u, ()))
+            for u in users]
     result = VerifyResult(mech.name, instance.name, lies, time.perf_counter() - start, seed, budget)
     best = result.best
     if best is not None and best.profitable:

@@ -263,10 +263,10 @@ def resource_monotonicity(allocate: Allocate, inst: Instance, factors=RM_FACTORS
 
 @_checker("strategy_proofness")
 def strategy_proofness(allocate: Allocate, inst: Instance, *, mechanism=None, budget: int = 500, seed: int = 0,
-                       method: str = "auto", **_) -> PropertyResult:
+                       method: str = "auto", hints=None, **_) -> PropertyResult:
     """No user gains true tasks by reporting another demand (searched by the verifier)."""
     from .manipulation import verify
-    result = verify(mechanism, inst, budget=budget, seed=seed, method=method)
+    result = verify(mechanism, inst, budget=budget, seed=seed, method=method, hints=hints or {})
     note = f"no profitable lie found in {result.evaluations} evaluations (a search, not a proof)"
     best = result.best
     if best is None or not best.profitable:
@@ -305,11 +305,15 @@ def allocator(mechanism: Mechanism, method: str = "auto") -> Allocate:
 
 def check_property(mechanism, instance: Instance, prop: str, *, method: str = "auto", budget: int = 500,
                    seed: int = 0) -> PropertyResult:
-    """Check one property (see :data:`PROPERTIES`) of ``mechanism`` on ``instance``."""
+    """Check one property (see :data:`PROPERTIES`) of ``mechanism`` on ``instance``.
+
+    ``instance`` may be a loaded case; its ``misreport`` variants are the verifier's first guesses.
+    """
+    from .manipulation import case_hints
     mech = get(mechanism)
     (name,) = property_names(prop)
     return CHECKERS[name](allocator(mech, method), getattr(instance, "instance", instance), mechanism=mech,
-                          budget=budget, seed=seed, method=method)
+                          budget=budget, seed=seed, method=method, hints=case_hints(instance))
 
 
 def check(mechanism, instance: Instance, properties=None, *, method: str = "auto", budget: int = 500,

@@ -1,0 +1,183 @@
+"""The sweep engine: parallel results equal serial ones, resume after SIGKILL, errors, early stop.
+
+The tasks are ``functools.partial``s of ``fairalloc.sweep.demo_trial``. Worker processes can
+always import that function. They may not be able to import this test module under pytest's
+importlib mode, which is why no task is defined here. Most tests share one local cluster
+(``cluster`` fixture) and reach it through ``dask_address``, so the remote path is exercised
+too. ``test_parallel_equals_serial`` starts its own cluster with ``workers=2``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections import Counter
+from functools import partial
+
+import pytest
+
+from fairalloc.errors import FairallocError
+from fairalloc.sweep import TrialError, _SweepFile, _header, demo_trial, read_results, run_sweep
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=logging.ERROR, scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}) as local:
+        yield local.scheduler_address
+
+
+def serial(ids, **kw) -> list[dict]:
+    """The reference: the same trials run here in a plain loop, through the same JSON round trip."""
+    return [json.loads(json.dumps({"trial": t, **demo_trial(t, **kw)})) for t in sorted(ids)]
+
+
+def file_trials(path) -> Counter:
+    """Trial ids of every line after the header. Every line must be complete, valid JSON."""
+    lines = open(path, "rb").read().split(b"\n")
+    assert lines[-1] == b"", "the file must end with a complete line"
+    return Counter(json.loads(line)["trial"] for line in lines[1:-1])
+
+
+def test_parallel_equals_serial(tmp_path):
+    ids = list(range(60))[::-1]                       # submitted out of order on purpose
+    out = tmp_path / "out.jsonl"
+    got = run_sweep(partial(demo_trial, seed=5), ids, out, workers=2, progress=False)
+    assert got == serial(ids, seed=5)
+    assert [r["trial"] for r in got] == sorted(ids)
+    assert read_results(out) == got
+    assert file_trials(out) == Counter(ids)
+
+
+def test_resume_after_sigkill(tmp_path, cluster):
+    total, seed, meta = 400, 11, {"seed": 11}
+    out, calls = tmp_path / "out.jsonl", tmp_path / "calls"
+    calls.mkdir()
+    script = tmp_path / "sweep_script.py"
+    script.write_text(textwrap.dedent(f"""
+        import functools, sys
+        from fairalloc.sweep import demo_trial, run_sweep
+        if __name__ == "__main__":
+            run_sweep(functools.partial(demo_trial, seed={seed}, sleep=0.015), range({total}), sys.argv[1],
+                      workers=2, chunk_size=5, desc="kill-test", meta={meta!r}, progress=False)
+    """))
+    proc = subprocess.Popen([sys.executable, str(script), str(out)], start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and proc.poll() is None:
+            if out.exists() and out.read_bytes().count(b"\n") > 40:    # header + at least 40 results
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, f"the sweep ended before the kill: {proc.communicate()}"
+        os.killpg(proc.pid, signal.SIGKILL)                            # the workers too
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate()
+    assert err == b"", err.decode()[-2000:]                            # nothing on the terminal
+    before = read_results(out)
+    assert 40 <= len(before) < total, len(before)
+    with open(out, "ab") as fh:                                         # as if killed in mid-write
+        fh.write(b'{"trial": 399, "seed": 11, "us')
+    prefix = out.read_bytes().rsplit(b"\n", 1)[0] + b"\n"
+
+    got = run_sweep(partial(demo_trial, seed=seed, record=str(calls)), range(total), out,
+                    dask_address=cluster, desc="kill-test", meta=meta, progress=False)
+
+    assert got == serial(range(total), seed=seed)
+    assert file_trials(out) == Counter(range(total))                   # each trial exactly once
+    assert out.read_bytes().startswith(prefix)                          # old lines kept as they were
+    called = Counter(int(name.split("-")[0]) for name in os.listdir(calls))
+    assert sum(called.values()) == total - len(before)                  # only the missing trials ran
+    assert set(called) == set(range(total)) - {r["trial"] for r in before}
+    # A finished file: nothing to run, so no cluster is contacted (this address is unreachable).
+    assert run_sweep(demo_trial, range(total), out, dask_address="tcp://127.0.0.1:1", desc="kill-test",
+                     meta=meta) == got
+
+
+def test_unreachable_scheduler_fails_fast():
+    started = time.monotonic()
+    with pytest.raises(FairallocError) as err:
+        run_sweep(demo_trial, range(3), dask_address="tcp://127.0.0.1:1", progress=False)
+    assert time.monotonic() - started < 15
+    assert str(err.value).startswith("--dask: cannot reach the Dask scheduler at tcp://127.0.0.1:1: ")
+    assert "\n" not in str(err.value)
+
+
+def test_stop_when_stops_early(tmp_path, cluster):
+    out = tmp_path / "out.jsonl"
+    hit = lambda r: r["trial"] == 5                                     # noqa: E731 (client side only)
+    got = run_sweep(partial(demo_trial, sleep=0.005), range(2000), out, dask_address=cluster, stop_when=hit,
+                    progress=False)
+    assert 5 in {r["trial"] for r in got}
+    assert len(got) <= 400, len(got)                                    # at most the chunks in flight
+    assert read_results(out) == got                                     # what finished was written
+    # Resuming a search that already has its hit returns at once, without a cluster.
+    assert run_sweep(partial(demo_trial, sleep=0.005), range(2000), out, dask_address="tcp://127.0.0.1:1",
+                     stop_when=hit) == got
+
+
+def test_file_of_another_sweep_is_refused(tmp_path):
+    out = tmp_path / "out.jsonl"
+    assert run_sweep(demo_trial, [], out, desc="search", meta={"seed": 1}) == []   # header only
+    content = out.read_bytes()
+    for kw in ({"desc": "search", "meta": {"seed": 2}}, {"desc": "other", "meta": {"seed": 1}}):
+        with pytest.raises(FairallocError, match="written by another sweep"):
+            run_sweep(demo_trial, range(3), out, **kw)
+    assert out.read_bytes() == content
+    other = tmp_path / "notes.txt"                                      # not a sweep file: untouched
+    other.write_text("my notes\n")
+    with pytest.raises(FairallocError, match="not a sweep results file"):
+        run_sweep(demo_trial, range(3), other)
+    assert other.read_text() == "my notes\n"
+
+
+def test_failing_trial_is_named(tmp_path, cluster):
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(FairallocError) as err:
+        run_sweep(partial(demo_trial, fail=[17]), range(40), out, dask_address=cluster, chunk_size=5,
+                  progress=False)
+    assert isinstance(err.value, TrialError) and err.value.trial == 17
+    message = str(err.value)
+    assert message.startswith("trial 17 failed: ValueError: demo failure requested for trial 17")
+    assert "\n" not in message and "ValueError: demo failure" in err.value.remote_traceback
+    done = {r["trial"] for r in read_results(out)}
+    assert {15, 16} <= done and 17 not in done                          # its chunk's earlier trials kept
+
+
+def test_file_repair_and_damage(tmp_path):
+    """No cluster: the file logic on its own (truncated tail, damage, duplicates, the lock)."""
+    header = _header("trials", None)
+    path = tmp_path / "out.jsonl"
+    good = json.dumps(header) + "\n" + '{"trial": 1, "x": 1}\n'
+    path.write_text(good + '{"trial": 2, "x"')
+    assert read_results(path) == [{"trial": 1, "x": 1}]
+    _SweepFile(path, header).close()                                    # opening repairs the tail
+    assert path.read_text() == good
+    locked = _SweepFile(path, header)
+    try:
+        with pytest.raises(FairallocError, match="another sweep is writing"):
+            _SweepFile(path, header)
+    finally:
+        locked.close()
+    path.write_text(good + "garbage\n" + '{"trial": 3}\n')
+    with pytest.raises(FairallocError, match="line 3 is not a trial result"):
+        read_results(path)
+    path.write_text(good + '{"trial": 1, "x": 1}\n')
+    with pytest.raises(FairallocError, match="trial 1 appears twice"):
+        read_results(path)
+    path.write_text('{"sweep": "tri')                                   # killed while writing the header
+    assert read_results(path) == []
+    with pytest.raises(FairallocError, match="trial 3 appears twice"):
+        run_sweep(demo_trial, [3, 4, 3])
+    with pytest.raises(FairallocError, match="meta: not JSON-serialisable"):
+        run_sweep(demo_trial, [], meta={"f": print})
