@@ -22,7 +22,9 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_static.py
+	$(BIN)/python benchmarks/bench_static.py --json benchmarks/results_full.json
+	$(BIN)/python benchmarks/bench_verifier.py --json benchmarks/results_verifier.json
+	$(BIN)/python benchmarks/bench_sweep.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
