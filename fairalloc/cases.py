@@ -24,7 +24,10 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import re
+import typing
 from dataclasses import dataclass, field
+from fractions import Fraction
 from importlib import resources as importlib_resources
 from pathlib import Path
 from typing import Annotated, Any
@@ -33,7 +36,7 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .errors import CaseError
+from .errors import CaseError, FairallocError
 from .instance import Instance
 
 NonNegative = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
@@ -83,6 +86,42 @@ class VariantSpec(BaseModel):
 
 VARIANT_KINDS = ("misreport", "remove_user", "add_user", "capacity")
 
+Exact = int | float | str          # a number, or an exact value written as text: "100/31", "2.52"
+
+
+class ExpectSpec(BaseModel):
+    """What a mechanism must compute on the case (or on one of its variants)."""
+    model_config = ConfigDict(extra="forbid")
+    mechanism: str
+    variant: str | None = None
+    method: str = "auto"
+    tasks: dict[str, Exact] = {}
+    prices: dict[str, Exact] = {}
+    #: relative tolerance (floor 1): |computed - expected| <= tolerance * max(1, |expected|)
+    tolerance: Annotated[float, Field(strict=True, gt=0, lt=1)] = 1e-6
+    note: str | None = None
+
+
+class ClaimSpec(BaseModel):
+    """A statement the properties engine checks: '<mechanism> satisfies|violates <property>'."""
+    model_config = ConfigDict(extra="forbid")
+    mechanism: str
+    property: str
+    holds: bool
+    user: str | int | None = None          # check the property for this user
+    variant: str | None = None
+    budget: Annotated[int, Field(strict=True, gt=0)] = 300
+    note: str | None = None
+
+
+class ErratumSpec(BaseModel):
+    """Where a source states a different number: what it says, where, and the true value."""
+    model_config = ConfigDict(extra="forbid")
+    where: str
+    says: str
+    value: str
+    note: str | None = None
+
 
 class CaseSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -92,6 +131,9 @@ class CaseSpec(BaseModel):
     resources: dict[str, NonNegative]
     users: dict[str, UserSpec]
     variants: list[VariantSpec] = []
+    expect: list[ExpectSpec] = []
+    claims: list[ClaimSpec | str] = []
+    errata: list[ErratumSpec] = []
 
     @field_validator("resources", "users", mode="before")
     @classmethod
@@ -118,6 +160,13 @@ class Case:
     raw: dict = field(default_factory=dict, repr=False)
     #: derived scenarios by name (a misreport, a user leaving or joining, new capacities)
     variants: dict[str, Instance] = field(default_factory=dict, repr=False)
+    expect: list[ExpectSpec] = field(default_factory=list, repr=False)
+    claims: list[ClaimSpec] = field(default_factory=list, repr=False)
+    errata: list[ErratumSpec] = field(default_factory=list, repr=False)
+
+    def scenario(self, variant: str | None) -> Instance:
+        """The case's instance, or the named variant of it."""
+        return self.instance if variant is None else self.variants[variant]
 
 
 # -- YAML ---------------------------------------------------------------------------------------
@@ -171,6 +220,24 @@ def _read_yaml(text: str, where: str) -> Any:
 _BRANCH_TAGS = ("float", "constrained-float", "dict[", "function-")
 
 
+def _model_at(loc) -> type[BaseModel]:
+    """The schema model a location points into (to list its fields)."""
+    model: Any = CaseSpec
+    for part in loc:
+        if isinstance(model, type) and issubclass(model, BaseModel) and part in model.model_fields:
+            model = model.model_fields[part].annotation
+        while not (isinstance(model, type) and issubclass(model, BaseModel)):
+            args = [a for a in typing.get_args(model) if a is not type(None)]
+            models = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
+            if models:
+                model = models[0]
+            elif args:
+                model = args[-1]                # list[X] / dict[str, X]: the element type
+            else:
+                return CaseSpec
+    return model
+
+
 def _pydantic_message(exc: ValidationError) -> str:
     """One line for the most telling error: a misspelt field before the 'missing' it causes, and
     for a union (``weight``: number or mapping) the branch that matches what was written."""
@@ -181,13 +248,18 @@ def _pydantic_message(exc: ValidationError) -> str:
     errors = [e for e in exc.errors() if not wrong_branch(e)] or exc.errors()
     errors.sort(key=lambda e: e["type"] != "extra_forbidden")
     err = errors[0]
-    loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith(_BRANCH_TAGS))
+    loc = ""
+    for p in err["loc"]:
+        if isinstance(p, int):
+            loc += f"[{p}]"                 # list positions as variants[0]
+        elif not str(p).startswith(_BRANCH_TAGS):
+            loc += f".{p}" if loc else str(p)
     kind, msg = err["type"], err["msg"]
     if kind == "missing":
         return f"{loc}: required field is missing"
     if kind == "extra_forbidden":
-        parent, _, key = loc.rpartition(".")
-        fields = list((UserSpec if parent.startswith("users.") else CaseSpec).model_fields)
+        key = str(err["loc"][-1])
+        fields = list(_model_at(err["loc"][:-1]).model_fields)
         close = difflib.get_close_matches(key, fields, n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         return f"{loc}: unknown field '{key}' (fields: {', '.join(fields)}){hint}"
@@ -238,7 +310,77 @@ def parse_case(data: Any, where: str = "case") -> Case:
         if variant.name in variants:
             raise CaseError(f"{where_v}.name: duplicate variant name '{variant.name}'")
         variants[variant.name] = _derive(instance, variant, where_v, vector)
-    return Case(name, instance, spec.source, spec.description, raw=data, variants=variants)
+    case = Case(name, instance, spec.source, spec.description, raw=data, variants=variants, expect=spec.expect,
+                errata=spec.errata)
+    _check_expectations(case)
+    return dataclasses.replace(case, claims=[_claim(c, f"claims[{k}]", case) for k, c in enumerate(spec.claims)])
+
+
+CLAIM_TEXT = re.compile(r"^\s*(?P<mechanism>\S+)\s+(?P<verb>satisfies|violates)\s+(?P<property>\S+)"
+                        r"(?:\s+for\s+user\s+(?P<user>\S+))?(?:\s+on\s+(?:variant\s+)?(?P<variant>\S+))?\s*$")
+
+
+def parse_exact(value, where: str) -> Fraction | float:
+    """A number as written in a case: ints and texts like "100/31" or "2.52" exactly (no eval)."""
+    if isinstance(value, bool):
+        raise CaseError(f"{where}: expected a number or a fraction like 100/31 (got {value!r})")
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise CaseError(f"{where}: must be finite (got {value})")
+        return value
+    try:
+        return Fraction(value.strip() if isinstance(value, str) else value)
+    except (ValueError, ZeroDivisionError, TypeError):
+        raise CaseError(f"{where}: expected a number or a fraction like 100/31 (got {value!r})") from None
+
+
+def _known(where: str, what: str, name, known) -> str:
+    if str(name) not in known:
+        raise CaseError(f"{where}: unknown {what} '{name}' ({what}s: {', '.join(map(str, known)) or 'none'})")
+    return str(name)
+
+
+def _check_expectations(case: Case) -> None:
+    from . import registry
+    for k, e in enumerate(case.expect):
+        where = f"expect[{k}]"
+        _known(f"{where}.mechanism", "mechanism", e.mechanism, registry.available())
+        if e.method not in registry.METHODS:
+            raise CaseError(f"{where}.method: unknown method '{e.method}' (methods: {', '.join(registry.METHODS)})")
+        if e.variant is not None:
+            _known(f"{where}.variant", "variant", e.variant, list(case.variants))
+        inst = case.scenario(e.variant)
+        if not e.tasks and not e.prices:
+            raise CaseError(f"{where}: expects nothing (give tasks and/or prices)")
+        for u, v in e.tasks.items():
+            _known(f"{where}.tasks.{u}", "user", u, inst.users)
+            parse_exact(v, f"{where}.tasks.{u}")
+        for r, v in e.prices.items():
+            _known(f"{where}.prices.{r}", "resource", r, inst.resources)
+            parse_exact(v, f"{where}.prices.{r}")
+
+
+def _claim(claim, where: str, case: Case) -> ClaimSpec:
+    from . import registry
+    from .properties import property_names
+    if isinstance(claim, str):
+        match = CLAIM_TEXT.match(claim)
+        if not match:
+            raise CaseError(f"{where}: cannot read claim {claim!r} (write '<mechanism> satisfies|violates "
+                            f"<property> [for user U] [on variant V]')")
+        parts = match.groupdict()
+        claim = ClaimSpec(mechanism=parts["mechanism"], property=parts["property"],
+                          holds=parts["verb"] == "satisfies", user=parts["user"], variant=parts["variant"])
+    _known(f"{where}.mechanism", "mechanism", claim.mechanism, registry.available())
+    try:
+        (prop,) = property_names(claim.property)
+    except FairallocError as exc:
+        raise CaseError(f"{where}.property: {str(exc).split(': ', 1)[1]}") from None
+    if claim.variant is not None:
+        _known(f"{where}.variant", "variant", claim.variant, list(case.variants))
+    if claim.user is not None:
+        _known(f"{where}.user", "user", claim.user, case.scenario(claim.variant).users)
+    return claim.model_copy(update={"property": prop, "user": None if claim.user is None else str(claim.user)})
 
 
 def _derive(instance: Instance, variant: VariantSpec, where: str, vector) -> Instance:

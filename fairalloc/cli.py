@@ -449,12 +449,48 @@ def table2(mechanisms, props, users, resources, zeros, weights, bounds, trials, 
     _emit(tabulate(rows, ["property", *names], disable_numparse=True, maxcolwidths=[None] + [48] * len(names)))
 
 
+@cli.command()
+@click.argument("cases", nargs=-1)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--all-rows/--mismatches-only", default=True, show_default=True,
+              help="Show every row, or only the rows that did not reproduce.")
+def reproduce(cases, fmt, all_rows):
+    """Reproduce the papers' numbers and claims from the case library (default: every bundled case).
+
+    \b
+    Example:
+      fairalloc reproduce                       the whole bundled library
+      fairalloc reproduce drf-theorem-4 my.yaml
+    Every expectation (task counts, prices; exact values such as 100/31 allowed), every claim
+    ("ceei violates strategy_proofness for user 1") and every recorded erratum of the source
+    texts is one row. Exit code 1 if anything does not reproduce.
+    """
+    from .reproduce import reproduce as run_reproduce
+    rows = run_reproduce(cases)
+    bad = [r for r in rows if r.status == "MISMATCH"]
+    if fmt == "json":
+        _emit(json.dumps({"rows": [r.to_dict() for r in rows], "checked": len(rows), "mismatches": len(bad),
+                          "errata": sum(r.status == "erratum" for r in rows)}, indent=2))
+    else:
+        shown = rows if all_rows else bad
+        _emit(tabulate([[r.case, r.claim, r.source, r.computed, r.status] for r in shown],
+                       ["case", "claim", "source value", "computed value", "status"], disable_numparse=True,
+                       maxcolwidths=[None, 52, 30, 52, None]))
+        n_cases = len({r.case for r in rows})
+        _emit(f"\n{len(rows)} rows from {n_cases} cases: {len(rows) - len(bad)} reproduced "
+              f"({sum(r.status == 'erratum' for r in rows)} errata of the sources), {len(bad)} mismatches")
+    if bad:
+        raise click.exceptions.Exit(1)
+
+
 def main(argv=None) -> int:
     """Entry point: one-line errors with exit code 2 (``--debug`` for tracebacks)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
     try:
-        cli.main(args=argv, prog_name="fairalloc", standalone_mode=False)
+        code = cli.main(args=argv, prog_name="fairalloc", standalone_mode=False)
+        if isinstance(code, int):           # click hands back a command's Exit code here
+            return code
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.exceptions.Abort:

@@ -85,19 +85,24 @@ def _checker(name: str):
     return add
 
 
+def _worst(slack: np.ndarray, focus: int | None) -> int:
+    """The user with the least slack, or the focus user when a claim names one."""
+    return int(np.argmin(slack)) if focus is None else focus
+
+
 def _names(instance: Instance, values) -> dict:
     return {u: float(v) for u, v in zip(instance.users, values)}
 
 
 @_checker("sharing_incentive")
-def sharing_incentive(allocate: Allocate, inst: Instance, **_) -> PropertyResult:
+def sharing_incentive(allocate: Allocate, inst: Instance, focus=None, **_) -> PropertyResult:
     """``x_i >= u_i(R w_i / sum w)``: nobody prefers her (weighted) slice of a static partition."""
     x = allocate(inst)
     W = inst.weight_matrix()
     fair_bundles = inst.capacity * W / W.sum(axis=0)          # per resource: R_j w_ij / sum_k w_kj
     fair = np.array([leontief(inst, i, fair_bundles[i]) for i in range(inst.n)])
     slack = x - fair
-    i = int(np.argmin(slack))
+    i = _worst(slack, focus)
     if slack[i] >= -tolerance(x[i], fair[i]):
         return PropertyResult("sharing_incentive", True, float(slack[i]))
     return PropertyResult("sharing_incentive", False, float(slack[i]), {
@@ -106,7 +111,7 @@ def sharing_incentive(allocate: Allocate, inst: Instance, **_) -> PropertyResult
 
 
 @_checker("envy_freeness")
-def envy_freeness(allocate: Allocate, inst: Instance, **_) -> PropertyResult:
+def envy_freeness(allocate: Allocate, inst: Instance, focus=None, **_) -> PropertyResult:
     """``u_i(x_k D_k) w_i / w_k <= x_i``: nobody prefers another's (weight-scaled) bundle."""
     if inst.weights is not None and inst.weights.ndim == 2:
         return PropertyResult("envy_freeness", True, applicable=False,
@@ -117,7 +122,7 @@ def envy_freeness(allocate: Allocate, inst: Instance, **_) -> PropertyResult:
     w = inst.scalar_weights("envy_freeness")
     bundles = x[:, None] * inst.demand
     worst = (np.inf, None)
-    for i in range(inst.n):
+    for i in range(inst.n) if focus is None else [focus]:
         for k in range(inst.n):
             if i != k:
                 value = leontief(inst, i, bundles[k] * w[i] / w[k])
@@ -172,10 +177,10 @@ def _max_min_on(inst: Instance, j: int) -> np.ndarray:
     return progressive_filling(D, inst.capacity[[j]], key, inst.max_tasks).tasks
 
 
-def _compare_to_max_min(name: str, x: np.ndarray, ref: np.ndarray, inst: Instance, resource: str):
+def _compare_to_max_min(name: str, x: np.ndarray, ref: np.ndarray, inst: Instance, resource: str, focus=None):
     diff = x - ref
-    i = int(np.argmax(np.abs(diff)))
-    margin = -float(np.abs(diff[i]))
+    i = _worst(-np.abs(diff), focus)
+    margin = 0.0 - float(np.abs(diff[i]))
     if abs(diff[i]) <= tolerance(x[i], ref[i]):
         return PropertyResult(name, True, margin)
     return PropertyResult(name, False, margin, {"resource": resource, "user": inst.users[i], "tasks": float(x[i]),
@@ -184,12 +189,12 @@ def _compare_to_max_min(name: str, x: np.ndarray, ref: np.ndarray, inst: Instanc
 
 
 @_checker("single_resource_fairness")
-def single_resource_fairness(allocate: Allocate, inst: Instance, **_) -> PropertyResult:
+def single_resource_fairness(allocate: Allocate, inst: Instance, focus=None, **_) -> PropertyResult:
     """With one resource the allocation is (weighted) max-min fair on it."""
     if inst.m != 1:
         return PropertyResult("single_resource_fairness", True, applicable=False, note=f"{inst.m} resources")
     return _compare_to_max_min("single_resource_fairness", allocate(inst), _max_min_on(inst, 0), inst,
-                               inst.resources[0])
+                               inst.resources[0], focus)
 
 
 def common_bottleneck(inst: Instance) -> int | None:
@@ -201,27 +206,30 @@ def common_bottleneck(inst: Instance) -> int | None:
 
 
 @_checker("bottleneck_fairness")
-def bottleneck_fairness(allocate: Allocate, inst: Instance, **_) -> PropertyResult:
+def bottleneck_fairness(allocate: Allocate, inst: Instance, focus=None, **_) -> PropertyResult:
     """If one resource is every user's dominant resource, the allocation is max-min fair on it."""
     j = common_bottleneck(inst)
     if j is None:
         return PropertyResult("bottleneck_fairness", True, applicable=False,
                               note="no resource is every user's dominant resource")
-    return _compare_to_max_min("bottleneck_fairness", allocate(inst), _max_min_on(inst, j), inst, inst.resources[j])
+    return _compare_to_max_min("bottleneck_fairness", allocate(inst), _max_min_on(inst, j), inst, inst.resources[j],
+                               focus)
 
 
 @_checker("population_monotonicity")
-def population_monotonicity(allocate: Allocate, inst: Instance, **_) -> PropertyResult:
+def population_monotonicity(allocate: Allocate, inst: Instance, focus=None, **_) -> PropertyResult:
     """Removing a user (she relinquishes her bundle) lowers no other user's task count."""
     if inst.n < 2:
         return PropertyResult("population_monotonicity", True, applicable=False, note="one user")
     x = allocate(inst)
     worst = (np.inf, None)
     for k in range(inst.n):
+        if k == focus:
+            continue
         after = allocate(inst.without_user(k))
         others = np.delete(x, k)
         slack = after - others
-        i = int(np.argmin(slack))
+        i = _worst(slack, None if focus is None else focus - (focus > k))
         if slack[i] < worst[0]:
             worst = (float(slack[i]), (k, i, others[i], after[i]))
     slack, (k, i, before, after) = worst
@@ -237,7 +245,7 @@ RM_FACTORS = (1.25, 1.5, 2.0, 4.0)
 
 
 @_checker("resource_monotonicity")
-def resource_monotonicity(allocate: Allocate, inst: Instance, factors=RM_FACTORS, **_) -> PropertyResult:
+def resource_monotonicity(allocate: Allocate, inst: Instance, factors=RM_FACTORS, focus=None, **_) -> PropertyResult:
     """More capacity (of one resource, or of all) lowers no user's task count."""
     x = allocate(inst)
     worst = (np.inf, None)
@@ -245,7 +253,7 @@ def resource_monotonicity(allocate: Allocate, inst: Instance, factors=RM_FACTORS
         for f in factors:
             R = inst.capacity * f if j is None else np.where(np.arange(inst.m) == j, inst.capacity * f, inst.capacity)
             after = allocate(inst.with_capacity(R))
-            i = int(np.argmin(after - x))
+            i = _worst(after - x, focus)
             if after[i] - x[i] < worst[0]:
                 worst = (float(after[i] - x[i]), (j, f, i, after[i]))
     slack, (j, f, i, after) = worst
@@ -263,10 +271,10 @@ def resource_monotonicity(allocate: Allocate, inst: Instance, factors=RM_FACTORS
 
 @_checker("strategy_proofness")
 def strategy_proofness(allocate: Allocate, inst: Instance, *, mechanism=None, budget: int = 500, seed: int = 0,
-                       method: str = "auto", hints=None, **_) -> PropertyResult:
+                       method: str = "auto", hints=None, focus=None, **_) -> PropertyResult:
     """No user gains true tasks by reporting another demand (searched by the verifier)."""
     from .manipulation import verify
-    result = verify(mechanism, inst, budget=budget, seed=seed, method=method, hints=hints or {})
+    result = verify(mechanism, inst, focus, budget=budget, seed=seed, method=method, hints=hints or {})
     note = f"no profitable lie found in {result.evaluations} evaluations (a search, not a proof)"
     best = result.best
     if best is None or not best.profitable:
@@ -304,16 +312,20 @@ def allocator(mechanism: Mechanism, method: str = "auto") -> Allocate:
 
 
 def check_property(mechanism, instance: Instance, prop: str, *, method: str = "auto", budget: int = 500,
-                   seed: int = 0) -> PropertyResult:
+                   seed: int = 0, user=None) -> PropertyResult:
     """Check one property (see :data:`PROPERTIES`) of ``mechanism`` on ``instance``.
 
     ``instance`` may be a loaded case; its ``misreport`` variants are the verifier's first guesses.
+    ``user``: check the property for this user only ("violates P for user U"; Pareto efficiency,
+    a property of the whole allocation, ignores it).
     """
     from .manipulation import case_hints
     mech = get(mechanism)
     (name,) = property_names(prop)
-    return CHECKERS[name](allocator(mech, method), getattr(instance, "instance", instance), mechanism=mech,
-                          budget=budget, seed=seed, method=method, hints=case_hints(instance))
+    inst = getattr(instance, "instance", instance)
+    focus = None if user is None else inst.user_index(user)
+    return CHECKERS[name](allocator(mech, method), inst, mechanism=mech, budget=budget, seed=seed, method=method,
+                          hints=case_hints(instance), focus=focus)
 
 
 def check(mechanism, instance: Instance, properties=None, *, method: str = "auto", budget: int = 500,

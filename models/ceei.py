@@ -117,7 +117,8 @@ class CEEI(Mechanism):
         if any(any(v != row[0] for v in row) for row in ex.W):
             return False
         used = ex.used(x)
-        S = [j for j in range(ex.m) if used[j] == ex.R[j]]
+        demanded = [any(ex.D[i][j] > 0 for i in range(ex.n)) for j in range(ex.m)]
+        S = [j for j in range(ex.m) if used[j] == ex.R[j] and demanded[j]]   # undemanded: price 0
         uncapped = [i for i in range(ex.n) if ex.T[i] is None or x[i] < ex.T[i]]
         p_S = solve_linear([[ex.D[i][j] for j in S] for i in uncapped], [w[i] / x[i] for i in uncapped]) \
             if S else ([] if not uncapped else None)
