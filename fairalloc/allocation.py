@@ -17,6 +17,9 @@ from tabulate import tabulate
 from .instance import Instance
 from .tolerances import SATURATION
 
+#: above this many users the JSON form leaves the per-arrival steps out (they grow as n^2)
+STEPS_IN_JSON = 2000
+
 
 @dataclass(frozen=True, eq=False)
 class Allocation:
@@ -37,6 +40,8 @@ class Allocation:
     info: dict[str, Any] = field(default_factory=dict)
     #: exact verifier: (instance, candidate Fractions) -> bool; set by the mechanism
     certify: Callable[[Instance, list[Fraction]], bool] | None = field(default=None, repr=False)
+    #: dynamic mechanisms: the allocation after every arrival (:class:`fairalloc.dynamic.History`)
+    history: Any = field(default=None, repr=False)
 
     def __post_init__(self):
         self.tasks.flags.writeable = False
@@ -118,6 +123,8 @@ class Allocation:
             out["exact"] = fractions is not None
         if self.info:
             out["info"] = {k: _plain(v) for k, v in self.info.items()}
+        if self.history is not None and inst.n <= STEPS_IN_JSON:
+            out["steps"] = self.history.step_dicts()
         return out
 
     def table(self, exact: bool = False, digits: int = 4) -> str:
@@ -151,6 +158,19 @@ class Allocation:
             title += "  [no exact rational form could be verified]"
         return "\n".join([title, tabulate(rows, head, disable_numparse=True),
                           "", tabulate(res_rows, res_head, disable_numparse=True)])
+
+    def step_table(self, digits: int = 4, max_users: int = 12) -> str:
+        """Dynamic mechanisms: one row per arrival (M, the pool, every user's tasks, what binds)."""
+        users = self.instance.users[:max_users]
+        rows = []
+        for step in self.history.step_dicts():
+            row = [step["k"], step["arrived"], _fmt(step.get("M", float("nan")), digits), _fmt(step["pool"], digits)]
+            row += [_fmt(step["tasks"][u], digits) if u in step["tasks"] else "" for u in users]
+            row.append(", ".join(step.get("binding", [])))
+            rows.append(row)
+        more = f" (first {max_users} users)" if self.instance.n > max_users else ""
+        return f"{self.mechanism} on {self.instance.name}: tasks after each arrival{more}\n" + tabulate(
+            rows, ["k", "arrived", "M", "pool", *users, "binding"], disable_numparse=True)
 
     def _repr_html_(self) -> str:
         return "<pre>" + self.table() + "</pre>"

@@ -89,6 +89,14 @@ VARIANT_KINDS = ("misreport", "remove_user", "add_user", "capacity")
 Exact = int | float | str          # a number, or an exact value written as text: "100/31", "2.52"
 
 
+class StepSpec(BaseModel):
+    """Dynamic mechanisms: the level M and the task counts right after the k-th arrival."""
+    model_config = ConfigDict(extra="forbid")
+    k: Annotated[int, Field(strict=True, ge=1)]
+    M: Exact | None = None
+    tasks: dict[str, Exact] = {}
+
+
 class ExpectSpec(BaseModel):
     """What a mechanism must compute on the case (or on one of its variants)."""
     model_config = ConfigDict(extra="forbid")
@@ -97,6 +105,7 @@ class ExpectSpec(BaseModel):
     method: str = "auto"
     tasks: dict[str, Exact] = {}
     prices: dict[str, Exact] = {}
+    steps: list[StepSpec] = []
     #: relative tolerance (floor 1): |computed - expected| <= tolerance * max(1, |expected|)
     tolerance: Annotated[float, Field(strict=True, gt=0, lt=1)] = 1e-6
     note: str | None = None
@@ -130,6 +139,7 @@ class CaseSpec(BaseModel):
     description: str | None = None
     resources: dict[str, NonNegative]
     users: dict[str, UserSpec]
+    arrivals: list[str | int] | None = None   # arrival order (default: the order of 'users')
     variants: list[VariantSpec] = []
     expect: list[ExpectSpec] = []
     claims: list[ClaimSpec | str] = []
@@ -283,6 +293,8 @@ def parse_case(data: Any, where: str = "case") -> Case:
         raise CaseError(_pydantic_message(exc)) from None
     resources = list(spec.resources)
     known = set(resources)
+    if spec.arrivals is not None:
+        spec = spec.model_copy(update={"users": _in_arrival_order(spec.users, spec.arrivals)})
 
     def vector(mapping: dict[str, float], field_name: str, default: float) -> list[float]:
         for r in mapping:
@@ -314,6 +326,21 @@ def parse_case(data: Any, where: str = "case") -> Case:
                 errata=spec.errata)
     _check_expectations(case)
     return dataclasses.replace(case, claims=[_claim(c, f"claims[{k}]", case) for k, c in enumerate(spec.claims)])
+
+
+def _in_arrival_order(users: dict, arrivals: list) -> dict:
+    order, seen = [], set()
+    for k, name in enumerate(map(str, arrivals)):
+        if name not in users:
+            raise CaseError(f"arrivals[{k}]: unknown user '{name}' (users: {', '.join(users)})")
+        if name in seen:
+            raise CaseError(f"arrivals[{k}]: user '{name}' arrives twice")
+        seen.add(name)
+        order.append(name)
+    missing = [u for u in users if u not in seen]
+    if missing:
+        raise CaseError(f"arrivals: users {', '.join(missing)} never arrive (list every user once)")
+    return {u: users[u] for u in order}
 
 
 CLAIM_TEXT = re.compile(r"^\s*(?P<mechanism>\S+)\s+(?P<verb>satisfies|violates)\s+(?P<property>\S+)"
@@ -350,8 +377,17 @@ def _check_expectations(case: Case) -> None:
         if e.variant is not None:
             _known(f"{where}.variant", "variant", e.variant, list(case.variants))
         inst = case.scenario(e.variant)
-        if not e.tasks and not e.prices:
-            raise CaseError(f"{where}: expects nothing (give tasks and/or prices)")
+        if not e.tasks and not e.prices and not e.steps:
+            raise CaseError(f"{where}: expects nothing (give tasks, prices and/or steps)")
+        for s_k, step in enumerate(e.steps):
+            here = f"{where}.steps[{s_k}]"
+            if step.k > inst.n:
+                raise CaseError(f"{here}.k: step {step.k} but only {inst.n} users arrive")
+            if step.M is not None:
+                parse_exact(step.M, f"{here}.M")
+            for u, v in step.tasks.items():
+                _known(f"{here}.tasks.{u}", "user", u, inst.users[: step.k])
+                parse_exact(v, f"{here}.tasks.{u}")
         for u, v in e.tasks.items():
             _known(f"{where}.tasks.{u}", "user", u, inst.users)
             parse_exact(v, f"{where}.tasks.{u}")
@@ -373,7 +409,7 @@ def _claim(claim, where: str, case: Case) -> ClaimSpec:
                           holds=parts["verb"] == "satisfies", user=parts["user"], variant=parts["variant"])
     _known(f"{where}.mechanism", "mechanism", claim.mechanism, registry.available())
     try:
-        (prop,) = property_names(claim.property)
+        (prop,) = property_names(claim.property, registry.get(claim.mechanism).kind == "dynamic")
     except FairallocError as exc:
         raise CaseError(f"{where}.property: {str(exc).split(': ', 1)[1]}") from None
     if claim.variant is not None:

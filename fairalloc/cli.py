@@ -101,7 +101,8 @@ def solve(case, mechanisms, method, fmt, exact):
     instance = load_case(case).instance
     allocations = [registry.get(n).allocate(instance, method) for n in names]
     if fmt == "table":
-        _emit("\n\n".join(a.table(exact=exact) for a in allocations))
+        _emit("\n\n".join(a.table(exact=exact) + ("\n\n" + a.step_table() if a.history is not None else "")
+                           for a in allocations))
     elif fmt == "csv":
         _emit(_csv(allocations))
     else:
@@ -287,13 +288,14 @@ def check(case, mechanisms, props, variant, method, budget, seed, fmt):
     """
     from .properties import check as run_checks, property_names
     names = _mechanisms(mechanisms, ["drf"])
-    chosen = property_names(props)
+    for name in names:
+        property_names(props, registry.get(name).kind == "dynamic")
     _positive(budget, "--budget")
     loaded = load_case(case)
     instance = _variant(loaded, variant)
     reports = []
     for name in names:
-        results = run_checks(name, loaded if variant is None else instance, chosen, method=method, budget=budget,
+        results = run_checks(name, loaded if variant is None else instance, props, method=method, budget=budget,
                              seed=seed)
         reports.append({"case": instance.name, "mechanism": name,
                         "properties": {p: r.to_dict() for p, r in results.items()}, "_results": results})

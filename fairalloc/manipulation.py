@@ -114,12 +114,18 @@ class _BudgetSpent(Exception):
 class _Search:
     """Evaluations of one user's reports, cached, counted and capped."""
 
-    def __init__(self, mechanism, instance: Instance, i: int, budget: int, method: str):
+    def __init__(self, mechanism, instance: Instance, i: int, budget: int, method: str, evaluate=None):
         self.mechanism, self.instance, self.i, self.budget, self.method = mechanism, instance, i, budget, method
+        self.evaluate = evaluate or self.true_tasks
         self.cache: dict[tuple, float] = {}
         self.evaluations = 0
         self.best = (-np.inf, None)
         self.stop_above = np.inf            # end the search once a value exceeds this
+
+    def true_tasks(self, report: np.ndarray) -> float:
+        """What the report buys, valued with the true demand."""
+        tasks = self.mechanism.allocate(self.instance.with_demand(self.i, report), self.method).tasks[self.i]
+        return leontief(self.instance, self.i, tasks * report)
 
     def value(self, report: np.ndarray, *, extra: bool = False) -> float:
         report = np.maximum(report, 0.0)
@@ -130,8 +136,7 @@ class _Search:
             raise _BudgetSpent
         self.evaluations += 1
         try:
-            tasks = self.mechanism.allocate(self.instance.with_demand(self.i, report), self.method).tasks[self.i]
-            value = leontief(self.instance, self.i, tasks * report)
+            value = self.evaluate(report)
         except FairallocError:              # an impossible report (e.g. a zero-capacity resource)
             value = -np.inf
         self.cache[key] = value
@@ -213,16 +218,18 @@ ROUNDING = (("sig", 1), ("ratio", 1), ("ratio", 2), ("sig", 2), ("ratio", 4), ("
 
 
 def best_lie(mechanism, instance: Instance, user, *, budget: int = 2000, seed: int = 0, method: str = "auto",
-             hints=(), first_profit: bool = False) -> Lie:
+             hints=(), first_profit: bool = False, evaluate=None) -> Lie:
     """Search one user's reports (see the module docstring) within ``budget`` evaluations.
 
     ``hints``: reports (``{resource: amount}``) to try first; ``first_profit``: stop at the first
     profitable lie (enough to show a violation, as when shrinking a counterexample).
+    ``evaluate(report) -> float``: what a report is worth to the user (default: her true tasks
+    under the static mechanism; dynamic mechanisms pass her best gain over later steps).
     """
     mech = get(mechanism)
     i = instance.user_index(user)
     truth = instance.demand[i].copy()
-    search = _Search(mech, instance, i, max(1, budget), method)
+    search = _Search(mech, instance, i, max(1, budget), method, evaluate)
     rng = np.random.default_rng([seed, i])
     truthful = search.value(truth)
     if first_profit:

@@ -289,20 +289,27 @@ PROPERTIES = ("sharing_incentive", "strategy_proofness", "envy_freeness", "paret
 assert set(PROPERTIES) == set(CHECKERS)
 
 
-def property_names(spec: str | None) -> list[str]:
-    """``"si,ef"``-style lists: full names or unambiguous prefixes; ``None`` means all."""
+def property_names(spec: str | None, dynamic: bool = False) -> list[str]:
+    """``"si,ef"``-style lists: full names, initials or unambiguous prefixes; ``None`` means all.
+
+    ``dynamic``: the properties of dynamic mechanisms (dpo, si, def, sp, irreversibility).
+    """
+    from .dynamic import DYNAMIC_PROPERTIES
+    known = DYNAMIC_PROPERTIES if dynamic else PROPERTIES
     if not spec:
-        return list(PROPERTIES)
+        return list(known)
     names = []
     for part in (p.strip() for p in spec.split(",")):
         if not part:
             continue
-        matches = [p for p in PROPERTIES if p == part] or \
-            [p for p in PROPERTIES if "".join(w[0] for w in p.split("_")) == part] or \
-            [p for p in PROPERTIES if p.startswith(part)]
+        matches = [p for p in known if p == part] or \
+            [p for p in known if "".join(w[0] for w in p.split("_")) == part] or \
+            [p for p in known if p.startswith(part)]
         if len(matches) != 1:
-            raise UnknownNameError(f"--property: unknown property '{part}' (properties: {', '.join(PROPERTIES)}; "
-                                   f"abbreviations like si, sp, ef, pe, pm, rm work)")
+            kind = "dynamic mechanisms" if dynamic else "static mechanisms"
+            raise UnknownNameError(f"--property: unknown property '{part}' for {kind} (properties: "
+                                   f"{', '.join(known)}; abbreviations like "
+                                   f"{'dpo, si, def, sp, i' if dynamic else 'si, sp, ef, pe, pm, rm'} work)")
         names.append(matches[0])
     return names
 
@@ -321,9 +328,15 @@ def check_property(mechanism, instance: Instance, prop: str, *, method: str = "a
     """
     from .manipulation import case_hints
     mech = get(mechanism)
-    (name,) = property_names(prop)
     inst = getattr(instance, "instance", instance)
     focus = None if user is None else inst.user_index(user)
+    if mech.kind == "dynamic":
+        from .dynamic import DYNAMIC_CHECKERS, normalised
+        (name,) = property_names(prop, dynamic=True)
+        history = mech.allocate(inst, method).history
+        return DYNAMIC_CHECKERS[name](history, mechanism=mech, d=normalised(inst, mech.name), budget=budget,
+                                      seed=seed, method=method, focus=focus)
+    (name,) = property_names(prop)
     return CHECKERS[name](allocator(mech, method), inst, mechanism=mech, budget=budget, seed=seed, method=method,
                           hints=case_hints(instance), focus=focus)
 
@@ -331,7 +344,9 @@ def check_property(mechanism, instance: Instance, prop: str, *, method: str = "a
 def check(mechanism, instance: Instance, properties=None, *, method: str = "auto", budget: int = 500,
           seed: int = 0) -> dict[str, PropertyResult]:
     """Check several properties (default: all eight) of ``mechanism`` on ``instance``."""
-    names = property_names(properties if isinstance(properties, (str, type(None))) else ",".join(properties))
+    dynamic = get(mechanism).kind == "dynamic"
+    names = property_names(properties if isinstance(properties, (str, type(None))) else ",".join(properties),
+                           dynamic)
     return {p: check_property(mechanism, instance, p, method=method, budget=budget, seed=seed) for p in names}
 
 
@@ -343,7 +358,9 @@ def describe_witness(prop: str, w: dict | None) -> str:
         return f"resource {w['infeasible']} over capacity ({w['used']:.6g} > {w['capacity']:.6g})"
     texts = {
         "sharing_incentive": lambda: f"user {w['user']} gets {w['tasks']:.6g} tasks, her fair share runs "
-                                     f"{w['fair_share_tasks']:.6g}",
+                                     f"{w['fair_share_tasks']:.6g}" if "tasks" in w else
+        f"at step {w['step']} user {w['user']} has dominant share {w['dominant_share']:.6g} < her shared "
+        f"quantity {w['shared']:.6g}",
         "envy_freeness": lambda: f"user {w['user']} ({w['tasks']:.6g} tasks) could run "
                                  f"{w['tasks_from_other_bundle']:.6g} with user {w['envies']}'s bundle",
         "pareto_efficiency": lambda: f"users {', '.join(w['better_off'])} can gain {w['total_gain']:.6g} tasks "
@@ -356,7 +373,15 @@ def describe_witness(prop: str, w: dict | None) -> str:
                                            f"{w['tasks_before']:.6g} to {w['tasks_after']:.6g}",
         "resource_monotonicity": lambda: f"x{w['factor']:g} capacity of {w['resource']} lowers user {w['user']} "
                                          f"from {w['tasks_before']:.6g} to {w['tasks_after']:.6g}",
-        "strategy_proofness": lambda: _lie_text(w),
+        "strategy_proofness": lambda: _lie_text(w) if "truthful_tasks" in w else
+        f"user {w['user']} reporting {_demand_text(w['reported_demand'])} gains "
+        f"{w['gain_in_tasks_at_some_later_step']:.6g} true tasks at a later step",
+        "irreversibility": lambda: f"when user {w['arrived']} arrives (step {w['step']}) user {w['user']} drops from "
+                                   f"{w['dominant_share_before']:.6g} to {w['dominant_share_after']:.6g}",
+        "dynamic_pareto_optimality": lambda: f"at step {w['step']} users {', '.join(w['better_off'])} can gain "
+                                             f"{w['total_gain']:.6g} in all within the pool",
+        "dynamic_envy_freeness": lambda: f"at step {w['step']} user {w['user']} envies user {w['envies']} "
+                                         f"({w['value_of_other_bundle']:.6g} > {w['dominant_share']:.6g})",
     }
     return texts[prop]()
 

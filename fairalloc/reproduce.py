@@ -48,6 +48,16 @@ def _expectation_rows(case: Case) -> list[Row]:
         alloc = get(e.mechanism).allocate(case.scenario(e.variant), e.method)
         on = f" on {e.variant}" if e.variant else ""
         checks = [("tasks", u, v, alloc[u]) for u, v in e.tasks.items()]
+        for step in e.steps:
+            if alloc.history is None:
+                rows.append(Row(case.name, "expect", f"{e.mechanism}{on}: step {step.k}", "steps",
+                                "not a dynamic mechanism", "MISMATCH"))
+                continue
+            x = alloc.history.x_at(step.k) / alloc.history.mu[: step.k]
+            users = alloc.instance.users
+            if step.M is not None:
+                checks.append((f"step {step.k}: M", "", step.M, float(alloc.history.M[step.k - 1])))
+            checks += [(f"step {step.k}: tasks", u, v, float(x[users.index(u)])) for u, v in step.tasks.items()]
         if e.prices:
             if alloc.prices is None:
                 rows.append(Row(case.name, "expect", f"{e.mechanism}{on}: prices", "prices", "no prices", "MISMATCH"))
@@ -57,7 +67,7 @@ def _expectation_rows(case: Case) -> list[Row]:
         for what, name, expected, computed in checks:
             target = parse_exact(expected, "expect")
             ok = abs(computed - float(target)) <= e.tolerance * max(1.0, abs(float(target)))
-            rows.append(Row(case.name, "expect", f"{e.mechanism}{on}: {what} {name}", _show(target),
+            rows.append(Row(case.name, "expect", f"{e.mechanism}{on}: {what} {name}".rstrip(), _show(target),
                             f"{computed:.10g}", "ok" if ok else "MISMATCH"))
     return rows
 

@@ -8,5 +8,6 @@ from . import drf  # noqa: I001  (registration order is display order)
 from . import asset
 from . import ceei
 from . import utilitarian
+from . import dmfa_srq
 
-__all__ = ["asset", "ceei", "drf", "utilitarian"]
+__all__ = ["asset", "ceei", "dmfa_srq", "drf", "utilitarian"]

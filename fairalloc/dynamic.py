@@ -1,0 +1,221 @@
+"""Dynamic allocation: users arrive one at a time and allocations are never taken back.
+
+The machinery every dynamic mechanism shares (formulations.md section 6):
+
+* :func:`normalised`: demands as shares of capacity scaled so each user's dominant share per
+  task is 1 (``d_ij = (D_ij / R_j) / mu_i``), so an allocation ``x_i`` *is* her dominant share,
+  and resources are normalised to 1;
+* :class:`History`: the allocation after every arrival, ``x^k`` for ``k = 1..n``; step tables and
+  JSON are views of it;
+* the dynamic properties: dynamic Pareto optimality (an LP at each step), sharing incentive
+  (``x_i^k >= q_i``), dynamic envy-freeness, strategy-proofness (a misreport at arrival never
+  raises the true value at any later step, searched by the verifier) and irreversibility.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .errors import CaseError
+from .instance import Instance
+from .properties import PropertyResult, tolerance
+from .tolerances import SATURATION
+
+SHARED_SUM_TOLERANCE = 1e-9
+
+
+def normalised(instance: Instance, mechanism: str) -> np.ndarray:
+    """``d_ij = (D_ij / R_j) / max_j (D_ij / R_j)``; dynamic mechanisms need every ``D_ij > 0``."""
+    D = instance.demand
+    zero = D <= 0
+    if zero.any():
+        i, j = (int(v) for v in np.argwhere(zero)[0])
+        raise CaseError(f"users.{instance.users[i]}.demand.{instance.resources[j]}: {mechanism} needs strictly "
+                        f"positive demands (got {D[i, j]:g}); every user must demand every resource")
+    share = instance.share_per_task
+    return share / share.max(axis=1, keepdims=True)
+
+
+def shared_quantities(instance: Instance, mechanism: str) -> np.ndarray:
+    """The users' shared quantities ``q_i``; they must be given for everyone and sum to 1."""
+    q = instance.shared
+    if q is None or np.isnan(q).any():
+        i = 0 if q is None else int(np.argmax(np.isnan(q)))
+        raise CaseError(f"users.{instance.users[i]}.shared: {mechanism} needs every user's shared quantity "
+                        f"(use ddrf for equal shares 1/n)")
+    total = float(q.sum())
+    if abs(total - 1.0) > SHARED_SUM_TOLERANCE:
+        raise CaseError(f"users: shared quantities must sum to 1 over all users (they sum to {total:.12g}); "
+                        f"fairalloc does not rescale them silently")
+    return q
+
+
+@dataclass
+class History:
+    """Dominant shares after every arrival.
+
+    Either *compact* (``M``: ``x_i^k = q_i max(M^i .. M^k)``, Lemma 1 of DMFA-SRQ, O(n) memory) or
+    *explicit* (``steps[k-1]`` is the array ``x^k``, for mechanisms without that structure).
+    """
+
+    instance: Instance
+    mu: np.ndarray                       # unweighted per-task dominant share (tasks = x / mu)
+    q: np.ndarray
+    M: np.ndarray | None = None
+    steps: list[np.ndarray] | None = None
+    binding: list[list[int]] | None = None
+
+    @property
+    def n(self) -> int:
+        return self.instance.n
+
+    def x_at(self, k: int) -> np.ndarray:
+        """Dominant shares of users 1..k after the k-th arrival."""
+        if self.steps is not None:
+            return self.steps[k - 1]
+        return self.q[:k] * np.maximum.accumulate(self.M[:k][::-1])[::-1]
+
+    def final(self) -> np.ndarray:
+        return self.x_at(self.n)
+
+    def step_dicts(self, limit: int | None = None) -> list[dict]:
+        inst, out = self.instance, []
+        for k in range(1, (self.n if limit is None else min(limit, self.n)) + 1):
+            x = self.x_at(k)
+            used = (x / self.mu[:k]) @ inst.demand[:k]
+            step = {"k": k, "arrived": inst.users[k - 1]}
+            if self.M is not None:
+                step["M"] = float(self.M[k - 1])
+            step["pool"] = float(self.q[:k].sum())
+            step["tasks"] = {u: float(v) for u, v in zip(inst.users, x / self.mu[:k])}
+            step["dominant_shares"] = {u: float(v) for u, v in zip(inst.users, x)}
+            step["utilization"] = {r: float(v) for r, v in zip(inst.resources, used / inst.capacity)}
+            if self.binding is not None:
+                step["binding"] = [inst.resources[j] for j in self.binding[k - 1]]
+            out.append(step)
+        return out
+
+
+# -- dynamic properties ---------------------------------------------------------------------------
+
+def _steps_to_check(n: int, limit: int = 200) -> list[int]:
+    return list(range(1, n + 1)) if n <= limit else sorted(set(np.linspace(1, n, limit).astype(int)))
+
+
+def irreversibility(history: History, **_) -> PropertyResult:
+    worst = (np.inf, None)
+    for k in range(2, history.n + 1):
+        drop = history.x_at(k)[: k - 1] - history.x_at(k - 1)
+        i = int(np.argmin(drop))
+        if drop[i] < worst[0]:
+            worst = (float(drop[i]), (k, i))
+    if worst[1] is None or worst[0] >= -tolerance(1.0) * 1e-3:
+        return PropertyResult("irreversibility", True, None if worst[1] is None else worst[0])
+    k, i = worst[1]
+    inst = history.instance
+    return PropertyResult("irreversibility", False, worst[0], {
+        "step": k, "arrived": inst.users[k - 1], "user": inst.users[i],
+        "dominant_share_before": float(history.x_at(k - 1)[i]), "dominant_share_after": float(history.x_at(k)[i])})
+
+
+def dynamic_sharing_incentive(history: History, **_) -> PropertyResult:
+    worst = (np.inf, None)
+    for k in _steps_to_check(history.n):
+        slack = history.x_at(k) - history.q[:k]
+        i = int(np.argmin(slack))
+        if slack[i] < worst[0]:
+            worst = (float(slack[i]), (k, i))
+    slack, (k, i) = worst
+    if slack >= -1e-9:
+        return PropertyResult("sharing_incentive", True, slack)
+    inst = history.instance
+    return PropertyResult("sharing_incentive", False, slack, {
+        "step": k, "user": inst.users[i], "dominant_share": float(history.x_at(k)[i]), "shared": float(history.q[i])})
+
+
+def dynamic_pareto_optimality(history: History, d: np.ndarray, **_) -> PropertyResult:
+    """At step k, no allocation within the pool ``Q_k`` gives everyone as much and someone more."""
+    from scipy.optimize import linprog
+    worst = (-np.inf, None)
+    for k in _steps_to_check(history.n):
+        x = history.x_at(k)
+        pool = float(history.q[:k].sum())
+        res = linprog(-np.ones(k), A_ub=d[:k].T, b_ub=np.full(d.shape[1], pool * (1 + 1e-12)),
+                      bounds=[(v, None) for v in x], method="highs")
+        gain = float(-res.fun - x.sum()) if res.status == 0 else 0.0
+        if gain > worst[0]:
+            worst = (gain, (k, res.x if res.status == 0 else x))
+    gain, (k, y) = worst
+    if gain <= 1e-7 * max(1.0, history.n):
+        return PropertyResult("dynamic_pareto_optimality", True, 0.0 - gain)
+    inst = history.instance
+    return PropertyResult("dynamic_pareto_optimality", False, -gain, {
+        "step": k, "total_gain": gain,
+        "better_off": [inst.users[i] for i in range(k) if y[i] > history.x_at(k)[i] + 1e-9]})
+
+
+def dynamic_envy_freeness(history: History, d: np.ndarray, **_) -> PropertyResult:
+    """If i envies h at step k (weighted by q), h arrived first and got nothing since i arrived."""
+    inst = history.instance
+    for k in _steps_to_check(history.n, 60):
+        x = history.x_at(k)
+        for i in range(k):
+            value = np.min(x[:k, None] * d[:k] / d[i], axis=1) * history.q[i] / history.q[:k]
+            envied = np.flatnonzero(value > x[i] + 1e-9 * max(1.0, x[i]))
+            for h in envied:
+                if h == i:
+                    continue
+                before = history.x_at(i)[h] if i > 0 and h < i else None      # h's share when i arrived
+                if h > i or before is None or x[h] > before + 1e-9 * max(1.0, before):
+                    return PropertyResult("dynamic_envy_freeness", False, float(x[i] - value[h]), {
+                        "step": k, "user": inst.users[i], "envies": inst.users[h],
+                        "dominant_share": float(x[i]), "value_of_other_bundle": float(value[h]),
+                        "other_arrived_first": bool(h < i)})
+    return PropertyResult("dynamic_envy_freeness", True)
+
+
+def dynamic_strategy_proofness(history: History, mechanism, *, budget: int = 300, seed: int = 0, method="auto",
+                               focus=None, **_) -> PropertyResult:
+    """No user raises her true value at any step after her arrival by misreporting on arrival."""
+    from .manipulation import best_lie
+    inst = history.instance
+    worst = None
+    users = range(inst.n) if focus is None else [focus]
+    evaluations = 0
+    for i in users:
+        truthful = [history.x_at(k)[i] / history.mu[i] for k in range(i + 1, inst.n + 1)]
+
+        def gain_of(report: np.ndarray, i=i, truthful=truthful) -> float:
+            alloc = mechanism.allocate(inst.with_demand(i, report), method)
+            lied = alloc.history
+            true_d = inst.demand[i]
+            values = [np.min(lied.x_at(k)[i] / lied.mu[i] * report / true_d) for k in range(i + 1, inst.n + 1)]
+            return float(np.max(np.array(values) - np.array(truthful)))
+        lie = best_lie(mechanism, inst, i, budget=budget, seed=seed, method=method, evaluate=gain_of)
+        evaluations += lie.evaluations
+        if worst is None or lie.manipulated_tasks > worst.manipulated_tasks:
+            worst = lie
+    gain = worst.manipulated_tasks if worst else 0.0
+    note = f"no profitable lie found in {evaluations} evaluations (a search, not a proof)"
+    if gain <= 1e-7 * max(1.0, float(np.max(history.final() / history.mu))):
+        return PropertyResult("strategy_proofness", True, 0.0 - gain, note=note, evaluations=evaluations)
+    return PropertyResult("strategy_proofness", False, -gain, {
+        "user": worst.user, "reported_demand": worst.reported_demand, "gain_in_tasks_at_some_later_step": gain},
+        evaluations=evaluations)
+
+
+DYNAMIC_CHECKERS: dict[str, Callable] = {
+    "sharing_incentive": dynamic_sharing_incentive,
+    "strategy_proofness": dynamic_strategy_proofness,
+    "dynamic_pareto_optimality": dynamic_pareto_optimality,
+    "dynamic_envy_freeness": dynamic_envy_freeness,
+    "irreversibility": irreversibility,
+}
+DYNAMIC_PROPERTIES = tuple(DYNAMIC_CHECKERS)
+
+
+def binding_resources(used: np.ndarray, pool: float) -> list[int]:
+    return [int(j) for j in np.flatnonzero(used >= pool * (1 - SATURATION))]

@@ -1,0 +1,147 @@
+"""DMFA-SRQ: dynamic multi-resource fair allocation based on shared resource quantities.
+
+Zhang, Liu, Li, Zhang, "Dynamic fair allocation of multi-resources based on shared resource
+quantity", Journal on Communications 2016 (``papers/003_dab63b77ea69b933.txt``; its formulas were
+lost in extraction; formulations.md section 6 reconstructs them).  Dynamic DRF (Kash, Procaccia,
+Shah, "No agent left behind", JAIR 2014) is the special case of equal shares ``q_i = 1/n``.
+
+Users arrive in order; user ``i`` brings a quantity ``q_i`` of every resource (``sum q_i = 1``),
+so after ``k`` arrivals the pool holds ``Q_k = q_1 + ... + q_k`` of each (normalised) resource.
+Demands are normalised so ``x_i`` is user i's dominant share (:func:`fairalloc.dynamic.normalised`).
+At arrival ``k`` (Eq. 4 of the paper)::
+
+    max M^k  s.t.  x_i^k >= M^k q_i                 (i <= k)
+                   x_i^k >= x_i^(k-1)               (i <  k)   irreversibility
+                   sum_{i<=k} x_i^k d_ij <= Q_k     (every resource j)
+
+**Lemma 1** (the allocation is the smallest point reaching ``M^k``): ``x_i^k = max(M^k q_i,
+x_i^(k-1))``, hence ``x_i^k = q_i max(M^i, ..., M^k)``: a whole history is the vector ``M``.
+
+**Fast step.** With ``W_i = x_i^(k-1) / q_i`` (``W_k = 0``), ``g_j(M) = sum_i max(M, W_i) q_i d_ij``
+is piecewise linear and non-decreasing, with breakpoints ``W``.  ``W_i`` is a running maximum of
+``M`` over ``[i, k-1]``, so it is already sorted (non-increasing in arrival order): prefix sums of
+``W_i q_i d_ij`` and suffix sums of ``q_i d_ij`` give ``g`` at every breakpoint, the first feasible
+breakpoint brackets ``M^k``, and the linear piece gives it exactly: ``O(k m)`` per arrival (the
+paper's bisection is ``O(k log k)``; no sort is needed here).
+
+**Static optimum** (Eq. 5, weighted DRF with weights ``q``): ``x_i = q_i / max_j sum_l q_l d_lj``.
+
+Properties: dynamic Pareto optimality, sharing incentive (``x_i^k >= q_i``), dynamic envy-freeness,
+strategy-proofness, irreversibility (``fairalloc check CASE -m dmfa-srq``).
+
+Worked example (formulations.md): ``d = [[1, 1/2], [1/3, 1], [1, 1]]``, ``q = (.5, .3, .2)``:
+
+>>> import fairalloc
+>>> inst = fairalloc.Instance.from_arrays([1, 1], [[1, .5], [1/3, 1], [1, 1]], shared=[.5, .3, .2])
+>>> a = fairalloc.solve(inst, "dmfa-srq")
+>>> a.history.M.round(6).tolist(), [round(v, 6) for v in a.history.x_at(2)]
+([1.0, 1.333333, 1.0], [0.666667, 0.4])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pulp
+
+from fairalloc.allocation import Allocation
+from fairalloc.backends import Program, linear_expression, solve_lp, task_variables
+from fairalloc.dynamic import History, binding_resources, normalised, shared_quantities
+from fairalloc.registry import Mechanism, register
+
+
+def threshold_step(W: np.ndarray, qd: np.ndarray, pool: float) -> tuple[float, np.ndarray]:
+    """``M^k`` for breakpoints ``W`` (non-increasing, last = 0) and rows ``q_i d_i``; and ``g(M^k)``."""
+    k, m = qd.shape
+    suffix = np.zeros((k + 1, m))
+    suffix[:k] = np.cumsum(qd[::-1], axis=0)[::-1]                 # sum_{i >= p} q_i d_ij
+    prefix = np.zeros((k + 1, m))
+    prefix[1:] = np.cumsum(W[:, None] * qd, axis=0)                # sum_{i < p} W_i q_i d_ij
+    at_breakpoints = W[:, None] * suffix[:k] + prefix[:k]          # g(W_p), users p.. at M = W_p
+    feasible = (at_breakpoints <= pool * (1 + 1e-12)).all(axis=1)
+    p = int(np.argmax(feasible))                                   # first feasible breakpoint
+    rate = suffix[p]
+    room = pool - prefix[p]
+    M = float(np.min(room[rate > 0] / rate[rate > 0]))
+    used = M * rate + prefix[p]
+    return M, used
+
+
+def static_optimum(instance, q: np.ndarray | None = None) -> np.ndarray:
+    """Eq. 5: the static weighted-DRF dominant shares ``x_i = q_i / max_j sum_l q_l d_lj``."""
+    d = normalised(instance, "dmfa-srq")
+    q = shared_quantities(instance, "dmfa-srq") if q is None else q
+    return q / np.max(q @ d)
+
+
+@register("dmfa-srq")
+class DMFASRQ(Mechanism):
+    summary = "DMFA-SRQ (dynamic, shared quantities; JoC 2016): raise M^k q_i at each arrival"
+    kind = "dynamic"
+
+    def shares(self, instance) -> np.ndarray:
+        return shared_quantities(instance, self.name)
+
+    def _allocation(self, instance, M, binding, method, solver, extra=None):
+        q = self.shares(instance)
+        mu = instance.per_task_dominant_share
+        history = History(instance, mu, q, M=np.asarray(M), binding=binding)
+        info = {"arrivals": instance.n, "final_M": float(M[-1]), **(extra or {})}
+        return Allocation(instance, history.final() / mu, self.name, method, solver, info=info, history=history)
+
+    # -- fast path ------------------------------------------------------------------------------
+    def fast(self, instance):
+        d = normalised(instance, self.name)
+        q = self.shares(instance)
+        n = instance.n
+        qd = q[:, None] * d
+        M = np.zeros(n)
+        binding = []
+        W = np.zeros(0)
+        for k in range(1, n + 1):
+            pool = float(q[:k].sum())
+            Wk = np.append(W, 0.0)
+            M[k - 1], used = threshold_step(Wk, qd[:k], pool)
+            binding.append(binding_resources(used, pool))
+            W = np.maximum(Wk, M[k - 1])                         # running max of M over [i, k]
+        return self._allocation(instance, M, binding, "fast", "numpy threshold step")
+
+    # -- declarative program: one LP per arrival ------------------------------------------------
+    def program(self, instance):
+        description = (f"{self.name}: one LP per arrival k:  max M  s.t.  x_i >= M q_i (i <= k), "
+                       "x_i >= x_i^(k-1) (i < k), sum_i x_i d_ij <= Q_k;\nthen x_i^k = max(M q_i, x_i^(k-1)) "
+                       "(Lemma 1: the smallest allocation reaching M).")
+        return Program(self.name, description, solve=lambda prog: self._solve_lps(instance, prog))
+
+    def _solve_lps(self, instance, prog):
+        d = normalised(instance, self.name)
+        q = self.shares(instance)
+        n, m = d.shape
+        x = np.zeros(0)
+        M, binding, solver = np.zeros(n), [], ""
+        for k in range(1, n + 1):
+            pool = float(q[:k].sum())
+            lp = pulp.LpProblem(f"{self.name}_arrival{k}", pulp.LpMaximize)
+            level = lp.add_variable("M", 0, None)
+            xs = task_variables(lp, np.append(x, 0.0), np.full(k, np.inf))     # x_i >= x_i^(k-1)
+            lp += level
+            for i in range(k):
+                lp += pulp.LpAffineExpression([(xs[i], 1.0), (level, -q[i])]) >= 0, f"level_{i}"
+            for j in range(m):
+                lp += linear_expression(xs, d[:k, j]) <= pool, f"pool_{j}"
+            prog.models.append((f"arrival {k}", lp))
+            solver = solve_lp(lp, f"{self.name} arrival {k}")
+            M[k - 1] = level.varValue
+            x = np.maximum(M[k - 1] * q[:k], np.append(x, 0.0))            # Lemma 1
+            binding.append(binding_resources(x @ d[:k], pool))
+        return self._allocation(instance, M, binding, "program", f"pulp+{solver}")
+
+
+@register("ddrf")
+class DynamicDRF(DMFASRQ):
+    summary = "Dynamic DRF (Kash, Procaccia, Shah 2014): DMFA-SRQ with equal shares 1/n"
+
+    def shares(self, instance) -> np.ndarray:
+        return np.full(instance.n, 1.0 / instance.n)
+
+
+__all__ = ["DMFASRQ", "DynamicDRF", "static_optimum", "threshold_step"]

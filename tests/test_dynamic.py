@@ -1,0 +1,181 @@
+"""Dynamic mechanisms (DMFA-SRQ, Dynamic DRF): the threshold step against the per-arrival LP, the
+dynamic properties on generated arrival sequences, a broken variant they must catch, bad input."""
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fairalloc
+from fairalloc.dynamic import History, normalised
+from fairalloc.models.dmfa_srq import static_optimum
+from fairalloc.properties import check
+from fairalloc.cli import main
+
+SETTINGS = settings(max_examples=max(60, settings().max_examples // 2), deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def sequences(draw, max_users=8, max_resources=4):
+    n = draw(st.integers(1, max_users))
+    m = draw(st.integers(1, max_resources))
+    D = np.array(draw(st.lists(st.lists(st.integers(1, 10), min_size=m, max_size=m), min_size=n, max_size=n)),
+                 dtype=float)
+    R = np.array(draw(st.lists(st.integers(1, 50), min_size=m, max_size=m)), dtype=float)
+    weights = np.array(draw(st.lists(st.integers(1, 9), min_size=n, max_size=n)), dtype=float)
+    return fairalloc.Instance(R, D, shared=weights / weights.sum(), name="sequence")
+
+
+def agree(a, b, tol=1e-9):
+    a, b = np.asarray(a), np.asarray(b)
+    return np.all(np.abs(a - b) <= tol * np.maximum(1, np.maximum(np.abs(a), np.abs(b))))
+
+
+@SETTINGS
+@given(sequences())
+def test_threshold_step_matches_the_per_arrival_lp(inst):
+    for name in ("dmfa-srq", "ddrf"):
+        fast = fairalloc.solve(inst, name, method="fast").history
+        lp = fairalloc.solve(inst, name, method="program").history
+        assert agree(fast.M, lp.M), (fast.M, lp.M)
+        for k in range(1, inst.n + 1):
+            assert agree(fast.x_at(k), lp.x_at(k))
+
+
+@SETTINGS
+@given(sequences())
+def test_lemma_1_and_the_pool(inst):
+    """x^k = max(M^k q, x^(k-1)); the pool Q_k is never exceeded and some resource binds."""
+    h = fairalloc.solve(inst, "dmfa-srq").history
+    d = normalised(inst, "dmfa-srq")
+    previous = np.zeros(0)
+    for k in range(1, inst.n + 1):
+        x = h.x_at(k)
+        assert agree(x, np.maximum(h.M[k - 1] * h.q[:k], np.append(previous, 0.0)), 1e-12)
+        use = x @ d[:k]
+        pool = h.q[:k].sum()
+        assert np.all(use <= pool * (1 + 1e-9)) and use.max() >= pool * (1 - 1e-9)
+        assert h.M[k - 1] >= 1 - 1e-12                                        # sharing incentive
+        previous = x
+
+
+@settings(max_examples=max(25, settings().max_examples // 5), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(sequences(max_users=5, max_resources=3))
+def test_dynamic_properties_hold(inst):
+    for name in ("dmfa-srq", "ddrf"):
+        results = check(name, inst, budget=25)
+        assert all(r.holds for r in results.values()), {p: r.witness for p, r in results.items() if not r.holds}
+
+
+@SETTINGS
+@given(sequences())
+def test_static_optimum_is_weighted_drf(inst):
+    """Eq. 5: x_i = q_i / max_j sum_l q_l d_lj is weighted DRF with weights q (as dominant shares)."""
+    weighted = fairalloc.Instance(inst.capacity, inst.demand, weights=inst.shared)
+    drf = fairalloc.solve(weighted, "drf")
+    assert agree(static_optimum(inst), drf.dominant_shares, 1e-12)
+
+
+# -- a deliberately broken variant: it recomputes the static optimum on the pool at every arrival --
+
+class Forgetful(fairalloc.Mechanism):
+    """Weighted DRF over the users present, on the pool Q_k, at every arrival: no irreversibility."""
+    kind = "dynamic"
+    summary = "broken on purpose (tests): forgets earlier allocations"
+
+    def fast(self, instance):
+        d = normalised(instance, "forgetful")
+        q = instance.shared
+        steps = [q[:k] * q[:k].sum() / np.max(q[:k] @ d[:k]) for k in range(1, instance.n + 1)]
+        mu = instance.per_task_dominant_share
+        history = History(instance, mu, q, steps=steps)
+        return fairalloc.Allocation(instance, steps[-1] / mu, "forgetful", "fast", history=history)
+
+
+def test_checks_catch_the_broken_variant():
+    mech = Forgetful()
+    mech.name = "forgetful"
+    case = fairalloc.load_case("dmfa-srq-irreversible-binds")
+    results = check(mech, case.instance, ["irreversibility", "sharing_incentive", "dpo"], budget=20)
+    irr = results["irreversibility"]
+    assert not irr.holds and irr.witness["step"] == 3 and irr.witness["user"] == "1"
+    assert irr.witness["dominant_share_before"] == pytest.approx(5 / 11)
+    assert irr.witness["dominant_share_after"] == pytest.approx(0.25 / 0.775)
+    assert results["sharing_incentive"].holds                 # forgetting alone keeps x >= q here
+    dmfa = check("dmfa-srq", case.instance, ["irreversibility"])
+    assert dmfa["irreversibility"].holds
+
+
+def test_irreversibility_is_what_separates_it_from_the_static_optimum():
+    case = fairalloc.load_case("dmfa-srq-irreversible-binds")
+    final = fairalloc.solve(case, "dmfa-srq").history.final()
+    assert agree(final, [5 / 11, 5 / 11, 1 / 2], 1e-12)
+    assert agree(static_optimum(case.instance), [10 / 31, 10 / 31, 20 / 31], 1e-12)
+
+
+# -- CLI: step tables, the JSON steps contract, dynamic checks, bad input -------------------------------
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_solve_prints_steps_and_json_has_them(capsys):
+    code, out, _ = run(capsys, "solve", "dmfa-srq-worked-example", "-m", "dmfa-srq")
+    assert code == 0 and "tasks after each arrival" in out and "1.3333" in out
+    code, out, _ = run(capsys, "solve", "dmfa-srq-worked-example", "-m", "dmfa-srq", "--format", "json")
+    data = json.loads(out)
+    assert data["steps"][0] == {**data["steps"][0], "k": 1, "arrived": "1", "M": 1.0, "tasks": {"1": 0.5}}
+    assert data["steps"][1]["M"] == pytest.approx(4 / 3) and data["steps"][2]["binding"] == ["r1"]
+    assert data["users"]["3"]["tasks"] == pytest.approx(0.2)
+
+
+def test_check_reports_the_dynamic_properties(capsys):
+    code, out, _ = run(capsys, "check", "ddrf-kash-example", "-m", "ddrf,dmfa-srq", "--budget", "30", "--format",
+                       "json")
+    assert code == 2  # the Kash case has no shared quantities: dmfa-srq needs them (one-line error)
+    code, out, _ = run(capsys, "check", "dmfa-srq-worked-example", "-m", "ddrf,dmfa-srq", "--budget", "30",
+                       "--format", "json")
+    data = json.loads(out)
+    for report in data:
+        assert set(report["properties"]) == {"sharing_incentive", "strategy_proofness", "dynamic_pareto_optimality",
+                                             "dynamic_envy_freeness", "irreversibility"}
+        assert all(p["holds"] for p in report["properties"].values())
+
+
+BASE = "resources: {r1: 1, r2: 1}\nusers:\n"
+
+
+@pytest.mark.parametrize("users, extra, argv, message", [
+    ('  a: {demand: {r1: 1}, shared: .5}\n  b: {demand: {r1: 1, r2: 1}, shared: .5}\n', "", ["-m", "dmfa-srq"],
+     "users.a.demand.r2: dmfa-srq needs strictly positive demands"),
+    ('  a: {demand: {r1: 1, r2: 1}, shared: .5}\n  b: {demand: {r1: 1, r2: 1}, shared: .4}\n', "", ["-m", "dmfa-srq"],
+     "users: shared quantities must sum to 1 over all users (they sum to 0.9)"),
+    ('  a: {demand: {r1: 1, r2: 1}, shared: -0.5}\n  b: {demand: {r1: 1, r2: 1}, shared: 1.5}\n', "",
+     ["-m", "dmfa-srq"], "users.a.shared: input should be greater than 0"),
+    ('  a: {demand: {r1: 1, r2: 1}, shared: .5}\n  b: {demand: {r1: 1, r2: 1}}\n', "", ["-m", "dmfa-srq"],
+     "users.b.shared: dmfa-srq needs every user's shared quantity"),
+    ('  a: {demand: {r1: 1, r2: 1}}\n  b: {demand: {r1: 1, r2: 1}}\n', "arrivals: [a, z]\n", ["-m", "ddrf"],
+     "arrivals[1]: unknown user 'z' (users: a, b)"),
+    ('  a: {demand: {r1: 1, r2: 1}}\n  b: {demand: {r1: 1, r2: 1}}\n', "arrivals: [a, a]\n", ["-m", "ddrf"],
+     "arrivals[1]: user 'a' arrives twice"),
+    ('  a: {demand: {r1: 1, r2: 1}}\n  b: {demand: {r1: 1, r2: 1}}\n', "arrivals: [b]\n", ["-m", "ddrf"],
+     "arrivals: users a never arrive"),
+])
+def test_bad_dynamic_input(tmp_path, capsys, users, extra, argv, message):
+    path = tmp_path / "bad.yaml"
+    path.write_text(BASE + users + extra)
+    code, out, err = run(capsys, "solve", str(path), *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith(f"fairalloc: {message}"), err
+
+
+def test_arrivals_reorder_users():
+    case = fairalloc.parse_case({"resources": {"r": 1}, "arrivals": ["b", "a"],
+                                 "users": {"a": {"demand": {"r": 1}}, "b": {"demand": {"r": 2}}}})
+    assert case.instance.users == ("b", "a")
+    assert fairalloc.solve(case, "ddrf").history.step_dicts()[0]["arrived"] == "b"
