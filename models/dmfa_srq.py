@@ -34,7 +34,7 @@ Worked example (formulations.md): ``d = [[1, 1/2], [1/3, 1], [1, 1]]``, ``q = (.
 >>> import fairalloc
 >>> inst = fairalloc.Instance.from_arrays([1, 1], [[1, .5], [1/3, 1], [1, 1]], shared=[.5, .3, .2])
 >>> a = fairalloc.solve(inst, "dmfa-srq")
->>> a.history.M.round(6).tolist(), [round(v, 6) for v in a.history.x_at(2)]
+>>> a.history.M.round(6).tolist(), a.history.x_at(2).round(6).tolist()
 ([1.0, 1.333333, 1.0], [0.666667, 0.4])
 """
 
