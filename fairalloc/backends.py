@@ -17,8 +17,12 @@ from .errors import FairallocError, SolverError
 
 
 def lp_solver(msg: bool = False):
-    """The best LP solver pulp can reach here: HiGHS (in-process) or the bundled CBC."""
-    highs = pulp.HiGHS(msg=msg)
+    """The best LP solver pulp can reach here: HiGHS (in-process) or the bundled CBC.
+
+    HiGHS's feasibility tolerances are tightened from 1e-7 to 1e-10: the programs are checked
+    against the fast paths to 1e-9.
+    """
+    highs = pulp.HiGHS(msg=msg, primal_feasibility_tolerance=1e-10, dual_feasibility_tolerance=1e-10)
     return highs if highs.available() else pulp.PULP_CBC_CMD(msg=msg)
 
 

@@ -107,32 +107,34 @@ class DMFASRQ(Mechanism):
 
     # -- declarative program: one LP per arrival ------------------------------------------------
     def program(self, instance):
-        description = (f"{self.name}: one LP per arrival k:  max M  s.t.  x_i >= M q_i (i <= k), "
-                       "x_i >= x_i^(k-1) (i < k), sum_i x_i d_ij <= Q_k;\nthen x_i^k = max(M q_i, x_i^(k-1)) "
-                       "(Lemma 1: the smallest allocation reaching M).")
+        description = (f"{self.name}: one LP per arrival k, in levels y_i = x_i / q_i (the same program, "
+                       "well scaled when some q_i are tiny):\n"
+                       "  max M  s.t.  y_i >= M (i <= k),  y_i >= y_i^(k-1) (i < k),  sum_i q_i d_ij y_i <= Q_k;\n"
+                       "then x_i^k = q_i max(M, y_i^(k-1)) (Lemma 1: the smallest allocation reaching M).")
         return Program(self.name, description, solve=lambda prog: self._solve_lps(instance, prog))
 
     def _solve_lps(self, instance, prog):
         d = normalised(instance, self.name)
         q = self.shares(instance)
         n, m = d.shape
-        x = np.zeros(0)
+        qd = q[:, None] * d
+        W = np.zeros(0)                                     # levels y_i^(k-1)
         M, binding, solver = np.zeros(n), [], ""
         for k in range(1, n + 1):
             pool = float(q[:k].sum())
             lp = pulp.LpProblem(f"{self.name}_arrival{k}", pulp.LpMaximize)
             level = lp.add_variable("M", 0, None)
-            xs = task_variables(lp, np.append(x, 0.0), np.full(k, np.inf))     # x_i >= x_i^(k-1)
+            ys = task_variables(lp, np.append(W, 0.0), np.full(k, np.inf))     # y_i >= y_i^(k-1)
             lp += level
             for i in range(k):
-                lp += pulp.LpAffineExpression([(xs[i], 1.0), (level, -q[i])]) >= 0, f"level_{i}"
+                lp += pulp.LpAffineExpression([(ys[i], 1.0), (level, -1.0)]) >= 0, f"level_{i}"
             for j in range(m):
-                lp += linear_expression(xs, d[:k, j]) <= pool, f"pool_{j}"
+                lp += linear_expression(ys, qd[:k, j]) <= pool, f"pool_{j}"
             prog.models.append((f"arrival {k}", lp))
             solver = solve_lp(lp, f"{self.name} arrival {k}")
             M[k - 1] = level.varValue
-            x = np.maximum(M[k - 1] * q[:k], np.append(x, 0.0))            # Lemma 1
-            binding.append(binding_resources(x @ d[:k], pool))
+            W = np.maximum(np.append(W, 0.0), M[k - 1])                        # Lemma 1, in levels
+            binding.append(binding_resources((q[:k] * W) @ d[:k], pool))
         return self._allocation(instance, M, binding, "program", f"pulp+{solver}")
 
 
