@@ -153,9 +153,9 @@ def _by_n(ax, summary: dict, users: list[int], metric: str, ylabel: str, *, log:
         pos = x + (k - 0.5) * 0.22
         ax.errorbar(pos, mean, yerr=[mean - lo, hi - mean], fmt="o", ms=6, capsize=4, color=COLOURS[method],
                     label=label)
-        for px, v in zip(pos, mean):
-            ax.annotate(f"{v:.3g}", (px, v), textcoords="offset points", xytext=(0, 7 if k else -13),
-                        ha="center", fontsize=7, color=COLOURS[method])
+        for px, v in zip(pos, mean):          # the value beside its marker, outside the pair
+            ax.annotate(f"{v:.4g}", (px, v), textcoords="offset points", xytext=(7 if k else -7, 0),
+                        ha="left" if k else "right", va="center", fontsize=7, color=COLOURS[method])
     ax.set_xticks(x, [str(n) for n in users])
     ax.set_xlim(-0.6, len(users) - 0.4)
     ax.set_xlabel("number of users")
@@ -335,8 +335,8 @@ def main(argv=None) -> int:
     written = [
         fig3_4(out, summary, users, source),
         fig_metric(out, "fig5.png", summary, users, source,
-                   [("min_share", "minimum dominant share min_i x_i (log)", True),
-                    ("min_weighted", "minimum weighted dominant share min_i x_i / q_i", False)],
+                   [("min_share", "min_i x_i (log scale)", True),
+                    ("min_weighted", "weighted: min_i x_i / q_i", False)],
                    "Fig 5: minimum dominant share (left, as in the paper; right, weighted by q)"),
         fig_metric(out, "fig6.png", summary, users, source, [("sum_shares", "sum of dominant shares", False)],
                    "Fig 6: sum of dominant shares"),
