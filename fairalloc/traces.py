@@ -27,7 +27,6 @@ import gzip
 import io
 import os
 import zlib
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
