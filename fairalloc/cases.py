@@ -46,6 +46,7 @@ Positive = Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0)]
 class UserSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     demand: dict[str, NonNegative]
+    group: str | None = None          # hierarchies: the group this user belongs to
     weight: Positive | dict[str, Positive] | None = None
     max_tasks: NonNegative | None = None
     shared: Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0, le=1)] | None = None
@@ -132,6 +133,13 @@ class ErratumSpec(BaseModel):
     note: str | None = None
 
 
+class GroupSpec(BaseModel):
+    """A node of a hierarchy (H-DRF): its weight among its siblings and its parent group."""
+    model_config = ConfigDict(extra="forbid")
+    weight: Positive = 1.0
+    parent: str | None = None
+
+
 class CaseSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str | None = None
@@ -140,6 +148,7 @@ class CaseSpec(BaseModel):
     resources: dict[str, NonNegative]
     users: dict[str, UserSpec]
     arrivals: list[str | int] | None = None   # arrival order (default: the order of 'users')
+    groups: dict[str, GroupSpec] = {}         # hierarchies: internal nodes of the tree
     variants: list[VariantSpec] = []
     expect: list[ExpectSpec] = []
     claims: list[ClaimSpec | str] = []
@@ -315,7 +324,8 @@ def parse_case(data: Any, where: str = "case") -> Case:
         shared.append(np.nan if user.shared is None else user.shared)
     name = spec.name or (Path(where).stem if where != "case" else "case")
     instance = Instance(list(spec.resources.values()), demand, resources=resources, users=list(spec.users),
-                        weights=weights, max_tasks=bounds, shared=shared, name=name)
+                        weights=weights, max_tasks=bounds, shared=shared, name=name,
+                        groups=_hierarchy(spec) if spec.groups else None)
     variants = {}
     for k, variant in enumerate(spec.variants):
         where_v = f"variants[{k}]"
@@ -326,6 +336,30 @@ def parse_case(data: Any, where: str = "case") -> Case:
                 errata=spec.errata)
     _check_expectations(case)
     return dataclasses.replace(case, claims=[_claim(c, f"claims[{k}]", case) for k, c in enumerate(spec.claims)])
+
+
+def _hierarchy(spec) -> dict:
+    """Parents and weights of every node; checks names and that the groups form a tree."""
+    parent, weight = {}, {}
+    for g, group in spec.groups.items():
+        if g in spec.users:
+            raise CaseError(f"groups.{g}: a group cannot have a user's name")
+        if group.parent is not None and group.parent not in spec.groups:
+            raise CaseError(f"groups.{g}.parent: unknown group '{group.parent}' (groups: {', '.join(spec.groups)})")
+        parent[g], weight[g] = group.parent, group.weight
+    for u, user in spec.users.items():
+        if user.group is not None and user.group not in spec.groups:
+            raise CaseError(f"users.{u}.group: unknown group '{user.group}' (groups: {', '.join(spec.groups)})")
+        parent[u] = user.group
+        weight[u] = user.weight if isinstance(user.weight, (int, float)) else 1.0
+    for g in spec.groups:                    # walking up must reach the root
+        seen, node = set(), g
+        while node is not None:
+            if node in seen:
+                raise CaseError(f"groups.{g}.parent: the groups form a cycle")
+            seen.add(node)
+            node = parent[node]
+    return {"parent": parent, "weight": weight}
 
 
 def _in_arrival_order(users: dict, arrivals: list) -> dict:

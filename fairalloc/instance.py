@@ -72,11 +72,11 @@ class Instance:
     User order is the arrival order for dynamic mechanisms.
     """
 
-    __slots__ = ("capacity", "demand", "weights", "max_tasks", "shared", "name",
+    __slots__ = ("capacity", "demand", "weights", "max_tasks", "shared", "name", "groups",
                  "_resources", "_users", "__dict__")
 
     def __init__(self, capacity, demand, *, resources=None, users=None, weights=None,
-                 max_tasks=None, shared=None, name: str = "instance", validate: bool = True):
+                 max_tasks=None, shared=None, name: str = "instance", validate: bool = True, groups=None):
         capacity = _as_float_array(capacity, "resources", 1)
         demand = _as_float_array(demand, "demand", 2)
         m = capacity.shape[0]
@@ -88,6 +88,9 @@ class Instance:
         if n == 0:
             raise CaseError("users: at least one user is needed")
         self.name = name
+        #: hierarchies: ``{"parent": {node: parent}, "weight": {node: weight}}`` over group and
+        #: user names (a user or group without a parent hangs from the root); ``None`` = flat
+        self.groups = groups
         self._resources = self._names(resources, m, "resources", lambda j: f"r{j + 1}")
         self._users = None if users is None else self._names(users, n, "users", None)
         if weights is not None:
@@ -265,7 +268,7 @@ class Instance:
     def _replace(self, **changes) -> "Instance":
         fields = dict(capacity=self.capacity, demand=self.demand, resources=self._resources,
                       users=self._users, weights=self.weights, max_tasks=self.max_tasks,
-                      shared=self.shared, name=self.name)
+                      shared=self.shared, name=self.name, groups=self.groups)
         fields.update(changes)
         capacity, demand = fields.pop("capacity"), fields.pop("demand")
         return Instance(np.array(capacity, dtype=float), np.array(demand, dtype=float), **fields)

@@ -35,6 +35,8 @@ from .errors import CaseError
 from .instance import Instance
 
 POLICIES = ("stop", "skip")
+#: equal dominant shares: the larger next task first (Table 1's order), or simply the earlier user
+TIE_BREAKS = ("larger-task", "order")
 
 
 @dataclass
@@ -58,9 +60,12 @@ class DRFScheduler:
     """
 
     def __init__(self, instance: Instance, tasks: dict[str, Sequence] | None = None, *, policy: str = "stop",
-                 capacity=None):
+                 capacity=None, tie_break: str = "larger-task"):
         if policy not in POLICIES:
             raise CaseError(f"--policy: unknown policy '{policy}' (policies: {', '.join(POLICIES)})")
+        if tie_break not in TIE_BREAKS:
+            raise CaseError(f"--tie-break: unknown rule '{tie_break}' (rules: {', '.join(TIE_BREAKS)})")
+        self.tie_break = tie_break
         self.instance = instance
         self.policy = policy
         self.R = np.asarray(instance.capacity if capacity is None else capacity, dtype=float)
@@ -94,6 +99,8 @@ class DRFScheduler:
         return q[0] if q else None
 
     def _key(self, i: int):
+        if self.tie_break == "order":
+            return (self.s[i], 0.0, i)
         task = self.next_task(i)
         size = 0.0 if task is None else float(np.max(task / (self.R * self.W[i])))
         return (self.s[i], -size, i)

@@ -9,5 +9,6 @@ from . import asset
 from . import ceei
 from . import utilitarian
 from . import dmfa_srq
+from . import hdrf
 
-__all__ = ["asset", "ceei", "dmfa_srq", "drf", "utilitarian"]
+__all__ = ["asset", "ceei", "dmfa_srq", "drf", "hdrf", "utilitarian"]

@@ -1,0 +1,32 @@
+"""H-DRF: hierarchical Dominant Resource Fairness.
+
+Bhattacharya, Culler, Friedman, Ghodsi, Shenker, Stoica, "Hierarchical scheduling for diverse
+datacenter workloads", SoCC 2013; formulations.md section 7.  Users are leaves of a tree of
+weighted groups (``groups:`` in a case, ``group:`` on a user); every internal node's non-blocked
+children receive equal dominant share per unit of weight of what the node receives.  The
+allocation is computed by the discrete H-DRF descent of :mod:`fairalloc.hierarchy` (whole tasks:
+from the root, always into the child with the lowest weighted dominant share, skipping blocked
+subtrees).  On a flat instance it is discrete DRF (Algorithm 1, skipping users whose task no
+longer fits).
+
+The two tests of the Volcano scheduler's DRF plug-in are cases (``hdrf-volcano-1``, ``-2``):
+
+>>> import fairalloc
+>>> case = fairalloc.load_case("hdrf-volcano-1")
+>>> fairalloc.solve(case, "hdrf").tasks.tolist()
+[5.0, 5.0, 5.0]
+"""
+
+from __future__ import annotations
+
+from fairalloc.allocation import Allocation
+from fairalloc.hierarchy import hdrf_schedule
+from fairalloc.registry import Mechanism, register
+
+
+@register("hdrf")
+class HDRF(Mechanism):
+    summary = "H-DRF (hierarchical DRF, SoCC 2013): discrete descent over a tree of weighted groups"
+
+    def fast(self, instance):
+        return Allocation(instance, hdrf_schedule(instance), self.name, "fast", "H-DRF descent (whole tasks)")
