@@ -506,8 +506,18 @@ def load_case(path_or_name: str | Path) -> Case:
             return dataclasses.replace(case, path=Path(str(candidate)))
         raise CaseError(f"{path_or_name}: no such file, and no bundled case of that name "
                         f"(see 'fairalloc cases')")
+    case = parse_case(read_yaml_file(path, "a case needs 'resources' and 'users'"), str(path))
+    return dataclasses.replace(case, path=path)
+
+
+def read_yaml_file(path: str | Path, needs: str) -> Any:
+    """A YAML file's data, read safely (no object-building tags, no duplicate keys); every problem
+    is one :class:`CaseError` line naming the file (``needs`` says what an empty file lacks)."""
+    path = Path(path)
+    if not path.exists():
+        raise CaseError(f"{path}: no such file")
     if path.is_dir():
-        raise CaseError(f"{path}: is a directory, not a case file")
+        raise CaseError(f"{path}: is a directory, not a file")
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -515,6 +525,5 @@ def load_case(path_or_name: str | Path) -> Case:
     except OSError as exc:
         raise CaseError(f"{path}: cannot read: {exc.strerror}") from None
     if not text.strip():
-        raise CaseError(f"{path}: empty file (a case needs 'resources' and 'users')")
-    case = parse_case(_read_yaml(text, str(path)), str(path))
-    return dataclasses.replace(case, path=path)
+        raise CaseError(f"{path}: empty file ({needs})")
+    return _read_yaml(text, str(path))
