@@ -223,8 +223,8 @@ def _read_yaml(text: str, where: str) -> Any:
     except yaml.constructor.ConstructorError as exc:
         mark = exc.problem_mark
         line = f"line {mark.line + 1}: " if mark else ""
-        raise CaseError(f"{where}: {line}{exc.problem}; cases are plain data (tags that build "
-                        f"Python objects are refused)") from None
+        raise CaseError(f"{where}: {line}{exc.problem}; fairalloc files are plain data (tags that "
+                        f"build Python objects are refused)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -1,0 +1,619 @@
+"""A discrete-event cluster simulator comparing multi-resource schedulers on a :class:`~fairalloc.workloads.Workload`.
+
+Model
+-----
+* Identical nodes with CPU and memory (and, for slot schedulers, ``K`` slots). Events live in one
+  ``heapq``: job arrivals, task finishes and job deadlines (``until``). All events of one instant
+  are applied, then nodes are *offered* to the scheduler: a node where a task finished, and every
+  node on which newly runnable work fits when work appears (a job arrives or a reduce phase is
+  unlocked). For each offered node the simulator calls ``scheduler.pick(state, node)`` until it
+  returns ``None``; every pick launches one task there (Mesos-style offers, one task at a time).
+* A job's tasks run in phase order: its reduce tasks become runnable when all its map tasks have
+  finished. Within an owner, jobs are served in submit order (the owner's *next task* is the next
+  unstarted task of her earliest job that has one runnable).
+* Closed-loop jobs (``resubmit``) are resubmitted at their finish time while before the horizon;
+  ``until`` cancels a job's unstarted tasks at that time. The run stops at ``workload.horizon``
+  (tasks still running then are not finished) or when every job is done.
+
+Schedulers (``simulate(workload, name)``; unknown names raise :class:`~fairalloc.errors.CaseError`)
+---------------------------------------------------------------------------------------------------
+* ``drf``: offers a node to the owner with the lowest dominant share (over the whole cluster)
+  whose next task fits on it; ties to the owner seen first. (As in Mesos / the paper's section 7.)
+* ``cpu-fair``: the same with the CPU share instead of the dominant share (max-min on CPU only).
+* ``slots:K``: ``K`` slots per node, a task takes one slot whatever its demand; owners in deficit
+  order as in the Hadoop Fair Scheduler with equal weights: fewest running tasks first.
+* ``capacity:K``: Capacity Scheduler over ``K`` slots per node: queues (= owners) with capacity
+  fractions (``workload.queues``, equal by default), the queue with the lowest
+  ``running slots / capacity fraction`` first (so an idle queue's capacity is lent out), FIFO
+  inside the queue.
+* ``fifo``: jobs in submit order, strict head of line: only the earliest job with a runnable task
+  is considered; if its next task does not fit on the node, nothing is launched there.
+
+**Over-commitment (our choice, documented).** By default every scheduler launches a task only
+where it physically fits (free CPU and memory), so no node is ever over-committed; slots then
+only *restrict* packing. The suffix ``:oc`` (``slots:K:oc``, ``capacity:K:oc``, ``cpu-fair:oc``)
+gives the paper's behaviour: the scheduler checks only what it knows (slots; CPU for cpu-fair),
+nodes may be over-committed, and a task launched on an over-committed node runs slower by the
+factor ``max(1, max_r used_r / capacity_r)`` on that node right after its launch (a crude model
+of swapping / CPU contention; tasks already running are not re-timed).
+
+Metrics (:class:`SimulationResult`)
+----------------------------------
+Jobs completed (by the horizon) and mean job completion time (finish - submit) per job class,
+time-averaged utilisation per resource, samples over time of utilisation and of every owner's
+dominant share, and the *fairness error*: at each sample, the mean over active owners (owners with
+an unfinished job) of ``|dominant share - DRF share|``, where the DRF share comes from progressive
+filling over the active owners (each with the demand of the current phase of her earliest active
+job, bounded by her remaining tasks); averaged over samples. The run is deterministic: the same
+workload and scheduler give the same result (generators take the seed).
+
+>>> from fairalloc.workloads import drf_7_2
+>>> r = simulate(drf_7_2(nodes=4, horizon=300, tasks_per_job=20), "drf")
+>>> r.completed["small"] > 0 and r.max_overcommit <= 1 + 1e-9
+True
+"""
+
+from __future__ import annotations
+
+import heapq
+import sys
+import time as _time
+from dataclasses import dataclass, field
+
+from .errors import CaseError
+from .workloads import PHASES, Workload
+
+__all__ = ["Scheduler", "DRF", "CPUFair", "Slots", "Capacity", "FIFO", "make_scheduler", "SCHEDULER_NAMES",
+           "SimState", "SimulationResult", "TaskRecord", "simulate", "drf_shares"]
+
+EPS = 1e-9
+ARRIVE, FINISH, DEADLINE = 0, 1, 2
+
+#: the names ``make_scheduler`` accepts (K a positive integer)
+SCHEDULER_NAMES = ("drf", "cpu-fair", "cpu-fair:oc", "slots:K", "slots:K:oc", "capacity:K", "capacity:K:oc", "fifo")
+
+
+# --------------------------------------------------------------------------- state
+
+class _JobRun:
+    __slots__ = ("id", "spec", "name", "owner", "u", "submit", "phase", "next", "running", "done", "finish",
+                 "cancelled", "job_class")
+
+    def __init__(self, jid, spec, name, u, submit):
+        self.id, self.spec, self.name, self.u, self.submit = jid, spec, name, u, submit
+        self.owner, self.job_class = spec.owner, spec.job_class or "all"
+        self.phase = self.next = self.running = self.done = 0
+        self.finish = None
+        self.cancelled = False
+
+    def runnable(self) -> bool:
+        return not self.cancelled and self.next < len(self.spec.phases[self.phase])
+
+    def next_task(self):
+        return self.spec.phases[self.phase][self.next]
+
+
+class SimState:
+    """What schedulers see. Per node: ``free_cpu``, ``free_mem``, ``slots_used`` (lists);
+    per owner (index ``u`` into ``owners``): ``cpu``, ``mem`` (allocated), ``running`` (tasks).
+    """
+
+    def __init__(self, workload: Workload):
+        self.workload = workload
+        self.n_nodes = workload.nodes
+        self.node_cpu, self.node_mem = float(workload.node_cpu), float(workload.node_mem)
+        self.total_cpu = self.node_cpu * self.n_nodes
+        self.total_mem = self.node_mem * self.n_nodes
+        self.free_cpu = [self.node_cpu] * self.n_nodes
+        self.free_mem = [self.node_mem] * self.n_nodes
+        self.slots_used = [0] * self.n_nodes
+        self.owners = workload.owners
+        self.owner_index = {o: i for i, o in enumerate(self.owners)}
+        n = len(self.owners)
+        self.cpu = [0.0] * n
+        self.mem = [0.0] * n
+        self.running = [0] * n
+        self.user_jobs: list[dict[int, _JobRun]] = [{} for _ in range(n)]   # active jobs, submit order
+        self.jobs: dict[int, _JobRun] = {}                                  # all active jobs, submit order
+        self.time = 0.0
+
+    def dominant_share(self, u: int) -> float:
+        return max(self.cpu[u] / self.total_cpu, self.mem[u] / self.total_mem)
+
+    def next_job(self, u: int) -> _JobRun | None:
+        """The owner's earliest active job with a runnable task (its next task is hers)."""
+        for job in self.user_jobs[u].values():
+            if job.runnable():
+                return job
+        return None
+
+    def fits(self, node: int, task, check_cpu: bool = True, check_mem: bool = True) -> bool:
+        return ((not check_cpu or task.cpu <= self.free_cpu[node] + EPS)
+                and (not check_mem or task.mem <= self.free_mem[node] + EPS))
+
+
+# --------------------------------------------------------------------------- schedulers
+
+class Scheduler:
+    """Plug-in interface. ``pick(state, node)`` returns a job (``_JobRun``) whose next task to launch
+    on ``node``, or ``None``. ``changed(u)`` is called whenever owner ``u``'s allocation or
+    runnable work changes. ``check_cpu`` / ``check_mem``: whether launching requires the task to
+    fit on that resource (unchecked resources may be over-committed). ``slots``: per node, or None.
+    """
+
+    name = "scheduler"
+    check_cpu = True
+    check_mem = True
+    slots: int | None = None
+
+    def bind(self, state: SimState) -> None:
+        self.state = state
+
+    def changed(self, u: int) -> None:
+        pass
+
+    def pick(self, state: SimState, node: int):
+        raise NotImplementedError
+
+
+class _OwnerOrder(Scheduler):
+    """Owners in increasing ``key(u)`` (ties: owner seen first), kept in a lazily updated heap (the
+    heap of Algorithm 1): offer the node to each in turn until one's next task fits."""
+
+    def bind(self, state):
+        super().bind(state)
+        self.version = [0] * len(state.owners)
+        self.heap: list = []
+
+    def key(self, u: int) -> float:
+        raise NotImplementedError
+
+    def changed(self, u):
+        self.version[u] += 1
+        if self.state.next_job(u) is not None:
+            heapq.heappush(self.heap, (self.key(u), u, self.version[u]))
+
+    def pick(self, state, node):
+        if self.slots is not None and state.slots_used[node] >= self.slots:
+            return None
+        heap, version = self.heap, self.version
+        declined = []
+        found = None
+        while heap:
+            entry = heapq.heappop(heap)
+            u = entry[1]
+            if entry[2] != version[u]:
+                continue                                  # stale
+            job = state.next_job(u)
+            if job is None:
+                continue                                  # re-pushed by changed() when work appears
+            if state.fits(node, job.next_task(), self.check_cpu, self.check_mem):
+                found = job                               # launching bumps u's version
+                break
+            declined.append(entry)
+        for entry in declined:
+            heapq.heappush(heap, entry)
+        return found
+
+
+class DRF(_OwnerOrder):
+    name = "drf"
+
+    def key(self, u):
+        return self.state.dominant_share(u)
+
+
+class CPUFair(_OwnerOrder):
+    name = "cpu-fair"
+
+    def __init__(self, overcommit: bool = False):
+        self.check_mem = not overcommit
+        self.name = "cpu-fair:oc" if overcommit else "cpu-fair"
+
+    def key(self, u):
+        return self.state.cpu[u]
+
+
+class Slots(_OwnerOrder):
+    def __init__(self, k: int, overcommit: bool = False):
+        self.slots = k
+        self.check_cpu = self.check_mem = not overcommit
+        self.name = f"slots:{k}" + (":oc" if overcommit else "")
+
+    def key(self, u):
+        return self.state.running[u]
+
+
+class Capacity(_OwnerOrder):
+    def __init__(self, k: int, overcommit: bool = False):
+        self.slots = k
+        self.check_cpu = self.check_mem = not overcommit
+        self.name = f"capacity:{k}" + (":oc" if overcommit else "")
+
+    def bind(self, state):
+        super().bind(state)
+        queues = state.workload.queues
+        if queues:
+            missing = [o for o in state.owners if o not in queues]
+            if missing:
+                raise CaseError(f"queues.{missing[0]}: owner has no queue capacity (queues: {', '.join(queues)})")
+            total = sum(queues[o] for o in state.owners)
+            self.capacity = [queues[o] / total for o in state.owners]
+        else:
+            self.capacity = [1.0 / len(state.owners)] * len(state.owners)
+
+    def key(self, u):
+        return self.state.running[u] / self.capacity[u]
+
+
+class FIFO(Scheduler):
+    name = "fifo"
+
+    def pick(self, state, node):
+        for job in state.jobs.values():
+            if job.runnable():
+                return job if state.fits(node, job.next_task()) else None
+        return None
+
+
+def make_scheduler(name: str) -> Scheduler:
+    """A scheduler from its name (:data:`SCHEDULER_NAMES`)."""
+    if isinstance(name, Scheduler):
+        return name
+    known = ", ".join(SCHEDULER_NAMES)
+    text = str(name).strip().lower()
+    parts = text.split(":")
+    if text == "drf":
+        return DRF()
+    if text == "fifo":
+        return FIFO()
+    if parts[0] == "cpu-fair" and (len(parts) == 1 or parts[1:] == ["oc"]):
+        return CPUFair(overcommit=len(parts) == 2)
+    if parts[0] in ("slots", "capacity") and len(parts) in (2, 3) and (len(parts) == 2 or parts[2] == "oc"):
+        try:
+            k = int(parts[1])
+        except ValueError:
+            k = 0
+        if k < 1:
+            raise CaseError(f"scheduler: {name!r}: K must be a positive integer (schedulers: {known})")
+        cls = Slots if parts[0] == "slots" else Capacity
+        return cls(k, overcommit=len(parts) == 3)
+    raise CaseError(f"scheduler: unknown scheduler {name!r} (schedulers: {known})")
+
+
+# --------------------------------------------------------------------------- DRF reference shares
+
+def drf_shares(demands, bounds) -> list[float]:
+    """Continuous DRF (progressive filling) dominant shares on a cluster of capacity 1 per resource.
+
+    ``demands``: per owner a tuple of per-task demands as fractions of the cluster; ``bounds``:
+    per owner the maximum number of tasks (her remaining work). Owners demanding nothing get 0.
+
+    >>> [round(s, 4) for s in drf_shares([(1/9, 4/18), (3/9, 1/18)], [100, 100])]   # section 4.1
+    [0.6667, 0.6667]
+    """
+    n = len(demands)
+    m = len(demands[0]) if n else 0
+    mu = [max(d) for d in demands]
+    share = [0.0] * n
+    active = {i for i in range(n) if mu[i] > 0 and bounds[i] > 0}
+    used = [0.0] * m
+    s = 0.0
+    for _ in range(n + m + 1):
+        if not active:
+            break
+        rate = [sum(demands[i][j] / mu[i] for i in active) for j in range(m)]
+        ds = min((bounds[i] * mu[i] - s for i in active), default=float("inf"))
+        for j in range(m):
+            if rate[j] > 0:
+                ds = min(ds, (1.0 - used[j]) / rate[j])
+        ds = max(ds, 0.0)
+        s += ds
+        used = [used[j] + ds * rate[j] for j in range(m)]
+        saturated = {j for j in range(m) if used[j] >= 1.0 - 1e-12}
+        for i in list(active):
+            if bounds[i] * mu[i] <= s + 1e-12 or any(demands[i][j] > 0 for j in saturated):
+                share[i] = s
+                active.discard(i)
+    for i in active:
+        share[i] = s
+    return share
+
+
+# --------------------------------------------------------------------------- result
+
+@dataclass
+class TaskRecord:
+    job: str
+    owner: str
+    phase: str
+    index: int
+    node: int
+    start: float
+    end: float
+    cpu: float
+    mem: float
+
+
+@dataclass
+class SimulationResult:
+    scheduler: str
+    workload: str
+    horizon: float | None
+    end_time: float
+    completed: dict                      # job class -> jobs completed by the end
+    mean_completion_time: dict           # job class -> mean (finish - submit) of completed jobs
+    cancelled: int
+    tasks_started: int
+    tasks_finished: int
+    utilisation: dict                    # resource -> time-averaged allocated fraction
+    fairness_error: float
+    max_overcommit: float                # max over nodes and launches of max_r used_r / capacity_r (<= 1: never over-committed)
+    samples: dict                        # time, cpu, mem, shares: {owner: [...]}
+    events: int
+    wall_seconds: float
+    tasks: list = field(default_factory=list, repr=False)   # TaskRecord, when record_tasks=True
+
+    @property
+    def events_per_second(self) -> float:
+        return self.events / self.wall_seconds if self.wall_seconds > 0 else float("inf")
+
+    def to_dict(self, *, include_tasks: bool = False) -> dict:
+        d = {k: getattr(self, k) for k in ("scheduler", "workload", "horizon", "end_time", "completed",
+                                           "mean_completion_time", "cancelled", "tasks_started", "tasks_finished",
+                                           "utilisation", "fairness_error", "max_overcommit", "samples", "events",
+                                           "wall_seconds")}
+        d["events_per_second"] = self.events_per_second
+        if include_tasks:
+            d["tasks"] = [vars(t) for t in self.tasks]
+        return d
+
+
+# --------------------------------------------------------------------------- the simulation
+
+def _estimate_end(w: Workload) -> float:
+    if w.horizon is not None:
+        return float(w.horizon)
+    cpu = sum(t.cpu * t.duration for j in w.jobs for p in j.phases for t in p)
+    mem = sum(t.mem * t.duration for j in w.jobs for p in j.phases for t in p)
+    longest = max(sum(max(t.duration for t in p) for p in j.phases) + j.submit for j in w.jobs)
+    return max(longest, cpu / (w.node_cpu * w.nodes), mem / (w.node_mem * w.nodes), 1.0)
+
+
+def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_tasks: bool = False,
+             progress: bool | None = None, max_events: int | None = None) -> SimulationResult:
+    """Run ``workload`` under ``scheduler`` (a name of :data:`SCHEDULER_NAMES` or a :class:`Scheduler`).
+
+    ``samples``: about how many timeline samples (every ``horizon / samples`` seconds, or the
+    estimated makespan's when there is no horizon); ``record_tasks`` keeps a :class:`TaskRecord`
+    per started task; ``progress``: a tqdm bar over simulated time (default: only on a TTY);
+    ``max_events``: stop after that many events (a safety valve).
+    """
+    sched = make_scheduler(scheduler)
+    if not isinstance(workload, Workload):
+        raise CaseError(f"workload: expected a fairalloc.workloads.Workload, got {type(workload).__name__}")
+    wall0 = _time.perf_counter()
+    st = SimState(workload)
+    sched.bind(st)
+    horizon = workload.horizon
+    n_nodes = st.n_nodes
+    node_cpu, node_mem = st.node_cpu, st.node_mem
+    owner_index = st.owner_index
+    free_cpu, free_mem, slots_used = st.free_cpu, st.free_mem, st.slots_used
+    ucpu, umem, urunning = st.cpu, st.mem, st.running
+    check_cpu, check_mem = sched.check_cpu, sched.check_mem
+    overcommit_possible = not (check_cpu and check_mem)
+
+    events: list = []
+    seq = 0
+    for k, spec in enumerate(sorted(workload.jobs, key=lambda j: j.submit)):
+        events.append((float(spec.submit), seq, ARRIVE, (spec, spec.name)))
+        seq += 1
+    heapq.heapify(events)
+    resubmits: dict[str, int] = {}
+    next_id = 0
+
+    completed: dict[str, int] = {}
+    jct_sum: dict[str, float] = {}
+    for spec in workload.jobs:
+        completed.setdefault(spec.job_class or "all", 0)
+        jct_sum.setdefault(spec.job_class or "all", 0.0)
+    cancelled = started = finished = n_events = 0
+    records: list[TaskRecord] = []
+    max_over = 0.0
+
+    # utilisation integral and samples
+    used_cpu = used_mem = 0.0
+    area_cpu = area_mem = 0.0
+    last_t = 0.0
+    interval = _estimate_end(workload) / max(1, samples)
+    next_sample = 0.0
+    s_time: list[float] = []
+    s_cpu: list[float] = []
+    s_mem: list[float] = []
+    s_share: dict[str, list[float]] = {o: [] for o in st.owners}
+    fair_sum = 0.0
+    fair_n = 0
+
+    def sample(t):
+        nonlocal fair_sum, fair_n
+        s_time.append(round(t, 6))
+        s_cpu.append(used_cpu / st.total_cpu)
+        s_mem.append(used_mem / st.total_mem)
+        act, dem, bnd = [], [], []
+        for u, o in enumerate(st.owners):
+            s_share[o].append(st.dominant_share(u))
+            jobs = st.user_jobs[u]
+            if jobs:
+                first = next(iter(jobs.values()))
+                task = first.spec.phases[first.phase][0]
+                remaining = sum(sum(len(p) for p in j.spec.phases[j.phase:]) - j.done for j in jobs.values()
+                                if not j.cancelled) + sum(j.running for j in jobs.values() if j.cancelled)
+                act.append(u)
+                dem.append((task.cpu / st.total_cpu, task.mem / st.total_mem))
+                bnd.append(max(remaining, 0))
+        if act:
+            ref = drf_shares(dem, bnd)
+            fair_sum += sum(abs(st.dominant_share(u) - r) for u, r in zip(act, ref)) / len(act)
+            fair_n += 1
+
+    if progress is None:
+        progress = sys.stderr.isatty()
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=round(_estimate_end(workload)), unit="sim-s", desc=f"simulate {sched.name}",
+                   disable=not progress, leave=False)
+    bar_t = 0.0
+
+    def retire(job: _JobRun, t: float):
+        nonlocal cancelled, seq
+        u = job.u
+        del st.user_jobs[u][job.id]
+        del st.jobs[job.id]
+        if job.cancelled:
+            cancelled += 1
+        else:
+            job.finish = t
+            completed[job.job_class] += 1
+            jct_sum[job.job_class] += t - job.submit
+            if job.spec.resubmit and (horizon is None or t < horizon):
+                heapq.heappush(events, (t, seq, ARRIVE, (job.spec, None)))
+                seq += 1
+
+    t = 0.0
+    while events:
+        t = events[0][0]
+        if horizon is not None and t > horizon:
+            break
+        if max_events is not None and n_events >= max_events:
+            break
+        while next_sample <= t and (horizon is None or next_sample <= horizon):
+            sample(next_sample)
+            next_sample += interval
+        dt = t - last_t
+        area_cpu += used_cpu * dt
+        area_mem += used_mem * dt
+        last_t = t
+        st.time = t
+        dirty = set()
+        new_work: list[_JobRun] = []
+        while events and events[0][0] == t:
+            _, _, kind, payload = heapq.heappop(events)
+            n_events += 1
+            if kind == FINISH:
+                job, node, cpu, mem = payload
+                free_cpu[node] += cpu
+                free_mem[node] += mem
+                slots_used[node] -= 1
+                used_cpu -= cpu
+                used_mem -= mem
+                u = job.u
+                ucpu[u] -= cpu
+                umem[u] -= mem
+                urunning[u] -= 1
+                job.running -= 1
+                job.done += 1
+                finished += 1
+                dirty.add(node)
+                if job.cancelled:
+                    if job.running == 0:
+                        retire(job, t)
+                elif job.done == len(job.spec.phases[job.phase]):
+                    job.phase += 1
+                    job.next = job.done = 0
+                    if job.phase == len(job.spec.phases):
+                        retire(job, t)
+                    else:
+                        new_work.append(job)
+                sched.changed(u)
+            elif kind == ARRIVE:
+                spec, name = payload
+                if name is None:
+                    resubmits[spec.name] = resubmits.get(spec.name, 0) + 1
+                    name = f"{spec.name}#{resubmits[spec.name]}"
+                u = owner_index[spec.owner]
+                job = _JobRun(next_id, spec, name, u, t)
+                next_id += 1
+                st.jobs[job.id] = job
+                st.user_jobs[u][job.id] = job
+                if spec.until is not None:
+                    if spec.until <= t:
+                        job.cancelled = True
+                        retire(job, t)
+                        continue
+                    heapq.heappush(events, (float(spec.until), seq, DEADLINE, job))
+                    seq += 1
+                new_work.append(job)
+                sched.changed(u)
+            else:                                      # DEADLINE
+                job = payload
+                last_phase_started = (job.phase == len(job.spec.phases) - 1
+                                      and job.next == len(job.spec.phases[job.phase]))
+                if job.finish is None and not job.cancelled and job.id in st.jobs and not last_phase_started:
+                    job.cancelled = True
+                    if job.running == 0:
+                        retire(job, t)
+                    sched.changed(job.u)
+        # offers
+        if new_work:
+            shapes = {(j.next_task().cpu, j.next_task().mem) for j in new_work if j.runnable()}
+            offer = sorted(set(n for n in range(n_nodes)
+                               if any((not check_cpu or c <= free_cpu[n] + EPS) and (not check_mem or m <= free_mem[n] + EPS)
+                                      for c, m in shapes)) | dirty)
+        else:
+            offer = sorted(dirty)
+        for node in offer:
+            while True:
+                job = sched.pick(st, node)
+                if job is None:
+                    break
+                task = job.next_task()
+                index = job.next
+                job.next += 1
+                job.running += 1
+                u = job.u
+                cpu, mem = task.cpu, task.mem
+                free_cpu[node] -= cpu
+                free_mem[node] -= mem
+                slots_used[node] += 1
+                used_cpu += cpu
+                used_mem += mem
+                ucpu[u] += cpu
+                umem[u] += mem
+                urunning[u] += 1
+                started += 1
+                duration = task.duration
+                load = max((node_cpu - free_cpu[node]) / node_cpu, (node_mem - free_mem[node]) / node_mem)
+                if load > max_over:
+                    max_over = load
+                if overcommit_possible and load > 1.0 + EPS:
+                    duration *= load
+                heapq.heappush(events, (t + duration, seq, FINISH, (job, node, cpu, mem)))
+                seq += 1
+                if record_tasks:
+                    records.append(TaskRecord(job.name, job.owner, PHASES[job.phase], index, node, t, t + duration,
+                                              cpu, mem))
+                sched.changed(u)
+        if bar is not None and (n_events & 1023) == 0 and t > bar_t:
+            bar.update(round(t) - round(bar_t))
+            bar_t = t
+    end = float(horizon) if horizon is not None and (not events or events[0][0] > horizon) else t
+    if end > last_t:
+        area_cpu += used_cpu * (end - last_t)
+        area_mem += used_mem * (end - last_t)
+    while next_sample <= end and (horizon is None or next_sample <= horizon):
+        sample(next_sample)
+        next_sample += interval
+    if bar is not None:
+        bar.close()
+    span = end if end > 0 else 1.0
+    return SimulationResult(
+        scheduler=sched.name, workload=workload.name, horizon=horizon, end_time=end,
+        completed=dict(completed),
+        mean_completion_time={c: (jct_sum[c] / completed[c] if completed[c] else None) for c in completed},
+        cancelled=cancelled, tasks_started=started, tasks_finished=finished,
+        utilisation={"cpu": area_cpu / (st.total_cpu * span), "mem": area_mem / (st.total_mem * span)},
+        fairness_error=fair_sum / fair_n if fair_n else 0.0, max_overcommit=max_over,
+        samples={"time": s_time, "cpu": s_cpu, "mem": s_mem, "shares": s_share},
+        events=n_events, wall_seconds=_time.perf_counter() - wall0, tasks=records)

@@ -1,0 +1,556 @@
+"""Cluster workloads for the discrete-event simulator (:mod:`fairalloc.simulator`).
+
+A :class:`Workload` is a cluster of identical nodes (``count`` nodes of ``cpu`` cores and ``mem``
+GB) and a list of :class:`Job` s. A job has an ``owner`` (the user / queue / group fairness is
+computed over), a ``submit`` time (seconds), an optional ``job_class`` (``small`` / ``large``...,
+used only to group metrics) and its phases **in order**: ``map`` then optionally ``reduce``; a
+reduce task starts only after every map task of its job finished. A phase is a tuple of
+:class:`Task` (``cpu``, ``mem``, ``duration`` seconds).
+
+Two extra job fields express the DRF paper's experiments:
+
+* ``resubmit`` (closed loop, section 7.2): when the job finishes, its owner submits an identical
+  copy at that instant (needs a workload ``horizon``, the end of the run);
+* ``until`` (section 7.1): no task of the job starts at or after this time; tasks not started by
+  then are abandoned and the job counts as *cancelled*, not completed.
+
+``queues`` (optional) maps owners to capacity fractions for the Capacity Scheduler (missing:
+equal fractions).
+
+YAML format (read with ``yaml.safe_load``)::
+
+    name: example                  # optional
+    nodes: {count: 4, cpu: 8, mem: 6}
+    horizon: 600                   # optional: stop simulating at this time (seconds)
+    queues: {alice: 0.5, bob: 0.5} # optional
+    jobs:
+      - name: j1                   # optional (default job-<index>)
+        owner: alice               # or user: / queue: / group:
+        submit: 0
+        class: small               # optional
+        resubmit: false            # optional
+        until: 120                 # optional
+        phases:                    # in order; only 'map' and 'reduce'
+          map: {count: 80, cpu: 1, mem: 0.5, duration: 20}        # count + one task shape
+          reduce: {tasks: [{cpu: 1, mem: 1, duration: 30}]}      # or an explicit list
+
+CSV format (:func:`load_csv`): a header and one row per task with the columns ``job, user,
+submit, phase, cpu, mem, duration``; the rows of one job must agree on ``user`` and ``submit``;
+the cluster comes from the arguments.
+
+Every loader raises :class:`fairalloc.errors.CaseError` with a one-line message starting with the
+field (or file and row) at fault: a zero or negative duration, a negative demand (or a task
+demanding nothing), a task larger than every node, a reduce phase without a map phase, an
+unknown phase name, an empty workload.
+
+Generators: :func:`drf_7_2` (the DRF paper's section 7.2), :func:`drf_7_1` (section 7.1),
+:func:`mfs_workload` (the MFS paper's small / large / mixed sets). Trace adapters:
+:func:`load_alibaba_batch_task` (Alibaba cluster-trace-v2018 ``batch_task``) and
+:func:`workload_from_google` (Google 2011 ``task_events`` through
+:func:`fairalloc.traces.load_google_task_events`).
+
+>>> w = drf_7_2(nodes=4, horizon=60)
+>>> w.nodes, w.node_cpu, w.node_mem, len(w.jobs), w.jobs[0].phases[0][0]
+(4, 8.0, 6.0, 8, Task(cpu=1.0, mem=0.5, duration=20.0))
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from .errors import CaseError
+
+__all__ = ["PHASES", "Task", "Job", "Workload", "validate", "parse_workload", "load_yaml", "load_csv",
+           "drf_7_1", "drf_7_2", "mfs_workload", "ALIBABA_BATCH_TASK_COLUMNS", "load_alibaba_batch_task",
+           "workload_from_google"]
+
+PHASES = ("map", "reduce")
+
+
+@dataclass(frozen=True)
+class Task:
+    cpu: float
+    mem: float
+    duration: float
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    owner: str
+    submit: float
+    phases: tuple[tuple[Task, ...], ...]          # phases[0] = map, phases[1] = reduce (optional)
+    job_class: str = ""
+    resubmit: bool = False
+    until: float | None = None
+
+    @property
+    def n_tasks(self) -> int:
+        return sum(len(p) for p in self.phases)
+
+
+@dataclass(frozen=True)
+class Workload:
+    nodes: int
+    node_cpu: float
+    node_mem: float
+    jobs: tuple[Job, ...]
+    name: str = "workload"
+    horizon: float | None = None
+    queues: dict = field(default_factory=dict)
+
+    @property
+    def n_tasks(self) -> int:
+        return sum(j.n_tasks for j in self.jobs)
+
+    @property
+    def owners(self) -> tuple[str, ...]:
+        """Owners in order of first appearance (by submit time, then job order)."""
+        seen: dict[str, None] = {}
+        for j in sorted(self.jobs, key=lambda j: j.submit):
+            seen.setdefault(j.owner, None)
+        return tuple(seen)
+
+
+# --------------------------------------------------------------------------- validation
+
+def _num(value, where: str, *, positive: bool = False, allow_zero: bool = True) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                raise CaseError(f"{where}: {value!r} is not a number") from None
+        else:
+            raise CaseError(f"{where}: {value!r} is not a number")
+    value = float(value)
+    if not math.isfinite(value):
+        raise CaseError(f"{where}: {value!r} is not a finite number")
+    if positive and value <= 0:
+        raise CaseError(f"{where}: must be > 0 (got {value:g})")
+    if value < 0:
+        raise CaseError(f"{where}: must be >= 0 (got {value:g})")
+    return value
+
+
+def _task(cpu, mem, duration, where: str) -> Task:
+    c = _num(cpu, f"{where}.cpu")
+    m = _num(mem, f"{where}.mem")
+    d = _num(duration, f"{where}.duration", positive=True)
+    if c == 0 and m == 0:
+        raise CaseError(f"{where}: demands nothing (cpu and mem both 0)")
+    return Task(c, m, d)
+
+
+def validate(w: Workload) -> Workload:
+    """Check a :class:`Workload` built in Python (the loaders call it too); returns it."""
+    if isinstance(w.nodes, bool) or not isinstance(w.nodes, (int, np.integer)) or w.nodes < 1:
+        raise CaseError(f"nodes.count: must be a positive integer (got {w.nodes!r})")
+    _num(w.node_cpu, "nodes.cpu", positive=True)
+    _num(w.node_mem, "nodes.mem", positive=True)
+    if w.horizon is not None:
+        _num(w.horizon, "horizon", positive=True)
+    if not w.jobs:
+        raise CaseError("jobs: empty workload (no job)")
+    names = set()
+    for k, j in enumerate(w.jobs):
+        where = f"jobs[{k}] ({j.name})"
+        if j.name in names:
+            raise CaseError(f"{where}.name: duplicate job name {j.name!r}")
+        names.add(j.name)
+        if not j.owner:
+            raise CaseError(f"{where}.owner: missing")
+        _num(j.submit, f"{where}.submit")
+        if not j.phases or not j.phases[0]:
+            raise CaseError(f"{where}.phases.map: a job needs a non-empty map phase")
+        if len(j.phases) > 2:
+            raise CaseError(f"{where}.phases: at most two phases (map, reduce), got {len(j.phases)}")
+        if len(j.phases) == 2 and not j.phases[1]:
+            raise CaseError(f"{where}.phases.reduce: empty phase (leave it out instead)")
+        for p, tasks in enumerate(j.phases):
+            for t, task in enumerate(tasks):
+                tw = f"{where}.phases.{PHASES[p]}[{t}]"
+                _task(task.cpu, task.mem, task.duration, tw)
+                if task.cpu > w.node_cpu or task.mem > w.node_mem:
+                    raise CaseError(f"{tw}: task <{task.cpu:g} CPU, {task.mem:g} GB> is larger than every node "
+                                    f"(<{w.node_cpu:g} CPU, {w.node_mem:g} GB>)")
+        if j.resubmit and w.horizon is None:
+            raise CaseError(f"{where}.resubmit: a closed-loop job needs a workload horizon")
+        if j.until is not None:
+            _num(j.until, f"{where}.until")
+    for q, frac in w.queues.items():
+        _num(frac, f"queues.{q}", positive=True)
+    return w
+
+
+# --------------------------------------------------------------------------- YAML
+
+_JOB_KEYS = {"name", "owner", "user", "queue", "group", "submit", "class", "resubmit", "until", "phases"}
+
+
+def _phase(spec, where: str) -> tuple[Task, ...]:
+    if isinstance(spec, list):
+        spec = {"tasks": spec}
+    if not isinstance(spec, dict):
+        raise CaseError(f"{where}: expected a mapping {{count, cpu, mem, duration}} or {{tasks: [...]}}")
+    if "tasks" in spec:
+        extra = set(spec) - {"tasks"}
+        if extra:
+            raise CaseError(f"{where}: 'tasks' cannot be combined with {', '.join(sorted(extra))}")
+        tasks = spec["tasks"]
+        if not isinstance(tasks, list) or not tasks:
+            raise CaseError(f"{where}.tasks: expected a non-empty list of tasks")
+        out = []
+        for t, item in enumerate(tasks):
+            if not isinstance(item, dict):
+                raise CaseError(f"{where}.tasks[{t}]: expected a mapping {{cpu, mem, duration}}")
+            unknown = set(item) - {"cpu", "mem", "duration"}
+            if unknown:
+                raise CaseError(f"{where}.tasks[{t}]: unknown field {sorted(unknown)[0]!r}")
+            if "duration" not in item:
+                raise CaseError(f"{where}.tasks[{t}].duration: missing")
+            out.append(_task(item.get("cpu", 0), item.get("mem", 0), item["duration"], f"{where}.tasks[{t}]"))
+        return tuple(out)
+    unknown = set(spec) - {"count", "cpu", "mem", "duration"}
+    if unknown:
+        raise CaseError(f"{where}: unknown field {sorted(unknown)[0]!r}")
+    for key in ("count", "duration"):
+        if key not in spec:
+            raise CaseError(f"{where}.{key}: missing")
+    count = spec["count"]
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise CaseError(f"{where}.count: must be a positive integer (got {count!r})")
+    return (_task(spec.get("cpu", 0), spec.get("mem", 0), spec["duration"], where),) * count
+
+
+def parse_workload(data, name: str = "workload") -> Workload:
+    """A :class:`Workload` from the mapping a YAML file holds (see the module docstring)."""
+    if not isinstance(data, dict):
+        raise CaseError(f"{name}: expected a mapping with 'nodes' and 'jobs'")
+    unknown = set(data) - {"name", "nodes", "jobs", "horizon", "queues", "description", "source"}
+    if unknown:
+        raise CaseError(f"{sorted(unknown)[0]}: unknown field (fields: name, nodes, jobs, horizon, queues)")
+    nodes = data.get("nodes")
+    if not isinstance(nodes, dict):
+        raise CaseError("nodes: expected a mapping {count, cpu, mem}")
+    for key in ("count", "cpu", "mem"):
+        if key not in nodes:
+            raise CaseError(f"nodes.{key}: missing")
+    count = nodes["count"]
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise CaseError(f"nodes.count: must be a positive integer (got {count!r})")
+    node_cpu = _num(nodes["cpu"], "nodes.cpu", positive=True)
+    node_mem = _num(nodes["mem"], "nodes.mem", positive=True)
+    horizon = None if data.get("horizon") is None else _num(data["horizon"], "horizon", positive=True)
+    queues = data.get("queues") or {}
+    if not isinstance(queues, dict):
+        raise CaseError("queues: expected a mapping {owner: capacity fraction}")
+    queues = {str(q): _num(v, f"queues.{q}", positive=True) for q, v in queues.items()}
+    jobs_data = data.get("jobs")
+    if jobs_data is None or (isinstance(jobs_data, list) and not jobs_data):
+        raise CaseError("jobs: empty workload (no job)")
+    if not isinstance(jobs_data, list):
+        raise CaseError("jobs: expected a list of jobs")
+    jobs = []
+    for k, jd in enumerate(jobs_data):
+        where = f"jobs[{k}]"
+        if not isinstance(jd, dict):
+            raise CaseError(f"{where}: expected a mapping")
+        unknown = set(jd) - _JOB_KEYS
+        if unknown:
+            raise CaseError(f"{where}.{sorted(unknown)[0]}: unknown field")
+        owners = [jd[key] for key in ("owner", "user", "queue", "group") if key in jd]
+        if len(owners) != 1:
+            raise CaseError(f"{where}.owner: give exactly one of owner / user / queue / group")
+        if "submit" not in jd:
+            raise CaseError(f"{where}.submit: missing")
+        phases = jd.get("phases")
+        if not isinstance(phases, dict) or not phases:
+            raise CaseError(f"{where}.phases: expected a mapping {{map: ..., reduce: ...}}")
+        for p in phases:
+            if p not in PHASES:
+                raise CaseError(f"{where}.phases.{p}: unknown phase name (phases: map, reduce)")
+        if "reduce" in phases and "map" not in phases:
+            raise CaseError(f"{where}.phases.reduce: a reduce phase without a map phase")
+        if "map" not in phases:
+            raise CaseError(f"{where}.phases.map: missing")
+        built = tuple(_phase(phases[p], f"{where}.phases.{p}") for p in PHASES if p in phases)
+        until = jd.get("until")
+        jobs.append(Job(name=str(jd.get("name", f"job-{k}")), owner=str(owners[0]),
+                        submit=_num(jd["submit"], f"{where}.submit"), phases=built,
+                        job_class=str(jd.get("class", "")), resubmit=bool(jd.get("resubmit", False)),
+                        until=None if until is None else _num(until, f"{where}.until")))
+    return validate(Workload(count, node_cpu, node_mem, tuple(jobs), str(data.get("name", name)), horizon, queues))
+
+
+def load_yaml(path) -> Workload:
+    """Read a workload YAML file (safe loader, duplicate keys refused: :func:`fairalloc.cases.read_yaml_file`)."""
+    from .cases import read_yaml_file
+    return parse_workload(read_yaml_file(path, "a workload needs nodes and jobs"), Path(path).stem)
+
+
+CSV_COLUMNS = ("job", "user", "submit", "phase", "cpu", "mem", "duration")
+
+
+def load_csv(path, *, nodes: int, node_cpu: float, node_mem: float, horizon: float | None = None) -> Workload:
+    """One row per task (header ``job,user,submit,phase,cpu,mem,duration``); jobs in first-row order."""
+    path = Path(path)
+    try:
+        stream = open(path, encoding="utf-8", newline="")
+    except FileNotFoundError:
+        raise CaseError(f"{path}: no such file") from None
+    jobs: dict[str, dict] = {}
+    with stream:
+        reader = csv.reader(stream)
+        header = next(reader, None)
+        if header is None:
+            raise CaseError(f"{path}: empty workload (no header, no task)")
+        header = [h.strip() for h in header]
+        if tuple(header) != CSV_COLUMNS:
+            raise CaseError(f"{path}, row 1: header must be {','.join(CSV_COLUMNS)} (got {','.join(header)})")
+        for row_no, row in enumerate(reader, start=2):
+            if not row or all(not c.strip() for c in row):
+                continue
+            where = f"{path}, row {row_no}"
+            if len(row) != len(CSV_COLUMNS):
+                raise CaseError(f"{where}: {len(row)} columns, expected {len(CSV_COLUMNS)} ({','.join(CSV_COLUMNS)})")
+            job, user, submit, phase, cpu, mem, duration = (c.strip() for c in row)
+            if not job:
+                raise CaseError(f"{where}: job: missing")
+            if not user:
+                raise CaseError(f"{where}: user: missing")
+            if phase not in PHASES:
+                raise CaseError(f"{where}: phase: unknown phase name {phase!r} (phases: map, reduce)")
+            s = _num(submit, f"{where}: submit")
+            task = _task(cpu, mem, duration, f"{where}: task")
+            j = jobs.setdefault(job, {"user": user, "submit": s, "map": [], "reduce": [], "row": row_no})
+            if j["user"] != user or j["submit"] != s:
+                raise CaseError(f"{where}: user/submit of job {job!r} differ from its row {j['row']}")
+            j[phase].append(task)
+    if not jobs:
+        raise CaseError(f"{path}: empty workload (no task rows)")
+    built = []
+    for name, j in jobs.items():
+        if j["reduce"] and not j["map"]:
+            raise CaseError(f"{path}, row {j['row']}: phase: job {name!r} has a reduce phase without a map phase")
+        phases = (tuple(j["map"]),) + ((tuple(j["reduce"]),) if j["reduce"] else ())
+        built.append(Job(name, j["user"], j["submit"], phases))
+    return validate(Workload(int(nodes), float(node_cpu), float(node_mem), tuple(built), path.stem, horizon))
+
+
+# --------------------------------------------------------------------------- generators
+
+def _jitter(rng: np.random.Generator, mean: float, n: int, spread: float) -> tuple[float, ...]:
+    if spread == 0:
+        return (float(mean),) * n
+    return tuple(float(x) for x in np.round(mean * rng.uniform(1 - spread, 1 + spread, n), 3))
+
+
+def drf_7_2(*, nodes: int = 48, horizon: float = 600.0, tasks_per_job: int = 80, small_users: int = 4,
+            large_users: int = 4, small_duration: float = 20.0, large_duration: float = 40.0,
+            spread: float = 0.0, seed: int = 0) -> Workload:
+    """The DRF paper's section 7.2 set-up (formulations section 8).
+
+    ``nodes`` nodes of 8 CPU / 6 GB; ``small_users`` users (``small-1``...) run jobs of
+    ``tasks_per_job`` tasks ``<1 CPU, 0.5 GB>``, ``large_users`` users (``large-1``...) jobs of tasks
+    ``<2 CPU, 2 GB>``; each user has one job at a time and submits an identical one as soon as it
+    finishes (closed loop) until ``horizon`` (the paper: 10 minutes). Single-phase (map-only) jobs.
+
+    Durations are OUR choice (the paper does not give them): small-job tasks ``small_duration``
+    = 20 s, large-job tasks ``large_duration`` = 40 s, optionally each multiplied by a uniform
+    factor in ``[1 - spread, 1 + spread]`` drawn from ``seed`` (default ``spread = 0``: exact).
+    """
+    rng = np.random.default_rng(seed)
+    jobs = []
+    for cls, users, cpu, mem, dur in (("small", small_users, 1.0, 0.5, small_duration),
+                                      ("large", large_users, 2.0, 2.0, large_duration)):
+        for u in range(1, users + 1):
+            tasks = tuple(Task(cpu, mem, d) for d in _jitter(rng, dur, tasks_per_job, spread))
+            jobs.append(Job(f"{cls}-{u}", f"{cls}-{u}", 0.0, (tasks,), cls, resubmit=True))
+    return validate(Workload(nodes, 8.0, 6.0, tuple(jobs), "drf-7.2", float(horizon)))
+
+
+def drf_7_1(*, nodes: int = 48, period: float = 120.0, task_duration: float = 10.0,
+            tasks_per_segment: int | None = None) -> Workload:
+    """The DRF paper's section 7.1 set-up: two jobs whose task demands switch every ``period``.
+
+    ``nodes`` nodes of 4 CPU / 14 GB. Owner ``job1`` runs tasks <1 CPU, 10 GB>, then <2, 4>, then
+    <1, 7>; owner ``job2`` <1, 1>, then <1, 3>, then <1, 4>, each for ``period`` seconds (the
+    paper: 2 minutes, 6 minutes in all). Each segment is a job submitted at ``k * period`` with
+    ``until = (k + 1) * period`` (no task starts after its segment; unstarted tasks are
+    abandoned), so owners always have work. Task durations: ``task_duration`` = 10 s, OUR choice.
+    ``tasks_per_segment`` (default: enough to keep the whole cluster busy for the segment) tasks.
+    """
+    demands = {"job1": [(1, 10), (2, 4), (1, 7)], "job2": [(1, 1), (1, 3), (1, 4)]}
+    if tasks_per_segment is None:
+        tasks_per_segment = int(math.ceil(nodes * 4 * period / task_duration))
+    jobs = []
+    for owner, segs in demands.items():
+        for k, (cpu, mem) in enumerate(segs):
+            jobs.append(Job(f"{owner}-seg{k + 1}", owner, k * period,
+                            ((Task(float(cpu), float(mem), float(task_duration)),) * tasks_per_segment,),
+                            f"seg{k + 1}", until=(k + 1) * period))
+    return validate(Workload(nodes, 4.0, 14.0, tuple(jobs), "drf-7.1", 3 * period))
+
+
+#: the MFS paper's Table 1 (004_dfd72d4f02d62a8a.txt): jobs, maps per job, reduces per job
+MFS_SETS = {"small": {"small": 80}, "large": {"large": 40}, "mixed": {"small": 40, "large": 20}}
+MFS_SHAPES = {"small": ((1, 10), (1, 1)), "large": ((70, 160), (7, 16))}
+
+
+def mfs_workload(kind: str = "mixed", *, nodes: int = 10, node_cpu: float = 16.0, node_mem: float = 32.0,
+                 seed: int = 0, map_duration: tuple[float, float] = (10.0, 30.0),
+                 reduce_duration: tuple[float, float] = (20.0, 60.0)) -> Workload:
+    """The MFS paper's job sets (formulations section 7), all jobs submitted at time 0.
+
+    * ``small``: 80 jobs, 1-10 maps and 1 reduce each; ``large``: 40 jobs, 70-160 maps and 7-16
+      reduces; both in four job classes of equal size, one owner per class (``group-1``..``group-4``);
+    * ``mixed``: 40 small jobs owned by ``A`` and 20 large jobs owned by ``B``.
+
+    Per job (as in the paper's set-up): demand vector CPU 1 or 2, memory uniform in 0.5-2 GB,
+    shared by all its tasks; map and reduce counts uniform in the table's ranges.
+    OUR choices (the paper's text lost them): the cluster (``nodes`` nodes of 16 CPU / 32 GB;
+    the paper's slot counts 13-17 suggest about 16 cores), task durations uniform in
+    ``map_duration`` / ``reduce_duration`` seconds per job. Deterministic for ``seed``.
+    """
+    if kind not in MFS_SETS:
+        raise CaseError(f"kind: unknown MFS set {kind!r} (sets: {', '.join(MFS_SETS)})")
+    rng = np.random.default_rng(seed)
+    jobs = []
+    for cls, n in MFS_SETS[kind].items():
+        (m_lo, m_hi), (r_lo, r_hi) = MFS_SHAPES[cls]
+        for k in range(n):
+            maps, reduces = int(rng.integers(m_lo, m_hi + 1)), int(rng.integers(r_lo, r_hi + 1))
+            cpu = float(rng.integers(1, 3))
+            mem = round(float(rng.uniform(0.5, 2.0)), 3)
+            md = round(float(rng.uniform(*map_duration)), 3)
+            rd = round(float(rng.uniform(*reduce_duration)), 3)
+            owner = ("A" if cls == "small" else "B") if kind == "mixed" else f"group-{k % 4 + 1}"
+            jobs.append(Job(f"{cls}-{k + 1}", owner, 0.0, ((Task(cpu, mem, md),) * maps, (Task(cpu, mem, rd),) * reduces),
+                            cls))
+    return validate(Workload(nodes, node_cpu, node_mem, tuple(jobs), f"mfs-{kind}"))
+
+
+# --------------------------------------------------------------------------- Alibaba cluster-trace-v2018
+
+#: the columns of cluster-trace-v2018 ``batch_task.csv``, in file order (the file has no header)
+ALIBABA_BATCH_TASK_COLUMNS = ("task_name", "instance_num", "job_name", "task_type", "status", "start_time",
+                              "end_time", "plan_cpu", "plan_mem")
+
+
+def load_alibaba_batch_task(path, *, nodes: int = 100, node_cpu: float = 96.0, node_mem: float = 100.0,
+                            max_jobs: int | None = None, horizon: float | None = None) -> Workload:
+    """A workload from Alibaba cluster-trace-v2018 ``batch_task`` rows (CSV, no header, 9 columns).
+
+    Assumptions (documented, the table does not say everything a workload needs):
+
+    * kept: rows with ``status == Terminated``, ``end_time > start_time`` and both plans > 0;
+      other rows are skipped (the trace has many zero / missing plans);
+    * each row is ``instance_num`` identical tasks: ``cpu = plan_cpu / 100`` cores (plan_cpu is
+      per cent of a core), ``mem = plan_mem / 100 * node_mem`` (plan_mem is normalised to a
+      machine's memory, 0-100; default ``node_mem = 100`` so mem is in those units), ``duration =
+      end_time - start_time`` seconds (the task's wall-clock time, not its instances');
+    * a job's submit time is the earliest ``start_time`` of its rows, shifted so the first job
+      submits at 0 (``batch_task`` has no submit time);
+    * the task DAG is flattened to two phases: tasks whose name starts with ``M`` (and names that
+      are not DAG names, e.g. ``task_...``) are the map phase; ``R`` and ``J`` tasks the reduce
+      phase; a job with no map task keeps its tasks as one (map) phase;
+    * the trace has no user column: each job is its own owner (``owner = job_name``);
+    * the cluster (``nodes`` machines of 96 cores, 100 memory units) is a parameter; a task
+      larger than a node is an error, as for any workload.
+
+    Jobs in order of submit time; ``max_jobs`` keeps the first ones.
+    """
+    path = Path(path)
+    from .traces import _open_text
+    rows: dict[str, dict] = {}
+    ncol = len(ALIBABA_BATCH_TASK_COLUMNS)
+    with _open_text(path) as stream:
+        for lineno, fields in enumerate(csv.reader(stream), start=1):
+            if not fields:
+                continue
+            where = f"{path}, line {lineno}"
+            if len(fields) != ncol:
+                raise CaseError(f"{where}: {len(fields)} columns, expected {ncol} "
+                                f"(batch_task: {', '.join(ALIBABA_BATCH_TASK_COLUMNS)})")
+            task_name, inst, job, _type, status, start, end, pcpu, pmem = (f.strip() for f in fields)
+            if status != "Terminated" or not pcpu or not pmem or not start or not end:
+                continue
+            try:
+                n_inst = int(float(inst))
+            except ValueError:
+                raise CaseError(f"{where}: instance_num {inst!r} is not an integer") from None
+            s = _num(start, f"{where}: start_time")
+            e = _num(end, f"{where}: end_time")
+            c = _num(pcpu, f"{where}: plan_cpu") / 100.0
+            m = _num(pmem, f"{where}: plan_mem") / 100.0 * node_mem
+            if e <= s or c <= 0 or m <= 0 or n_inst < 1:
+                continue
+            phase = "reduce" if task_name[:1] in ("R", "J") and task_name[1:2].isdigit() else "map"
+            j = rows.setdefault(job, {"submit": s, "map": [], "reduce": []})
+            j["submit"] = min(j["submit"], s)
+            j[phase].extend([Task(c, m, e - s)] * n_inst)
+    if not rows:
+        raise CaseError(f"{path}: empty workload (no Terminated task with start < end and plans > 0)")
+    order = sorted(rows.items(), key=lambda kv: (kv[1]["submit"], kv[0]))
+    if max_jobs is not None:
+        order = order[:max_jobs]
+    t0 = order[0][1]["submit"]
+    jobs = []
+    for name, j in order:
+        phases = (tuple(j["map"]), tuple(j["reduce"])) if j["map"] and j["reduce"] else (tuple(j["map"] or j["reduce"]),)
+        jobs.append(Job(name, name, j["submit"] - t0, phases))
+    return validate(Workload(nodes, float(node_cpu), float(node_mem), tuple(jobs), path.stem, horizon))
+
+
+# --------------------------------------------------------------------------- Google 2011
+
+def workload_from_google(source, *, users: int = 10, tasks_per_job: int = 50, nodes: int = 100,
+                         mean_duration: float = 60.0, mean_interarrival: float = 10.0, seed: int = 0,
+                         max_tasks: int | None = None, horizon: float | None = None) -> Workload:
+    """A workload from Google cluster trace 2011 ``task_events`` requests.
+
+    ``source``: task_events file path(s), read with :func:`fairalloc.traces.load_google_task_events`
+    (which keeps one ``<CPU, memory>`` request per task, in trace order), or a ``(k, 2)`` array of
+    such requests. That loader returns requests only, so the rest is ASSUMED:
+
+    * nodes: ``nodes`` machines of capacity 1 CPU / 1 memory (requests are normalised to the
+      largest machine);
+    * jobs: consecutive tasks in trace order, ``tasks_per_job`` per job, single (map) phase;
+      owners ``user-1``..``user-<users>`` round-robin over jobs;
+    * submit times: a Poisson process with mean inter-arrival ``mean_interarrival`` seconds;
+    * durations: exponential with mean ``mean_duration`` seconds, floored at 1 s.
+
+    Deterministic for ``seed``.
+    """
+    from .traces import load_google_task_events
+    if isinstance(source, (str, os.PathLike)) or (isinstance(source, (list, tuple)) and source
+                                                   and isinstance(source[0], (str, os.PathLike))):
+        demands = load_google_task_events(source, max_tasks=max_tasks)
+    else:
+        demands = np.asarray(source, dtype=float)
+        if demands.ndim != 2 or demands.shape[1] != 2:
+            raise CaseError(f"source: expected task_events path(s) or a (k, 2) array, got shape {demands.shape}")
+        if max_tasks is not None:
+            demands = demands[:max_tasks]
+    if len(demands) == 0:
+        raise CaseError("source: empty workload (no task)")
+    if users < 1 or tasks_per_job < 1:
+        raise CaseError("users, tasks_per_job: must be >= 1")
+    rng = np.random.default_rng(seed)
+    n_jobs = -(-len(demands) // tasks_per_job)
+    submits = np.concatenate([[0.0], np.cumsum(rng.exponential(mean_interarrival, n_jobs - 1))])
+    durations = np.maximum(1.0, np.round(rng.exponential(mean_duration, len(demands)), 3))
+    jobs = []
+    for k in range(n_jobs):
+        lo, hi = k * tasks_per_job, min(len(demands), (k + 1) * tasks_per_job)
+        tasks = tuple(Task(float(demands[t, 0]), float(demands[t, 1]), float(durations[t])) for t in range(lo, hi))
+        jobs.append(Job(f"job-{k + 1}", f"user-{k % users + 1}", round(float(submits[k]), 3), (tasks,)))
+    return validate(Workload(nodes, 1.0, 1.0, tuple(jobs), "google-2011", horizon))
