@@ -81,3 +81,54 @@ def hdrf_schedule(instance: Instance, max_launches: int = 10**7) -> np.ndarray:
         for v in paths[node]:
             usage[v] = usage[v] + D[i]
     return tasks
+
+
+# -- the two variants that starve (formulations.md section 7) -------------------------------------------
+
+def _leaves(g: nx.DiGraph, node: str) -> list[str]:
+    return [v for v in nx.dfs_preorder_nodes(g, node) if g.out_degree(v) == 0 and v != ROOT]
+
+
+def naive_hierarchical_drf(instance: Instance) -> np.ndarray:
+    """Naive hierarchical DRF (continuous): at every internal node, weighted DRF among its children,
+    each child acting as one user whose task is the *sum* of its leaves' tasks; a child's bundle is
+    then split among its own children the same way.  A group whose aggregate task needs a saturated
+    resource stops growing, even when some of its leaves do not need that resource: they starve.
+    """
+    from .filling import progressive_filling
+    g = tree(instance)
+    index = {u: i for i, u in enumerate(instance.users)}
+    tasks = np.zeros(instance.n)
+
+    def split(node: str, capacity: np.ndarray) -> None:
+        kids = list(g.successors(node))
+        if not kids:
+            d = instance.demand[index[node]]
+            need = d > 0
+            tasks[index[node]] = min(float(np.min(capacity[need] / d[need])), float(instance.bounds()[index[node]]))
+            return
+        aggregate = np.array([sum(instance.demand[index[u]] for u in _leaves(g, k)) for k in kids])
+        weights = np.array([g.nodes[k]["weight"] for k in kids])
+        share = aggregate / np.where(capacity > 0, capacity, np.inf)
+        usable = ~np.any((aggregate > 0) & (capacity <= 0), axis=1)     # a child needing an empty resource gets 0
+        x = np.zeros(len(kids))
+        if usable.any():
+            x[usable] = progressive_filling(aggregate[usable], capacity, share[usable].max(axis=1) / weights[usable]).tasks
+        for k, units in zip(kids, x):
+            split(k, units * aggregate[kids.index(k)])
+
+    split(ROOT, instance.capacity.astype(float))
+    return tasks
+
+
+def collapsed_weights(instance: Instance) -> np.ndarray:
+    """Leaf weights of the collapsed tree: the product, along the path from the root, of each node's
+    weight over its siblings' total weight."""
+    g = tree(instance)
+    out = np.ones(instance.n)
+    for i, u in enumerate(instance.users):
+        path = nx.shortest_path(g, ROOT, u)
+        for parent, child in zip(path, path[1:]):
+            siblings = sum(g.nodes[c]["weight"] for c in g.successors(parent))
+            out[i] *= g.nodes[child]["weight"] / siblings
+    return out

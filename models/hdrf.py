@@ -30,3 +30,26 @@ class HDRF(Mechanism):
 
     def fast(self, instance):
         return Allocation(instance, hdrf_schedule(instance), self.name, "fast", "H-DRF descent (whole tasks)")
+
+
+@register("hdrf-naive")
+class NaiveHierarchicalDRF(Mechanism):
+    summary = "naive hierarchical DRF: DRF among each node's children on their summed tasks (starves leaves)"
+
+    def fast(self, instance):
+        from fairalloc.hierarchy import naive_hierarchical_drf
+        return Allocation(instance, naive_hierarchical_drf(instance), self.name, "fast", "numpy, level by level")
+
+
+@register("hdrf-collapsed")
+class CollapsedHierarchicalDRF(Mechanism):
+    summary = "the tree collapsed into leaf weights, then weighted DRF (ignores the groups' own shares)"
+
+    def fast(self, instance):
+        from fairalloc import solve
+        from fairalloc.hierarchy import collapsed_weights
+        from fairalloc.instance import Instance
+        flat = Instance(instance.capacity, instance.demand, users=instance.users, resources=instance.resources,
+                        weights=collapsed_weights(instance), max_tasks=instance.max_tasks, name=instance.name)
+        drf = solve(flat, "drf")
+        return Allocation(instance, drf.tasks.copy(), self.name, "fast", "weighted DRF on collapsed weights")

@@ -66,3 +66,22 @@ def test_bad_groups(tmp_path, capsys, groups, users, message):
     assert main(["solve", str(path), "-m", "hdrf"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"fairalloc: {message}"), err
+
+
+def test_naive_and_collapsed_variants_match_their_definitions_on_flat_instances():
+    """Without groups the naive variant is continuous weighted DRF and the collapsed one too."""
+    inst = fairalloc.Instance.from_arrays([9, 18], [[1, 4], [3, 1]], users=["A", "B"], weights=[2, 1])
+    drf = fairalloc.solve(inst, "drf").tasks
+    assert np.allclose(fairalloc.solve(inst, "hdrf-naive").tasks, drf)
+    flat_collapsed = fairalloc.solve(inst, "hdrf-collapsed").tasks       # weights 2/3, 1/3: same ratio
+    assert np.allclose(flat_collapsed, drf)
+
+
+@pytest.mark.parametrize("name, leaf, starved, hdrf", [
+    ("hdrf-starvation-naive", "g2", "hdrf-naive", 10.0),
+    ("hdrf-starvation-collapsed", "dev", "hdrf-collapsed", 5.0),
+])
+def test_the_variants_starve_where_hdrf_does_not(name, leaf, starved, hdrf):
+    case = fairalloc.load_case(name)
+    assert fairalloc.solve(case, "hdrf")[leaf] == hdrf
+    assert fairalloc.solve(case, starved)[leaf] < hdrf
