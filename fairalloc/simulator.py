@@ -26,6 +26,16 @@ Schedulers (``simulate(workload, name)``; unknown names raise :class:`~fairalloc
   fractions (``workload.queues``, equal by default), the queue with the lowest
   ``running slots / capacity fraction`` first (so an idle queue's capacity is lent out), FIFO
   inside the queue.
+* ``mfs``: the MFS paper's two-level DRF (Hadoop Multi-resource Fair Scheduler): owners are
+  *groups* of jobs. A job's dominant share is ``max_r (job's allocation of r / cluster's r) /
+  job.weight``; a group's is ``max_r (sum of its jobs' shares of r) / group weight``
+  (``workload.group_weights``, default 1). For each offered node: groups in increasing dominant
+  share (ties: owner seen first), inside a group its jobs with a runnable task in increasing
+  dominant share (ties: submit order); the first job whose next task fits the node's free CPU
+  and memory gets it (a map task; its reduce tasks only once its maps are done, as for every
+  scheduler). If no job of a group fits, the next group is tried. (The paper's pseudo-code
+  returns null at the first job that does not fit; we go on, as the text describes.) Cost: a sort
+  of groups and of one group's jobs per launch, ``O(n_jobs log n_jobs)``.
 * ``fifo``: jobs in submit order, strict head of line: only the earliest job with a runnable task
   is considered; if its next task does not fit on the node, nothing is launched there.
 
@@ -63,21 +73,21 @@ from dataclasses import dataclass, field
 from .errors import CaseError
 from .workloads import PHASES, Workload
 
-__all__ = ["Scheduler", "DRF", "CPUFair", "Slots", "Capacity", "FIFO", "make_scheduler", "SCHEDULER_NAMES",
+__all__ = ["Scheduler", "DRF", "CPUFair", "Slots", "Capacity", "FIFO", "MFS", "make_scheduler", "SCHEDULER_NAMES",
            "SimState", "SimulationResult", "TaskRecord", "simulate", "drf_shares"]
 
 EPS = 1e-9
 ARRIVE, FINISH, DEADLINE = 0, 1, 2
 
 #: the names ``make_scheduler`` accepts (K a positive integer)
-SCHEDULER_NAMES = ("drf", "cpu-fair", "cpu-fair:oc", "slots:K", "slots:K:oc", "capacity:K", "capacity:K:oc", "fifo")
-
+SCHEDULER_NAMES = ("drf", "mfs", "cpu-fair", "cpu-fair:oc", "slots:K", "slots:K:oc", "capacity:K", "capacity:K:oc",
+                   "fifo")
 
 # --------------------------------------------------------------------------- state
 
 class _JobRun:
     __slots__ = ("id", "spec", "name", "owner", "u", "submit", "phase", "next", "running", "done", "finish",
-                 "cancelled", "job_class")
+                 "cancelled", "job_class", "cpu", "mem")
 
     def __init__(self, jid, spec, name, u, submit):
         self.id, self.spec, self.name, self.u, self.submit = jid, spec, name, u, submit
@@ -85,6 +95,7 @@ class _JobRun:
         self.phase = self.next = self.running = self.done = 0
         self.finish = None
         self.cancelled = False
+        self.cpu = self.mem = 0.0            # allocated now (running tasks)
 
     def runnable(self) -> bool:
         return not self.cancelled and self.next < len(self.spec.phases[self.phase])
@@ -246,6 +257,38 @@ class Capacity(_OwnerOrder):
         return self.state.running[u] / self.capacity[u]
 
 
+class MFS(Scheduler):
+    """The MFS paper's two-level DRF: groups (owners) by weighted dominant share, then the group's
+    jobs by weighted dominant share; the first job whose next task fits the node gets it."""
+
+    name = "mfs"
+
+    def bind(self, state):
+        super().bind(state)
+        weights = state.workload.group_weights or {}
+        self.group_weight = [float(weights.get(o, 1.0)) for o in state.owners]
+
+    def group_share(self, u: int) -> float:
+        return self.state.dominant_share(u) / self.group_weight[u]
+
+    def job_share(self, job) -> float:
+        st = self.state
+        return max(job.cpu / st.total_cpu, job.mem / st.total_mem) / job.spec.weight
+
+    def pick(self, state, node):
+        free_cpu, free_mem = state.free_cpu[node], state.free_mem[node]
+        for u in sorted(range(len(state.owners)), key=lambda u: (self.group_share(u), u)):
+            jobs = [j for j in state.user_jobs[u].values() if j.runnable()]
+            if not jobs:
+                continue
+            jobs.sort(key=lambda j: (self.job_share(j), j.id))
+            for job in jobs:
+                task = job.next_task()
+                if task.cpu <= free_cpu + EPS and task.mem <= free_mem + EPS:
+                    return job
+        return None
+
+
 class FIFO(Scheduler):
     name = "fifo"
 
@@ -265,6 +308,8 @@ def make_scheduler(name: str) -> Scheduler:
     parts = text.split(":")
     if text == "drf":
         return DRF()
+    if text == "mfs":
+        return MFS()
     if text == "fifo":
         return FIFO()
     if parts[0] == "cpu-fair" and (len(parts) == 1 or parts[1:] == ["oc"]):
@@ -512,6 +557,8 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
                 ucpu[u] -= cpu
                 umem[u] -= mem
                 urunning[u] -= 1
+                job.cpu -= cpu
+                job.mem -= mem
                 job.running -= 1
                 job.done += 1
                 finished += 1
@@ -582,6 +629,8 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
                 ucpu[u] += cpu
                 umem[u] += mem
                 urunning[u] += 1
+                job.cpu += cpu
+                job.mem += mem
                 started += 1
                 duration = task.duration
                 load = max((node_cpu - free_cpu[node]) / node_cpu, (node_mem - free_mem[node]) / node_mem)

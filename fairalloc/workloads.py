@@ -17,12 +17,18 @@ Two extra job fields express the DRF paper's experiments:
 ``queues`` (optional) maps owners to capacity fractions for the Capacity Scheduler (missing:
 equal fractions).
 
+Weights for the two-level MFS scheduler (``mfs`` in :mod:`fairalloc.simulator`; other schedulers
+ignore them): a job's ``weight`` (default 1; its dominant share is divided by it inside its
+group) and the workload's ``group_weights`` mapping owners (= groups) to weights (missing: 1; a
+group's dominant share is divided by its weight). Both must be > 0.
+
 YAML format (read with ``yaml.safe_load``)::
 
     name: example                  # optional
     nodes: {count: 4, cpu: 8, mem: 6}
     horizon: 600                   # optional: stop simulating at this time (seconds)
     queues: {alice: 0.5, bob: 0.5} # optional
+    group_weights: {alice: 2}      # optional (MFS): weight of an owner / group, default 1
     jobs:
       - name: j1                   # optional (default job-<index>)
         owner: alice               # or user: / queue: / group:
@@ -30,6 +36,7 @@ YAML format (read with ``yaml.safe_load``)::
         class: small               # optional
         resubmit: false            # optional
         until: 120                 # optional
+        weight: 1                  # optional (MFS): the job's weight inside its group, default 1
         phases:                    # in order; only 'map' and 'reduce'
           map: {count: 80, cpu: 1, mem: 0.5, duration: 20}        # count + one task shape
           reduce: {tasks: [{cpu: 1, mem: 1, duration: 30}]}      # or an explicit list
@@ -90,6 +97,7 @@ class Job:
     job_class: str = ""
     resubmit: bool = False
     until: float | None = None
+    weight: float = 1.0                           # MFS job weight (inside its owner's group)
 
     @property
     def n_tasks(self) -> int:
@@ -105,6 +113,7 @@ class Workload:
     name: str = "workload"
     horizon: float | None = None
     queues: dict = field(default_factory=dict)
+    group_weights: dict = field(default_factory=dict)   # MFS group (= owner) weights, default 1
 
     @property
     def n_tasks(self) -> int:
@@ -185,14 +194,17 @@ def validate(w: Workload) -> Workload:
             raise CaseError(f"{where}.resubmit: a closed-loop job needs a workload horizon")
         if j.until is not None:
             _num(j.until, f"{where}.until")
+        _num(j.weight, f"{where}.weight", positive=True)
     for q, frac in w.queues.items():
         _num(frac, f"queues.{q}", positive=True)
+    for g, weight in w.group_weights.items():
+        _num(weight, f"group_weights.{g}", positive=True)
     return w
 
 
 # --------------------------------------------------------------------------- YAML
 
-_JOB_KEYS = {"name", "owner", "user", "queue", "group", "submit", "class", "resubmit", "until", "phases"}
+_JOB_KEYS = {"name", "owner", "user", "queue", "group", "submit", "class", "resubmit", "until", "weight", "phases"}
 
 
 def _phase(spec, where: str) -> tuple[Task, ...]:
@@ -234,9 +246,10 @@ def parse_workload(data, name: str = "workload") -> Workload:
     """A :class:`Workload` from the mapping a YAML file holds (see the module docstring)."""
     if not isinstance(data, dict):
         raise CaseError(f"{name}: expected a mapping with 'nodes' and 'jobs'")
-    unknown = set(data) - {"name", "nodes", "jobs", "horizon", "queues", "description", "source"}
+    unknown = set(data) - {"name", "nodes", "jobs", "horizon", "queues", "group_weights", "description", "source"}
     if unknown:
-        raise CaseError(f"{sorted(unknown)[0]}: unknown field (fields: name, nodes, jobs, horizon, queues)")
+        raise CaseError(f"{sorted(unknown)[0]}: unknown field (fields: name, nodes, jobs, horizon, queues, "
+                        "group_weights)")
     nodes = data.get("nodes")
     if not isinstance(nodes, dict):
         raise CaseError("nodes: expected a mapping {count, cpu, mem}")
@@ -253,6 +266,10 @@ def parse_workload(data, name: str = "workload") -> Workload:
     if not isinstance(queues, dict):
         raise CaseError("queues: expected a mapping {owner: capacity fraction}")
     queues = {str(q): _num(v, f"queues.{q}", positive=True) for q, v in queues.items()}
+    group_weights = data.get("group_weights") or {}
+    if not isinstance(group_weights, dict):
+        raise CaseError("group_weights: expected a mapping {owner: weight}")
+    group_weights = {str(g): _num(v, f"group_weights.{g}", positive=True) for g, v in group_weights.items()}
     jobs_data = data.get("jobs")
     if jobs_data is None or (isinstance(jobs_data, list) and not jobs_data):
         raise CaseError("jobs: empty workload (no job)")
@@ -286,8 +303,10 @@ def parse_workload(data, name: str = "workload") -> Workload:
         jobs.append(Job(name=str(jd.get("name", f"job-{k}")), owner=str(owners[0]),
                         submit=_num(jd["submit"], f"{where}.submit"), phases=built,
                         job_class=str(jd.get("class", "")), resubmit=bool(jd.get("resubmit", False)),
-                        until=None if until is None else _num(until, f"{where}.until")))
-    return validate(Workload(count, node_cpu, node_mem, tuple(jobs), str(data.get("name", name)), horizon, queues))
+                        until=None if until is None else _num(until, f"{where}.until"),
+                        weight=_num(jd.get("weight", 1.0), f"{where}.weight", positive=True)))
+    return validate(Workload(count, node_cpu, node_mem, tuple(jobs), str(data.get("name", name)), horizon, queues,
+                             group_weights))
 
 
 def load_yaml(path) -> Workload:

@@ -48,13 +48,13 @@ def test_unknown_scheduler_lists_known_ones():
         with pytest.raises(CaseError) as info:
             simulate(drf_7_2(nodes=2, horizon=10), bad)
         msg = str(info.value)
-        assert msg.startswith("scheduler:") and "\n" not in msg and "drf, cpu-fair" in msg and "fifo" in msg
+        assert msg.startswith("scheduler:") and "\n" not in msg and "drf, mfs, cpu-fair" in msg and "fifo" in msg
 
 
 def test_names_round_trip():
     assert [make_scheduler(n).name for n in ("drf", "cpu-fair:oc", "slots:5", "capacity:2:oc", "FIFO")] == \
         ["drf", "cpu-fair:oc", "slots:5", "capacity:2:oc", "fifo"]
-    assert len(SCHEDULER_NAMES) == 8
+    assert len(SCHEDULER_NAMES) == 9
 
 
 @pytest.mark.parametrize("name", STRICT)
