@@ -60,8 +60,11 @@ def hdrf_schedule(instance: Instance, max_launches: int = 10**7) -> np.ndarray:
             return True
         return False
 
+    safe_R = np.where(R > 0, R, np.inf)
+
     def share(node: str) -> float:
-        return float(np.max(np.divide(usage[node], R, out=np.zeros_like(R), where=R > 0))) / g.nodes[node]["weight"]
+        # the same arithmetic as Algorithm 1 (U / (R w)): exact ties must compare equal in both
+        return float(np.max(usage[node] / (safe_R * g.nodes[node]["weight"])))
 
     for _ in range(max_launches):
         node = ROOT
