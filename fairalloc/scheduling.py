@@ -11,6 +11,10 @@ fits, ``O(log n)`` per decision.  Finishing a task releases its resources.
 * Tie-break (documented, deterministic): equal dominant shares go to the user whose next task has
   the larger dominant share, then to the earlier user.  This is the order of Table 1 (B, whose
   task is 1/3 of the CPUs, before A, whose task is 2/9 of the memory).
+* :meth:`DRFScheduler.run_counts` makes the same decisions as :meth:`~DRFScheduler.step` one by
+  one (bit for bit: the same sums, divisions and tie-break), without a record per decision and in
+  batches: the keys every user will have are computed in advance with ``np.cumsum`` and merged by
+  one sort up to a level below which the heap's order is provably that merge.
 * ``policy="stop"``: the pseudo-code, which stops at the first task that does not fit;
   ``policy="skip"``: the text's variant, which sets aside users whose next task does not fit and
   goes on with the others (until a release makes room again).
@@ -26,6 +30,7 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from dataclasses import dataclass, field
+from itertools import islice
 from fractions import Fraction
 from typing import Iterable, Sequence
 
@@ -86,6 +91,10 @@ class DRFScheduler:
         self.version = np.zeros(n, dtype=int)
         self.parked: set[int] = set()                   # skip policy: users whose task did not fit
         self.steps = 0
+        #: counters: decisions made one by one ("single"), decisions made in batches ("batched"),
+        #: batches ("chunks"); see :meth:`run_counts`
+        self.stats = {"single": 0, "batched": 0, "chunks": 0}
+        self._nonneg = bool(np.all(instance.demand >= 0))
         for i in range(n):
             self._push(i)
 
@@ -119,21 +128,27 @@ class DRFScheduler:
         return None
 
     # -- decisions ----------------------------------------------------------------------------------
-    def step(self) -> Launch | None:
-        """One decision of Algorithm 1; ``None`` when nothing more can be launched."""
+    def _decide(self) -> tuple[int, np.ndarray] | None:
+        """One decision of Algorithm 1 without a :class:`Launch` record: ``(user index, task)``."""
         while True:
             i = self._pop()
             if i is None:
                 return None
             task = self.next_task(i)
             if np.all(self.C + task <= self.R * (1 + 1e-12)):
-                return self._launch(i, task)
+                self._apply(i, task)
+                return i, task
             if self.policy == "stop":                   # the pseudo-code: the cluster is full
                 self.heap.clear()
                 return None
             self.parked.add(i)                          # skip: others may still fit
 
-    def _launch(self, i: int, task: np.ndarray) -> Launch:
+    def step(self) -> Launch | None:
+        """One decision of Algorithm 1; ``None`` when nothing more can be launched."""
+        decided = self._decide()
+        return None if decided is None else self._record(*decided)
+
+    def _apply(self, i: int, task: np.ndarray) -> None:
         self.C += task
         self.U[i] += task
         self.s[i] = float(np.max(self.U[i] / (self.R * self.W[i])))
@@ -141,11 +156,18 @@ class DRFScheduler:
         if self.queues[i] is not None:
             self.queues[i].popleft()
         self.steps += 1
+        self.stats["single"] += 1
         self._push(i)
+
+    def _record(self, i: int, task: np.ndarray) -> Launch:
         users = self.instance.users
         return Launch(self.steps, users[i], tuple(float(v) for v in task),
                       {u: tuple(float(v) for v in self.U[k] / self.R) for k, u in enumerate(users)},
                       {u: float(self.s[k]) for k, u in enumerate(users)}, tuple(float(v) for v in self.C / self.R))
+
+    def _launch(self, i: int, task: np.ndarray) -> Launch:
+        self._apply(i, task)
+        return self._record(i, task)
 
     def release(self, user, task) -> None:
         """A task of ``user`` finished: its resources return to the pool."""
@@ -171,6 +193,215 @@ class DRFScheduler:
             trace.append(launch)
         return trace
 
+    # -- many decisions at once -----------------------------------------------------------------------
+    #: candidate launches generated per batch at most; see :meth:`run_counts`
+    chunk_target = 1 << 17
+
+    def run_counts(self, max_launches: int | None = None, *, batch: bool = True) -> np.ndarray:
+        """Decisions until nothing fits (or ``max_launches``); returns the tasks launched per user.
+
+        Exactly the decisions of calling :meth:`step` that many times (same tie-break, policies,
+        floating-point values of ``U``, ``C`` and ``s``), without a :class:`Launch` record per
+        decision, and in batches where that is provably identical (see :meth:`_batch`).
+        ``batch=False``: one decision at a time (the lean single step, for comparison).
+        """
+        before = self.launched.copy()
+        left = np.inf if max_launches is None else int(max_launches)
+        while not batch and left > 0:
+            if self._decide() is None:
+                return self.launched - before
+            left -= 1
+        target = self.chunk_target
+        while left > 0:
+            parked = len(self.parked)
+            got = self._batch(left, target)
+            if got is None:                             # no user is waiting
+                break
+            left -= got
+            # skip: users set aside near the end make long batches wasteful; grow back otherwise
+            target = max(256, target // 4) if len(self.parked) > parked else min(self.chunk_target, 2 * target)
+            if got < 8:                                 # batches do not pay here: a few single steps
+                for _ in range(int(min(left, 32))):
+                    if self._decide() is None:
+                        return self.launched - before
+                    left -= 1
+        return self.launched - before
+
+    def _batch(self, budget, target: int) -> int | None:
+        """Launch, in one go, every next decision whose dominant share is below a level ``theta``.
+
+        Each waiting user's keys ``(s_i, -next task's dominant share, i)`` before her 1st, 2nd, ...
+        further task are computed in advance (``U_i`` by ``np.cumsum`` along her launches: the same
+        sequential additions as one by one, hence the same floats; ``s_i`` the same divisions and
+        maximum).  While no user's keys decrease, the heap pops them in the order of the sorted
+        union of all these sequences (a k-way merge), so the next decisions with ``s < theta`` are
+        those keys in sorted order, provided ``theta`` is at most the first key not computed of
+        every user.  A user whose keys decrease (explicit tasks: an equal share and a larger next
+        task) lowers ``theta`` to her share there.  ``C`` before every decision is again a sequential
+        ``np.cumsum`` (``C + task`` is its next row, the very float the fit test compares); the
+        first task that does not fit ends the run (``stop``) or sets that user aside (``skip``: the
+        others go on, in the same order).  Returns the number of launches (0: none below ``theta``,
+        ``None``: nobody is waiting).
+        """
+        waiting = {}
+        for entry in self.heap:
+            i = entry[2]
+            if entry[3] == self.version[i] and i not in self.parked:
+                waiting[i] = entry
+        if not waiting:
+            return None
+        self.stats["chunks"] += 1
+        act = np.fromiter(sorted(waiting), dtype=np.int64, count=len(waiting))
+        na, m = act.size, self.C.size
+        keys = [waiting[i] for i in act.tolist()]
+        s0 = np.array([e[0] for e in keys], dtype=float)
+        ns0 = np.array([e[1] for e in keys], dtype=float)
+        RW = self.R * self.W[act]
+        rem = self.limit[act] - self.launched[act]
+        first = self.instance.demand[act]
+        queued = [k for k in range(na) if self.queues[act[k]] is not None]
+        if queued:
+            first = first.copy()
+            for k in queued:
+                q = self.queues[act[k]]
+                rem[k] = min(rem[k], len(q))
+                first[k] = q[0]
+        nonneg = self._nonneg
+        # how many further keys of each user: up to a level where about ``target`` lie below
+        d = np.max(first / RW, axis=1)
+        want = int(min(target, budget))
+        pos = d > 0
+        theta = np.inf
+        if pos.any():
+            use = pos.copy()
+            for _ in range(4):
+                inv = 1.0 / d[use]
+                theta = (want + float(np.sum(s0[use] * inv))) / float(np.sum(inv))
+                use = pos & (s0 < theta)
+                if not use.any():
+                    break
+        with np.errstate(invalid="ignore", divide="ignore"):
+            c = np.where(pos, np.floor((theta - s0) / np.where(pos, d, 1.0)) + 2, 64.0)
+        c = np.minimum(np.maximum(c, 1), np.minimum(rem, want + 1)).astype(np.int64)
+        unfinished = c < rem
+        # buckets of users with about as many keys (powers of two): one padded cumsum each
+        bucket = np.ceil(np.log2(c)).astype(np.int64)
+        level = np.inf
+        groups = []
+        qset = set(queued)
+        for b in np.unique(bucket).tolist():
+            ks = np.flatnonzero(bucket == b)
+            cb = int(c[ks].max())
+            A = np.empty((m, cb + 1, ks.size))
+            A[:, 0, :] = self.U[act[ks]].T
+            A[:, 1:, :] = first[ks].T[:, None, :]
+            NS = np.repeat(ns0[ks][None, :], cb, axis=0)
+            qs = [(j, k) for j, k in enumerate(ks.tolist()) if k in qset]
+            for j, k in qs:
+                rows = np.array(list(islice(self.queues[act[k]], int(c[k]))), dtype=float).reshape(-1, m)
+                A[:, 1:1 + len(rows), j] = rows.T
+                nonneg = nonneg and bool(np.all(rows >= 0))
+                if self.tie_break == "larger-task":
+                    NS[:len(rows), j] = -np.max(rows / RW[k], axis=1)
+            cum = np.cumsum(A, axis=1)                  # U_i after t launches: sequential sums
+            S = np.max(cum / RW[ks].T[:, None, :], axis=0)
+            S[0] = s0[ks]
+            NS[0] = ns0[ks]
+            nb = c[ks].copy()
+            fin = unfinished[ks]
+            if fin.any():
+                level = min(level, float(S[nb[fin], np.flatnonzero(fin)].min()))
+            for j, k in qs:                             # keys must not decrease
+                n = int(nb[j])
+                if n > 1:
+                    down = np.flatnonzero((S[1:n, j] == S[:n - 1, j]) & (NS[1:n, j] < NS[:n - 1, j]))
+                    if down.size:
+                        nb[j] = down[0] + 1
+                        level = min(level, float(S[down[0], j]))
+            groups.append((ks, nb, A, cum, S, NS))
+        parts = []
+        for ks, nb, A, cum, S, NS in groups:
+            tt, jj = np.nonzero((np.arange(S.shape[0] - 1)[:, None] < nb[None, :]) & (S[:-1] < level))
+            parts.append((S[tt, jj], NS[tt, jj], ks[jj], tt, A[:, tt + 1, jj].T))
+        Sc = np.concatenate([p[0] for p in parts])
+        if Sc.size == 0:
+            return 0
+        kc = np.concatenate([p[2] for p in parts])
+        tc = np.concatenate([p[3] for p in parts])
+        order = np.argsort(Sc)
+        sorted_s = Sc[order]
+        if np.any(sorted_s[1:] == sorted_s[:-1]):       # equal shares: the full tie-break
+            NSc = np.concatenate([p[1] for p in parts])
+            order = np.lexsort((tc, act[kc], NSc, Sc))
+        kc = kc[order]
+        tasks = np.concatenate([p[4] for p in parts])[order]
+        C = self.C
+        Rtol = self.R * (1 + 1e-12)
+        done_k = []
+        left = budget
+        stopped = False
+        while kc.size and left > 0:
+            if kc.size > left:
+                kc, tasks = kc[:int(left)], tasks[:int(left)]
+            Cc = np.cumsum(np.concatenate([C[None, :], tasks]), axis=0)
+            after = Cc[1:]                              # C + task at each decision, as compared
+            if nonneg:                                  # C only grows: first excess per resource
+                over = np.flatnonzero(Cc[-1] > Rtol)
+                p = min((int(np.searchsorted(after[:, j], Rtol[j], side="right")) for j in over.tolist()),
+                        default=kc.size)
+            else:
+                bad = np.flatnonzero(~np.all(after <= Rtol, axis=1))
+                p = int(bad[0]) if bad.size else kc.size
+            done_k.append(kc[:p])
+            C = Cc[p]
+            left -= p
+            if p == kc.size or left <= 0:
+                break
+            k = kc[p]                                   # the task at p does not fit
+            if self.policy == "stop":
+                stopped = True
+                break
+            self.parked.add(int(act[k]))
+            keep = np.flatnonzero(kc[p + 1:] != k)[:2 * na] + p + 1   # the others go on (a window)
+            kc, tasks = kc[keep], tasks[keep]
+        done = np.concatenate(done_k) if done_k else np.zeros(0, dtype=np.int64)
+        counts = np.bincount(done, minlength=na)
+        self.C = np.array(C, dtype=float)
+        for ks, nb, A, cum, S, NS in groups:
+            cnt = counts[ks]
+            sel = np.flatnonzero(cnt)
+            if sel.size:
+                users = act[ks[sel]]
+                self.U[users] = cum[:, cnt[sel], sel].T
+                self.s[users] = S[cnt[sel], sel]
+        self.launched[act] += counts
+        for k in queued:
+            q = self.queues[act[k]]
+            for _ in range(int(counts[k])):
+                q.popleft()
+        total = int(done.size)
+        self.steps += total
+        self.stats["batched"] += total
+        if stopped:
+            self.heap.clear()
+            return total
+        heap = []
+        moved = counts > 0
+        for k in np.flatnonzero(~moved).tolist():
+            i = int(act[k])
+            if i not in self.parked:
+                heap.append(keys[k])
+        again = moved & (self.launched[act] < self.limit[act])
+        for k in np.flatnonzero(again).tolist():
+            i = int(act[k])
+            if i in self.parked or self.next_task(i) is None:
+                continue
+            self.version[i] += 1
+            heap.append((float(self.s[i]), float(ns0[k]) if k not in qset else self._key(i)[1], i,
+                         int(self.version[i])))
+        heapq.heapify(heap)
+        self.heap = heap
+        return total
 
 def table_1(trace: Iterable[Launch], instance: Instance, exact: bool = True) -> tuple[list[str], list[list[str]]]:
     """Rows in the layout of the paper's Table 1: who was scheduled, each user's resource shares and
