@@ -63,3 +63,14 @@ def assert_same_tasks(first, second, tol: float = AGREEMENT) -> None:
         raise AssertionError(f"{first.mechanism}: {first.method} and {second.method} differ for user "
                              f"{first.instance.users[i]}: {first.tasks[i]!r} vs {second.tasks[i]!r}\n"
                              f"{first.tasks}\n{second.tasks}\ninstance: {first.instance.to_dict()}")
+
+
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    """Run the ``fairalloc`` command in-process; return (exit code, stdout, stderr).
+
+    ``capsys`` is pytest's fixture capturing the two streams.
+    """
+    from .cli import main
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err

@@ -8,14 +8,8 @@ import yaml
 
 import fairalloc
 from fairalloc import registry
-from fairalloc.cli import main
 from fairalloc.testing import close
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out = capsys.readouterr()
-    return code, out.out, out.err
+from fairalloc.testing import run_cli as run
 
 
 def test_solve_json_contract(capsys):

@@ -12,7 +12,7 @@ import fairalloc
 from fairalloc.dynamic import History, normalised
 from fairalloc.models.dmfa_srq import static_optimum
 from fairalloc.properties import check
-from fairalloc.cli import main
+from fairalloc.testing import run_cli as run
 
 SETTINGS = settings(max_examples=max(60, settings().max_examples // 2), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -118,12 +118,6 @@ def test_irreversibility_is_what_separates_it_from_the_static_optimum():
 
 
 # -- CLI: step tables, the JSON steps contract, dynamic checks, bad input -------------------------------
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
 
 def test_solve_prints_steps_and_json_has_them(capsys):
     code, out, _ = run(capsys, "solve", "dmfa-srq-worked-example", "-m", "dmfa-srq")

@@ -6,9 +6,9 @@ import pytest
 import yaml
 
 import fairalloc
-from fairalloc.cli import main
 from fairalloc.falsify import InstanceSpace, falsify, table2
 from fairalloc.properties import check_property
+from fairalloc.testing import run_cli as run
 
 # Table 2 of the DRF paper: the "no" entries
 NO_ENTRIES = [("asset", "sharing_incentive"), ("asset", "bottleneck_fairness"), ("asset", "resource_monotonicity"),
@@ -62,12 +62,6 @@ def test_table2_matches_the_paper(tmp_path):
                    out=tmp_path / "t2.jsonl")
     assert [(c.mechanism, c.property, c.found, c.summary) for c in again] == \
         [(c.mechanism, c.property, c.found, c.summary) for c in cells]
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_cli_falsify_writes_a_case(capsys, tmp_path):

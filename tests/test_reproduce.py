@@ -7,16 +7,10 @@ import pytest
 import yaml
 
 import fairalloc
-from fairalloc.cli import main
 from fairalloc.reproduce import reproduce
+from fairalloc.testing import run_cli as run
 
 LIBRARY = fairalloc.bundled_cases()
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_the_whole_library_reproduces(capsys):

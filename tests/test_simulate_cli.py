@@ -5,13 +5,7 @@ import json
 import pytest
 import yaml
 
-from fairalloc.cli import main
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out = capsys.readouterr()
-    return code, out.out, out.err
+from fairalloc.testing import run_cli as run
 
 
 def test_7_2_comparison_runs_for_every_scheduler_and_writes_figures(capsys, tmp_path):

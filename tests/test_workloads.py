@@ -10,7 +10,7 @@ import pytest
 
 from fairalloc.errors import CaseError
 from fairalloc.workloads import (Job, Task, Workload, drf_7_1, drf_7_2, load_alibaba_batch_task, load_csv,
-                                 load_yaml, mfs_workload, parse_workload, validate, workload_from_google)
+                                 load_yaml, mfs_workload, validate, workload_from_google)
 
 GOOD = """
 name: tiny
