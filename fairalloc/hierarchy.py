@@ -24,15 +24,24 @@ ROOT = "__root__"
 
 def tree(instance: Instance) -> nx.DiGraph:
     """The hierarchy as a directed tree from :data:`ROOT` (flat instances: users under the root)."""
-    g = nx.DiGraph()
-    g.add_node(ROOT, weight=1.0)
     groups = instance.groups or {"parent": {}, "weight": {}}
     user_weight = dict(zip(instance.users, instance.scalar_weights("hdrf")))
     order = [n for n in groups["parent"] if n not in instance.users] + list(instance.users)
-    for node in order:
-        g.add_node(node, weight=float(user_weight.get(node, groups["weight"].get(node, 1.0))))
-    for node in order:
-        g.add_edge(groups["parent"].get(node) or ROOT, node)
+    return tree_from(order, groups["parent"], {**groups["weight"], **user_weight})
+
+
+def tree_from(nodes, parent: dict, weight: dict) -> nx.DiGraph:
+    """A tree from :data:`ROOT` over ``nodes`` (groups and leaves), each under ``parent[node]`` (missing
+    or ``None``: the root) with the attribute ``weight`` (``weight[node]``, default 1). Every node's
+    children are listed in the order of ``nodes``, which is the descent's tie-break order.
+    (:func:`tree` builds a case's tree with it, the simulator's ``hdrf`` scheduler a workload's.)
+    """
+    g = nx.DiGraph()
+    g.add_node(ROOT, weight=1.0)
+    for node in nodes:
+        g.add_node(node, weight=float(weight.get(node, 1.0)))
+    for node in nodes:
+        g.add_edge(parent.get(node) or ROOT, node)
     assert nx.is_arborescence(g), "groups must form a tree"
     return g
 
