@@ -36,6 +36,16 @@ Schedulers (``simulate(workload, name)``; unknown names raise :class:`~fairalloc
   scheduler). If no job of a group fits, the next group is tried. (The paper's pseudo-code
   returns null at the first job that does not fit; we go on, as the text describes.) Cost: a sort
   of groups and of one group's jobs per launch, ``O(n_jobs log n_jobs)``.
+* ``hdrf``: H-DRF (Bhattacharya et al., SoCC 2013) over a tree of owners declared by their names:
+  ``eng/web/alice`` is owner ``alice`` in group ``web`` in group ``eng`` (see :func:`owner_tree`);
+  ``workload.group_weights`` gives any node (owner or group path) its weight among its siblings
+  (default 1), as for ``mfs``. For each offered node: from the root, into the child with the lowest
+  ``dominant share / weight`` of what its whole subtree runs now (cluster-wide shares), skipping
+  children with nothing runnable below or no next task below that fits the node, down to an owner,
+  whose next task is launched. On a flat tree (no '/' in any owner name, no weights) this is
+  exactly ``drf`` (same heap, keys and ties). Cost: one lazy heap per internal node, so heap
+  operations along one root-to-owner path per launch (plus the children tried and declined).
+  The *fairness error* is still measured against flat DRF, not against H-DRF's own shares.
 * ``fifo``: jobs in submit order, strict head of line: only the earliest job with a runnable task
   is considered; if its next task does not fit on the node, nothing is launched there.
 
@@ -73,15 +83,15 @@ from dataclasses import dataclass, field
 from .errors import CaseError
 from .workloads import PHASES, Workload
 
-__all__ = ["Scheduler", "DRF", "CPUFair", "Slots", "Capacity", "FIFO", "MFS", "make_scheduler", "SCHEDULER_NAMES",
-           "SimState", "SimulationResult", "TaskRecord", "simulate", "drf_shares"]
+__all__ = ["Scheduler", "DRF", "CPUFair", "Slots", "Capacity", "FIFO", "MFS", "HDRF", "owner_tree", "make_scheduler",
+           "SCHEDULER_NAMES", "SimState", "SimulationResult", "TaskRecord", "simulate", "drf_shares"]
 
 EPS = 1e-9
 ARRIVE, FINISH, DEADLINE = 0, 1, 2
 
 #: the names ``make_scheduler`` accepts (K a positive integer)
-SCHEDULER_NAMES = ("drf", "mfs", "cpu-fair", "cpu-fair:oc", "slots:K", "slots:K:oc", "capacity:K", "capacity:K:oc",
-                   "fifo")
+SCHEDULER_NAMES = ("drf", "mfs", "hdrf", "cpu-fair", "cpu-fair:oc", "slots:K", "slots:K:oc", "capacity:K",
+                   "capacity:K:oc", "fifo")
 
 # --------------------------------------------------------------------------- state
 
@@ -182,29 +192,53 @@ class _OwnerOrder(Scheduler):
     def changed(self, u):
         self.version[u] += 1
         if self.state.next_job(u) is not None:
-            heapq.heappush(self.heap, (self.key(u), u, self.version[u]))
+            heapq.heappush(self.heap, (self.key(u), u, self.version[u], u))
 
     def pick(self, state, node):
         if self.slots is not None and state.slots_used[node] >= self.slots:
             return None
-        heap, version = self.heap, self.version
-        declined = []
-        found = None
-        while heap:
-            entry = heapq.heappop(heap)
-            u = entry[1]
-            if entry[2] != version[u]:
-                continue                                  # stale
-            job = state.next_job(u)
+        return _first_taker(self.heap, self.version, state, node, self.check_cpu, self.check_mem)
+
+
+_IDLE = object()
+
+
+def _first_taker(heap, version, state, node, check_cpu=True, check_mem=True, group=None):
+    """The first taker of an offer of ``node`` in a lazy heap of entries ``(key, tie, version, id)``.
+
+    Entries are popped in order; stale ones (``version[id]`` moved on) are dropped. An id below
+    ``len(state.owners)`` is an owner: she takes the node if her next task fits it, is idle (entry
+    dropped: ``changed`` pushes her again when work appears) if she has nothing runnable, declines
+    otherwise. Another id is a group, asked with ``group(id, node)``: a job, ``None`` (declines) or
+    :data:`_IDLE`. Declined entries go back into the heap; the taker's entry does not (launching
+    bumps its version, and ``changed`` pushes it again). Returns the job taken, or ``None``.
+    """
+    n = len(state.owners)
+    declined = []
+    found = None
+    while heap:
+        entry = heapq.heappop(heap)
+        c = entry[3]
+        if entry[2] != version[c]:
+            continue
+        if c < n:
+            job = state.next_job(c)
             if job is None:
-                continue                                  # re-pushed by changed() when work appears
-            if state.fits(node, job.next_task(), self.check_cpu, self.check_mem):
-                found = job                               # launching bumps u's version
+                continue
+            if state.fits(node, job.next_task(), check_cpu, check_mem):
+                found = job
                 break
-            declined.append(entry)
-        for entry in declined:
-            heapq.heappush(heap, entry)
-        return found
+        else:
+            found = group(c, node)
+            if found is _IDLE:
+                found = None
+                continue
+            if found is not None:
+                break
+        declined.append(entry)
+    for entry in declined:
+        heapq.heappush(heap, entry)
+    return found
 
 
 class DRF(_OwnerOrder):
@@ -289,6 +323,116 @@ class MFS(Scheduler):
         return None
 
 
+def owner_tree(owners, weights: dict | None = None):
+    """The hierarchy a workload declares in its owner names: a networkx tree from
+    :func:`fairalloc.hierarchy.tree_from`.
+
+    An owner ``eng/web/alice`` is the leaf ``alice`` of group ``web`` inside group ``eng`` (the
+    '/'-separated paths of Mesos' hierarchical roles); node names are the full paths (``eng``,
+    ``eng/web``, ``eng/web/alice``), an owner without '/' hangs from the root, and ``weights``
+    (the workload's ``group_weights``, as for ``mfs``) maps any node's path to its weight among its
+    siblings (default 1). Children are listed in order of first appearance in ``owners``. An owner
+    cannot also be a group (``eng`` owning jobs next to ``eng/web``), nor have an empty path part.
+
+    >>> g = owner_tree(["eng/alice", "ops", "eng/bob"], {"eng": 2})
+    >>> list(g.successors("__root__")), list(g.successors("eng")), g.nodes["eng"]["weight"]
+    (['eng', 'ops'], ['eng/alice', 'eng/bob'], 2.0)
+    """
+    from .hierarchy import tree_from
+    owners = list(owners)
+    parent: dict[str, str | None] = {}
+    for owner in owners:
+        parts = owner.split("/")
+        if not all(parts):
+            raise CaseError(f"owner {owner!r}: empty group name in the path "
+                            "(hierarchical owners look like 'group/user')")
+        for k in range(len(parts)):
+            parent.setdefault("/".join(parts[:k + 1]), "/".join(parts[:k]) or None)
+    groups = set(parent.values())
+    both = [o for o in owners if o in groups]
+    if both:
+        child = next(n for n, p in parent.items() if p == both[0])
+        raise CaseError(f"owner {both[0]!r}: owns jobs and is also the group of {child!r} (an owner must be a leaf)")
+    return tree_from(list(parent), parent, weights or {})
+
+
+class HDRF(Scheduler):
+    """H-DRF (Bhattacharya et al., SoCC 2013) over the owners' tree (:func:`owner_tree`).
+
+    The descent of :func:`fairalloc.hierarchy.hdrf_schedule` on offers: from the root, into the
+    child with the lowest weighted dominant share (of everything its subtree runs now, over the
+    whole cluster), skipping blocked children (no runnable task below, or no next task below that
+    fits the node), down to an owner, whose next job is served as under ``drf``. Every internal node
+    keeps its children in a lazily updated heap, as ``drf`` keeps owners, so a decision costs heap
+    operations along the path (a flat tree is exactly ``drf``'s heap: same keys, same ties).
+    """
+
+    name = "hdrf"
+
+    def bind(self, state):
+        from .hierarchy import ROOT
+        super().bind(state)
+        g = owner_tree(state.owners, state.workload.group_weights)
+        n = len(state.owners)
+        # node ids: owners 0..n-1 (their index u), then groups, then the root
+        ids = {o: u for u, o in enumerate(state.owners)}
+        for name in g:
+            if name not in ids and g.out_degree(name):
+                ids[name] = len(ids)
+        self.n, self.root = n, ids[ROOT]
+        size = len(ids)
+        self.weight = [1.0] * size
+        self.parent = [-1] * size
+        self.rank = [0] * size                       # position among siblings: the tie-break
+        for name, v in ids.items():
+            self.weight[v] = g.nodes[name]["weight"]
+            for k, child in enumerate(g.successors(name)):
+                self.parent[ids[child]], self.rank[ids[child]] = v, k
+        self.groups_above = []                       # per owner: her groups, bottom up (not the root)
+        for u in range(n):
+            path, v = [], self.parent[u]
+            while v != self.root:
+                path.append(v)
+                v = self.parent[v]
+            self.groups_above.append(path)
+        self.cpu = [0.0] * size                      # groups' running totals (owners: state.cpu / mem)
+        self.mem = [0.0] * size
+        self.seen_cpu, self.seen_mem = [0.0] * n, [0.0] * n
+        self.has_work = [False] * n
+        self.working = [0] * size                    # groups: owners below with a runnable task
+        self.version = [0] * size
+        self.heaps: list[list] = [[] for _ in range(size)]
+
+    def changed(self, u):
+        st = self.state
+        version, heaps, parent, rank = self.version, self.heaps, self.parent, self.rank
+        version[u] += 1
+        work = st.next_job(u) is not None
+        delta = work - self.has_work[u]
+        self.has_work[u] = work
+        if work:
+            heapq.heappush(heaps[parent[u]], (st.dominant_share(u) / self.weight[u], rank[u], version[u], u))
+        dc, dm = st.cpu[u] - self.seen_cpu[u], st.mem[u] - self.seen_mem[u]
+        self.seen_cpu[u], self.seen_mem[u] = st.cpu[u], st.mem[u]
+        for v in self.groups_above[u]:
+            self.cpu[v] += dc
+            self.mem[v] += dm
+            self.working[v] += delta
+            version[v] += 1
+            if self.working[v]:
+                key = max(self.cpu[v] / st.total_cpu, self.mem[v] / st.total_mem) / self.weight[v]
+                heapq.heappush(heaps[parent[v]], (key, rank[v], version[v], v))
+
+    def pick(self, state, node):
+        return self._group_offer(self.root, node)
+
+    def _group_offer(self, v, node):
+        """The first taker below group ``v`` (the root included), or :data:`_IDLE` if none has work."""
+        if v != self.root and not self.working[v]:
+            return _IDLE
+        return _first_taker(self.heaps[v], self.version, self.state, node, group=self._group_offer)
+
+
 class FIFO(Scheduler):
     name = "fifo"
 
@@ -310,6 +454,8 @@ def make_scheduler(name: str) -> Scheduler:
         return DRF()
     if text == "mfs":
         return MFS()
+    if text == "hdrf":
+        return HDRF()
     if text == "fifo":
         return FIFO()
     if parts[0] == "cpu-fair" and (len(parts) == 1 or parts[1:] == ["oc"]):

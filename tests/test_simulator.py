@@ -1,18 +1,22 @@
 """fairalloc.simulator: scheduler names, invariants (capacity, slots, every task once, maps before
-reduces, FIFO order), determinism, over-commitment, the DRF paper's 7.1 and 7.2 set-ups in small."""
+reduces, FIFO order), determinism, over-commitment, the DRF paper's 7.1 and 7.2 set-ups in small,
+H-DRF on owner trees (flat: exactly drf; two groups: each group its weighted share)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import statistics
 from collections import Counter, defaultdict
 
 import pytest
 
 from fairalloc.errors import CaseError
-from fairalloc.simulator import SCHEDULER_NAMES, Scheduler, drf_shares, make_scheduler, simulate
+from fairalloc.simulator import SCHEDULER_NAMES, Scheduler, drf_shares, make_scheduler, owner_tree, simulate
+from fairalloc.testing import run_cli
 from fairalloc.workloads import Job, Task, Workload, drf_7_1, drf_7_2, mfs_workload
 
-STRICT = ["drf", "cpu-fair", "slots:3", "slots:6", "capacity:4", "fifo"]
+STRICT = ["drf", "hdrf", "cpu-fair", "slots:3", "slots:6", "capacity:4", "fifo"]
 ALL = STRICT + ["cpu-fair:oc", "slots:6:oc", "capacity:4:oc"]
 
 
@@ -48,18 +52,24 @@ def test_unknown_scheduler_lists_known_ones():
         with pytest.raises(CaseError) as info:
             simulate(drf_7_2(nodes=2, horizon=10), bad)
         msg = str(info.value)
-        assert msg.startswith("scheduler:") and "\n" not in msg and "drf, mfs, cpu-fair" in msg and "fifo" in msg
+        assert msg.startswith("scheduler:") and "\n" not in msg and "drf, mfs, hdrf, cpu-fair" in msg and "fifo" in msg
 
 
 def test_names_round_trip():
-    assert [make_scheduler(n).name for n in ("drf", "cpu-fair:oc", "slots:5", "capacity:2:oc", "FIFO")] == \
-        ["drf", "cpu-fair:oc", "slots:5", "capacity:2:oc", "fifo"]
-    assert len(SCHEDULER_NAMES) == 9
+    assert [make_scheduler(n).name for n in ("drf", "cpu-fair:oc", "slots:5", "capacity:2:oc", "FIFO", "HDRF")] == \
+        ["drf", "cpu-fair:oc", "slots:5", "capacity:2:oc", "fifo", "hdrf"]
+    assert len(SCHEDULER_NAMES) == 10
 
 
-@pytest.mark.parametrize("name", STRICT)
-def test_invariants_on_a_map_reduce_workload(name):
-    w = small_mfs()
+def nested(w):
+    """``w`` with its owners moved into a tree: ``A`` -> ``x/y/A``, ``B`` -> ``x/B``."""
+    owner = {"A": "x/y/A", "B": "x/B"}
+    return dataclasses.replace(w, jobs=tuple(dataclasses.replace(j, owner=owner[j.owner]) for j in w.jobs))
+
+
+@pytest.mark.parametrize("name, grouped", [(name, False) for name in STRICT] + [("hdrf", True)])
+def test_invariants_on_a_map_reduce_workload(name, grouped):
+    w = nested(small_mfs()) if grouped else small_mfs()
     r = simulate(w, name, record_tasks=True)
     # every task runs exactly once, and all finish (no horizon)
     keys = Counter((t.job, t.phase, t.index) for t in r.tasks)
@@ -195,3 +205,102 @@ def test_capacity_queues_follow_their_fractions():
     bad = Workload(base.nodes, base.node_cpu, base.node_mem, base.jobs, "q", base.horizon, {"small-1": 1.0})
     with pytest.raises(CaseError, match=r"^queues\.small-2: owner has no queue capacity"):
         simulate(bad, "capacity:6")
+
+
+# --------------------------------------------------------------------------- H-DRF
+
+def without_run_facts(result):
+    d = result.to_dict(include_tasks=True)
+    for key in ("scheduler", "wall_seconds", "events_per_second"):
+        d.pop(key)
+    return d
+
+
+@pytest.mark.parametrize("workload", [small_mfs(), drf_7_2(nodes=4, horizon=300, tasks_per_job=20, spread=0.3, seed=1),
+                                      drf_7_1(nodes=4)], ids=["mfs-mixed", "drf-7.2", "drf-7.1"])
+def test_hdrf_without_groups_is_drf(workload):
+    """No '/' in owner names, no weights: the same launches, task by task, and the same metrics."""
+    assert without_run_facts(simulate(workload, "hdrf", record_tasks=True)) == \
+        without_run_facts(simulate(workload, "drf", record_tasks=True))
+
+
+def two_groups(a=(1.0, 1.0), b=(1.0, 1.0), weights=None):
+    """Group A: one owner with tasks ``a`` (CPU, GB); group B: three owners with tasks ``b``.
+    32 CPU / 64 GB in 4 nodes; 600 tasks per owner of 10-16 s, so all are busy up to the horizon (300 s)."""
+    jobs = []
+    for k, owner in enumerate(["A/a1", "B/b1", "B/b2", "B/b3"]):
+        cpu, mem = a if k == 0 else b
+        tasks = tuple(Task(cpu, mem, 10.0 + (3 * i + 5 * k) % 7) for i in range(600))
+        jobs.append(Job(f"job-{owner}", owner, 0.0, (tasks,)))
+    return Workload(4, 8.0, 16.0, tuple(jobs), "two-groups", 300.0, group_weights=weights or {})
+
+
+def mean_shares(result):
+    """Time-averaged dominant share per owner over the samples after time 0 (all owners busy)."""
+    s = result.samples
+    keep = [k for k, t in enumerate(s["time"]) if t > 0]
+    return {o: statistics.mean(v[k] for k in keep) for o, v in s["shares"].items()}
+
+
+# whole tasks: a share can be off its fluid value by one task's dominant share, here 1/32 (1 CPU of
+# 32 for A's tasks; for B's <0.5 CPU, 2 GB> tasks 2 GB of 64); measured deviations are below it
+ONE_TASK = 1 / 32
+
+
+def test_hdrf_gives_each_group_its_share():
+    """Equal group weights: H-DRF splits the cluster between groups A (1 owner) and B (3 owners),
+    flat DRF between the four owners (measured: H-DRF 0.5 / 0.1875, 0.1562, 0.1562; DRF 0.25 each)."""
+    w = two_groups()
+    h, d = mean_shares(simulate(w, "hdrf")), mean_shares(simulate(w, "drf"))
+    b = ["B/b1", "B/b2", "B/b3"]
+    assert h["A/a1"] == pytest.approx(1 / 2, abs=ONE_TASK)
+    assert sum(h[o] for o in b) == pytest.approx(1 / 2, abs=ONE_TASK)
+    assert all(h[o] == pytest.approx(1 / 6, abs=ONE_TASK) for o in b)
+    assert all(d[o] == pytest.approx(1 / 4, abs=ONE_TASK) for o in d)
+    assert h["A/a1"] > d["A/a1"] + 0.2 and all(h[o] < d[o] for o in b)        # the expected direction
+    # weight 3 for B entitles each of its owners to what A gets: H-DRF meets flat DRF again
+    weighted = mean_shares(simulate(two_groups(weights={"B": 3}), "hdrf"))
+    assert all(weighted[o] == pytest.approx(1 / 4, abs=ONE_TASK) for o in weighted)
+
+
+def test_hdrf_compares_groups_by_the_dominant_share_of_their_sum():
+    """B's owners run <0.5 CPU, 2 GB> (memory-dominant), A's <1 CPU, 0.5 GB>. Fluid H-DRF: equal group
+    shares s with 32 s + 16 s CPU <= 32, so s = 2/3 (measured: A 0.656, B 0.677); flat DRF is bound by
+    memory instead and gives A about 0.31 (measured 0.375 in whole tasks)."""
+    w = two_groups(a=(1.0, 0.5), b=(0.5, 2.0))
+    h, d = mean_shares(simulate(w, "hdrf")), mean_shares(simulate(w, "drf"))
+    group_b = sum(h[o] for o in ("B/b1", "B/b2", "B/b3"))    # same shape, all memory-dominant: shares add
+    assert h["A/a1"] == pytest.approx(2 / 3, abs=ONE_TASK) and group_b == pytest.approx(2 / 3, abs=ONE_TASK)
+    assert d["A/a1"] < 0.4 < h["A/a1"]
+
+
+def test_hdrf_on_the_7_2_set_up_with_groups():
+    """Section 7.2 in small with 4 small-job owners in group 'small' and 1 large-job owner in group
+    'large': H-DRF equalises the two groups' dominant shares (fluid: 4/7 each; large-1 measured 0.554),
+    flat DRF the five owners' (fluid 0.21, large-1 measured 0.253); it finishes more large jobs and fewer
+    small ones."""
+    base = drf_7_2(nodes=4, horizon=600, tasks_per_job=20, small_users=4, large_users=1)
+    w = dataclasses.replace(base, jobs=tuple(dataclasses.replace(j, owner=f"{j.job_class}/{j.owner}")
+                                             for j in base.jobs))
+    h, d = simulate(w, "hdrf"), simulate(w, "drf")
+    assert mean_shares(h)["large/large-1"] > 0.5 > 0.3 > mean_shares(d)["large/large-1"]
+    assert h.completed["large"] > d.completed["large"] and h.completed["small"] < d.completed["small"]
+    assert h.max_overcommit <= 1 + 1e-9 and h.end_time == 600
+
+
+def test_owner_tree_and_bad_owner_paths():
+    g = owner_tree(["eng/web/alice", "ops", "eng/bob"], {"eng": 2, "eng/web/alice": 3})
+    assert list(g.successors("eng")) == ["eng/web", "eng/bob"] and g.nodes["eng/web/alice"]["weight"] == 3
+    for owners, message in ((["eng", "eng/bob"], "owner 'eng': owns jobs and is also the group of 'eng/bob'"),
+                            (["eng//bob"], "owner 'eng//bob': empty group name")):
+        jobs = tuple(Job(f"j{k}", o, 0.0, ((Task(1, 1, 1.0),),)) for k, o in enumerate(owners))
+        with pytest.raises(CaseError, match=f"^{message}"):
+            simulate(Workload(1, 2.0, 2.0, jobs), "hdrf")
+
+
+def test_cli_simulates_hdrf(capsys):
+    code, out, err = run_cli(capsys, "simulate", "drf-7.2", "--nodes", "16", "--scheduler", "drf,hdrf",
+                             "--no-progress")
+    assert code == 0 and err == ""
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[3:]}
+    assert rows["hdrf"] == rows["drf"]                       # 7.2 has no groups: the same run
