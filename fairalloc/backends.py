@@ -77,6 +77,25 @@ def solve_cvxpy(problem, what: str) -> str:
                       + (" (numerical trouble: the answer is not trusted)" if "inaccurate" in problem.status else ""))
 
 
+def convex_task_variables(instance):
+    """The feasible set of a convex program over the users who may run tasks (``T_i > 0``).
+
+    Returns ``(live, x, capacity, constraints)``: the mask of those users, the cvxpy variable of
+    their task counts, the capacity constraint (its duals are the prices) and every constraint
+    (capacity, ``x >= 0``, ``x <= T`` where bounded).
+    """
+    import cvxpy as cp
+    live = instance.bounds() > 0
+    T = instance.bounds()[live]
+    x = cp.Variable(int(live.sum()), name="x")
+    capacity = instance.demand[live].T @ x <= instance.capacity
+    constraints = [capacity, x >= 0]
+    bounded = np.flatnonzero(np.isfinite(T))
+    if bounded.size:
+        constraints.append(x[bounded] <= T[bounded])
+    return live, x, capacity, constraints
+
+
 class Program:
     """The declarative program behind an allocation.
 

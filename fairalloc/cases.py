@@ -401,11 +401,20 @@ def _known(where: str, what: str, name, known) -> str:
     return str(name)
 
 
+def _known_mechanism(where: str, name) -> str:
+    from . import registry
+    try:
+        registry.get(str(name))
+    except FairallocError as exc:
+        raise CaseError(f"{where}: {str(exc).split(': ', 1)[1]}") from None
+    return str(name)
+
+
 def _check_expectations(case: Case) -> None:
     from . import registry
     for k, e in enumerate(case.expect):
         where = f"expect[{k}]"
-        _known(f"{where}.mechanism", "mechanism", e.mechanism, registry.available())
+        _known_mechanism(f"{where}.mechanism", e.mechanism)
         if e.method not in registry.METHODS:
             raise CaseError(f"{where}.method: unknown method '{e.method}' (methods: {', '.join(registry.METHODS)})")
         if e.variant is not None:
@@ -441,7 +450,7 @@ def _claim(claim, where: str, case: Case) -> ClaimSpec:
         parts = match.groupdict()
         claim = ClaimSpec(mechanism=parts["mechanism"], property=parts["property"],
                           holds=parts["verb"] == "satisfies", user=parts["user"], variant=parts["variant"])
-    _known(f"{where}.mechanism", "mechanism", claim.mechanism, registry.available())
+    _known_mechanism(f"{where}.mechanism", claim.mechanism)
     try:
         (prop,) = property_names(claim.property, registry.get(claim.mechanism).kind == "dynamic")
     except FairallocError as exc:

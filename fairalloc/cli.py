@@ -123,7 +123,7 @@ def compare(case, mechanisms, method, fmt, exact):
 
     CASE is a YAML file or the name of a bundled case (list them with 'fairalloc cases').
     """
-    names = _mechanisms(mechanisms, registry.available("static"))
+    names = _mechanisms(mechanisms, registry.available("static", families=False))
     instance = load_case(case).instance
     allocs = [registry.get(n).allocate(instance, method) for n in names]
     if fmt != "table":
@@ -191,8 +191,8 @@ def list_mechanisms(fmt):
     """List registered mechanisms (built-ins and plug-ins) and their methods."""
     rows = []
     for name in registry.available():
-        mech = registry.get(name)
-        rows.append({"name": name, "kind": mech.kind, "fast path": "yes" if mech.has_fast else "no",
+        mech = registry.family(name) or registry.get(name)
+        rows.append({"name": f"{name}:{mech.parameters}" if mech.parameters else name, "kind": mech.kind, "fast path": "yes" if mech.has_fast else "no",
                      "summary": mech.summary})
     _emit(json.dumps(rows, indent=2) if fmt == "json" else tabulate(rows, headers="keys"))
 
@@ -431,7 +431,7 @@ def table2(mechanisms, props, users, resources, zeros, weights, bounds, trials, 
     """
     from .falsify import table2 as run_table2
     from .properties import property_names
-    names = _mechanisms(mechanisms, registry.available("static"))
+    names = _mechanisms(mechanisms, registry.available("static", families=False))
     chosen = property_names(props)
     space = _space(users, resources, zeros, weights, bounds)
     _positive(trials, "--trials"), _positive(budget, "--budget")
@@ -651,6 +651,87 @@ def _plot_simulation(results, folder: Path) -> None:
     fig.tight_layout()
     fig.savefig(folder / "dominant_shares.png", dpi=120, metadata={"Software": None})
     plt.close(fig)
+
+
+@cli.command()
+@click.argument("case")
+@click.option("--alphas", default="0,0.5,1,2,5,inf", show_default=True, metavar="A[,A...]",
+              help="Points of the alpha-fair family: 0 utilitarian, 1 CEEI, inf DRF (max-min).")
+@click.option("--on", type=click.Choice(["shares", "tasks"]), default="shares", show_default=True,
+              help="Alpha-fairness of dominant shares (alpha-fair) or of task counts (alpha-tasks).")
+@click.option("--references", default="drf,ceei,asset,utilitarian", show_default=True, metavar="M[,M...]",
+              help="Mechanisms marked beside the family ('' for none).")
+@click.option("--properties", "props", default="all", show_default=True, metavar="P[,P...]",
+              help="Properties checked at every point ('all', 'none', or names; see 'fairalloc check --help').")
+@click.option("--budget", default=200, show_default=True, help="Verifier evaluations per user (strategy-proofness).")
+@click.option("--method", type=click.Choice(registry.METHODS), default="auto", show_default=True)
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the frontier figure to FILE (.png, .svg or .pdf).")
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def tradeoff(case, alphas, on, references, props, budget, method, plot_file, progress, fmt):
+    """Walk the fairness / efficiency frontier of CASE along the alpha-fair family.
+
+    For every alpha (and DRF, CEEI, Asset, utilitarian beside them): the allocation, efficiency
+    (sum of dominant shares, utilisation, total tasks), fairness (smallest weighted dominant
+    share, Jain's index, envious users) and which properties hold.
+
+    \b
+    Example:
+      fairalloc tradeoff drf-section-4-1
+      fairalloc tradeoff drf-section-4-1 --alphas 0,1,2,5,10,inf --plot frontier.png
+      fairalloc tradeoff my.yaml --on tasks --properties none --format json
+
+    CASE is a YAML file or the name of a bundled case (list them with 'fairalloc cases').
+    """
+    from tqdm import tqdm
+
+    from .properties import PROPERTIES
+    from .tradeoff import frontier, parse_alphas, plot_frontier
+    chosen = parse_alphas(alphas)
+    refs = _mechanisms(references, []) if references.strip() else []
+    wanted = {"all": None, "none": ""}.get(props.strip(), props)
+    if plot_file is not None and plot_file.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise FairallocError(f"--plot: unknown figure format '{plot_file.suffix}' (use .png, .svg or .pdf)")
+    _positive(budget, "--budget")
+    loaded = load_case(case)
+    bar = tqdm(total=len(chosen) + len(refs), unit="point", disable=not progress if progress is not None else None,
+               file=sys.stderr, desc="tradeoff")
+    with bar:
+        points = frontier(loaded, chosen, on=on, references=refs, properties=wanted, method=method, budget=budget,
+                          progress=lambda p: bar.update())
+    if plot_file is not None:
+        plot_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = plot_file.with_name(plot_file.name + ".part" + plot_file.suffix)   # nothing half-written
+        plot_frontier(points, tmp, title=f"{loaded.instance.name}: fairness / efficiency")
+        tmp.replace(plot_file)
+    if fmt == "json":
+        _emit(json.dumps([p.to_dict() for p in points], indent=2))
+        return
+    inst = loaded.instance
+    checked = [name for name in PROPERTIES if points and name in points[0].properties]
+    abbreviations = {name: "".join(w[0] for w in name.split("_")).upper() for name in checked}
+    head = ["point", "sum dom. share", *(f"util. {r}" for r in inst.resources), "tasks", "min share", "Jain",
+            "envious", *abbreviations.values()]
+    rows = [[p.label, _fmt(p.metrics["total_dominant_share"], 4),
+             *(f"{v:.1%}" for v in p.metrics["utilization"].values()), _fmt(p.metrics["total_tasks"], 4),
+             _fmt(p.metrics["min_dominant_share"], 4), _fmt(p.metrics["jain_index"], 4),
+             len(p.metrics["envious_users"]),
+             *(_mark(p.properties[name]) for name in checked)] for p in points]
+    alloc_rows = [[p.label, *(_fmt(v, 4) for v in p.allocation.tasks)] for p in points]
+    parts = [f"{inst.name}: fairness / efficiency ({'dominant shares' if on == 'shares' else 'task counts'})",
+             tabulate(rows, head, disable_numparse=True)]
+    if checked:
+        parts.append("properties: " + ", ".join(f"{a} {n}" for n, a in abbreviations.items())
+                     + "  (yes / NO / n/a; 'fairalloc check CASE -m M' shows witnesses)")
+    parts += ["", "tasks per user", tabulate(alloc_rows, ["point", *inst.users], disable_numparse=True)]
+    if plot_file is not None:
+        parts.append(f"\nwrote {plot_file}")
+    _emit("\n".join(parts))
+
+
+def _mark(result) -> str:
+    return "n/a" if not result.applicable else ("yes" if result.holds else "NO")
 
 
 def main(argv=None) -> int:

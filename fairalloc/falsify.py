@@ -263,7 +263,7 @@ def table2(mechanisms=None, properties=None, *, space: InstanceSpace = InstanceS
     if trials <= 0:
         raise FairallocError(f"--trials: must be positive (got {trials})")
     from . import registry
-    mechs = [get(m) for m in (mechanisms or registry.available("static"))]
+    mechs = [get(m) for m in (mechanisms or registry.available("static", families=False))]
     props = property_names(properties if isinstance(properties, (str, type(None))) else ",".join(properties))
     cells = [(m, p) for m in mechs for p in props]
     task = partial(_table_trial, cells=cells, trials=trials, space=space, seed=seed, budget=budget, method=method)

@@ -110,6 +110,28 @@ def sharing_incentive(allocate: Allocate, inst: Instance, focus=None, **_) -> Pr
         "fair_share_bundle": dict(zip(inst.resources, map(float, fair_bundles[i])))})
 
 
+def envy_values(inst: Instance, x: np.ndarray) -> np.ndarray:
+    """``V[i, k]``: tasks user ``i`` would run from user ``k``'s bundle scaled by ``w_i / w_k``
+    (``-inf`` on the diagonal, so that ``x_i - V[i, i]`` never counts as envy)."""
+    w = inst.scalar_weights("envy_freeness")
+    bundles = x[:, None] * inst.demand
+    values = np.full((inst.n, inst.n), -np.inf)
+    for i in range(inst.n):
+        for k in range(inst.n):
+            if i != k:
+                values[i, k] = leontief(inst, i, bundles[k] * w[i] / w[k])
+    return values
+
+
+def envious_users(inst: Instance, x: np.ndarray) -> list[str]:
+    """The users who prefer some other user's (weight-scaled) bundle to their own."""
+    if inst.n < 2:
+        return []
+    values = envy_values(inst, x)
+    worst = values.max(axis=1)
+    return [u for i, u in enumerate(inst.users) if x[i] - worst[i] < -tolerance(x[i], worst[i])]
+
+
 @_checker("envy_freeness")
 def envy_freeness(allocate: Allocate, inst: Instance, focus=None, **_) -> PropertyResult:
     """``u_i(x_k D_k) w_i / w_k <= x_i``: nobody prefers another's (weight-scaled) bundle."""
@@ -119,17 +141,12 @@ def envy_freeness(allocate: Allocate, inst: Instance, focus=None, **_) -> Proper
     if inst.n < 2:
         return PropertyResult("envy_freeness", True, applicable=False, note="one user")
     x = allocate(inst)
-    w = inst.scalar_weights("envy_freeness")
-    bundles = x[:, None] * inst.demand
-    worst = (np.inf, None)
-    for i in range(inst.n) if focus is None else [focus]:
-        for k in range(inst.n):
-            if i != k:
-                value = leontief(inst, i, bundles[k] * w[i] / w[k])
-                slack = x[i] - value
-                if slack < worst[0]:
-                    worst = (slack, (i, k, value))
-    slack, (i, k, value) = worst
+    values = envy_values(inst, x)
+    slacks = x[:, None] - values
+    if focus is not None:
+        slacks = np.where(np.arange(inst.n)[:, None] == focus, slacks, np.inf)
+    i, k = np.unravel_index(np.argmin(slacks), slacks.shape)
+    slack, value, bundles = slacks[i, k], values[i, k], x[:, None] * inst.demand
     if slack >= -tolerance(x[i], value):
         return PropertyResult("envy_freeness", True, float(slack))
     return PropertyResult("envy_freeness", False, float(slack), {

@@ -14,6 +14,11 @@ Register your own with the decorator::
 
 or, from an installed package, with an entry point in the group ``fairalloc.mechanisms``
 (``my-drf = mypkg.module:MyDRF``).
+
+A *family* of mechanisms (alpha-fairness, FDS) is registered once and named with its parameters
+after a colon: ``alpha-fair:2``, ``alpha-fair:inf``, ``fds:0.5:3``.  Such a class sets
+``parameters`` (how they are written, for help texts) and implements :meth:`Mechanism.with_parameters`.
+Families are left out of the "every mechanism" defaults, which would not know which member to use.
 """
 
 from __future__ import annotations
@@ -36,6 +41,12 @@ class Mechanism:
     summary: str = ""
     #: "static" mechanisms allocate once; "dynamic" ones allocate at every arrival
     kind: str = "static"
+    #: for a family: how its parameters are written after the name (e.g. "ALPHA"); "" otherwise
+    parameters: str = ""
+
+    def with_parameters(self, text: str) -> "Mechanism":
+        """The member of this family named ``<name>:<text>``."""
+        raise UnknownNameError(f"mechanism: '{self.name}' takes no parameters (got '{self.name}:{text}')")
 
     @property
     def has_fast(self) -> bool:
@@ -96,13 +107,27 @@ def get(name: str | Mechanism) -> Mechanism:
     if isinstance(name, Mechanism):
         return name
     _load_builtins_and_plugins()
+    base, colon, parameters = name.partition(":")
     try:
-        return _REGISTRY[name]
+        mech = _REGISTRY[base]
     except KeyError:
         raise UnknownNameError(f"mechanism: unknown mechanism '{name}' (known: {', '.join(available())})") from None
+    if colon:
+        return mech.with_parameters(parameters)
+    if mech.parameters:
+        raise UnknownNameError(f"mechanism: '{base}' is a family; name a member as {base}:{mech.parameters}")
+    return mech
 
 
-def available(kind: str | None = None) -> list[str]:
-    """Names of registered mechanisms (optionally only ``"static"`` or ``"dynamic"`` ones)."""
+def family(name: str) -> Mechanism | None:
+    """The registered family ``name`` (``alpha-fair``, ``fds``), or None if it is not one."""
     _load_builtins_and_plugins()
-    return [k for k, m in _REGISTRY.items() if kind is None or m.kind == kind]
+    mech = _REGISTRY.get(name)
+    return mech if mech is not None and mech.parameters else None
+
+
+def available(kind: str | None = None, *, families: bool = True) -> list[str]:
+    """Names of registered mechanisms (optionally only ``"static"`` or ``"dynamic"`` ones; without
+    the parametrised families when ``families=False``, as the "every mechanism" defaults use)."""
+    _load_builtins_and_plugins()
+    return [k for k, m in _REGISTRY.items() if (kind is None or m.kind == kind) and (families or not m.parameters)]

@@ -1,14 +1,15 @@
 """The fairness notions, one module each (installed as ``fairalloc.models``).
 
 Importing this package registers the built-in mechanisms, in the order tables show them: DRF,
-then the two alternatives the DRF paper compares it with, then the efficiency end.
+then the two alternatives the DRF paper compares it with, then the efficiency end, then the families between them (alpha-fairness, FDS).
 """
 
 from . import drf  # noqa: I001  (registration order is display order)
 from . import asset
 from . import ceei
 from . import utilitarian
+from . import alpha_fair
 from . import dmfa_srq
 from . import hdrf
 
-__all__ = ["asset", "ceei", "dmfa_srq", "drf", "hdrf", "utilitarian"]
+__all__ = ["alpha_fair", "asset", "ceei", "dmfa_srq", "drf", "hdrf", "utilitarian"]

@@ -36,26 +36,32 @@ from fairalloc.registry import Mechanism, register
 from fairalloc.tolerances import MAX_DENOMINATOR
 
 
-def _value_per_task(instance) -> np.ndarray:
-    return instance.scalar_weights("utilitarian") * instance.per_task_dominant_share
-
-
 @register("utilitarian")
 class Utilitarian(Mechanism):
     summary = "Utilitarian: maximise the (weighted) sum of dominant shares"
 
+    value_text = "v_i = w_i mu_i: weighted dominant share per task"
+
+    def task_value(self, instance) -> np.ndarray:
+        """What one task of each user adds to the objective: ``w_i mu_i``."""
+        return instance.scalar_weights(self.name) * instance.per_task_dominant_share
+
+    def exact_task_value(self, ex) -> list[Fraction]:
+        """:meth:`task_value` in rational arithmetic (for the certificate)."""
+        return [ex.W[i][0] * max(ex.D[i][j] / ex.R[j] for j in range(ex.m) if ex.R[j] > 0) for i in range(ex.n)]
+
     def program(self, instance):
         D, R, T = instance.demand, instance.capacity, instance.bounds()
-        v = _value_per_task(instance)
-        lp = pulp.LpProblem("utilitarian", pulp.LpMaximize)
+        v = self.task_value(instance)
+        lp = pulp.LpProblem("linear_welfare", pulp.LpMaximize)
         xs = task_variables(lp, np.zeros(instance.n), T)
         lp += linear_expression(xs, v)
         for j in range(instance.m):
             lp += linear_expression(xs, D[:, j]) <= R[j], f"capacity_{j}"
-        description = "utilitarian: max sum_i w_i mu_i x_i  s.t.  D^T x <= R, 0 <= x <= T"
+        description = f"{self.name}: max sum_i v_i x_i  s.t.  D^T x <= R, 0 <= x <= T   ({self.value_text})"
 
         def solve(prog):
-            solver = solve_lp(lp, "utilitarian")
+            solver = solve_lp(lp, self.name)
             tasks = np.clip(values(xs), 0, None)
             prices = np.array([lp.get_constraint_by_name(f"capacity_{j}").pi or 0.0 for j in range(instance.m)])
             return self._allocation(instance, tasks, "program", f"pulp+{solver}", np.abs(prices))
@@ -65,16 +71,16 @@ class Utilitarian(Mechanism):
         from scipy.optimize import linprog
         from scipy.sparse import csr_matrix
         D, R, T = instance.demand, instance.capacity, instance.bounds()
-        v = _value_per_task(instance)
+        v = self.task_value(instance)
         res = linprog(-v, A_ub=csr_matrix(D.T), b_ub=R, bounds=np.column_stack([np.zeros(instance.n), T]),
                       method="highs")
         if res.status != 0:
-            raise SolverError(f"utilitarian: HiGHS (scipy) failed: {res.message}")
+            raise SolverError(f"{self.name}: HiGHS (scipy) failed: {res.message}")
         prices = -np.asarray(res.ineqlin.marginals)
         return self._allocation(instance, np.clip(res.x, 0, None), "fast", "scipy+HiGHS", prices)
 
     def _allocation(self, instance, tasks, method, solver, prices):
-        v = _value_per_task(instance)
+        v = self.task_value(instance)
         return Allocation(instance, tasks, self.name, method, solver, prices=prices,
                           info={"welfare": float(v @ tasks)}, certify=self._certifier(prices))
 
@@ -85,8 +91,7 @@ class Utilitarian(Mechanism):
         def certify(ex, x):
             if not ex.feasible(x) or any(v < 0 for v in y):
                 return False
-            mu = [max(ex.D[i][j] / ex.R[j] for j in range(ex.m) if ex.R[j] > 0) for i in range(ex.n)]
-            value = [ex.W[i][0] * mu[i] for i in range(ex.n)]
+            value = self.exact_task_value(ex)
             z = [max(Fraction(0), value[i] - sum(ex.D[i][j] * y[j] for j in range(ex.m))) for i in range(ex.n)]
             if any(z[i] > 0 and ex.T[i] is None for i in range(ex.n)):
                 return False
