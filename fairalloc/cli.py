@@ -730,6 +730,40 @@ def tradeoff(case, alphas, on, references, props, budget, method, plot_file, pro
     _emit("\n".join(parts))
 
 
+@cli.command()
+@click.argument("case", required=False)
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (the default keeps the page on this machine).")
+@click.option("--port", default=8050, show_default=True, help="Port (0: any free port).")
+@click.option("--open/--no-open", "open_browser", default=False, show_default=True,
+              help="Open the page in the default web browser.")
+def explore(case, host, port, open_browser):
+    """Explore fairness trade-offs in the browser: edit an instance and watch allocations move.
+
+    \b
+    The page shows, at every edit:
+      - allocations of DRF, Asset, CEEI, utilitarian and alpha-fair (slider) per resource,
+        as in Figure 4 of the DRF paper, with the numbers and efficiency / fairness measures;
+      - property badges (click one for its witness), the alpha-fair frontier with the current point;
+      - a manipulation probe: change one user's reported demand and see her true gain;
+      - arrival-by-arrival playback of the dynamic mechanisms (dmfa-srq, ddrf);
+      - a button that downloads the instance as a YAML case.
+
+    \b
+    Example:
+      fairalloc explore drf-section-4-1            then open http://127.0.0.1:8050/
+      fairalloc explore my.yaml --port 9000 --open
+
+    CASE (optional) is a YAML file or the name of a bundled case; the page can switch cases.
+    """
+    from .explorer import serve
+    if not 0 <= port <= 65535:
+        raise FairallocError(f"--port: must be between 0 and 65535 (got {port})")
+    if case is not None:
+        load_case(case)                 # a bad case fails here, in one line, before serving
+    serve(case, host, port, open_browser)
+
+
 def _mark(result) -> str:
     return "n/a" if not result.applicable else ("yes" if result.holds else "NO")
 

@@ -217,6 +217,19 @@ def _significant(values: np.ndarray, digits: int) -> np.ndarray:
 ROUNDING = (("sig", 1), ("ratio", 1), ("ratio", 2), ("sig", 2), ("ratio", 4), ("ratio", 10), ("sig", 3))
 
 
+def probe(mechanism, instance: Instance, user, report, *, method: str = "auto") -> Lie:
+    """What one given report (``{resource: amount}`` or a vector) is worth to ``user``: her true
+    tasks when truthful and when she reports ``report`` (the bundle it buys, valued with her true
+    demand).  The explorer's manipulation probe."""
+    i = instance.user_index(user)
+    if isinstance(report, dict):
+        report = [float(report.get(r, 0.0)) for r in instance.resources]
+    report = np.asarray(report, dtype=float)
+    search = _Search(get(mechanism), instance, i, 2, method)
+    return Lie(instance.users[i], search.true_tasks(instance.demand[i].copy()), search.true_tasks(report),
+               _as_mapping(instance, report), 2)
+
+
 def best_lie(mechanism, instance: Instance, user, *, budget: int = 2000, seed: int = 0, method: str = "auto",
              hints=(), first_profit: bool = False, evaluate=None) -> Lie:
     """Search one user's reports (see the module docstring) within ``budget`` evaluations.

@@ -122,10 +122,9 @@ def plot_frontier(points: list[Point], target=None, *, current: Point | None = N
 
     ``target``: a file name (``.png``, ``.svg``, ``.pdf``) or None for the matplotlib figure.
     """
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), constrained_layout=True)
+    from matplotlib.figure import Figure     # no pyplot: no global state, safe in the explorer's threads
+    fig = Figure(figsize=(10, 4.2), layout="constrained")
+    axes = fig.subplots(1, 2)
     family = [p for p in points if p.alpha is not None]
     others = [p for p in points if p.alpha is None]
     markers = dict(zip(REFERENCES, ("s", "D", "^", "v")))
@@ -155,7 +154,6 @@ def plot_frontier(points: list[Point], target=None, *, current: Point | None = N
     if target is None:
         return fig
     fig.savefig(target)
-    plt.close(fig)
     return target
 
 
