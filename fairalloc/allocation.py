@@ -172,8 +172,28 @@ class Allocation:
         return f"{self.mechanism} on {self.instance.name}: tasks after each arrival{more}\n" + tabulate(
             rows, ["k", "arrived", "M", "pool", *users, "binding"], disable_numparse=True)
 
-    def _repr_html_(self) -> str:
-        return "<pre>" + self.table() + "</pre>"
+    def _repr_html_(self, digits: int = 4) -> str:
+        """Jupyter: users (tasks, dominant share, bundle per resource; the first users only),
+        a utilisation row and the prices when the mechanism has them, captioned with mechanism, method and solver."""
+        from .html import first_users, shown, table
+        inst = self.instance
+        k, more = shown(inst.n)
+        head = ["user", "tasks", "dominant share"] + (["weighted share"] if inst.weighted else [])
+        bundles = self.tasks[:k, None] * inst.demand[:k]        # only the rows shown, not (n, m)
+        rows = []
+        for i, u in enumerate(first_users(inst, k)):
+            row = [u, _fmt(self.tasks[i], digits), _fmt(self.dominant_shares[i], digits)]
+            if inst.weighted:
+                row.append(_fmt(self.weighted_dominant_shares[i], digits))
+            rows.append(row + [_fmt(v, digits) for v in bundles[i]])
+        pad = [""] * (len(head) - 1)
+        foot = [["utilisation", *pad, *(f"{u:.1%}" + (" (saturated)" if s else "")
+                                        for u, s in zip(self.utilization, self.saturated))]]
+        if self.prices is not None:
+            foot.append(["price", *pad, *(_fmt(p, digits) for p in self.prices)])
+        caption = f"{self.mechanism} on {inst.name} (method {self.method}, solver {self.solver})"
+        groups = [("", len(head)), ("bundle", inst.m)]
+        return table(head + list(inst.resources), rows, caption=caption, foot=foot, more=more, groups=groups)
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{u}={self.tasks[i]:.6g}" for i, u in enumerate(self.instance.users[:6]))

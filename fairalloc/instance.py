@@ -356,6 +356,27 @@ class Instance:
     def __repr__(self) -> str:
         return f"Instance({self.n} users x {self.m} resources: {', '.join(self._resources)})"
 
+    def _repr_html_(self) -> str:
+        """Jupyter: users x resources of demands (first users only), weights and task bounds when
+        present, and a capacity row; touches only the rows it shows."""
+        from .html import first_users, number, shown, table
+        k, more = shown(self.n)
+        head = ["user", *self._resources]
+        columns = []                                # (header, per-row text) of the optional columns
+        if self.weights is not None:
+            w = self.weights[:k]
+            columns.append(("weight" if w.ndim == 1 else f"weight ({', '.join(self._resources)})",
+                            [number(v) if w.ndim == 1 else ", ".join(map(number, v)) for v in w]))
+        for field, values in (("max_tasks", self.max_tasks), ("shared", self.shared)):
+            if values is not None:
+                columns.append((field, ["" if np.isnan(v) else number(v) for v in values[:k]]))
+        head += [h for h, _ in columns]
+        rows = [[u, *map(number, self.demand[i]), *(texts[i] for _, texts in columns)]
+                for i, u in enumerate(first_users(self, k))]
+        foot = [["capacity", *map(number, self.capacity), *[""] * len(columns)]]
+        caption = f"{self.name or 'instance'}: {self.n:,} users x {self.m} resources (demand per task)"
+        return table(head, rows, caption=caption, foot=foot, more=more)
+
     def to_dict(self) -> dict:
         """The instance as a case mapping (the YAML schema of :mod:`fairalloc.cases`)."""
         users = {}

@@ -56,6 +56,37 @@ class PropertyResult:
                 (f"; {self.note}" if self.note else "")
         return "VIOLATED: " + describe_witness(self.name, self.witness)
 
+    def _html_row(self) -> list:
+        from .html import badge
+        status = badge("n/a", "grey") if not self.applicable else \
+            badge("holds", "green") if self.holds else badge("violated", "red")
+        margin = "" if self.margin is None or not self.applicable else f"{self.margin:.4g}"
+        text = describe_witness(self.name, self.witness) if self.applicable and not self.holds else self.note
+        return [self.name, status, margin, text]
+
+    def _repr_html_(self) -> str:
+        return _report_table([self])
+
+
+class PropertyReport(dict):
+    """What :func:`check` returns: ``{property name: PropertyResult}`` (a plain ``dict`` to every
+    caller) that Jupyter shows as a table with a holds / violated / n/a badge per property."""
+
+    def __init__(self, results=(), *, mechanism: str = "", instance: str = ""):
+        super().__init__(results)
+        self.mechanism = mechanism
+        self.instance = instance
+
+    def _repr_html_(self) -> str:
+        caption = f"{self.mechanism} on {self.instance}" if self.mechanism else ""
+        return _report_table(self.values(), caption)
+
+
+def _report_table(results, caption: str = "") -> str:
+    from .html import table
+    return table(["property", "status", "margin", "witness / note"], [r._html_row() for r in results],
+                 caption=caption, align="llrl")
+
 
 # -- valuations ---------------------------------------------------------------------------------
 
@@ -359,12 +390,18 @@ def check_property(mechanism, instance: Instance, prop: str, *, method: str = "a
 
 
 def check(mechanism, instance: Instance, properties=None, *, method: str = "auto", budget: int = 500,
-          seed: int = 0) -> dict[str, PropertyResult]:
-    """Check several properties (default: all eight) of ``mechanism`` on ``instance``."""
-    dynamic = get(mechanism).kind == "dynamic"
+          seed: int = 0) -> PropertyReport:
+    """Check several properties (default: all eight) of ``mechanism`` on ``instance``.
+
+    The :class:`PropertyReport` is a ``dict`` ``{property: PropertyResult}``; Jupyter shows it as
+    a table.
+    """
+    mech = get(mechanism)
     names = property_names(properties if isinstance(properties, (str, type(None))) else ",".join(properties),
-                           dynamic)
-    return {p: check_property(mechanism, instance, p, method=method, budget=budget, seed=seed) for p in names}
+                           mech.kind == "dynamic")
+    return PropertyReport({p: check_property(mechanism, instance, p, method=method, budget=budget, seed=seed)
+                           for p in names}, mechanism=mech.name,
+                          instance=getattr(getattr(instance, "instance", instance), "name", ""))
 
 
 def describe_witness(prop: str, w: dict | None) -> str:
@@ -413,4 +450,5 @@ def _demand_text(demand: dict) -> str:
     return "<" + ", ".join(f"{k}: {v:.6g}" for k, v in demand.items()) + ">"
 
 
-__all__ = ["CHECKERS", "PROPERTIES", "PropertyResult", "check", "check_property", "leontief", "property_names"]
+__all__ = ["CHECKERS", "PROPERTIES", "PropertyReport", "PropertyResult", "check", "check_property", "leontief",
+           "property_names"]
