@@ -145,12 +145,18 @@ def envy_values(inst: Instance, x: np.ndarray) -> np.ndarray:
     """``V[i, k]``: tasks user ``i`` would run from user ``k``'s bundle scaled by ``w_i / w_k``
     (``-inf`` on the diagonal, so that ``x_i - V[i, i]`` never counts as envy)."""
     w = inst.scalar_weights("envy_freeness")
-    bundles = x[:, None] * inst.demand
-    values = np.full((inst.n, inst.n), -np.inf)
-    for i in range(inst.n):
-        for k in range(inst.n):
-            if i != k:
-                values[i, k] = leontief(inst, i, bundles[k] * w[i] / w[k])
+    D, T = inst.demand, inst.bounds()
+    scaled = x[:, None] * D / w[:, None]                 # bundle of k per unit of weight
+    need = D > 0
+    inv = np.where(need, 1.0 / np.where(need, D, 1.0), 0.0)
+    values = np.empty((inst.n, inst.n))
+    rows = max(1, 4_000_000 // max(1, inst.n * inst.m))  # chunks of users keep (rows, n, m) arrays small
+    for start in range(0, inst.n, rows):
+        i = slice(start, start + rows)
+        # tasks i runs from k's scaled bundle: min_j (w_i x_k D_kj / w_k) / D_ij, over the j i needs
+        runs = np.min(np.where(need[i, None, :], scaled[None, :, :] * inv[i, None, :], np.inf), axis=2)
+        values[i] = np.minimum(runs * w[i, None], T[i, None])
+    np.fill_diagonal(values, -np.inf)
     return values
 
 

@@ -191,7 +191,8 @@ class AlphaFair(Mechanism):
         a = self.alpha
         live, x, capacity, constraints = convex_task_variables(instance)
         if not live.any():
-            return _nobody_runs(self.name, instance)
+            return _nobody_runs(self.name, instance,
+                                lambda: self._allocation(instance, np.zeros(instance.n), "program", "none"))
         D, R, T = instance.demand[live], instance.capacity, instance.bounds()[live]
         w, c = instance.scalar_weights(self.name)[live], self.utility_per_task(instance)[live]
         # The objective is scaled by u0^(alpha-1), u0 a typical utility (that of an equal split of
@@ -284,7 +285,8 @@ class FDS(Mechanism):
         lam0 = (1 - beta) / beta
         live, x, capacity, constraints = convex_task_variables(instance)
         if not live.any():
-            return _nobody_runs(self.name, instance)
+            return _nobody_runs(self.name, instance,
+                                lambda: Allocation(instance, np.zeros(instance.n), self.name, "program", "none"))
         mu = instance.per_task_dominant_share[live]
         s = cp.multiply(mu, x)
         total = cp.sum(s)
@@ -306,10 +308,9 @@ class FDS(Mechanism):
         return Program(self.name, description, [("FDS", problem)], solve)
 
 
-def _nobody_runs(name, instance) -> Program:
-    """Every user is bounded to 0 tasks: the empty allocation, nothing to solve."""
-    return Program(name, f"{name}: every user has max_tasks = 0", [],
-                   lambda prog: Allocation(instance, np.zeros(instance.n), name, "program", "none"))
+def _nobody_runs(name, instance, empty) -> Program:
+    """Every user is bounded to 0 tasks: ``empty()`` builds the empty allocation, nothing to solve."""
+    return Program(name, f"{name}: every user has max_tasks = 0", [], lambda prog: empty())
 
 
 def fds_value(shares: np.ndarray, beta: float, lam: float) -> float:

@@ -203,3 +203,15 @@ def test_tradeoff_cli_table_json_and_plot(capsys, tmp_path):
 def test_tradeoff_bad_input(capsys, tmp_path, argv, message):
     code, out, err = run_cli(capsys, "tradeoff", "drf-section-4-1", *argv)
     assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1
+
+
+@given(instances(weights="scalar"), st.data())
+def test_vectorised_envy_matches_pairwise_leontief(inst, data):
+    """envy_values (chunked numpy) against the valuation of each bundle one pair at a time."""
+    from fairalloc.properties import envy_values, leontief
+    x = np.array(data.draw(st.lists(st.floats(0, 10), min_size=inst.n, max_size=inst.n)))
+    values, w = envy_values(inst, x), inst.scalar_weights("test")
+    for i in range(inst.n):
+        for k in range(inst.n):
+            if i != k:
+                assert close(values[i, k], leontief(inst, i, x[k] * inst.demand[k] * w[i] / w[k]), 1e-12)
