@@ -579,8 +579,10 @@ def _workload(source: str, nodes: int | None, node_size: tuple[float, float]):
 @cli.command()
 @click.argument("workload")
 @click.option("--scheduler", "schedulers", default="drf,slots:4,cpu-fair,fifo", show_default=True,
-              metavar="S[,S...]", help="drf, slots:K (K slots per node), capacity:K, cpu-fair, fifo; "
-                                       "':oc' after slots / capacity / cpu-fair lets nodes be over-committed.")
+              metavar="S[,S...]", help="drf, mfs (two-level DRF), hdrf (H-DRF over owner paths 'group/user'), "
+                                       "slots:K (K slots per node), capacity:K, cpu-fair, fifo, quincy (min-cost "
+                                       "flow; small clusters); ':oc' after slots / capacity / cpu-fair lets nodes "
+                                       "be over-committed.")
 @click.option("--nodes", type=int, help="Nodes (generated workloads: override; CSV workloads: required).")
 @click.option("--node-size", default="8,6", show_default=True, metavar="CPU,GB", help="Node size for CSV workloads.")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path),
@@ -621,10 +623,15 @@ def simulate(workload, schedulers, nodes, node_size, plot_dir, progress, fmt):
     head = ["scheduler", *(f"jobs done ({c or 'all'})" for c in classes),
             *(f"mean JCT s ({c or 'all'})" for c in classes), "cpu util.", "mem util.", "fairness error"]
     rows = [[r.scheduler, *(r.completed.get(c, 0) for c in classes),
-             *(f"{r.mean_completion_time.get(c, float('nan')):.1f}" for c in classes),
+             *(_seconds(r.mean_completion_time.get(c)) for c in classes),
              f"{r.utilisation['cpu']:.1%}", f"{r.utilisation['mem']:.1%}", f"{r.fairness_error:.4f}"] for r in results]
     _emit(f"{w.name}: {w.nodes} nodes, {len(w.jobs)} jobs\n" + tabulate(rows, head, disable_numparse=True)
           + (f"\nwrote figures into {plot_dir}" if plot_dir is not None else ""))
+
+
+def _seconds(value) -> str:
+    """A mean completion time, or '-' when no job of that class completed."""
+    return "-" if value is None else f"{value:.1f}"
 
 
 def _plot_simulation(results, folder: Path) -> None:

@@ -22,6 +22,11 @@ ignore them): a job's ``weight`` (default 1; its dominant share is divided by it
 group) and the workload's ``group_weights`` mapping owners (= groups) to weights (missing: 1; a
 group's dominant share is divided by its weight). Both must be > 0.
 
+Hierarchies for ``hdrf`` (H-DRF): an owner's name is its path in the tree, ``/``-separated as
+Mesos hierarchical roles are (``eng/web/alice`` is user ``alice`` in group ``web`` inside group
+``eng``); ``group_weights`` then weighs any owner or group path (default 1).  An owner without
+``/`` hangs from the root, so a workload without paths runs under ``hdrf`` exactly as under ``drf``.
+
 YAML format (read with ``yaml.safe_load``)::
 
     name: example                  # optional

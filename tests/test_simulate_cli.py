@@ -42,3 +42,12 @@ def test_unknown_scheduler_and_workload(capsys):
     assert code == 2 and err.startswith("fairalloc: scheduler: unknown scheduler 'lottery'")
     code, _, err = run(capsys, "simulate", "nope", "--scheduler", "drf")
     assert code == 2 and "neither a file nor a generated workload" in err
+
+
+def test_a_class_with_no_completed_job_shows_a_dash(capsys):
+    """On 4 nodes no large job of the 7.2 set-up finishes: its mean completion time is '-'."""
+    from fairalloc.testing import run_cli
+    code, out, err = run_cli(capsys, "simulate", "drf-7.2", "--nodes", "4", "--scheduler", "drf")
+    assert code == 0, err
+    row = next(line for line in out.splitlines() if line.startswith("drf"))
+    assert row.split()[1] == "0" and row.split()[3] == "-"
