@@ -49,5 +49,5 @@ def test_a_class_with_no_completed_job_shows_a_dash(capsys):
     from fairalloc.testing import run_cli
     code, out, err = run_cli(capsys, "simulate", "drf-7.2", "--nodes", "4", "--scheduler", "drf")
     assert code == 0, err
-    row = next(line for line in out.splitlines() if line.startswith("drf"))
+    row = next(line for line in out.splitlines() if line.startswith("drf "))
     assert row.split()[1] == "0" and row.split()[3] == "-"
