@@ -57,8 +57,11 @@ def linear_expression(variables, coefficients) -> pulp.LpAffineExpression:
 
 
 #: Clarabel settings tried in turn: tight first (the fast paths are checked against the program),
-#: then Clarabel's own defaults when the tight ones end in 'optimal_inaccurate'.
-CLARABEL_SETTINGS = ({"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}, {})
+#: then Clarabel's own defaults when the tight ones end in 'optimal_inaccurate'.  The defaults are
+#: spelled out: cvxpy keeps a problem's last Clarabel settings, so an empty dict would re-use the
+#: tight ones (measured: 'optimal_inaccurate' twice on an instance that solves at the defaults).
+CLARABEL_DEFAULTS = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8}
+CLARABEL_SETTINGS = ({"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}, CLARABEL_DEFAULTS)
 
 
 def solve_cvxpy(problem, what: str) -> str:
@@ -72,7 +75,7 @@ def solve_cvxpy(problem, what: str) -> str:
         except cp.error.SolverError as exc:
             raise SolverError(f"{what}: Clarabel failed: {exc}") from None
         if problem.status == cp.OPTIMAL:
-            return "cvxpy+clarabel" + ("" if settings else " (default tolerances)")
+            return "cvxpy+clarabel" + ("" if settings is not CLARABEL_DEFAULTS else " (default tolerances)")
     raise SolverError(f"{what}: Clarabel returned status '{problem.status}'"
                       + (" (numerical trouble: the answer is not trusted)" if "inaccurate" in problem.status else ""))
 
