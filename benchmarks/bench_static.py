@@ -261,13 +261,17 @@ def bench_ceei(n_small, n_mid, n_large, rep_fast, rep_prog, rep_prog_mid) -> lis
     if error:
         rows.append(_failed_row("2 ceei", "ceei program (fairalloc)", n_small, error))
     nw_f, nw_p = a_fast.info["nash_welfare"], a_prog.info["nash_welfare"]
-    nw_rel = abs(nw_f - nw_p) / abs(nw_p)
+    # Both maximise the Nash welfare: what counts is how far the fast path falls *short* of the
+    # program (when the program is higher).  A program at Clarabel's default tolerances (the
+    # tight ones end 'optimal_inaccurate' at this size) can be the lower one by ~1e-9.
+    nw_rel = max(0.0, nw_p - nw_f) / abs(nw_p)
     tasks_rel = rel_diff(a_fast.tasks, a_prog.tasks)
     rows.append(Row("2 ceei", "ceei Nash welfare: fast vs program", _size(n_small), None, None,
-                    a_prog.solver, None, None, "|NW_f - NW_p| / |NW_p|", nw_rel, None,
+                    a_prog.solver, None, None, "(NW_p - NW_f)+ / |NW_p|", nw_rel, None,
                     f"<= {TARGETS['ceei_nash_rel']:g}", nw_rel <= TARGETS["ceei_nash_rel"],
                     f"{_fallback_note(error)}NW fast {nw_f:.13g}, program {nw_p:.13g} (fast "
-                    f"{'higher' if nw_f > nw_p else 'lower'}); tasks max rel diff {tasks_rel:.1e}",
+                    f"{'higher' if nw_f > nw_p else 'lower'} by {abs(nw_f - nw_p) / abs(nw_p):.1e} relative); "
+                    f"tasks max rel diff {tasks_rel:.1e}",
                     extra={"nw_fast": nw_f, "nw_program": nw_p, "tasks_rel_diff": tasks_rel,
                            "program_error": error}))
     rows.append(ratio_row("2 ceei", "ceei fast vs program", n_small, t_fast, t_prog, a_prog.solver,
