@@ -234,7 +234,8 @@ class AlphaFair(Mechanism):
         from fairalloc.dual_newton import alpha_fair_dual
         tasks, prices, iterations = alpha_fair_dual(instance.demand, instance.capacity,
                                                     instance.scalar_weights(self.name),
-                                                    self.utility_per_task(instance), instance.bounds(), self.alpha)
+                                                    self.utility_per_task(instance), instance.bounds(), self.alpha,
+                                                    name=self.name, check=False)   # a validated Instance
         return self._allocation(instance, tasks, "fast", "numpy dual Newton", prices,
                                 {"newton_iterations": iterations})
 
