@@ -70,6 +70,8 @@ def cli(ctx, debug):
       fairalloc compare drf-section-4-1         DRF, Asset, CEEI, utilitarian side by side
       fairalloc solve drf-section-4-1 -m ceei --exact
       fairalloc model drf-section-4-1 -m drf --write drf.lp
+      fairalloc tradeoff drf-section-4-1        from utilitarian (alpha 0) to DRF (alpha inf)
+      fairalloc explore drf-section-4-1         the same, interactively, in the browser
 
     Every mechanism is a declarative program (a pulp LP or a cvxpy convex program) with a fast
     exact algorithm beside it where one exists. Choose with --method: fast, program, or auto
