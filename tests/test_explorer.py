@@ -157,3 +157,17 @@ def test_explore_cli_refuses_bad_case_and_port(capsys):
     assert code == 2 and out == "" and "no-such-case: no such file" in err
     code, out, err = run_cli(capsys, "explore", "--port", "70000")
     assert code == 2 and "--port: must be between 0 and 65535" in err
+
+
+def test_a_bug_answers_500_and_the_server_goes_on(monkeypatch, capsys):
+    import fairalloc.explorer as explorer
+
+    def broken(body):
+        raise ZeroDivisionError("division by zero")
+    monkeypatch.setattr(explorer, "frontier_view", broken)
+    app = explorer.create_app().test_client()
+    response = app.post("/api/frontier", json={"case": section_4_1()})
+    assert response.status_code == 500
+    assert response.get_json()["error"] == "internal error (ZeroDivisionError: division by zero); please report it"
+    assert "ZeroDivisionError" in capsys.readouterr().err          # the traceback goes to the server's log
+    assert app.post("/api/solve", json={"case": section_4_1(), "mechanisms": ["drf"]}).status_code == 200
