@@ -30,6 +30,10 @@ class ExactInstance:
         self.W = [[as_fraction(v) for v in row] for row in instance.weight_matrix()]
         self.T = [as_fraction(v) for v in instance.bounds()]
 
+    def dominant_share_per_task(self) -> list[Fraction]:
+        """``mu_i = max_j D_ij / R_j`` (unweighted), as :attr:`Instance.per_task_dominant_share`."""
+        return [max(self.D[i][j] / self.R[j] for j in range(self.m) if self.R[j] > 0) for i in range(self.n)]
+
     def used(self, x) -> list[Fraction]:
         return [sum((x[i] * self.D[i][j] for i in range(self.n)), Fraction(0)) for j in range(self.m)]
 

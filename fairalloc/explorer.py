@@ -102,8 +102,9 @@ def page_form(case: Case) -> dict:
 
 # -- what the page shows -----------------------------------------------------------------------
 def _alpha_name(body) -> str:
+    from .tradeoff import FAMILIES
     alpha = body.get("alpha", 2)
-    family = {"shares": "alpha-fair", "tasks": "alpha-tasks"}.get(body.get("on", "shares"))
+    family = FAMILIES.get(body.get("on", "shares"))
     if family is None:
         raise FairallocError(f"on: unknown utility '{body.get('on')}' (choose: shares, tasks)")
     text = "inf" if alpha in ("inf", None) or (isinstance(alpha, (int, float)) and math.isinf(alpha)) else alpha
@@ -203,7 +204,7 @@ def frontier_view(body) -> dict:
     points = frontier(case.instance, DEFAULT_ALPHAS, on=on)
     current = None
     if body.get("alpha") is not None:
-        current = frontier(case.instance, [_alpha_name(body).split(":", 1)[1]], on=on, references=[])[0]
+        current = frontier(case.instance, [registry.get(_alpha_name(body)).alpha], on=on, references=[])[0]
     with _PLOT_LOCK:
         import matplotlib
         with matplotlib.rc_context({"svg.fonttype": "none"}):

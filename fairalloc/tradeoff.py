@@ -49,10 +49,11 @@ class Point:
                 **self.metrics, "properties": {k: v.to_dict() for k, v in self.properties.items()}}
 
 
-def parse_alphas(text: str) -> list[float]:
-    """``"0,0.5,1,2,5,inf"`` -> floats; one clear error naming ``--alphas`` otherwise."""
+def parse_alphas(text) -> list[float]:
+    """``"0,0.5,1,2,5,inf"`` (or a list of numbers and ``"inf"``) -> sorted floats; one clear error
+    naming ``--alphas`` otherwise."""
     alphas = []
-    for part in (p.strip() for p in str(text).split(",")):
+    for part in (str(p).strip() for p in (text.split(",") if isinstance(text, str) else text)):
         if not part:
             continue
         try:
@@ -102,8 +103,7 @@ def frontier(instance, alphas=DEFAULT_ALPHAS, *, on: str = "shares", references=
         raise FairallocError(f"--on: unknown utility '{on}' (choose: {', '.join(FAMILIES)})")
     wanted = [] if properties == "" else property_names(
         properties if isinstance(properties, (str, type(None))) else ",".join(properties))
-    plan = [(alpha_label(float(a)), f"{FAMILIES[on]}:{a}", float(a)) for a in
-            (parse_alphas(",".join(map(str, alphas))))]
+    plan = [(alpha_label(a), f"{FAMILIES[on]}:{a}", a) for a in parse_alphas(alphas)]
     plan += [(name, name, None) for name in references]
     points = []
     for label, name, alpha in plan:

@@ -108,9 +108,7 @@ class _LinearWelfare(Utilitarian):
         return instance.per_task_dominant_share.copy() if self.on == "shares" else np.ones(instance.n)
 
     def exact_task_value(self, ex):
-        if self.on == "tasks":
-            return [Fraction(1)] * ex.n
-        return [max(ex.D[i][j] / ex.R[j] for j in range(ex.m) if ex.R[j] > 0) for i in range(ex.n)]
+        return [Fraction(1)] * ex.n if self.on == "tasks" else ex.dominant_share_per_task()
 
 
 class _TaskMaxMin(MaxMinMechanism):
@@ -169,10 +167,12 @@ class AlphaFair(Mechanism):
     def has_fast(self) -> bool:
         return self.alpha is not None
 
-    def _check(self, instance):
+    def _check(self, instance) -> np.ndarray:
+        """The utility per task; a family without alpha, and per-resource weights (refused by
+        ``scalar_weights`` with the field named), fail here, at the ends too."""
         if self.alpha is None:
             raise UnknownNameError(f"mechanism: '{self.name}' is a family; name a member as {self.name}:ALPHA")
-        self.utility_per_task(instance)     # per-resource weights are refused here, with the field named
+        return self.utility_per_task(instance)
 
     def _allocation(self, instance, tasks, method, solver, prices=None, info=None):
         c, w = self.utility_per_task(instance), instance.scalar_weights(self.name)
@@ -183,7 +183,7 @@ class AlphaFair(Mechanism):
 
     # -- declarative program ---------------------------------------------------------------
     def program(self, instance):
-        self._check(instance)
+        c_all = self._check(instance)
         end = self._end()
         if end is not None:
             return end.program(instance)
@@ -194,7 +194,7 @@ class AlphaFair(Mechanism):
             return _nobody_runs(self.name, instance,
                                 lambda: self._allocation(instance, np.zeros(instance.n), "program", "none"))
         D, R, T = instance.demand[live], instance.capacity, instance.bounds()[live]
-        w, c = instance.scalar_weights(self.name)[live], self.utility_per_task(instance)[live]
+        w, c = instance.scalar_weights(self.name)[live], c_all[live]
         # The objective is scaled by u0^(alpha-1), u0 a typical utility (that of an equal split of
         # every resource), which leaves the optimum unchanged and keeps the power terms near 1.
         equal_split = np.min(np.where(D > 0, (R / max(instance.n, 1)) / np.where(D > 0, D, 1), np.inf), axis=1)
@@ -227,14 +227,14 @@ class AlphaFair(Mechanism):
 
     # -- fast path: Newton on the dual ------------------------------------------------------
     def fast(self, instance):
-        self._check(instance)
+        c = self._check(instance)
         end = self._end()
         if end is not None:
             return end.fast(instance)
         from fairalloc.dual_newton import alpha_fair_dual
         tasks, prices, iterations = alpha_fair_dual(instance.demand, instance.capacity,
                                                     instance.scalar_weights(self.name),
-                                                    self.utility_per_task(instance), instance.bounds(), self.alpha,
+                                                    c, instance.bounds(), self.alpha,
                                                     name=self.name, check=False)   # a validated Instance
         return self._allocation(instance, tasks, "fast", "numpy dual Newton", prices,
                                 {"newton_iterations": iterations})

@@ -48,7 +48,7 @@ class Utilitarian(Mechanism):
 
     def exact_task_value(self, ex) -> list[Fraction]:
         """:meth:`task_value` in rational arithmetic (for the certificate)."""
-        return [ex.W[i][0] * max(ex.D[i][j] / ex.R[j] for j in range(ex.m) if ex.R[j] > 0) for i in range(ex.n)]
+        return [ex.W[i][0] * mu for i, mu in enumerate(ex.dominant_share_per_task())]
 
     def program(self, instance):
         D, R, T = instance.demand, instance.capacity, instance.bounds()
