@@ -36,7 +36,7 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .errors import CaseError, FairallocError
+from .errors import CaseError, FairallocError, closest, unknown
 from .instance import Instance
 
 NonNegative = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
@@ -107,8 +107,10 @@ class ExpectSpec(BaseModel):
     tasks: dict[str, Exact] = {}
     prices: dict[str, Exact] = {}
     steps: list[StepSpec] = []
-    #: relative tolerance (floor 1): |computed - expected| <= tolerance * max(1, |expected|)
-    tolerance: Annotated[float, Field(strict=True, gt=0, lt=1)] = 1e-6
+    #: relative tolerance: |computed - expected| <= tolerance * |expected| + abs_tolerance
+    tolerance: Annotated[float, Field(strict=True, gt=0, lt=1e-2)] = 1e-6
+    #: absolute tolerance, 0 unless the expectation states one (an expected 0 needs one, or exact 0)
+    abs_tolerance: Annotated[float, Field(strict=True, ge=0, allow_inf_nan=False)] = 0.0
     note: str | None = None
 
 
@@ -122,6 +124,9 @@ class ClaimSpec(BaseModel):
     variant: str | None = None
     budget: Annotated[int, Field(strict=True, gt=0)] = 300
     note: str | None = None
+    #: a source states the opposite (that the property holds): where it says so. The case is then
+    #: the counterexample, and reproduce reports the row as "claim does not hold".
+    refutes: str | None = None
 
 
 class ErratumSpec(BaseModel):
@@ -308,7 +313,7 @@ def parse_case(data: Any, where: str = "case") -> Case:
     def vector(mapping: dict[str, float], field_name: str, default: float) -> list[float]:
         for r in mapping:
             if r not in known:
-                raise CaseError(f"{field_name}.{r}: unknown resource '{r}' (resources: {', '.join(resources)})")
+                raise CaseError(f"{field_name}.{r}: {unknown('resource', r, resources)}")
         return [mapping.get(r, default) for r in resources]
 
     demand, weights, bounds, shared = [], [], [], []
@@ -345,11 +350,11 @@ def _hierarchy(spec) -> dict:
         if g in spec.users:
             raise CaseError(f"groups.{g}: a group cannot have a user's name")
         if group.parent is not None and group.parent not in spec.groups:
-            raise CaseError(f"groups.{g}.parent: unknown group '{group.parent}' (groups: {', '.join(spec.groups)})")
+            raise CaseError(f"groups.{g}.parent: {unknown('group', group.parent, spec.groups)}")
         parent[g], weight[g] = group.parent, group.weight
     for u, user in spec.users.items():
         if user.group is not None and user.group not in spec.groups:
-            raise CaseError(f"users.{u}.group: unknown group '{user.group}' (groups: {', '.join(spec.groups)})")
+            raise CaseError(f"users.{u}.group: {unknown('group', user.group, spec.groups)}")
         parent[u] = user.group
         weight[u] = user.weight if isinstance(user.weight, (int, float)) else 1.0
     for g in spec.groups:                    # walking up must reach the root
@@ -366,7 +371,7 @@ def _in_arrival_order(users: dict, arrivals: list) -> dict:
     order, seen = [], set()
     for k, name in enumerate(map(str, arrivals)):
         if name not in users:
-            raise CaseError(f"arrivals[{k}]: unknown user '{name}' (users: {', '.join(users)})")
+            raise CaseError(f"arrivals[{k}]: {unknown('user', name, users)}")
         if name in seen:
             raise CaseError(f"arrivals[{k}]: user '{name}' arrives twice")
         seen.add(name)
@@ -397,7 +402,7 @@ def parse_exact(value, where: str) -> Fraction | float:
 
 def _known(where: str, what: str, name, known) -> str:
     if str(name) not in known:
-        raise CaseError(f"{where}: unknown {what} '{name}' ({what}s: {', '.join(map(str, known)) or 'none'})")
+        raise CaseError(f"{where}: {unknown(what, name, known)}")
     return str(name)
 
 
@@ -416,7 +421,7 @@ def _check_expectations(case: Case) -> None:
         where = f"expect[{k}]"
         _known_mechanism(f"{where}.mechanism", e.mechanism)
         if e.method not in registry.METHODS:
-            raise CaseError(f"{where}.method: unknown method '{e.method}' (methods: {', '.join(registry.METHODS)})")
+            raise CaseError(f"{where}.method: {unknown('method', e.method, registry.METHODS)}")
         if e.variant is not None:
             _known(f"{where}.variant", "variant", e.variant, list(case.variants))
         inst = case.scenario(e.variant)
@@ -451,6 +456,8 @@ def _claim(claim, where: str, case: Case) -> ClaimSpec:
         claim = ClaimSpec(mechanism=parts["mechanism"], property=parts["property"],
                           holds=parts["verb"] == "satisfies", user=parts["user"], variant=parts["variant"])
     _known_mechanism(f"{where}.mechanism", claim.mechanism)
+    if claim.refutes is not None and claim.holds:
+        raise CaseError(f"{where}.refutes: a refuted claim is a counterexample, so it states 'holds: false'")
     try:
         (prop,) = property_names(claim.property, registry.get(claim.mechanism).kind == "dynamic")
     except FairallocError as exc:
@@ -471,7 +478,7 @@ def _derive(instance: Instance, variant: VariantSpec, where: str, vector) -> Ins
 
     def user(name, field_name):
         if str(name) not in instance.users:
-            raise CaseError(f"{where}.{field_name}: unknown user '{name}' (users: {', '.join(instance.users)})")
+            raise CaseError(f"{where}.{field_name}: {unknown('user', name, instance.users)}")
         return str(name)
     if kind == "misreport":
         return instance.with_demand(user(variant.misreport.user, "misreport.user"),
@@ -513,8 +520,9 @@ def load_case(path_or_name: str | Path) -> Case:
             text = candidate.read_text(encoding="utf-8")
             case = parse_case(_read_yaml(text, candidate.name), candidate.name)
             return dataclasses.replace(case, path=Path(str(candidate)))
-        raise CaseError(f"{path_or_name}: no such file, and no bundled case of that name "
-                        f"(see 'fairalloc cases')")
+        close = closest(path.name.removesuffix(".yaml"), bundled_cases())
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else " (see 'fairalloc cases')"
+        raise CaseError(f"{path_or_name}: no such file, and no bundled case of that name{hint}")
     case = parse_case(read_yaml_file(path, "a case needs 'resources' and 'users'"), str(path))
     return dataclasses.replace(case, path=path)
 

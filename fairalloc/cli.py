@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import sys
+import textwrap
 from pathlib import Path
 
 import click
@@ -19,9 +20,20 @@ from tabulate import tabulate
 from . import registry
 from .allocation import _fmt
 from .cases import bundled_cases, load_case
-from .errors import FairallocError
+from .errors import FairallocError, closest, unknown
 
-FORMATS = click.Choice(["table", "json", "yaml", "csv"])
+
+
+class Choice(click.Choice):
+    """click's choice of option values, suggesting the closest one for a misspelt value."""
+
+    def get_invalid_choice_message(self, value, ctx) -> str:
+        message = super().get_invalid_choice_message(value, ctx)
+        close = closest(value, self.choices)
+        return message if not close else f"{message.rstrip('.')}; did you mean '{close[0]}'?"
+
+
+FORMATS = Choice(["table", "json", "yaml", "csv"])
 
 
 def _mechanisms(spec: str | None, default: list[str]) -> list[str]:
@@ -84,7 +96,7 @@ def cli(ctx, debug):
 @click.argument("case")
 @click.option("-m", "--mechanism", "mechanisms", metavar="M[,M...]",
               help="Mechanisms, comma-separated (default: drf). See 'fairalloc mechanisms'.")
-@click.option("--method", type=click.Choice(registry.METHODS), default="auto", show_default=True,
+@click.option("--method", type=Choice(registry.METHODS), default="auto", show_default=True,
               help="fast: the exact fast algorithm; program: the declarative LP / convex program.")
 @click.option("--format", "fmt", type=FORMATS, default="table", show_default=True, help="Output format.")
 @click.option("--exact", is_flag=True, help="Also show task counts as verified exact fractions.")
@@ -115,8 +127,8 @@ def solve(case, mechanisms, method, fmt, exact):
 @click.argument("case")
 @click.option("-m", "--mechanism", "mechanisms", metavar="M[,M...]",
               help="Mechanisms to compare (default: every static mechanism).")
-@click.option("--method", type=click.Choice(registry.METHODS), default="auto", show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
+@click.option("--method", type=Choice(registry.METHODS), default="auto", show_default=True)
+@click.option("--format", "fmt", type=Choice(["table", "json", "yaml"]), default="table", show_default=True)
 @click.option("--exact", is_flag=True, help="Show verified exact fractions for task counts.")
 def compare(case, mechanisms, method, fmt, exact):
     """Every static mechanism side by side on CASE (Figure 4 of the DRF paper, in numbers).
@@ -173,9 +185,23 @@ def model(case, mechanism, target):
 
 
 @cli.command("cases")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def list_cases(fmt):
-    """List the bundled cases (papers' worked examples and counterexamples)."""
+@click.argument("name", required=False)
+@click.option("--format", "fmt", type=Choice(["table", "json"]), default="table", show_default=True)
+def list_cases(name, fmt):
+    """List the bundled cases (papers' worked examples and counterexamples), or show one.
+
+    \b
+    Example:
+      fairalloc cases                           every bundled case, with its source
+      fairalloc cases drf-theorem-4             one case: source, users, variants, expectations, errata
+      fairalloc cases my.yaml --format json     a case file as validated data
+
+    NAME is a bundled case name or a YAML file.
+    """
+    if name is not None:
+        case = load_case(name)
+        _emit(json.dumps(case.raw, indent=2) if fmt == "json" else _case_view(case))
+        return
     rows = []
     for name in bundled_cases():
         case = load_case(name)
@@ -187,8 +213,40 @@ def list_cases(fmt):
         _emit(tabulate(rows, headers="keys"))
 
 
+def _case_view(case) -> str:
+    """One case for a reader: where it comes from, the instance, and everything it claims."""
+    inst, raw = case.instance, case.raw
+    parts = [f"{case.name}", f"source: {case.source or '(none)'}"]
+    if case.description:
+        parts.append(textwrap.fill(" ".join(case.description.split()), 100))
+    users = raw["users"]
+    extra = [k for k in ("weight", "max_tasks", "shared", "group") if any(k in (u or {}) for u in users.values())]
+    rows = [[u, *(_fmt(v, 6) for v in inst.demand[i]), *(_plain(users[u].get(k, "")) for k in extra)]
+            for i, u in enumerate(inst.users)]
+    parts += ["", tabulate(rows, ["user", *(f"{r} per task" for r in inst.resources), *extra], disable_numparse=True),
+              "capacity: " + ", ".join(f"{r} {_fmt(c, 6)}" for r, c in zip(inst.resources, inst.capacity))]
+    sections = [("groups", [f"{g}: {_plain(spec)}" for g, spec in raw.get("groups", {}).items()]),
+                ("variants", [f"{v['name']}: " + (v.get("description") or _plain({k: w for k, w in v.items()
+                                                                                    if k != "name"}))
+                              for v in raw.get("variants", [])]),
+                ("expectations", [_plain(e) for e in raw.get("expect", [])]),
+                ("claims", [_plain(c) for c in raw.get("claims", [])]),
+                ("errata", [f"{e['where']}: says {e['says']}; true value {e['value']}" for e in raw.get("errata", [])])]
+    for title, lines in sections:
+        if lines:
+            parts += ["", f"{title}:", *(f"  - {line}" for line in lines)]
+    return "\n".join(parts)
+
+
+def _plain(value) -> str:
+    """A YAML value on one line, as the case file writes it."""
+    if isinstance(value, str):
+        return value
+    return yaml.safe_dump(value, default_flow_style=True, width=10**6, sort_keys=False).strip()
+
+
 @cli.command("mechanisms")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=Choice(["table", "json"]), default="table", show_default=True)
 def list_mechanisms(fmt):
     """List registered mechanisms (built-ins and plug-ins) and their methods."""
     rows = []
@@ -272,11 +330,11 @@ def _space(users, resources, zeros, weights, bounds):
                    "envy_freeness (ef), pareto_efficiency (pe), single_resource_fairness (srf), "
                    "bottleneck_fairness (bf), population_monotonicity (pm), resource_monotonicity (rm).")
 @click.option("--variant", help="Check the named variant of the case instead of the case itself.")
-@click.option("--method", type=click.Choice(registry.METHODS), default="auto", show_default=True)
+@click.option("--method", type=Choice(registry.METHODS), default="auto", show_default=True)
 @click.option("--budget", type=int, default=500, show_default=True,
               help="Verifier evaluations per user for strategy-proofness.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=Choice(["table", "json"]), default="table", show_default=True)
 def check(case, mechanisms, props, variant, method, budget, seed, fmt):
     """Check fairness properties of mechanisms on CASE, with witnesses for violations.
 
@@ -317,8 +375,7 @@ def _variant(case, variant):
     if variant is None:
         return case.instance
     if variant not in case.variants:
-        known = ", ".join(case.variants) or "none"
-        raise FairallocError(f"--variant: unknown variant '{variant}' of {case.name} (variants: {known})")
+        raise FairallocError(f"--variant: {unknown('variant', variant, case.variants)} of {case.name}")
     return case.variants[variant]
 
 
@@ -328,10 +385,10 @@ def _variant(case, variant):
 @click.option("--user", help="Only this user (default: every user).")
 @click.option("--budget", type=int, default=2000, show_default=True, help="Mechanism evaluations per user.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--method", type=click.Choice(registry.METHODS), default="auto", show_default=True)
+@click.option("--method", type=Choice(registry.METHODS), default="auto", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the best profitable lie as a YAML case (with a 'misreport' variant).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=Choice(["table", "json"]), default="table", show_default=True)
 def verify(case, mechanism, user, budget, seed, method, out, fmt):
     """Search the reports that raise a user's true task count (strategy-proofness attack).
 
@@ -375,10 +432,10 @@ def verify(case, mechanism, user, budget, seed, method, out, fmt):
 @click.option("--trials", type=int, default=1000, show_default=True, help="Random instances to try at most.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--budget", type=int, default=200, show_default=True, help="Verifier evaluations per user (sp).")
-@click.option("--method", type=click.Choice(registry.METHODS), default="auto", show_default=True)
+@click.option("--method", type=Choice(registry.METHODS), default="auto", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the shrunk counterexample case.")
 @_engine
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=Choice(["table", "json"]), default="table", show_default=True)
 def falsify(mechanism, prop, users, resources, zeros, weights, bounds, trials, seed, budget, method, out,
             workers, dask_address, results, progress, fmt):
     """Find an instance on which MECHANISM violates PROPERTY, shrink it, and write it as a case.
@@ -423,7 +480,7 @@ def falsify(mechanism, prop, users, resources, zeros, weights, bounds, trials, s
 @click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write each cell's counterexample as a YAML case into this folder.")
 @_engine
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=Choice(["table", "json"]), default="table", show_default=True)
 def table2(mechanisms, props, users, resources, zeros, weights, bounds, trials, seed, budget, out_dir, workers,
            dask_address, results, progress, fmt):
     """Empirical Table 2 of the DRF paper: properties x mechanisms.
@@ -455,7 +512,7 @@ def table2(mechanisms, props, users, resources, zeros, weights, bounds, trials, 
 
 @cli.command()
 @click.argument("cases", nargs=-1)
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--all-rows/--mismatches-only", default=True, show_default=True,
               help="Show every row, or only the rows that did not reproduce.")
 def reproduce(cases, fmt, all_rows):
@@ -469,20 +526,20 @@ def reproduce(cases, fmt, all_rows):
     ("ceei violates strategy_proofness for user 1") and every recorded erratum of the source
     texts is one row. Exit code 1 if anything does not reproduce.
     """
-    from .reproduce import reproduce as run_reproduce
-    rows = run_reproduce(cases)
+    from tqdm import tqdm
+
+    from .reproduce import reproduce as run_reproduce, summary, summary_line
+    rows = run_reproduce(cases, progress=lambda loaded: tqdm(loaded, unit="case", desc="reproduce", file=sys.stderr,
+                                                             disable=None, leave=False))
     bad = [r for r in rows if r.status == "MISMATCH"]
     if fmt == "json":
-        _emit(json.dumps({"rows": [r.to_dict() for r in rows], "checked": len(rows), "mismatches": len(bad),
-                          "errata": sum(r.status == "erratum" for r in rows)}, indent=2))
+        _emit(json.dumps({"rows": [r.to_dict() for r in rows], **summary(rows)}, indent=2))
     else:
         shown = rows if all_rows else bad
         _emit(tabulate([[r.case, r.claim, r.source, r.computed, r.status] for r in shown],
                        ["case", "claim", "source value", "computed value", "status"], disable_numparse=True,
                        maxcolwidths=[None, 52, 30, 52, None]))
-        n_cases = len({r.case for r in rows})
-        _emit(f"\n{len(rows)} rows from {n_cases} cases: {len(rows) - len(bad)} reproduced "
-              f"({sum(r.status == 'erratum' for r in rows)} errata of the sources), {len(bad)} mismatches")
+        _emit("\n" + summary_line(rows))
     if bad:
         raise click.exceptions.Exit(1)
 
@@ -508,11 +565,11 @@ def _machines(specs: tuple[str, ...], m: int):
 @click.argument("case")
 @click.option("--machines", multiple=True, metavar="[Nx]C1,C2,...",
               help="Machines instead of one pool, e.g. --machines 3x4,8 --machines 5,10 (Theorem 7 placement).")
-@click.option("--policy", type=click.Choice(["stop", "skip"]), default="stop", show_default=True,
+@click.option("--policy", type=Choice(["stop", "skip"]), default="stop", show_default=True,
               help="stop: Algorithm 1's pseudo-code (stop at the first task that does not fit); "
                    "skip: go on with users whose tasks still fit.")
 @click.option("--trace/--no-trace", default=True, show_default=True, help="Print every decision (Table 1).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=Choice(["table", "json"]), default="table", show_default=True)
 def schedule(case, machines, policy, trace, fmt):
     """Discrete DRF: Algorithm 1 of the DRF paper, decision by decision (Table 1), or on machines.
 
@@ -590,7 +647,7 @@ def _workload(source: str, nodes: int | None, node_size: tuple[float, float]):
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write utilisation and dominant-share figures (PNG) into this folder.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=Choice(["table", "json"]), default="table", show_default=True)
 def simulate(workload, schedulers, nodes, node_size, plot_dir, progress, fmt):
     """Replay a cluster workload under DRF and slot-based schedulers (discrete-event simulation).
 
@@ -666,18 +723,18 @@ def _plot_simulation(results, folder: Path) -> None:
 @click.argument("case")
 @click.option("--alphas", default="0,0.5,1,2,5,inf", show_default=True, metavar="A[,A...]",
               help="Points of the alpha-fair family: 0 utilitarian, 1 CEEI, inf DRF (max-min).")
-@click.option("--on", type=click.Choice(["shares", "tasks"]), default="shares", show_default=True,
+@click.option("--on", type=Choice(["shares", "tasks"]), default="shares", show_default=True,
               help="Alpha-fairness of dominant shares (alpha-fair) or of task counts (alpha-tasks).")
 @click.option("--references", default="drf,ceei,asset,utilitarian", show_default=True, metavar="M[,M...]",
               help="Mechanisms marked beside the family ('' for none).")
 @click.option("--properties", "props", default="all", show_default=True, metavar="P[,P...]",
               help="Properties checked at every point ('all', 'none', or names; see 'fairalloc check --help').")
 @click.option("--budget", default=200, show_default=True, help="Verifier evaluations per user (strategy-proofness).")
-@click.option("--method", type=click.Choice(registry.METHODS), default="auto", show_default=True)
+@click.option("--method", type=Choice(registry.METHODS), default="auto", show_default=True)
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the frontier figure to FILE (.png, .svg or .pdf).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=Choice(["table", "json"]), default="table", show_default=True)
 def tradeoff(case, alphas, on, references, props, budget, method, plot_file, progress, fmt):
     """Walk the fairness / efficiency frontier of CASE along the alpha-fair family.
 

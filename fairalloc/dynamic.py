@@ -207,12 +207,38 @@ def dynamic_strategy_proofness(history: History, mechanism, *, budget: int = 300
         evaluations=evaluations)
 
 
+def shared_monotonicity(history: History, **_) -> PropertyResult:
+    """A larger shared quantity never ends with a smaller dominant share: ``q_i > q_h`` implies
+    ``x_i^k >= x_h^k`` at every step ``k``. Zhang et al. (2016) read this off their Figures 3 and
+    4; it is not a property of DMFA-SRQ (case ``dmfa-srq-shared-monotonicity``)."""
+    worst = (np.inf, None)
+    for k in _steps_to_check(history.n):
+        x, q = history.x_at(k), history.q[:k]
+        order = np.argsort(q, kind="stable")
+        qs, xs = q[order], x[order]
+        starts = np.searchsorted(qs, qs, side="left")      # users before this index have smaller q
+        best = np.maximum.accumulate(xs)                    # largest share among the first t users
+        for t in np.flatnonzero(starts > 0):
+            h = int(order[int(np.argmax(xs[: starts[t]]))])
+            slack = float(xs[t] - best[starts[t] - 1])
+            if slack < worst[0]:
+                worst = (slack, (k, int(order[t]), h))
+    if worst[1] is None or worst[0] >= -tolerance(1.0) * 1e-3:
+        return PropertyResult("shared_monotonicity", True, None if worst[1] is None else max(worst[0], 0.0))
+    k, i, h = worst[1]
+    inst, x = history.instance, history.x_at(worst[1][0])
+    return PropertyResult("shared_monotonicity", False, worst[0], {
+        "step": k, "user": inst.users[i], "shared": float(history.q[i]), "dominant_share": float(x[i]),
+        "other": inst.users[h], "other_shared": float(history.q[h]), "other_dominant_share": float(x[h])})
+
+
 DYNAMIC_CHECKERS: dict[str, Callable] = {
     "sharing_incentive": dynamic_sharing_incentive,
     "strategy_proofness": dynamic_strategy_proofness,
     "dynamic_pareto_optimality": dynamic_pareto_optimality,
     "dynamic_envy_freeness": dynamic_envy_freeness,
     "irreversibility": irreversibility,
+    "shared_monotonicity": shared_monotonicity,
 }
 DYNAMIC_PROPERTIES = tuple(DYNAMIC_CHECKERS)
 

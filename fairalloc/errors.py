@@ -18,3 +18,28 @@ class UnknownNameError(FairallocError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])
+
+
+def closest(name, known, n: int = 3) -> list[str]:
+    """The known names closest to ``name`` (case-insensitive), best first; empty when none is close."""
+    import difflib
+    known = [str(k) for k in known]
+    lowered = {k.lower(): k for k in known}
+    hits = difflib.get_close_matches(str(name).lower(), list(lowered), n=n, cutoff=0.6)
+    return [lowered[h] for h in hits]
+
+
+def unknown(what: str, name, known, plural: str | None = None) -> str:
+    """``unknown mechanism 'dfr'; did you mean 'drf'?``, or the known names when none is close.
+
+    Every "unknown name" message of fairalloc is written by this function, so they all suggest.
+    """
+    known = [str(k) for k in known]
+    close = closest(name, known)
+    listing = ", ".join(known[:12]) + (f", ... ({len(known)} in all)" if len(known) > 12 else "")
+    listing = f" ({plural or what + 's'}: {listing or 'none'})"
+    if not close:
+        return f"unknown {what} '{name}'{listing}"
+    options = " or ".join(f"'{c}'" for c in close)
+    # a short list helps beside the suggestion ('gpu' is no typo of 'cpu'); a long one buries it
+    return f"unknown {what} '{name}'; did you mean {options}?" + (listing if len(known) <= 6 else "")

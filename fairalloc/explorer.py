@@ -33,7 +33,7 @@ import yaml
 
 from . import registry
 from .cases import Case, bundled_cases, load_case, parse_case
-from .errors import CaseError, FairallocError
+from .errors import CaseError, FairallocError, unknown
 
 STATIC = Path(__file__).with_name("static")
 #: the reference mechanisms the page offers, beside the alpha-fair family
@@ -220,7 +220,7 @@ def probe_view(body) -> dict:
     inst, name = case.instance, str(body.get("mechanism") or "drf")
     user = str(body.get("user", ""))
     if user not in inst.users:
-        raise CaseError(f"probe.user: unknown user '{user}' (users: {', '.join(inst.users)})")
+        raise CaseError(f"probe.user: {unknown('user', user, inst.users)}")
     report = body.get("report") or {}
     checked = {"resources": {r: 1.0 for r in inst.resources},
                "users": {user: {"demand": report}}}

@@ -20,7 +20,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .errors import CaseError, UnknownNameError
+from .errors import CaseError, UnknownNameError, unknown
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -214,14 +214,13 @@ class Instance:
         try:
             return self._user_index[str(user)]
         except KeyError:
-            raise UnknownNameError(f"user: unknown user '{user}' (users: {_listing(self.users)})") from None
+            raise UnknownNameError(f"user: {unknown('user', user, self.users)}") from None
 
     def resource_index(self, resource: str) -> int:
         try:
             return self._resources.index(str(resource))
         except ValueError:
-            raise UnknownNameError(f"resource: unknown resource '{resource}' "
-                                   f"(resources: {', '.join(self._resources)})") from None
+            raise UnknownNameError(f"resource: {unknown('resource', resource, self._resources)}") from None
 
     # -- derived quantities ---------------------------------------------------------------
     @cached_property
@@ -399,7 +398,3 @@ def _num(v) -> float | int:
     v = float(v)
     return int(v) if v.is_integer() and abs(v) < 2**53 else v
 
-
-def _listing(names: Sequence[str], limit: int = 10) -> str:
-    shown = ", ".join(names[:limit])
-    return shown + (f", ... ({len(names)} in all)" if len(names) > limit else "")

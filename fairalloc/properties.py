@@ -24,11 +24,11 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import FairallocError, UnknownNameError
+from .errors import FairallocError, UnknownNameError, unknown
 from .filling import progressive_filling
 from .instance import Instance
 from .registry import Mechanism, get
-from .tolerances import PROPERTY, SATURATION
+from .tolerances import NOISE, PROPERTY, SATURATION
 
 
 @dataclass
@@ -42,6 +42,14 @@ class PropertyResult:
     applicable: bool = True
     note: str = ""
     evaluations: int = 0
+
+    def __post_init__(self):
+        # a property that holds has no negative slack: one within the tolerance is 0, not -1.1e-16
+        if self.margin is not None and self.applicable:
+            margin = float(self.margin)
+            self.margin = max(margin, 0.0) if self.holds else margin
+            if abs(self.margin) <= NOISE:
+                self.margin = 0.0
 
     def to_dict(self) -> dict:
         out = {k: v for k, v in asdict(self).items() if v not in (None, "") and k != "name"}
@@ -359,11 +367,12 @@ def property_names(spec: str | None, dynamic: bool = False) -> list[str]:
         matches = [p for p in known if p == part] or \
             [p for p in known if "".join(w[0] for w in p.split("_")) == part] or \
             [p for p in known if p.startswith(part)]
-        if len(matches) != 1:
-            kind = "dynamic mechanisms" if dynamic else "static mechanisms"
-            raise UnknownNameError(f"--property: unknown property '{part}' for {kind} (properties: "
-                                   f"{', '.join(known)}; abbreviations like "
-                                   f"{'dpo, si, def, sp, i' if dynamic else 'si, sp, ef, pe, pm, rm'} work)")
+        if len(matches) > 1:
+            raise UnknownNameError(f"--property: '{part}' is ambiguous (it could be {', '.join(matches)})")
+        if not matches:
+            other, kind = (PROPERTIES, "static") if dynamic else (DYNAMIC_PROPERTIES, "dynamic")
+            why = f"; '{part}' is a property of {kind} mechanisms" if part in other else ""
+            raise UnknownNameError(f"--property: {unknown('property', part, known, 'properties')}{why}")
         names.append(matches[0])
     return names
 
@@ -440,6 +449,9 @@ def describe_witness(prop: str, w: dict | None) -> str:
                                    f"{w['dominant_share_before']:.6g} to {w['dominant_share_after']:.6g}",
         "dynamic_pareto_optimality": lambda: f"at step {w['step']} users {', '.join(w['better_off'])} can gain "
                                              f"{w['total_gain']:.6g} in all within the pool",
+        "shared_monotonicity": lambda: f"at step {w['step']} user {w['user']} (shared {w['shared']:.6g}) has "
+                                       f"dominant share {w['dominant_share']:.6g} < {w['other_dominant_share']:.6g}"
+                                       f" of user {w['other']} (shared {w['other_shared']:.6g})",
         "dynamic_envy_freeness": lambda: f"at step {w['step']} user {w['user']} envies user {w['envies']} "
                                          f"({w['value_of_other_bundle']:.6g} > {w['dominant_share']:.6g})",
     }

@@ -27,7 +27,7 @@ from importlib.metadata import entry_points
 
 from .allocation import Allocation
 from .backends import Program
-from .errors import FairallocError, UnknownNameError
+from .errors import FairallocError, UnknownNameError, unknown
 from .instance import Instance
 
 METHODS = ("auto", "program", "fast")
@@ -60,7 +60,7 @@ class Mechanism:
 
     def allocate(self, instance: Instance, method: str = "auto") -> Allocation:
         if method not in METHODS:
-            raise UnknownNameError(f"--method: unknown method '{method}' (methods: {', '.join(METHODS)})")
+            raise UnknownNameError(f"--method: {unknown('method', method, METHODS)}")
         if method == "fast" or (method == "auto" and self.has_fast):
             return self.fast(instance)
         return self.program(instance).solve()
@@ -111,7 +111,7 @@ def get(name: str | Mechanism) -> Mechanism:
     try:
         mech = _REGISTRY[base]
     except KeyError:
-        raise UnknownNameError(f"mechanism: unknown mechanism '{name}' (known: {', '.join(available())})") from None
+        raise UnknownNameError(f"mechanism: {unknown('mechanism', name, available())}") from None
     if colon:
         return mech.with_parameters(parameters)
     if mech.parameters:

@@ -36,7 +36,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .errors import CaseError
+from .errors import CaseError, unknown
 from .instance import Instance
 
 POLICIES = ("stop", "skip")
@@ -67,9 +67,9 @@ class DRFScheduler:
     def __init__(self, instance: Instance, tasks: dict[str, Sequence] | None = None, *, policy: str = "stop",
                  capacity=None, tie_break: str = "larger-task"):
         if policy not in POLICIES:
-            raise CaseError(f"--policy: unknown policy '{policy}' (policies: {', '.join(POLICIES)})")
+            raise CaseError(f"--policy: {unknown('policy', policy, POLICIES, 'policies')}")
         if tie_break not in TIE_BREAKS:
-            raise CaseError(f"--tie-break: unknown rule '{tie_break}' (rules: {', '.join(TIE_BREAKS)})")
+            raise CaseError(f"--tie-break: {unknown('tie-break rule', tie_break, TIE_BREAKS)}")
         self.tie_break = tie_break
         self.instance = instance
         self.policy = policy

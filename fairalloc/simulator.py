@@ -83,7 +83,7 @@ import sys
 import time as _time
 from dataclasses import dataclass, field
 
-from .errors import CaseError
+from .errors import CaseError, unknown
 from .workloads import PHASES, Workload
 
 __all__ = ["Scheduler", "DRF", "CPUFair", "Slots", "Capacity", "FIFO", "MFS", "HDRF", "Quincy", "owner_tree", "make_scheduler",
@@ -584,7 +584,7 @@ def make_scheduler(name: str) -> Scheduler:
             raise CaseError(f"scheduler: {name!r}: K must be a positive integer (schedulers: {known})")
         cls = Slots if parts[0] == "slots" else Capacity
         return cls(k, overcommit=len(parts) == 3)
-    raise CaseError(f"scheduler: unknown scheduler {name!r} (schedulers: {known})")
+    raise CaseError(f"scheduler: {unknown('scheduler', name, SCHEDULER_NAMES)}")
 
 
 # --------------------------------------------------------------------------- DRF reference shares

@@ -16,5 +16,11 @@ MAX_DENOMINATOR = 10**6
 EXACT_MAX_USERS = 2000
 #: A property is violated when a task count misses its bound by more than this (relative, floor 1).
 PROPERTY = 1e-6
+#: Differences below this (absolute, in tasks or shares) are floating-point noise: a margin of
+#: -1.1e-16 prints as 0.
+NOISE = 1e-12
+#: Numbers written to JSON and YAML are the shortest decimal within this many units in the last
+#: place of the computed double: 0.6000000000000001 (one ulp above 0.6) is written 0.6.
+NOISE_ULPS = 4
 #: A lie is profitable when it raises the liar's true task count by more than this (relative, floor 1).
 GAIN = 1e-7

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 
 from .allocation import Allocation
-from .errors import FairallocError
+from .errors import FairallocError, unknown
 from .instance import Instance
 from .properties import PropertyResult, check, envious_users, property_names
 
@@ -100,7 +100,7 @@ def frontier(instance, alphas=DEFAULT_ALPHAS, *, on: str = "shares", references=
     from . import registry
     inst: Instance = getattr(instance, "instance", instance)
     if on not in FAMILIES:
-        raise FairallocError(f"--on: unknown utility '{on}' (choose: {', '.join(FAMILIES)})")
+        raise FairallocError(f"--on: {unknown('utility', on, FAMILIES)}")
     wanted = [] if properties == "" else property_names(
         properties if isinstance(properties, (str, type(None))) else ",".join(properties))
     plan = [(alpha_label(a), f"{FAMILIES[on]}:{a}", a) for a in parse_alphas(alphas)]

@@ -142,7 +142,7 @@ BAD: list[Bad] = [
     Bad("demand-all-zero", user_b("{demand: {cpu: 0, mem: 0}}"), "users.B.demand", r"zero"),
     Bad("demand-empty-mapping", user_b("{demand: {}}"), "users.B.demand", r"zero|empty"),
     Bad("demand-unknown-resource", user_b("{demand: {cpu: 3, gpu: 1}}"), "users.B.demand.gpu",
-        re.escape("unknown resource 'gpu' (resources: cpu, mem)")),
+        re.escape("unknown resource 'gpu'; did you mean 'cpu'? (resources: cpu, mem)")),
     # -- duplicates ---------------------------------------------------------------------------
     Bad("duplicate-user", GOOD + "  A: {demand: {cpu: 2, mem: 2}}\n", "users.A", r"duplicate"),
     Bad("duplicate-resource", case_text(resources="{cpu: 9, mem: 18, cpu: 4}"), "resources.cpu", r"duplicate"),

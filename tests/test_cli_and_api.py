@@ -125,8 +125,10 @@ def test_entry_point_group_loads_plugins(monkeypatch):
 
 
 def test_unknown_names_list_the_known_ones():
-    with pytest.raises(fairalloc.UnknownNameError, match="known: drf, asset, ceei, utilitarian"):
-        fairalloc.get("drff")
+    with pytest.raises(fairalloc.UnknownNameError, match="unknown mechanism 'dfr'; did you mean 'drf'\\?$"):
+        fairalloc.get("dfr")
+    with pytest.raises(fairalloc.UnknownNameError, match=r"unknown mechanism 'xyz' \(mechanisms: drf, asset, ceei"):
+        fairalloc.get("xyz")
     inst = fairalloc.load_case("drf-section-4-1").instance
     with pytest.raises(fairalloc.UnknownNameError, match="users: A, B"):
         inst.user_index("C")

@@ -138,7 +138,7 @@ def test_check_reports_the_dynamic_properties(capsys):
     data = json.loads(out)
     for report in data:
         assert set(report["properties"]) == {"sharing_incentive", "strategy_proofness", "dynamic_pareto_optimality",
-                                             "dynamic_envy_freeness", "irreversibility"}
+                                             "dynamic_envy_freeness", "irreversibility", "shared_monotonicity"}
         assert all(p["holds"] for p in report["properties"].values())
 
 
