@@ -91,13 +91,13 @@ def main() -> None:
         row = {"scheduler": name, "tasks": wl.n_tasks, "events": r.events, "wall_seconds": round(r.wall_seconds, 2),
                "events_per_second": round(r.events_per_second), "tasks_per_second": round(r.tasks_started / r.wall_seconds),
                "simulated_seconds": round(r.end_time), "tasks_finished": r.tasks_finished,
-               "utilisation": {k: round(v, 3) for k, v in r.utilisation.items()},
+               "utilization": {k: round(v, 3) for k, v in r.utilization.items()},
                "fairness_error": round(r.fairness_error, 4),
                "mean_completion_time": round(r.mean_completion_time["all"], 1)}
         out["runs"].append(row)
         print(f"{name:9s}: {wl.n_tasks:,} tasks, {r.events:,} events in {r.wall_seconds:.1f} s = "
               f"{r.events_per_second:,.0f} events/s ({row['tasks_per_second']:,} tasks/s); simulated "
-              f"{r.end_time:,.0f} s, utilisation cpu {r.utilisation['cpu']:.3f} mem {r.utilisation['mem']:.3f}, "
+              f"{r.end_time:,.0f} s, utilisation cpu {r.utilization['cpu']:.3f} mem {r.utilization['mem']:.3f}, "
               f"fairness error {r.fairness_error:.4f}, mean JCT {row['mean_completion_time']} s")
     base = heap_baseline(out["runs"][0]["events"], args.nodes, args.seed)
     out["heapq_baseline_events_per_second"] = round(base)

@@ -3,7 +3,9 @@
 A case file::
 
     name: drf-section-4-1
-    source: "002_f1eccfd60d506323.txt, section 4.1"
+    source: >-
+      Ghodsi et al., "Dominant Resource Fairness: Fair Allocation of Multiple Resource
+      Types", USENIX NSDI 2011, section 4.1
     description: optional free text
     resources: {cpu: 9, mem: 18}
     users:

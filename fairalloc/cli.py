@@ -20,6 +20,7 @@ from tabulate import tabulate
 from . import registry
 from .allocation import _fmt
 from .cases import bundled_cases, load_case
+from .decimals import plain
 from .errors import FairallocError, closest, unknown
 
 
@@ -45,6 +46,15 @@ def _mechanisms(spec: str | None, default: list[str]) -> list[str]:
     return names
 
 
+def _json(data) -> str:
+    """A JSON document as fairalloc prints it: numbers as the shortest decimals (docs/json.md)."""
+    return json.dumps(plain(data), indent=2)
+
+
+def _yaml(data) -> str:
+    return yaml.safe_dump(plain(data), sort_keys=False, allow_unicode=True)
+
+
 def _emit(text: str) -> None:
     click.echo(text.rstrip("\n"))
 
@@ -56,17 +66,13 @@ def _csv(allocations) -> str:
     writer.writerow(["mechanism", "user", "tasks", "dominant_share", *resources])
     for a in allocations:
         for i, u in enumerate(a.instance.users):
-            writer.writerow([a.mechanism, u, repr(float(a.tasks[i])), repr(float(a.dominant_shares[i])),
-                             *(repr(float(v)) for v in a.bundles[i])])
+            writer.writerow([a.mechanism, u, *plain([a.tasks[i], a.dominant_shares[i], *a.bundles[i]])])
     return buf.getvalue()
 
 
 def _structured(allocations, fmt: str, exact: bool) -> str:
-    data = [a.to_dict(exact=exact) for a in allocations]
-    data = data[0] if len(data) == 1 else data
-    if fmt == "json":
-        return json.dumps(data, indent=2)
-    return yaml.safe_dump(data, sort_keys=False)
+    data = [a.to_dict(exact=exact) for a in allocations]      # always a list: one object per mechanism
+    return _json(data) if fmt == "json" else _yaml(data)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -200,7 +206,7 @@ def list_cases(name, fmt):
     """
     if name is not None:
         case = load_case(name)
-        _emit(json.dumps(case.raw, indent=2) if fmt == "json" else _case_view(case))
+        _emit(_json(case.raw) if fmt == "json" else _case_view(case))
         return
     rows = []
     for name in bundled_cases():
@@ -208,9 +214,10 @@ def list_cases(name, fmt):
         rows.append({"name": name, "users": case.instance.n, "resources": ", ".join(case.instance.resources),
                      "source": case.source or ""})
     if fmt == "json":
-        _emit(json.dumps(rows, indent=2))
+        _emit(_json(rows))
     else:
-        _emit(tabulate(rows, headers="keys"))
+        _emit(tabulate([list(r.values()) for r in rows], list(rows[0]), disable_numparse=True,
+                       maxcolwidths=[None, None, 16, 72]) + "\n\n'fairalloc cases NAME' shows one case.")
 
 
 def _case_view(case) -> str:
@@ -252,9 +259,16 @@ def list_mechanisms(fmt):
     rows = []
     for name in registry.available():
         mech = registry.family(name) or registry.get(name)
-        rows.append({"name": f"{name}:{mech.parameters}" if mech.parameters else name, "kind": mech.kind, "fast path": "yes" if mech.has_fast else "no",
-                     "summary": mech.summary})
-    _emit(json.dumps(rows, indent=2) if fmt == "json" else tabulate(rows, headers="keys"))
+        rows.append({"name": f"{name}:{mech.parameters}" if mech.parameters else name, "kind": mech.kind,
+                     "program": mech.has_program, "fast_path": mech.has_fast,
+                     "auto": "fast path" if mech.has_fast else "program", "summary": mech.summary})
+    if fmt == "json":
+        _emit(_json(rows))
+        return
+    yes = {True: "yes", False: "no"}
+    _emit(tabulate([[r["name"], r["kind"], yes[r["program"]], yes[r["fast_path"]], r["auto"], r["summary"]]
+                    for r in rows], ["name", "kind", "program", "fast path", "--method auto", "summary"],
+                   disable_numparse=True))
 
 
 # -- properties, verifier, falsifier ---------------------------------------------------------------
@@ -280,7 +294,7 @@ def _positive(value: int, option: str) -> int:
 def _write_yaml(path: Path, data) -> None:
     """Write atomically: a half-written case never appears under the final name."""
     tmp = path.with_name(path.name + ".part")
-    tmp.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    tmp.write_text(_yaml(data))
     tmp.replace(path)
 
 
@@ -361,7 +375,7 @@ def check(case, mechanisms, props, variant, method, budget, seed, fmt):
                         "properties": {p: r.to_dict() for p, r in results.items()}, "_results": results})
     if fmt == "json":
         data = [{k: v for k, v in r.items() if k != "_results"} for r in reports]
-        _emit(json.dumps(data[0] if len(data) == 1 else data, indent=2))
+        _emit(_json(data))
         return
     for r in reports:
         rows = [[p, "n/a" if not res.applicable else ("yes" if res.holds else "NO"), _fmt_margin(res.margin),
@@ -408,7 +422,7 @@ def verify(case, mechanism, user, budget, seed, method, out, fmt):
     if out is not None and result.witness is not None:
         _write_yaml(out, result.witness)
     if fmt == "json":
-        _emit(json.dumps(result.to_dict(), indent=2))
+        _emit(_json(result.to_dict()))
         return
     rows = []
     for lie in result.lies:
@@ -459,12 +473,13 @@ def falsify(mechanism, prop, users, resources, zeros, weights, bounds, trials, s
     if out is not None and result.case is not None:
         _write_yaml(out, result.case)
     if fmt == "json":
-        _emit(json.dumps(result.to_dict(), indent=2))
+        _emit(_json(result.to_dict()))
         return
+    found = f"; the first violation is trial {result.first_trial}, counting from 0" if result.found else ""
     lines = [f"{result.mechanism} / {result.property}: {result.summary}  "
-             f"({result.trials} trials, {result.seconds:.1f} s)"]
+             f"({result.trials} trials checked{found}; {result.seconds:.1f} s)"]
     if result.case is not None:
-        lines += ["", yaml.safe_dump(result.case, sort_keys=False).rstrip()]
+        lines += ["", _yaml(result.case).rstrip()]
         if out is not None:
             lines.append(f"wrote {out}")
     _emit("\n".join(lines))
@@ -502,7 +517,7 @@ def table2(mechanisms, props, users, resources, zeros, weights, bounds, trials, 
             if cell.case is not None:
                 _write_yaml(out_dir / f"{cell.case['name']}.yaml", cell.case)
     if fmt == "json":
-        _emit(json.dumps([c.to_dict() for c in cells], indent=2))
+        _emit(_json([c.to_dict() for c in cells]))
         return
     grid = {(c.mechanism, c.property): c for c in cells}
     rows = [[p, *(("Y  " if not grid[(m, p)].found else "no ") + grid[(m, p)].summary.replace("VIOLATED: ", "")
@@ -533,7 +548,7 @@ def reproduce(cases, fmt, all_rows):
                                                              disable=None, leave=False))
     bad = [r for r in rows if r.status == "MISMATCH"]
     if fmt == "json":
-        _emit(json.dumps({"rows": [r.to_dict() for r in rows], **summary(rows)}, indent=2))
+        _emit(_json({"rows": [r.to_dict() for r in rows], **summary(rows)}))
     else:
         shown = rows if all_rows else bad
         _emit(tabulate([[r.case, r.claim, r.source, r.computed, r.status] for r in shown],
@@ -597,8 +612,8 @@ def schedule(case, machines, policy, trace, fmt):
         summary = {"tasks": dict(zip(instance.users, scheduler.launched.tolist())),
                    "dominant_shares": dict(zip(instance.users, scheduler.s.tolist()))}
     if fmt == "json":
-        _emit(json.dumps({"case": instance.name, "policy": policy, **summary,
-                          "trace": [vars(launch) for launch in launches] if trace else None}, indent=2))
+        _emit(_json({"case": instance.name, "policy": policy, **summary,
+                     "trace": [vars(launch) for launch in launches] if trace else None}))
         return
     parts = []
     if trace:
@@ -676,14 +691,14 @@ def simulate(workload, schedulers, nodes, node_size, plot_dir, progress, fmt):
     if plot_dir is not None:
         _plot_simulation(results, plot_dir)
     if fmt == "json":
-        _emit(json.dumps([r.to_dict() for r in results], indent=2))
+        _emit(_json([r.to_dict() for r in results]))
         return
     classes = sorted({c for r in results for c in r.completed})
     head = ["scheduler", *(f"jobs done ({c or 'all'})" for c in classes),
             *(f"mean JCT s ({c or 'all'})" for c in classes), "cpu util.", "mem util.", "fairness error"]
     rows = [[r.scheduler, *(r.completed.get(c, 0) for c in classes),
              *(_seconds(r.mean_completion_time.get(c)) for c in classes),
-             f"{r.utilisation['cpu']:.1%}", f"{r.utilisation['mem']:.1%}", f"{r.fairness_error:.4f}"] for r in results]
+             f"{r.utilization['cpu']:.1%}", f"{r.utilization['mem']:.1%}", f"{r.fairness_error:.4f}"] for r in results]
     _emit(f"{w.name}: {w.nodes} nodes, {len(w.jobs)} jobs\n" + tabulate(rows, head, disable_numparse=True)
           + (f"\nwrote figures into {plot_dir}" if plot_dir is not None else ""))
 
@@ -772,7 +787,7 @@ def tradeoff(case, alphas, on, references, props, budget, method, plot_file, pro
         plot_frontier(points, tmp, title=f"{loaded.instance.name}: fairness / efficiency")
         tmp.replace(plot_file)
     if fmt == "json":
-        _emit(json.dumps([p.to_dict() for p in points], indent=2))
+        _emit(_json([p.to_dict() for p in points]))
         return
     inst = loaded.instance
     checked = [name for name in PROPERTIES if points and name in points[0].properties]

@@ -1,6 +1,6 @@
 """Alpha-fair allocation by projected Newton on the dual in ``m`` variables (CEEI is alpha = 1).
 
-formulations.md sections 3 and 5.  For ``0 < alpha < inf`` the alpha-fair program is::
+docs/formulations.md sections 3 and 5.  For ``0 < alpha < inf`` the alpha-fair program is::
 
     max  sum_i w_i U_alpha(c_i x_i)   s.t.  sum_i x_i D_ij <= R_j,   0 <= x_i <= T_i
     U_alpha(z) = z^(1-alpha) / (1-alpha)   (alpha != 1),      log z   (alpha = 1)

@@ -1,6 +1,6 @@
 """Dynamic allocation: users arrive one at a time and allocations are never taken back.
 
-The machinery every dynamic mechanism shares (formulations.md section 6):
+The machinery every dynamic mechanism shares (docs/formulations.md section 6):
 
 * :func:`normalised`: demands as shares of capacity scaled so each user's dominant share per
   task is 1 (``d_ij = (D_ij / R_j) / mu_i``), so an allocation ``x_i`` *is* her dominant share,

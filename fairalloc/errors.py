@@ -13,6 +13,10 @@ class SolverError(FairallocError, RuntimeError):
     """A solver failed or returned an answer that does not pass the feasibility check."""
 
 
+class FairallocWarning(UserWarning):
+    """Something was skipped but fairalloc goes on (e.g. a plug-in whose entry point is broken)."""
+
+
 class UnknownNameError(FairallocError, KeyError):
     """An unknown mechanism, method, user or resource name."""
 

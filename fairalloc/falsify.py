@@ -208,6 +208,9 @@ def case_for(mechanism: str, prop: str, inst: Instance, result, source: str) -> 
         variant = {"name": "lie", "misreport": {"user": w["user"], "demand": {k: v for k, v in report.items() if v}}}
     if variant:
         case["variants"] = [variant]
+    # replayed by 'fairalloc reproduce' (the violation is of the instance itself; the variant shows it)
+    focus = f" for user {w['user']}" if "user" in w and prop != "pareto_efficiency" else ""
+    case["claims"] = [f"{mechanism} violates {prop}{focus}"]
     return case
 
 
@@ -233,7 +236,26 @@ def falsify(mechanism, prop: str, *, space: InstanceSpace = InstanceSpace(), tri
             "space": asdict(space), "method": method}
     results = _sweep(task, trials, out, workers, dask_address, progress, f"{mech.name} {prop}",
                      stop_when=lambda r: r["violated"], meta=meta)
+    results = _first_hit_in_order(results, task, out, workers, dask_address, progress, f"{mech.name} {prop}", meta)
     return _conclude(mech, prop, results, seed, budget, method, start)
+
+
+def _first_hit_in_order(results, task, out, workers, dask_address, progress, desc, meta) -> list[dict]:
+    """Run the trials below the first violation that parallel workers left undone when the sweep
+    stopped, so the violation reported is the lowest-numbered one whatever the number of workers,
+    and every trial up to it is counted as checked."""
+    from .sweep import run_sweep
+    while True:
+        done = {r["trial"]: r for r in results}
+        hits = [t for t, r in done.items() if r["violated"]]
+        if not hits:
+            return results
+        missing = [t for t in range(min(hits)) if t not in done]
+        if not missing:
+            return results
+        results = sorted([*results, *run_sweep(task, missing, out, workers=workers, dask_address=dask_address,
+                                               progress=progress, desc=desc, stop_when=lambda r: r["violated"],
+                                               meta=meta)], key=lambda r: r["trial"])
 
 
 def _conclude(mech, prop, results, seed, budget, method, start) -> FalsifyResult:

@@ -20,6 +20,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .decimals import shortest
 from .errors import CaseError, UnknownNameError, unknown
 
 
@@ -380,21 +381,16 @@ class Instance:
         """The instance as a case mapping (the YAML schema of :mod:`fairalloc.cases`)."""
         users = {}
         for i, u in enumerate(self.users):
-            spec = {"demand": {r: _num(self.demand[i, j]) for j, r in enumerate(self._resources)
+            spec = {"demand": {r: shortest(self.demand[i, j]) for j, r in enumerate(self._resources)
                                if self.demand[i, j] != 0}}
             if self.weights is not None:
                 w = self.weights[i]
-                spec["weight"] = _num(w) if w.ndim == 0 else {r: _num(v) for r, v in zip(self._resources, w)}
+                spec["weight"] = shortest(w) if w.ndim == 0 else {r: shortest(v) for r, v in zip(self._resources, w)}
             if self.max_tasks is not None and np.isfinite(self.max_tasks[i]):
-                spec["max_tasks"] = _num(self.max_tasks[i])
+                spec["max_tasks"] = shortest(self.max_tasks[i])
             if self.shared is not None and not np.isnan(self.shared[i]):
-                spec["shared"] = _num(self.shared[i])
+                spec["shared"] = shortest(self.shared[i])
             users[u] = spec
-        return {"name": self.name, "resources": {r: _num(c) for r, c in zip(self._resources, self.capacity)},
+        return {"name": self.name, "resources": {r: shortest(c) for r, c in zip(self._resources, self.capacity)},
                 "users": users}
-
-
-def _num(v) -> float | int:
-    v = float(v)
-    return int(v) if v.is_integer() and abs(v) < 2**53 else v
 

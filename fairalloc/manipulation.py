@@ -32,6 +32,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from .decimals import shortest
 from .errors import FairallocError
 from .instance import Instance
 from .properties import leontief
@@ -324,14 +325,13 @@ def witness_case(instance: Instance, mechanism: str, lie: Lie) -> dict:
     report = (lie.shrunk or {}).get("reported_demand", lie.reported_demand)
     value = (lie.shrunk or {}).get("manipulated_tasks", lie.manipulated_tasks)
     case = instance.to_dict()
-    case["name"] = f"{instance.name}-{mechanism}-lie-user-{lie.user}"
+    case = {"name": f"{instance.name}-{mechanism}-lie-user-{lie.user}",
+            "source": f"found by fairalloc verify -m {mechanism} on {instance.name}", **case}
     case["description"] = (f"{mechanism} is not strategy-proof here: user {lie.user} runs "
                            f"{lie.truthful_tasks:.6g} tasks when truthful and {value:.6g} true tasks when she "
                            f"reports the demand of variant 'lie' (found by fairalloc verify).")
     case["variants"] = [{"name": "lie", "misreport": {"user": lie.user,
-                                                      "demand": {k: _tidy(v) for k, v in report.items() if v}}}]
+                                                      "demand": {k: shortest(v) for k, v in report.items() if v}}}]
+    # replayed by 'fairalloc reproduce': the verifier tries the case's misreport first
+    case["claims"] = [f"{mechanism} violates strategy_proofness for user {lie.user}"]
     return case
-
-
-def _tidy(v: float) -> float | int:
-    return int(v) if float(v).is_integer() else float(v)

@@ -1,4 +1,4 @@
-"""Fairness properties of any mechanism on any instance (formulations.md section 4).
+"""Fairness properties of any mechanism on any instance (docs/formulations.md section 4).
 
 Every checker takes a mechanism (registered name or object) and an instance and returns a
 :class:`PropertyResult`: whether the property holds, the *margin* (the smallest slack, in tasks;

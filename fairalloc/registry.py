@@ -13,7 +13,8 @@ Register your own with the decorator::
         def program(self, instance): ...
 
 or, from an installed package, with an entry point in the group ``fairalloc.mechanisms``
-(``my-drf = mypkg.module:MyDRF``).
+(``my-drf = mypkg.module:MyDRF``).  An entry point that fails to load (or does not give a
+:class:`Mechanism`) is skipped with a :class:`~fairalloc.errors.FairallocWarning`; the others load.
 
 A *family* of mechanisms (alpha-fairness, FDS) is registered once and named with its parameters
 after a colon: ``alpha-fair:2``, ``alpha-fair:inf``, ``fds:0.5:3``.  Such a class sets
@@ -23,11 +24,12 @@ Families are left out of the "every mechanism" defaults, which would not know wh
 
 from __future__ import annotations
 
+import warnings
 from importlib.metadata import entry_points
 
 from .allocation import Allocation
 from .backends import Program
-from .errors import FairallocError, UnknownNameError, unknown
+from .errors import FairallocError, FairallocWarning, UnknownNameError, unknown
 from .instance import Instance
 
 METHODS = ("auto", "program", "fast")
@@ -51,6 +53,10 @@ class Mechanism:
     @property
     def has_fast(self) -> bool:
         return type(self).fast is not Mechanism.fast
+
+    @property
+    def has_program(self) -> bool:
+        return type(self).program is not Mechanism.program
 
     def program(self, instance: Instance) -> Program:
         raise FairallocError(f"--method: {self.name} has no declarative program; use --method fast")
@@ -97,9 +103,17 @@ def _load_builtins_and_plugins() -> None:
             if ep.name in _REGISTRY:
                 continue
             try:
-                register(ep.name)(ep.load())
-            except Exception as exc:  # a broken plug-in must not take the built-ins down
-                raise FairallocError(f"entry point '{ep.name}' ({ep.value}): {exc}") from None
+                loaded = ep.load()
+                if ep.name in _REGISTRY:                # its module registered it on import
+                    continue
+                mech = loaded() if isinstance(loaded, type) else loaded
+                if not isinstance(mech, Mechanism):
+                    raise TypeError(f"{type(mech).__name__} object is not a fairalloc.Mechanism")
+                register(ep.name)(mech)
+            except Exception as exc:  # a broken plug-in must take down neither the built-ins nor the others
+                warnings.warn(f"fairalloc: plug-in skipped: entry point '{ep.name}' ({ep.value}) in group "
+                              f"'fairalloc.mechanisms' failed: {type(exc).__name__}: {exc}",
+                              FairallocWarning, stacklevel=3)
 
 
 def get(name: str | Mechanism) -> Mechanism:

@@ -1,7 +1,8 @@
 """Discrete DRF: Algorithm 1 of the DRF paper (a heap of dominant shares) and machines.
 
-Ghodsi et al., NSDI 2011, section 4.2 (Algorithm 1, Table 1) and section 6.2 (Theorem 7);
-formulations.md section 1.
+Ghodsi, Zaharia, Hindman, Konwinski, Shenker, Stoica, "Dominant Resource Fairness: Fair
+Allocation of Multiple Resource Types", USENIX NSDI 2011, section 4.2 (Algorithm 1, Table 1) and
+section 6.2 (Theorem 7); docs/formulations.md section 1.
 
 :class:`DRFScheduler` keeps the consumed vector ``C``, every user's allocation ``U_i`` and her
 (weighted) dominant share ``s_i = max_j U_ij / (R_j w_ij)`` in a binary heap: each decision picks

@@ -652,7 +652,7 @@ class SimulationResult:
     cancelled: int
     tasks_started: int
     tasks_finished: int
-    utilisation: dict                    # resource -> time-averaged allocated fraction
+    utilization: dict                    # resource -> time-averaged allocated fraction
     fairness_error: float
     max_overcommit: float                # max over nodes and launches of max_r used_r / capacity_r (<= 1: never over-committed)
     samples: dict                        # time, cpu, mem, shares: {owner: [...]}
@@ -667,7 +667,7 @@ class SimulationResult:
     def to_dict(self, *, include_tasks: bool = False) -> dict:
         d = {k: getattr(self, k) for k in ("scheduler", "workload", "horizon", "end_time", "completed",
                                            "mean_completion_time", "cancelled", "tasks_started", "tasks_finished",
-                                           "utilisation", "fairness_error", "max_overcommit", "samples", "events",
+                                           "utilization", "fairness_error", "max_overcommit", "samples", "events",
                                            "wall_seconds")}
         d["events_per_second"] = self.events_per_second
         if include_tasks:
@@ -923,7 +923,7 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
         completed=dict(completed),
         mean_completion_time={c: (jct_sum[c] / completed[c] if completed[c] else None) for c in completed},
         cancelled=cancelled, tasks_started=started, tasks_finished=finished,
-        utilisation={"cpu": area_cpu / (st.total_cpu * span), "mem": area_mem / (st.total_mem * span)},
+        utilization={"cpu": area_cpu / (st.total_cpu * span), "mem": area_mem / (st.total_mem * span)},
         fairness_error=fair_sum / fair_n if fair_n else 0.0, max_overcommit=max_over,
         samples={"time": s_time, "cpu": s_cpu, "mem": s_mem, "shares": s_share},
         events=n_events, wall_seconds=_time.perf_counter() - wall0, tasks=records)

@@ -21,6 +21,6 @@ PROPERTY = 1e-6
 NOISE = 1e-12
 #: Numbers written to JSON and YAML are the shortest decimal within this many units in the last
 #: place of the computed double: 0.6000000000000001 (one ulp above 0.6) is written 0.6.
-NOISE_ULPS = 4
+NOISE_ULPS = 2
 #: A lie is profitable when it raises the liar's true task count by more than this (relative, floor 1).
 GAIN = 1e-7

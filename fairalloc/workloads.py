@@ -380,7 +380,7 @@ def _jitter(rng: np.random.Generator, mean: float, n: int, spread: float) -> tup
 def drf_7_2(*, nodes: int = 48, horizon: float = 600.0, tasks_per_job: int = 80, small_users: int = 4,
             large_users: int = 4, small_duration: float = 20.0, large_duration: float = 40.0,
             spread: float = 0.0, seed: int = 0) -> Workload:
-    """The DRF paper's section 7.2 set-up (formulations section 8).
+    """The DRF paper's section 7.2 set-up (docs/formulations.md section 8).
 
     ``nodes`` nodes of 8 CPU / 6 GB; ``small_users`` users (``small-1``...) run jobs of
     ``tasks_per_job`` tasks ``<1 CPU, 0.5 GB>``, ``large_users`` users (``large-1``...) jobs of tasks
@@ -424,7 +424,8 @@ def drf_7_1(*, nodes: int = 48, period: float = 120.0, task_duration: float = 10
     return validate(Workload(nodes, 4.0, 14.0, tuple(jobs), "drf-7.1", 3 * period))
 
 
-#: the MFS paper's Table 1 (004_dfd72d4f02d62a8a.txt): jobs, maps per job, reduces per job
+#: the MFS paper's Table 1 ("A Multi-resource Fair Scheduler of Hadoop"; docs/formulations.md section 7):
+#: jobs, maps per job, reduces per job
 MFS_SETS = {"small": {"small": 80}, "large": {"large": 40}, "mixed": {"small": 40, "large": 20}}
 MFS_SHAPES = {"small": ((1, 10), (1, 1)), "large": ((70, 160), (7, 16))}
 
@@ -432,7 +433,7 @@ MFS_SHAPES = {"small": ((1, 10), (1, 1)), "large": ((70, 160), (7, 16))}
 def mfs_workload(kind: str = "mixed", *, nodes: int = 10, node_cpu: float = 16.0, node_mem: float = 32.0,
                  seed: int = 0, map_duration: tuple[float, float] = (10.0, 30.0),
                  reduce_duration: tuple[float, float] = (20.0, 60.0)) -> Workload:
-    """The MFS paper's job sets (formulations section 7), all jobs submitted at time 0.
+    """The MFS paper's job sets (docs/formulations.md section 7), all jobs submitted at time 0.
 
     * ``small``: 80 jobs, 1-10 maps and 1 reduce each; ``large``: 40 jobs, 70-160 maps and 7-16
       reduces; both in four job classes of equal size, one owner per class (``group-1``..``group-4``);

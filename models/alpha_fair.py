@@ -1,6 +1,6 @@
 """Alpha-fairness and the FDS family: the road from utilitarian efficiency to DRF.
 
-Mo and Walrand's alpha-fairness (formulations.md section 5) on a utility ``u_i`` per user::
+Mo and Walrand's alpha-fairness (docs/formulations.md section 5) on a utility ``u_i`` per user::
 
     max  sum_i w_i U_alpha(u_i / w_i)   s.t.  sum_i x_i D_ij <= R_j,   0 <= x_i <= T_i
     U_alpha(z) = z^(1-alpha) / (1-alpha)      (alpha != 1),    log z    (alpha = 1)
@@ -162,10 +162,6 @@ class AlphaFair(Mechanism):
             return None
         end.name = self.name
         return end
-
-    @property
-    def has_fast(self) -> bool:
-        return self.alpha is not None
 
     def _check(self, instance) -> np.ndarray:
         """The utility per task; a family without alpha, and per-resource weights (refused by

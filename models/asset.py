@@ -1,6 +1,7 @@
 """Asset Fairness.
 
-Ghodsi et al., NSDI 2011, section 5.1 (``papers/002_f1eccfd60d506323.txt``; formulations.md
+Ghodsi, Zaharia, Hindman, Konwinski, Shenker, Stoica, "Dominant Resource Fairness: Fair
+Allocation of Multiple Resource Types", USENIX NSDI 2011, section 5.1 (docs/formulations.md
 section 2).  Every resource is an asset worth its share of the pool; a user's *aggregate* share
 is ``a_i = x_i * sum_j D_ij / (R_j w_ij)``, and Asset Fairness is max-min (leximin) on it,
 computed by the same progressive filling as DRF (:mod:`fairalloc.maxmin`)::

@@ -1,8 +1,10 @@
 """Competitive Equilibrium from Equal Incomes (CEEI) / Nash bargaining.
 
-Ghodsi et al., NSDI 2011, section 5.2 (``papers/002_f1eccfd60d506323.txt``); formulations.md
-section 3.  With Leontief users CEEI is the Eisenberg-Gale convex program (a Fisher market in
-which user ``i`` holds budget ``w_i``, 1 by default)::
+Ghodsi, Zaharia, Hindman, Konwinski, Shenker, Stoica, "Dominant Resource Fairness: Fair
+Allocation of Multiple Resource Types", USENIX NSDI 2011, section 5.2 (docs/formulations.md
+section 3); Eisenberg and Gale, "Consensus of subjective probabilities: the pari-mutuel method",
+Annals of Mathematical Statistics 1959.  With Leontief users CEEI is the Eisenberg-Gale convex
+program (a Fisher market in which user ``i`` holds budget ``w_i``, 1 by default)::
 
     max  sum_i w_i log x_i   s.t.  sum_i x_i D_ij <= R_j,   0 <= x_i <= T_i
 

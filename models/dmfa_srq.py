@@ -1,9 +1,12 @@
 """DMFA-SRQ: dynamic multi-resource fair allocation based on shared resource quantities.
 
 Zhang, Liu, Li, Zhang, "Dynamic fair allocation of multi-resources based on shared resource
-quantity", Journal on Communications 2016 (``papers/003_dab63b77ea69b933.txt``; its formulas were
-lost in extraction; formulations.md section 6 reconstructs them).  Dynamic DRF (Kash, Procaccia,
-Shah, "No agent left behind", JAIR 2014) is the special case of equal shares ``q_i = 1/n``.
+quantity" (基于共享资源量的动态多资源公平分配策略), Journal on Communications 2016,
+doi:10.11959/j.issn.1000-436x.2016144: the program of section 3 (Eq. 4), its properties and fast
+algorithm in the sections after it (the text we worked from lost its formulas; docs/formulations.md
+section 6 reconstructs them).  Dynamic DRF (Kash, Procaccia, Shah,
+"No Agent Left Behind: Dynamic Fair Division of Multiple Resources", JAIR 2014) is the special
+case of equal shares ``q_i = 1/n``.
 
 Users arrive in order; user ``i`` brings a quantity ``q_i`` of every resource (``sum q_i = 1``),
 so after ``k`` arrivals the pool holds ``Q_k = q_1 + ... + q_k`` of each (normalised) resource.
@@ -29,7 +32,8 @@ paper's bisection is ``O(k log k)``; no sort is needed here).
 Properties: dynamic Pareto optimality, sharing incentive (``x_i^k >= q_i``), dynamic envy-freeness,
 strategy-proofness, irreversibility (``fairalloc check CASE -m dmfa-srq``).
 
-Worked example (formulations.md): ``d = [[1, 1/2], [1/3, 1], [1, 1]]``, ``q = (.5, .3, .2)``:
+Worked example (constructed for fairalloc; docs/formulations.md section 6):
+``d = [[1, 1/2], [1/3, 1], [1, 1]]``, ``q = (.5, .3, .2)``:
 
 >>> import fairalloc
 >>> inst = fairalloc.Instance.from_arrays([1, 1], [[1, .5], [1/3, 1], [1, 1]], shared=[.5, .3, .2])

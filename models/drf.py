@@ -1,8 +1,8 @@
 """Dominant Resource Fairness (DRF).
 
 Ghodsi, Zaharia, Hindman, Konwinski, Shenker, Stoica, "Dominant Resource Fairness: Fair
-Allocation of Multiple Resource Types", NSDI 2011 (``papers/002_f1eccfd60d506323.txt``,
-sections 4 and Appendix A; formulations.md section 1).
+Allocation of Multiple Resource Types", USENIX NSDI 2011, section 4 and Appendix A
+(docs/formulations.md section 1).
 
 DRF is max-min fairness (leximin) on dominant shares.  User ``i`` with per-task demand ``D_i``
 and ``x_i`` tasks has dominant share ``s_i = x_i * max_j D_ij / (R_j w_ij)``: a weighted, linear

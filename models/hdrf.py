@@ -1,7 +1,7 @@
 """H-DRF: hierarchical Dominant Resource Fairness.
 
 Bhattacharya, Culler, Friedman, Ghodsi, Shenker, Stoica, "Hierarchical scheduling for diverse
-datacenter workloads", SoCC 2013; formulations.md section 7.  Users are leaves of a tree of
+datacenter workloads", ACM SoCC 2013; docs/formulations.md section 7.  Users are leaves of a tree of
 weighted groups (``groups:`` in a case, ``group:`` on a user); every internal node's non-blocked
 children receive equal dominant share per unit of weight of what the node receives.  The
 allocation is computed by the discrete H-DRF descent of :mod:`fairalloc.hierarchy` (whole tasks:

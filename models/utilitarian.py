@@ -1,7 +1,7 @@
 """Utilitarian allocation: the efficiency end of the fairness / efficiency trade-off.
 
 Maximise the (weighted) sum of dominant shares, alpha-fairness at ``alpha = 0``
-(formulations.md section 5)::
+(docs/formulations.md section 5)::
 
     max  sum_i w_i mu_i x_i    s.t.  sum_i x_i D_ij <= R_j,   0 <= x_i <= T_i
     mu_i = max_j D_ij / R_j

@@ -126,7 +126,7 @@ def summarise(results: list[dict], users: list[int]) -> dict:
                 "sharing_incentive_min_slack": float(col[f"{method}_si_slack"].min()),
                 "sharing_incentive_min_ratio": float(col[f"{method}_min_weighted"].min()),
                 "min_share_at_least_min_q": bool(np.all(col[f"{method}_min_share"] >= col["min_q"] * (1 - TOL))),
-                "utilisation_in_0_1": bool(np.all((util >= 0) & (util <= 1 + TOL))),
+                "utilization_in_0_1": bool(np.all((util >= 0) & (util <= 1 + TOL))),
                 "a_resource_saturated_every_run": bool(np.all(util.max(axis=0) >= 1 - TOL)),
             }
         entry["checks"] = checks
@@ -295,7 +295,7 @@ def write_summary(out: Path, summary: dict, users: list[int], args, source: dict
             c = summary[str(n)]["checks"][method]
             rows.append([str(n), label.split(" (")[0], f"{c['sharing_incentive_min_slack']:.3g}",
                          f"{c['sharing_incentive_min_ratio']:.12g}",
-                         "yes" if c["min_share_at_least_min_q"] else "NO", "yes" if c["utilisation_in_0_1"] else "NO",
+                         "yes" if c["min_share_at_least_min_q"] else "NO", "yes" if c["utilization_in_0_1"] else "NO",
                          "yes" if c["a_resource_saturated_every_run"] else "NO"])
     lines += [tabulate(rows, ["users", "method", "min over runs of min_i (x_i - q_i)",
                               "min over runs of min_i x_i / q_i", "min share >= min q",

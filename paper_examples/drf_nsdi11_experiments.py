@@ -188,7 +188,7 @@ def summary_7_2(res: dict) -> list[str]:
         r = rs[n]
         return [n, r.completed["small"], r.completed["large"],
                 *(f"{r.mean_completion_time[c]:.1f}" if r.mean_completion_time[c] is not None else "-" for c in CLASSES),
-                pct(r.utilisation["cpu"]), pct(r.utilisation["mem"]), f"{r.max_overcommit:.2f}"]
+                pct(r.utilization["cpu"]), pct(r.utilization["mem"]), f"{r.max_overcommit:.2f}"]
 
     lines += ["Baselines launch only where a task fits (no over-commitment):", "",
               tabulate([row(n) for n in ["drf", *BASELINES]], head, tablefmt="github"), "",

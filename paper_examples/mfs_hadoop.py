@@ -1,4 +1,4 @@
-"""The MFS paper's comparison (a multi-resource fair scheduler for Hadoop; paper 004) in fairalloc's simulator.
+"""The MFS paper's comparison ("A Multi-resource Fair Scheduler of Hadoop") in fairalloc's simulator.
 
 MFS (``mfs``: two-level DRF, user groups then their jobs) against the slot-based Hadoop Fair
 Scheduler (``slots:K``) and Capacity Scheduler (``capacity:K``) with K slots per node (the paper:
@@ -70,7 +70,7 @@ def measure(kind: str, name: str, nodes: int) -> dict:
     return {"scheduler": name, "jobs": len(w.jobs), "done": done, "makespan": r.end_time,
             "throughput": done / r.end_time * TEN_MINUTES, "done_by_600": sum(f <= TEN_MINUTES + 1e-9 for f in finish.values()),
             "mean_jct": float(np.mean(jct)), "by_class": {c: v for c, v in r.mean_completion_time.items()},
-            "max_load": r.max_overcommit, "cpu": r.utilisation["cpu"], "mem": r.utilisation["mem"]}
+            "max_load": r.max_overcommit, "cpu": r.utilization["cpu"], "mem": r.utilization["mem"]}
 
 
 def charts(results: dict, names: list[str], out: Path) -> list[Path]:

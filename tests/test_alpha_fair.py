@@ -1,4 +1,4 @@
-"""Alpha-fairness and FDS: the worked values of formulations.md section 5, the exact ends, the
+"""Alpha-fairness and FDS: the worked values of docs/formulations.md section 5, the exact ends, the
 program against the dual Newton fast path, and the trade-off frontier."""
 
 import json

@@ -15,7 +15,7 @@ from fairalloc.testing import run_cli as run
 def test_solve_json_contract(capsys):
     code, out, err = run(capsys, "solve", "drf-section-4-1", "--format", "json")
     assert code == 0 and err == ""
-    data = json.loads(out)
+    (data,) = json.loads(out)                   # a list with one object per mechanism, always
     assert data["case"] == "drf-section-4-1" and data["mechanism"] == "drf"
     assert data["users"]["A"]["tasks"] == pytest.approx(3.0)
     assert data["users"]["A"]["dominant_share"] == pytest.approx(2 / 3)
@@ -104,7 +104,7 @@ def test_register_decorator_makes_a_mechanism_usable_everywhere(capsys):
         assert "half-drf" in fairalloc.available()
         assert fairalloc.solve(fairalloc.load_case("drf-section-4-1"), "half-drf").tasks.tolist() == [1.5, 1.0]
         code, out, _ = run(capsys, "solve", "drf-section-4-1", "-m", "half-drf", "--format", "json")
-        assert json.loads(out)["users"]["B"]["tasks"] == 1.0
+        assert json.loads(out)[0]["users"]["B"]["tasks"] == 1.0
         with pytest.raises(fairalloc.FairallocError, match="exists already"):
             fairalloc.register("half-drf")(HalfDRF)
         with pytest.raises(fairalloc.FairallocError, match="no fast path|no declarative program"):

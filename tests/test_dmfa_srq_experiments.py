@@ -75,7 +75,7 @@ def test_script_is_deterministic_resumable_and_sound(tmp_path):
         for method in ("dmfa", "static"):
             c = entry["checks"][method]
             assert c["sharing_incentive_min_ratio"] >= 1 - TOL
-            assert c["min_share_at_least_min_q"] and c["utilisation_in_0_1"] and c["a_resource_saturated_every_run"]
+            assert c["min_share_at_least_min_q"] and c["utilization_in_0_1"] and c["a_resource_saturated_every_run"]
             s = entry[method]
             for metric in ("util_cpu", "util_mem"):
                 assert 0 <= s[metric]["min"] <= s[metric]["mean"] <= s[metric]["max"] <= 1 + TOL

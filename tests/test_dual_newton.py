@@ -1,5 +1,5 @@
 """The alpha-fair dual Newton engine (fairalloc.dual_newton) against an independent cvxpy program,
-its KKT conditions, the worked example of formulations.md section 5, and its numerical range."""
+its KKT conditions, the worked example of docs/formulations.md section 5, and its numerical range."""
 
 import numpy as np
 import pytest
@@ -130,7 +130,7 @@ def test_matches_the_convex_program(alpha, inst, on):
     assert close(ours, theirs, WELFARE_TOL)
 
 
-# -- formulations.md section 5: the 9 CPU / 18 GB example --------------------------------------------
+# -- docs/formulations.md section 5: the 9 CPU / 18 GB example ---------------------------------------
 
 def section_4_1(alpha):
     D, R, w, c, T = arrays(SECTION_4_1)

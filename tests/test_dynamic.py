@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fairalloc
-from fairalloc.dynamic import History, normalised
+from fairalloc.dynamic import DYNAMIC_PROPERTIES, History, normalised
 from fairalloc.models.dmfa_srq import static_optimum
 from fairalloc.properties import check
 from fairalloc.testing import run_cli as run
@@ -66,8 +66,10 @@ def test_lemma_1_and_the_pool(inst):
           suppress_health_check=[HealthCheck.too_slow])
 @given(sequences(max_users=5, max_resources=3))
 def test_dynamic_properties_hold(inst):
+    # shared monotonicity is the DMFA-SRQ paper's claim that does not hold (case dmfa-srq-shared-monotonicity)
+    theorems = [p for p in DYNAMIC_PROPERTIES if p != "shared_monotonicity"]
     for name in ("dmfa-srq", "ddrf"):
-        results = check(name, inst, budget=25)
+        results = check(name, inst, theorems, budget=25)
         assert all(r.holds for r in results.values()), {p: r.witness for p, r in results.items() if not r.holds}
 
 
@@ -123,7 +125,7 @@ def test_solve_prints_steps_and_json_has_them(capsys):
     code, out, _ = run(capsys, "solve", "dmfa-srq-worked-example", "-m", "dmfa-srq")
     assert code == 0 and "tasks after each arrival" in out and "1.3333" in out
     code, out, _ = run(capsys, "solve", "dmfa-srq-worked-example", "-m", "dmfa-srq", "--format", "json")
-    data = json.loads(out)
+    (data,) = json.loads(out)
     assert data["steps"][0] == {**data["steps"][0], "k": 1, "arrived": "1", "M": 1.0, "tasks": {"1": 0.5}}
     assert data["steps"][1]["M"] == pytest.approx(4 / 3) and data["steps"][2]["binding"] == ["r1"]
     assert data["users"]["3"]["tasks"] == pytest.approx(0.2)

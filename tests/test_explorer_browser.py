@@ -96,7 +96,7 @@ def expect_text(page, locator, text, timeout=30_000):
 def test_explorer_end_to_end(page, server, tmp_path):
     from playwright.sync_api import expect
     page.goto(server + "?case=drf-section-4-1")
-    # the paper's numbers: DRF 3 and 2, alpha-fair(2) 3.7279 and 1.7574 (formulations section 5)
+    # the paper's numbers: DRF 3 and 2, alpha-fair(2) 3.7279 and 1.7574 (docs/formulations.md section 5)
     expect_text(page, cell(page, "drf", "A"), "3")
     expect_text(page, cell(page, "drf", "B"), "2")
     expect_text(page, cell(page, "alpha-fair:2", "A"), "3.7279")

@@ -70,7 +70,7 @@ def test_cli_falsify_writes_a_case(capsys, tmp_path):
                          "--out", str(target), "--no-progress")
     assert code == 0 and "VIOLATED" in out and target.exists()
     code, out, _ = run(capsys, "check", str(target), "-m", "asset", "-p", "si", "--format", "json")
-    assert json.loads(out)["properties"]["sharing_incentive"]["holds"] is False
+    assert json.loads(out)[0]["properties"]["sharing_incentive"]["holds"] is False
 
 
 @pytest.mark.parametrize("argv, field", [

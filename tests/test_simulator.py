@@ -53,7 +53,11 @@ def test_unknown_scheduler_lists_known_ones():
         with pytest.raises(CaseError) as info:
             simulate(drf_7_2(nodes=2, horizon=10), bad)
         msg = str(info.value)
-        assert msg.startswith("scheduler:") and "\n" not in msg and "drf, mfs, hdrf, cpu-fair" in msg and "fifo" in msg
+        assert msg.startswith("scheduler:") and "\n" not in msg
+        # a near miss gets the closest names, anything else the whole list
+        assert "did you mean" in msg or ("drf, mfs, hdrf, cpu-fair" in msg and "fifo" in msg)
+    with pytest.raises(CaseError, match="did you mean 'slots:K'"):
+        simulate(drf_7_2(nodes=2, horizon=10), "slots")
 
 
 def test_names_round_trip():
@@ -146,9 +150,9 @@ def test_7_2_comparison_every_scheduler(name):
     w = drf_7_2(nodes=4, horizon=300, tasks_per_job=20)       # 4 nodes: jobs of 20 tasks, not 80
     r = simulate(w, name)
     assert r.completed["small"] + r.completed["large"] > 0 and r.end_time == 300
-    assert all(0 < u for u in r.utilisation.values())
+    assert all(0 < u for u in r.utilization.values())
     if not name.endswith(":oc"):
-        assert all(u <= 1 + 1e-9 for u in r.utilisation.values())
+        assert all(u <= 1 + 1e-9 for u in r.utilization.values())
     for cls, jct in r.mean_completion_time.items():
         assert jct is None or 20 <= jct <= 300
     assert len(r.samples["time"]) >= 100 and r.samples["time"] == sorted(r.samples["time"])

@@ -186,7 +186,7 @@ def test_checks_catch_violations():
     assert pareto_gain(util) <= 1e-9
 
 
-# -- generalisations from formulations.md section 1 -------------------------------------------
+# -- generalisations from docs/formulations.md section 1 --------------------------------------
 
 @pytest.mark.parametrize("method", ["fast", "program"])
 def test_zero_demands_break_population_monotonicity(method):
