@@ -23,6 +23,7 @@ import numpy as np
 
 from .errors import CaseError, SolverError
 from .instance import Instance
+from .tolerances import FIT
 
 ROOT = "__root__"
 
@@ -123,7 +124,7 @@ def hdrf_schedule(instance: Instance, max_launches: int | None = None, *, batch:
     share = [float(np.max(usage[k] / denom[k])) for k in range(len(nodes))]
     open_kids = [len(ch) for ch in kids]
     blocked = [False] * len(nodes)
-    Rtol = R * (1 + 1e-12)
+    Rtol = R * (1 + FIT)
     tasks = np.zeros(instance.n)
     idle = (~np.any(D != 0, axis=1)).tolist()
     paths: dict[int, list[int]] = {}

@@ -39,6 +39,7 @@ import numpy as np
 
 from .errors import CaseError, unknown
 from .instance import Instance
+from .tolerances import FIT
 
 POLICIES = ("stop", "skip")
 #: equal dominant shares: the larger next task first (Table 1's order), or simply the earlier user
@@ -136,7 +137,7 @@ class DRFScheduler:
             if i is None:
                 return None
             task = self.next_task(i)
-            if np.all(self.C + task <= self.R * (1 + 1e-12)):
+            if np.all(self.C + task <= self.R * (1 + FIT)):
                 self._apply(i, task)
                 return i, task
             if self.policy == "stop":                   # the pseudo-code: the cluster is full
@@ -337,7 +338,7 @@ class DRFScheduler:
         kc = kc[order]
         tasks = np.concatenate([p[4] for p in parts])[order]
         C = self.C
-        Rtol = self.R * (1 + 1e-12)
+        Rtol = self.R * (1 + FIT)
         done_k = []
         left = budget
         stopped = False

@@ -22,5 +22,8 @@ NOISE = 1e-12
 #: Numbers written to JSON and YAML are the shortest decimal within this many units in the last
 #: place of the computed double: 0.6000000000000001 (one ulp above 0.6) is written 0.6.
 NOISE_ULPS = 2
+#: Discrete schedulers (Algorithm 1, H-DRF): a task fits while the use stays within
+#: ``(1 + FIT) * capacity`` (a sum of whole tasks may overshoot a capacity it equals by a few ulps).
+FIT = 1e-12
 #: A lie is profitable when it raises the liar's true task count by more than this (relative, floor 1).
 GAIN = 1e-7
