@@ -233,7 +233,10 @@ def findings(summary: dict, users: list[int]) -> list[str]:
         f"{SAMPLE_USERS}-user sample (sorted by q) has a decrease, and share of all user pairs ordered against q: "
         + per_n(lambda s: f"{s['monotone_in_q']['runs_with_dmfa_nonmonotone_sample'] * 100:.1f} %, "
                           f"{s['dmfa']['discordant_pairs']['mean'] * 100:.2f} %")
-        + " (static weighted DRF: 0, its shares are proportional to q).",
+        + " (static weighted DRF: 0, its shares are proportional to q). THE PAPER'S CLAIM DOES NOT HOLD: "
+        "it is not a property of DMFA-SRQ (counterexample: the bundled case dmfa-srq-shared-monotonicity, "
+        "shares (0.3, 0.3, 0.4), final dominant shares (6/11, 6/11, 2/5); 'fairalloc reproduce' reports it "
+        "as a refuted source claim).",
         "- Fig 5, paper: DMFA-SRQ's minimum dominant share is lower than weighted DRF's. Here: mean of "
         "min x_i, DMFA-SRQ / static, and share of runs where DMFA-SRQ is lower: "
         + per_n(lambda s: f"{_g(s['dmfa']['min_share']['mean'])} / {_g(s['static']['min_share']['mean'])}, "

@@ -87,6 +87,7 @@ def test_script_is_deterministic_resumable_and_sound(tmp_path):
         assert np.allclose(sample[:, 2] / sample[:, 0], sample[0, 2] / sample[0, 0])   # static: x_i = q_i M*
     text = (tmp_path / "a" / "summary.md").read_text()
     assert "SYNTHETIC" in text and "| NO " not in text
+    assert "THE PAPER'S CLAIM DOES NOT HOLD" in text and "dmfa-srq-shared-monotonicity" in text
 
 
 def test_script_on_a_task_events_file(tmp_path):
