@@ -1,16 +1,22 @@
-# make run : set up .venv and reproduce the paper case library (every expectation, claim, erratum)
-# make test: set up .venv and run the whole test suite
+# make run          : set up .venv and reproduce the paper case library (every expectation, claim, erratum)
+# make test         : set up .venv and run the whole test suite (CI runs exactly this, through .ci/run)
+# make test-latest  : the suite in a fresh .venv-latest with the newest release of every dependency
+# make constraints  : rewrite constraints.txt from a fresh venv with the newest releases
+#
+# .venv installs the exact versions of constraints.txt (every package, the build backend too), so a
+# fresh machine tests what CI tested; test-latest then constraints is how to move to newer versions.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+PIN    := -c constraints.txt --build-constraint constraints.txt
 
-.PHONY: run test bench clean
+.PHONY: run test test-latest constraints bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --upgrade -c constraints.txt pip
+	$(BIN)/python -m pip install --quiet $(PIN) -e '.[dev]'
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -19,10 +25,31 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q
 
+# A fresh venv, no constraints: the newest releases of pip, the build backend and every dependency.
+define fresh_latest_venv
+	rm -rf $(1)
+	$(PYTHON) -m venv $(1)
+	$(1)/bin/python -m pip install --quiet --upgrade pip setuptools
+	$(1)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e '.[dev]'
+endef
+
+test-latest:
+	$(call fresh_latest_venv,.venv-latest)
+	.venv-latest/bin/python -m pip list --format freeze --exclude-editable
+	.venv-latest/bin/python -m pytest -n 2 -q
+
+constraints:
+	$(call fresh_latest_venv,.venv-constraints)
+	{ echo "# Exact versions for 'make test' (pip freeze --all of a fresh venv after pip install -e '.[dev]')."; \
+	  echo "# Written by 'make constraints' with $$(.venv-constraints/bin/python -V) on $$(uname -sm); do not edit."; \
+	  .venv-constraints/bin/python -m pip freeze --all --exclude-editable; } > constraints.txt.part
+	mv constraints.txt.part constraints.txt
+	rm -rf .venv-constraints
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_static.py --json benchmarks/results_full.json
 	$(BIN)/python benchmarks/bench_verifier.py --json benchmarks/results_verifier.json
 	$(BIN)/python benchmarks/bench_sweep.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) .venv-latest .venv-constraints build *.egg-info .pytest_cache .hypothesis

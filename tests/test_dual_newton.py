@@ -12,6 +12,7 @@ from fairalloc import Instance, SolverError
 from fairalloc.backends import solve_cvxpy
 from fairalloc.dual_newton import alpha_fair_dual
 from fairalloc.testing import close, instances
+from fairalloc.tolerances import SATURATION
 
 SETTINGS = settings(max_examples=max(100, settings().max_examples), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -189,8 +190,10 @@ def test_alpha_50_many_users_does_not_overflow():
     assert np.all(np.isfinite(tasks)) and np.all(tasks > 0) and np.all(tasks @ D <= R * (1 + 1e-12))
     assert np.all(np.isfinite(prices)) and iterations < 50
     assert kkt_violation(D, R, w, c, T, 50, tasks, prices) <= KKT_TOL
-    # near the max-min end: the weighted dominant shares of the uncapped users nearly equal
-    shares = (c * tasks)[tasks < T]
+    # near the max-min end: the weighted dominant shares of the uncapped users nearly equal.  A user
+    # at her bound may sit an ulp below it (the scale-back of an ulp overshoot of x @ D, which
+    # depends on the BLAS's rounding): below the bound means below it by more than SATURATION.
+    shares = (c * tasks)[tasks < T * (1 - SATURATION)]
     assert shares.max() / shares.min() < 1.2
 
 
