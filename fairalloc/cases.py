@@ -38,7 +38,7 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .errors import CaseError, FairallocError, closest, unknown
+from .errors import CaseError, FairallocError, did_you_mean, unknown
 from .instance import Instance
 
 NonNegative = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
@@ -522,8 +522,7 @@ def load_case(path_or_name: str | Path) -> Case:
             text = candidate.read_text(encoding="utf-8")
             case = parse_case(_read_yaml(text, candidate.name), candidate.name)
             return dataclasses.replace(case, path=Path(str(candidate)))
-        close = closest(path.name.removesuffix(".yaml"), bundled_cases())
-        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else " (see 'fairalloc cases')"
+        hint = did_you_mean(path.name.removesuffix(".yaml"), bundled_cases()) or " (see 'fairalloc cases')"
         raise CaseError(f"{path_or_name}: no such file, and no bundled case of that name{hint}")
     case = parse_case(read_yaml_file(path, "a case needs 'resources' and 'users'"), str(path))
     return dataclasses.replace(case, path=path)

@@ -21,7 +21,7 @@ from . import registry
 from .allocation import _fmt
 from .cases import bundled_cases, load_case
 from .decimals import plain
-from .errors import FairallocError, closest, unknown
+from .errors import FairallocError, did_you_mean, unknown
 
 
 
@@ -30,8 +30,8 @@ class Choice(click.Choice):
 
     def get_invalid_choice_message(self, value, ctx) -> str:
         message = super().get_invalid_choice_message(value, ctx)
-        close = closest(value, self.choices)
-        return message if not close else f"{message.rstrip('.')}; did you mean '{close[0]}'?"
+        hint = did_you_mean(value, self.choices)
+        return f"{message.rstrip('.')}{hint}" if hint else message
 
 
 FORMATS = Choice(["table", "json", "yaml", "csv"])
@@ -228,16 +228,16 @@ def _case_view(case) -> str:
         parts.append(textwrap.fill(" ".join(case.description.split()), 100))
     users = raw["users"]
     extra = [k for k in ("weight", "max_tasks", "shared", "group") if any(k in (u or {}) for u in users.values())]
-    rows = [[u, *(_fmt(v, 6) for v in inst.demand[i]), *(_plain(users[u].get(k, "")) for k in extra)]
+    rows = [[u, *(_fmt(v, 6) for v in inst.demand[i]), *(_one_line(users[u].get(k, "")) for k in extra)]
             for i, u in enumerate(inst.users)]
     parts += ["", tabulate(rows, ["user", *(f"{r} per task" for r in inst.resources), *extra], disable_numparse=True),
               "capacity: " + ", ".join(f"{r} {_fmt(c, 6)}" for r, c in zip(inst.resources, inst.capacity))]
-    sections = [("groups", [f"{g}: {_plain(spec)}" for g, spec in raw.get("groups", {}).items()]),
-                ("variants", [f"{v['name']}: " + (v.get("description") or _plain({k: w for k, w in v.items()
+    sections = [("groups", [f"{g}: {_one_line(spec)}" for g, spec in raw.get("groups", {}).items()]),
+                ("variants", [f"{v['name']}: " + (v.get("description") or _one_line({k: w for k, w in v.items()
                                                                                     if k != "name"}))
                               for v in raw.get("variants", [])]),
-                ("expectations", [_plain(e) for e in raw.get("expect", [])]),
-                ("claims", [_plain(c) for c in raw.get("claims", [])]),
+                ("expectations", [_one_line(e) for e in raw.get("expect", [])]),
+                ("claims", [_one_line(c) for c in raw.get("claims", [])]),
                 ("errata", [f"{e['where']}: says {e['says']}; true value {e['value']}" for e in raw.get("errata", [])])]
     for title, lines in sections:
         if lines:
@@ -245,7 +245,7 @@ def _case_view(case) -> str:
     return "\n".join(parts)
 
 
-def _plain(value) -> str:
+def _one_line(value) -> str:
     """A YAML value on one line, as the case file writes it."""
     if isinstance(value, str):
         return value

@@ -217,16 +217,17 @@ def shared_monotonicity(history: History, **_) -> PropertyResult:
         order = np.argsort(q, kind="stable")
         qs, xs = q[order], x[order]
         starts = np.searchsorted(qs, qs, side="left")      # users before this index have smaller q
-        best = np.maximum.accumulate(xs)                    # largest share among the first t users
-        for t in np.flatnonzero(starts > 0):
-            h = int(order[int(np.argmax(xs[: starts[t]]))])
-            slack = float(xs[t] - best[starts[t] - 1])
-            if slack < worst[0]:
-                worst = (slack, (k, int(order[t]), h))
+        later = np.flatnonzero(starts > 0)
+        if later.size == 0:
+            continue
+        slack = xs[later] - np.maximum.accumulate(xs)[starts[later] - 1]
+        t = int(later[np.argmin(slack)])
+        if slack.min() < worst[0]:
+            worst = (float(slack.min()), (k, int(order[t]), int(order[int(np.argmax(xs[: starts[t]]))])))
     if worst[1] is None or worst[0] >= -tolerance(1.0) * 1e-3:
-        return PropertyResult("shared_monotonicity", True, None if worst[1] is None else max(worst[0], 0.0))
+        return PropertyResult("shared_monotonicity", True, None if worst[1] is None else worst[0])
     k, i, h = worst[1]
-    inst, x = history.instance, history.x_at(worst[1][0])
+    inst, x = history.instance, history.x_at(k)
     return PropertyResult("shared_monotonicity", False, worst[0], {
         "step": k, "user": inst.users[i], "shared": float(history.q[i]), "dominant_share": float(x[i]),
         "other": inst.users[h], "other_shared": float(history.q[h]), "other_dominant_share": float(x[h])})

@@ -33,17 +33,20 @@ def closest(name, known, n: int = 3) -> list[str]:
     return [lowered[h] for h in hits]
 
 
+def did_you_mean(name, known) -> str:
+    """``"; did you mean 'drf'?"`` for the closest known names, or ``""`` when none is close."""
+    close = closest(name, known)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
 def unknown(what: str, name, known, plural: str | None = None) -> str:
     """``unknown mechanism 'dfr'; did you mean 'drf'?``, or the known names when none is close.
 
     Every "unknown name" message of fairalloc is written by this function, so they all suggest.
     """
     known = [str(k) for k in known]
-    close = closest(name, known)
+    hint = did_you_mean(name, known)
     listing = ", ".join(known[:12]) + (f", ... ({len(known)} in all)" if len(known) > 12 else "")
     listing = f" ({plural or what + 's'}: {listing or 'none'})"
-    if not close:
-        return f"unknown {what} '{name}'{listing}"
-    options = " or ".join(f"'{c}'" for c in close)
     # a short list helps beside the suggestion ('gpu' is no typo of 'cpu'); a long one buries it
-    return f"unknown {what} '{name}'; did you mean {options}?" + (listing if len(known) <= 6 else "")
+    return f"unknown {what} '{name}'{hint}" + (listing if not hint or len(known) <= 6 else "")
