@@ -1,5 +1,7 @@
 """Errors a user can cause.  The CLI prints ``str(error)`` as one line and exits with code 2."""
 
+import reprlib
+
 
 class FairallocError(Exception):
     """Base class: a problem with the user's input or a solve that cannot be trusted."""
@@ -50,3 +52,28 @@ def unknown(what: str, name, known, plural: str | None = None) -> str:
     listing = f" ({plural or what + 's'}: {listing or 'none'})"
     # a short list helps beside the suggestion ('gpu' is no typo of 'cpu'); a long one buries it
     return f"unknown {what} '{name}'{hint}" + (listing if not hint or len(known) <= 6 else "")
+
+
+_BOUNDED = reprlib.Repr()              # keyword arguments need Python 3.12
+_BOUNDED.maxlevel, _BOUNDED.maxstring, _BOUNDED.maxother, _BOUNDED.maxlong = 3, 40, 40, 40
+_BOUNDED.maxdict = _BOUNDED.maxlist = _BOUNDED.maxtuple = _BOUNDED.maxset = 4
+
+
+def excerpt(value, limit: int | None = None) -> str:
+    """A bounded ``repr`` of an offending value for an error message: nested and shared
+    structures (YAML aliases) are cut at a few levels and items, and the text at ``limit``
+    characters (default :data:`fairalloc.limits.MAX_EXCERPT`), so a message never expands a
+    document.
+
+    >>> excerpt(list(range(100)))
+    '[0, 1, 2, 3, ...]'
+    >>> excerpt("x" * 500, 20)
+    "'xxxxxxxxxxxxxx...'"
+    """
+    from .limits import MAX_EXCERPT
+    limit = MAX_EXCERPT if limit is None else limit
+    text = _BOUNDED.repr(value)
+    if len(text) > limit:
+        quote = text[0] if text[:1] in "'\"" else ""
+        text = text[: limit - 4 - len(quote)] + "..." + quote
+    return text
