@@ -29,3 +29,9 @@ MAX_SHARE_RATIO = 1e12
 MAX_WEIGHT_RATIO = 1e12
 #: digits of an exact number written as text ("100/31", "2.52e3"), its exponent included
 MAX_EXACT_DIGITS = 200
+
+# -- searches and parallel work (checks, verifier, falsifier, claims) -----------------------------
+#: evaluations per user of a manipulation search (--budget, a claim's budget)
+MAX_BUDGET = 100_000
+#: worker processes of falsify / table2 (--workers)
+MAX_WORKERS = 64
