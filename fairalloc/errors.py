@@ -48,10 +48,29 @@ def unknown(what: str, name, known, plural: str | None = None) -> str:
     """
     known = [str(k) for k in known]
     hint = did_you_mean(name, known)
-    listing = ", ".join(known[:12]) + (f", ... ({len(known)} in all)" if len(known) > 12 else "")
+    listing = ", ".join(map(shown, known[:12])) + (f", ... ({len(known)} in all)" if len(known) > 12 else "")
     listing = f" ({plural or what + 's'}: {listing or 'none'})"
     # a short list helps beside the suggestion ('gpu' is no typo of 'cpu'); a long one buries it
-    return f"unknown {what} '{name}'{hint}" + (listing if not hint or len(known) <= 6 else "")
+    return f"unknown {what} {quoted(name)}{hint}" + (listing if not hint or len(known) <= 6 else "")
+
+
+def shown(text) -> str:
+    r"""A name, a path or a field of a message as written, unless it is long or not printable
+    (a newline would break the one-line message): then its bounded :func:`excerpt`.
+
+    >>> shown("cpu"), shown(chr(10).join("ab")), len(shown("x" * 1000)) <= 60
+    ('cpu', "'a\\nb'", True)
+    """
+    from .limits import MAX_EXCERPT
+    text = str(text)
+    return text if len(text) <= MAX_EXCERPT and text.isprintable() else excerpt(text)
+
+
+def quoted(text) -> str:
+    """``'cpu'``: a name in quotes for a message, bounded and on one line like :func:`shown`."""
+    text = str(text)
+    plain_text = shown(text)
+    return f"'{plain_text}'" if plain_text == text else plain_text
 
 
 _BOUNDED = reprlib.Repr()              # keyword arguments need Python 3.12

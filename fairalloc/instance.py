@@ -20,6 +20,7 @@ from functools import cached_property
 
 import numpy as np
 
+from . import limits
 from .decimals import shortest
 from .errors import CaseError, UnknownNameError, unknown
 
@@ -49,11 +50,32 @@ def _check_numbers(values: np.ndarray, field, *, allow_zero: bool = True) -> Non
         raise CaseError(f"{field(idx)}: {need} (got {values[idx]:g})")
 
 
+def _number(v) -> str:
+    """``1e-320``, ``1e30``, ``2.5``: a value as Python writes it, without ``e+``."""
+    return repr(float(v)).replace("e+", "e")
+
+
+_RANGE = (f"is outside the range fairalloc computes with ({_number(limits.MIN_MAGNITUDE)} to "
+          f"{_number(limits.MAX_MAGNITUDE)} for non-zero values; float64 loses digits beyond)")
+
+
+def _check_magnitudes(values: np.ndarray, field) -> None:
+    """Raise CaseError naming the first non-zero finite entry outside [MIN_MAGNITUDE, MAX_MAGNITUDE]
+    (subnormals lose digits, products of large values overflow); ``inf`` is left to the caller."""
+    a = np.abs(values)
+    bad = (a != 0) & ((a < limits.MIN_MAGNITUDE) | (a > limits.MAX_MAGNITUDE)) & np.isfinite(a)
+    if bad.any():
+        idx = _first_bad(bad)
+        raise CaseError(f"{field(idx)}: {_number(values[idx])} {_RANGE}")
+
+
 def _as_float_array(values, field: str, ndim: int) -> np.ndarray:
     try:
         a = np.array(values, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise CaseError(f"{field}: must be numbers ({exc})") from None
+        reason = " ".join(str(exc).split())
+        reason = reason if len(reason) <= 120 else reason[:117] + "..."   # numpy quotes the value
+        raise CaseError(f"{field}: must be numbers ({reason})") from None
     if a.ndim != ndim:
         raise CaseError(f"{field}: expected a {ndim}-dimensional array, got shape {a.shape}")
     return a
@@ -149,6 +171,8 @@ class Instance:
         res, D = self._resources, self.demand
         _check_numbers(self.capacity, lambda j: f"resources.{res[j[0]]}")
         _check_numbers(D, lambda ij: f"users.{self.users[ij[0]]}.demand.{res[ij[1]]}")
+        _check_magnitudes(self.capacity, lambda j: f"resources.{res[j[0]]}")
+        _check_magnitudes(D, lambda ij: f"users.{self.users[ij[0]]}.demand.{res[ij[1]]}")
         positive = D > 0
         empty = ~positive.any(axis=1)
         if empty.any():
@@ -162,11 +186,18 @@ class Instance:
                 i = int(np.argmax(positive[:, j]))
                 raise CaseError(f"users.{self.users[i]}.demand.{res[j]}: resource '{res[j]}' has zero "
                                 f"capacity, so no task demanding it can ever run")
+        self._check_share_ratios()
         if self.weights is not None:
             w = self.weights
             field = (lambda ij: f"users.{self.users[ij[0]]}.weight") if w.ndim == 1 else \
                 (lambda ij: f"users.{self.users[ij[0]]}.weight.{res[ij[1]]}")
             _check_numbers(w, field, allow_zero=False)
+            _check_magnitudes(w, field)
+            low, high = _first_bad(w == w.min()), _first_bad(w == w.max())
+            if w[high] / w[low] > limits.MAX_WEIGHT_RATIO:
+                raise CaseError(f"{field(low)}: {_number(w[low])} is {w[high] / w[low]:.3g} times smaller than "
+                                f"{field(high)} ({_number(w[high])}); fairalloc computes with weights at most "
+                                f"{limits.MAX_WEIGHT_RATIO:g} times apart (float64 loses the smaller beside the larger)")
         if self.max_tasks is not None:
             T = self.max_tasks
             nan = np.isnan(T)
@@ -176,12 +207,33 @@ class Instance:
             if neg.any():
                 i = int(np.argmax(neg))
                 raise CaseError(f"users.{self.users[i]}.max_tasks: must be >= 0 (got {T[i]:g})")
+            _check_magnitudes(T, lambda i: f"users.{self.users[i[0]]}.max_tasks")
         if self.shared is not None:
             q = self.shared
             bad = ~np.isnan(q) & ~((q > 0) & (q <= 1))
             if bad.any():
                 i = int(np.argmax(bad))
                 raise CaseError(f"users.{self.users[i]}.shared: must be in (0, 1] (got {q[i]})")
+            _check_magnitudes(q, lambda i: f"users.{self.users[i[0]]}.shared")
+
+    def _check_share_ratios(self) -> None:
+        """Within each user, the largest non-zero per-task share ``D_ij / R_j`` is at most
+        :data:`~fairalloc.limits.MAX_SHARE_RATIO` times the smallest (one vectorised pass)."""
+        S = self.share_per_task
+        if S.shape[1] == 1:
+            return
+        high = S.max(axis=1)
+        low = np.where(S > 0, S, np.inf).min(axis=1)
+        bad = high > low * limits.MAX_SHARE_RATIO
+        if bad.any():
+            i = int(np.argmax(bad))
+            j_low, j_high = int(np.argmin(np.where(S[i] > 0, S[i], np.inf))), int(np.argmax(S[i]))
+            res = self._resources
+            raise CaseError(f"users.{self.users[i]}.demand.{res[j_low]}: her per-task share of {res[j_low]} "
+                            f"({low[i]:.3g} of its capacity) is {high[i] / low[i]:.3g} times smaller than her share "
+                            f"of {res[j_high]} ({high[i]:.3g}); fairalloc computes with shares at most "
+                            f"{limits.MAX_SHARE_RATIO:g} times apart within one user (float64 loses the "
+                            f"smaller beside the larger)")
 
     # -- names ----------------------------------------------------------------------------
     @property
@@ -309,9 +361,17 @@ class Instance:
         if str(name) in self._user_index:
             raise CaseError(f"users.{name}: duplicate name")
         D = np.vstack([self.demand, self.demand_vector(demand)])
-        per_resource = isinstance(weight, Mapping) or (self.weights is not None and self.weights.ndim == 2)
+        per_resource = isinstance(weight, Mapping) or np.ndim(weight) == 1 or \
+            (self.weights is not None and self.weights.ndim == 2)
         if per_resource:
-            new = self.demand_vector(weight) if isinstance(weight, Mapping) else np.full(self.m, float(weight))
+            if isinstance(weight, Mapping):                     # {resource: weight}, missing = 1
+                new = np.ones(self.m)
+                for r, v in weight.items():
+                    new[self.resource_index(r)] = v
+            elif np.ndim(weight) == 1:                          # one weight per resource
+                new = self.demand_vector(weight)
+            else:
+                new = np.full(self.m, float(weight))
             weights = np.vstack([self.weight_matrix(), new])
         elif self.weights is None and weight == 1.0:
             weights = None
