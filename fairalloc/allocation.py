@@ -6,6 +6,7 @@ an allocation of a million users costs one vector until someone asks for more.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
@@ -99,24 +100,33 @@ class Allocation:
 
     # -- output ---------------------------------------------------------------------------
     def to_dict(self, exact: bool = False) -> dict:
-        """The JSON contract: case, mechanism, users{tasks, dominant_share, allocation}, resources."""
+        """The JSON contract: case, mechanism, users{tasks, dominant_share, allocation}, resources.
+
+        Never NaN or infinity (not JSON): an allocation returned by a mechanism is certified finite
+        (:mod:`fairalloc.certificate`); any other number that is not finite (an ``info`` value
+        such as the Nash welfare ``-inf`` of a user with no task) is written as ``null``.
+        """
         inst = self.instance
         fractions = self.exact if exact else None
         users = {}
+        with np.errstate(all="ignore"):
+            shares, bundles = self.dominant_shares, self.bundles
+            weighted = self.weighted_dominant_shares if inst.weighted else None
+            used, utilization = self.used, self.utilization
         for i, u in enumerate(inst.users):
-            entry = {"tasks": float(self.tasks[i]), "dominant_share": float(self.dominant_shares[i])}
+            entry = {"tasks": _finite(self.tasks[i]), "dominant_share": _finite(shares[i])}
             if inst.weighted:
-                entry["weighted_dominant_share"] = float(self.weighted_dominant_shares[i])
-            entry["allocation"] = {r: float(self.bundles[i, j]) for j, r in enumerate(inst.resources)}
+                entry["weighted_dominant_share"] = _finite(weighted[i])
+            entry["allocation"] = {r: _finite(bundles[i, j]) for j, r in enumerate(inst.resources)}
             if fractions is not None:
                 entry["tasks_exact"] = str(fractions[i])
             users[u] = entry
         resources = {}
         for j, r in enumerate(inst.resources):
-            resources[r] = {"capacity": float(inst.capacity[j]), "used": float(self.used[j]),
-                            "utilization": float(self.utilization[j]), "saturated": bool(self.saturated[j])}
+            resources[r] = {"capacity": _finite(inst.capacity[j]), "used": _finite(used[j]),
+                            "utilization": _finite(utilization[j]), "saturated": bool(self.saturated[j])}
             if self.prices is not None:
-                resources[r]["price"] = float(self.prices[j])
+                resources[r]["price"] = _finite(self.prices[j])
         out = {"case": inst.name, "mechanism": self.mechanism, "method": self.method, "solver": self.solver,
                "users": users, "resources": resources}
         if exact:
@@ -206,14 +216,22 @@ def _fmt(v: float, digits: int) -> str:
     if v == 0:
         return "0"
     text = f"{v:.{digits}f}".rstrip("0").rstrip(".")
-    return text if text not in ("", "-0") else f"{v:.{digits}g}"
+    return text if text not in ("", "0", "-0") else f"{v:.{digits}g}"    # 1e-09 is not 0
+
+
+def _finite(v) -> float | None:
+    """``float(v)``, or ``None`` (JSON ``null``) for NaN and infinities."""
+    v = float(v)
+    return v if math.isfinite(v) else None
 
 
 def _plain(v):
     if isinstance(v, np.ndarray):
-        return v.tolist()
-    if isinstance(v, (np.floating, np.integer)):
+        return [_plain(e) for e in v.tolist()]
+    if isinstance(v, np.integer):
         return v.item()
+    if isinstance(v, (float, np.floating)):
+        return _finite(v)
     if isinstance(v, (list, tuple)):
         return [_plain(e) for e in v]
     if isinstance(v, dict):

@@ -7,6 +7,9 @@ returns: one or more models you can print, export and solve.
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -16,26 +19,79 @@ import pulp
 from .errors import FairallocError, SolverError
 
 
+_banner_lock = threading.Lock()
+_banner_done = False
+
+
+def _quiet_highs_banner() -> None:
+    """highspy 1.16 prints a two-line banner to the process's stdout (file descriptor 1, not
+    ``sys.stdout``) when the first ``Highs`` object of the process is built, whatever
+    ``output_flag`` says afterwards: it would precede the JSON of ``--format json``.  Build that
+    first object once with descriptor 1 pointed at the null device."""
+    global _banner_done
+    if _banner_done:
+        return
+    with _banner_lock:
+        if _banner_done:
+            return
+        _banner_done = True
+        try:
+            import highspy
+        except Exception:       # no highspy: CBC is used, which prints nothing with msg=False
+            return
+        try:
+            sys.stdout.flush()
+            saved = os.dup(1)
+        except (OSError, ValueError, AttributeError):
+            return
+        try:
+            with open(os.devnull, "wb") as null:
+                os.dup2(null.fileno(), 1)
+                try:
+                    highspy.Highs()
+                except Exception:
+                    pass
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
 def lp_solver(msg: bool = False):
     """The best LP solver pulp can reach here: HiGHS (in-process) or the bundled CBC.
 
     HiGHS's feasibility tolerances are tightened from 1e-7 to 1e-10: the programs are checked
-    against the fast paths to 1e-9.
+    against the fast paths to 1e-9.  Matrix entries below 1e-12 (HiGHS's smallest setting; its
+    default drops those below 1e-9) are dropped; the programs :meth:`fairalloc.Mechanism.allocate`
+    solves are built on instances scaled so that every user's largest entry is 1.
     """
-    highs = pulp.HiGHS(msg=msg, primal_feasibility_tolerance=1e-10, dual_feasibility_tolerance=1e-10)
-    return highs if highs.available() else pulp.PULP_CBC_CMD(msg=msg)
+    highs = pulp.HiGHS(msg=msg, primal_feasibility_tolerance=1e-10, dual_feasibility_tolerance=1e-10,
+                       small_matrix_value=1e-12)
+    if highs.available():
+        _quiet_highs_banner()
+        return highs
+    return pulp.PULP_CBC_CMD(msg=msg)
 
 
 def solve_lp(problem: pulp.LpProblem, what: str) -> str:
-    """Solve a pulp model; anything but an optimal status is a :class:`SolverError`."""
+    """Solve a pulp model; anything but an optimal status is a :class:`SolverError`, and so is
+    any exception raised inside the solver library (HiGHS's Python API fails with an
+    ``IndexError`` on coefficients near 1e308)."""
     solver = lp_solver()
     try:
         status = problem.solve(solver)
     except pulp.PulpSolverError as exc:
-        raise SolverError(f"{what}: LP solver {solver.name} failed: {exc}") from None
+        raise SolverError(f"{what}: LP solver {solver.name} failed: {_one_line(exc)}") from None
+    except Exception as exc:    # only the solver call is guarded: its library's failure is an error of the solve
+        raise SolverError(f"{what}: LP solver {solver.name} failed ({type(exc).__name__}: {_one_line(exc)}); "
+                          f"the numbers may be beyond what it handles") from None
     if status != pulp.LpStatusOptimal:
         raise SolverError(f"{what}: LP solver {solver.name} returned status '{pulp.LpStatus[status]}'")
     return solver.name
+
+
+def _one_line(exc: BaseException, limit: int = 160) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def task_variables(problem: pulp.LpProblem, lower, upper) -> list[pulp.LpVariable]:
@@ -71,9 +127,13 @@ def solve_cvxpy(problem, what: str) -> str:
         try:
             with warnings.catch_warnings():  # the status below is what decides, not a warning
                 warnings.simplefilter("ignore", UserWarning)
+                warnings.simplefilter("ignore", RuntimeWarning)
                 problem.solve(solver=cp.CLARABEL, **settings)
         except cp.error.SolverError as exc:
-            raise SolverError(f"{what}: Clarabel failed: {exc}") from None
+            raise SolverError(f"{what}: Clarabel failed: {_one_line(exc)}") from None
+        except Exception as exc:    # only the solver call: cvxpy's or Clarabel's failure is an error of the solve
+            raise SolverError(f"{what}: cvxpy+Clarabel failed ({type(exc).__name__}: {_one_line(exc)}); "
+                              f"the numbers may be beyond what it handles") from None
         if problem.status == cp.OPTIMAL:
             return "cvxpy+clarabel" + ("" if settings is not CLARABEL_DEFAULTS else " (default tolerances)")
     raise SolverError(f"{what}: Clarabel returned status '{problem.status}'"

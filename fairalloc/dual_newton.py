@@ -56,13 +56,14 @@ import math
 import numpy as np
 
 from .errors import SolverError
+from .limits import DUAL_NEWTON_ITERATIONS, LINE_SEARCH_STEPS
 
 #: Newton stops when the projected gradient, relative to capacity, is below this.
 GRADIENT_TOL = 1e-13
 #: ... or below this when the objective stops changing in floating point (degenerate prices).
 STALL_TOL = 1e-9
-#: Newton iterations before giving up.
-MAX_ITER = 200
+#: Newton iterations before giving up (:data:`fairalloc.limits.DUAL_NEWTON_ITERATIONS`).
+MAX_ITER = DUAL_NEWTON_ITERATIONS
 #: Where a full step would leave an unbounded user with price 0, prices fall by this factor
 #: instead (and by more at large alpha, so her tasks may double: ``2**-alpha``).
 SHRINK = 1e-3
@@ -116,9 +117,16 @@ def alpha_fair_dual(D, R, w, c, T, alpha: float, *, max_iter: int = MAX_ITER, na
     used_cols = D.any(axis=0)               # resources nobody demands carry price 0
     if not used_cols.all():
         D, R = D[:, used_cols], R[used_cols]
-    dual = _Dual(D, R, w, c, T, alpha, name)
-    p, iterations = _projected_newton(dual, max_iter)
-    x = dual.response(p)[0]
+    with np.errstate(all="ignore"):     # what an overflow spoils is not finite: refused below
+        dual = _Dual(D, R, w, c, T, alpha, name)
+        if not np.all(np.isfinite(dual.p0)):
+            raise SolverError(f"{name}: the dual Newton method found no starting prices in floating-point range "
+                              f"(the instance's numbers span too many orders of magnitude)")
+        p, iterations = _projected_newton(dual, max_iter)
+        x = dual.response(p)[0]
+    if not np.all(np.isfinite(x)):
+        raise SolverError(f"{name}: the dual Newton method ended with task counts that are not finite numbers "
+                          f"(numerical trouble)")
     over = (x @ D / R).max()                # rounding may overshoot by an ulp: scale back
     tasks[live] = x / over if over > 1 else x
     with np.errstate(over="ignore", under="ignore"):
@@ -344,7 +352,9 @@ def _can_vanish(dual: _Dual, p, s, candidates):
         return candidates
     D, s = dual.D[unbounded], s[unbounded]
     candidates = candidates.copy()
-    while candidates.any():
+    for _ in range(candidates.size + 1):   # every pass frees one candidate at least
+        if not candidates.any():
+            break
         stranded = s - D[:, candidates] @ p[candidates] <= 0
         if not stranded.any():
             break
@@ -371,6 +381,9 @@ def _projected_newton(dual: _Dual, max_iter: int):
         x, s = dual.response(p)
         g = R - x @ D
         residual = dual.kkt(p, g)
+        if not (np.all(np.isfinite(p)) and np.all(np.isfinite(g)) and math.isfinite(residual)):
+            raise SolverError(f"{dual.name}: the dual Newton iterate is not finite at iteration {it} "
+                              f"(numerical trouble: the instance's numbers span too many orders of magnitude)")
         if residual <= tol:
             return p, it
         best, best_p, idle = (residual, p, 0) if residual < best else (best, best_p, idle + 1)
@@ -408,6 +421,8 @@ def _projected_newton(dual: _Dual, max_iter: int):
         # a positive price that clears its market already stays: its wobble would swamp, in the
         # dual's rounding, the progress of prices many orders of magnitude smaller
         step[(np.abs(g) <= GRADIENT_TOL * R) & (p > 0)] = 0.0
+        if not np.all(np.isfinite(step)):
+            raise SolverError(f"{dual.name}: the dual Newton step is not finite at iteration {it} (numerical trouble)")
         found = _line_search(dual, p, s, x, g, step, residual, expand=not newton)
         if newton and (found is None or np.all(np.abs(found[0] - p) <= 1e-12 * p)):
             # a Newton step cut back to nothing is no model of the dual (a nearly singular
@@ -421,7 +436,8 @@ def _projected_newton(dual: _Dual, max_iter: int):
             raise SolverError(f"{dual.name}: the dual Newton line search stalled (numerical trouble; "
                               f"KKT residual {residual:.2g})")
         p = found[0]
-    raise SolverError(f"{dual.name}: the dual Newton method did not converge in {max_iter} iterations")
+    raise SolverError(f"{dual.name}: the dual Newton method did not converge in {max_iter} iterations "
+                      f"(KKT residual {residual:.2g})")
 
 
 def _line_search(dual: _Dual, p, s, x, g, step, residual, expand):
@@ -452,10 +468,13 @@ def _line_search(dual: _Dual, p, s, x, g, step, residual, expand):
         return q, df, noise, s_q
 
     a = 1.0
-    while True:
+    for _ in range(LINE_SEARCH_STEPS):      # a halves each pass: below 2**-1074 the step is 0
         q, df, noise, s_q = trial(a)
         if np.array_equal(q, p):            # the step vanished in rounding: nothing accepted
             return None
+        if not (math.isfinite(df) or df == np.inf) or not math.isfinite(noise) or not np.all(np.isfinite(q)):
+            raise SolverError(f"{dual.name}: the dual Newton line search met a value that is not a finite "
+                              f"number (numerical trouble: the instance's numbers span too many orders of magnitude)")
         if -df > noise:                     # a measurable decrease: the Armijo test decides
             if df <= 1e-4 * (g @ (q - p)):
                 break
@@ -465,6 +484,9 @@ def _line_search(dual: _Dual, p, s, x, g, step, residual, expand):
             if slope_ok or dual.kkt(q, g_q) < (1 - 0.5 * max(a, 2.0 ** -20)) * residual:
                 return q, a
         a *= 0.5
+    else:
+        raise SolverError(f"{dual.name}: the dual Newton line search found no step in {LINE_SEARCH_STEPS} halvings "
+                          f"(fairalloc.limits.LINE_SEARCH_STEPS; numerical trouble)")
     if expand and a == 1.0:
         while a < 2.0 ** 60:
             far, df_far, _, _ = trial(2 * a)

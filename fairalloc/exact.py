@@ -7,6 +7,7 @@ only if the mechanism's certificate (optimality conditions checked with
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 from .tolerances import EXACT_MAX_USERS, MAX_DENOMINATOR
@@ -46,10 +47,20 @@ def recover(allocation) -> list[Fraction] | None:
     """Verified exact form of ``allocation`` (see the module docstring), or ``None``."""
     if allocation.certify is None or allocation.instance.n > EXACT_MAX_USERS:
         return None
+    tasks = [float(v) for v in allocation.tasks]
+    if not all(math.isfinite(v) for v in tasks):     # NaN or inf has no exact form (and no certificate)
+        return None
+    try:
+        ex = ExactInstance(allocation.instance)
+    except (ValueError, OverflowError, ZeroDivisionError):
+        return None
     for denominator in (1000, MAX_DENOMINATOR):
-        candidate = [Fraction(float(v)).limit_denominator(denominator) for v in allocation.tasks]
-        if allocation.certify(ExactInstance(allocation.instance), candidate):
-            return candidate
+        candidate = [Fraction(v).limit_denominator(denominator) for v in tasks]
+        try:
+            if allocation.certify(ex, candidate):
+                return candidate
+        except (ArithmeticError, TypeError, ValueError):   # a certificate meeting a non-number: none
+            return None
     return None
 
 

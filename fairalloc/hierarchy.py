@@ -21,8 +21,9 @@ import heapq
 import networkx as nx
 import numpy as np
 
-from .errors import CaseError, SolverError
+from .errors import CaseError, FairallocError, SolverError
 from .instance import Instance
+from .limits import MAX_HDRF_DECISIONS, MAX_HDRF_LAUNCHES
 from .tolerances import FIT
 
 ROOT = "__root__"
@@ -94,6 +95,11 @@ def hdrf_schedule(instance: Instance, max_launches: int | None = None, *, batch:
     A user demanding nothing (of any resource of finite capacity) and without ``max_tasks`` would
     receive tasks without end: refused with :class:`CaseError`, as :class:`Instance` refuses an
     all-zero demand.
+
+    At most :data:`fairalloc.limits.MAX_HDRF_LAUNCHES` tasks are launched (a task taking 1e-8 of
+    a resource would need 10^8): an instance whose launches provably exceed it is refused before
+    the descent starts (:func:`launches_lower_bound`), and reaching it is a :class:`FairallocError`;
+    a schedule is never cut short silently.
     """
     R = np.asarray(instance.capacity, dtype=float)
     D = instance.demand
@@ -106,6 +112,9 @@ def hdrf_schedule(instance: Instance, max_launches: int | None = None, *, batch:
     cap = None if max_launches is None or max_launches == np.inf else int(max_launches)
     if cap is not None and cap < 0:
         raise CaseError(f"max_launches: must be >= 0 (got {max_launches})")
+    need, who, what = launches_lower_bound(instance)
+    if need > MAX_HDRF_LAUNCHES and (cap is None or cap > MAX_HDRF_LAUNCHES):
+        raise FairallocError(_too_many_launches(instance, f"needs at least {need:.3g}", who, what))
     g = occupied_tree(instance)
     nodes = list(g)                                   # the root first, children in their order
     ids = {v: k for k, v in enumerate(nodes)}
@@ -165,11 +174,12 @@ def hdrf_schedule(instance: Instance, max_launches: int | None = None, *, batch:
         heapq.heapify(h)
 
     def top(h: list) -> tuple:
-        while True:
+        for _ in range(len(h)):                       # stale entries are dropped: at most all of them
             entry = h[0]
             if entry[3] == version[entry[2]] and not blocked[entry[2]]:
                 return entry
             heapq.heappop(h)
+        raise SolverError("hdrf: a group that is not blocked has no open child (internal error)")
 
     def updated(v: int) -> None:
         version[v] += 1
@@ -193,7 +203,7 @@ def hdrf_schedule(instance: Instance, max_launches: int | None = None, *, batch:
         heapq.heappush(h, first)
         return (second[0], second[0]) if second[1] < first[1] else (np.inf, second[0])
 
-    launches = 0
+    launches = decisions = free = 0                   # free: tasks of users demanding nothing (one batch)
     last, streak, size = -1, 0, _RUN_START            # the current run's leaf, launches, next chunk
     while not blocked[0]:
         node = 0
@@ -201,9 +211,17 @@ def hdrf_schedule(instance: Instance, max_launches: int | None = None, *, batch:
             node = top(heaps[node])[2]
         i = user[node]
         d = D[i]
-        if tasks[i] >= bounds[i] or np.any(usage[0] + d > Rtol):
+        if tasks[i] + 1 > bounds[i] or np.any(usage[0] + d > Rtol):   # whole tasks within max_tasks
             block(node)
             continue
+        if launches - free >= MAX_HDRF_LAUNCHES and (cap is None or cap > MAX_HDRF_LAUNCHES):
+            raise FairallocError(_too_many_launches(instance, f"needs more than {MAX_HDRF_LAUNCHES:,}",
+                                                    int(np.argmax(tasks)), None))
+        decisions += 1
+        if decisions > MAX_HDRF_DECISIONS and (cap is None or cap > launches):
+            raise FairallocError(_too_many_launches(instance, f"needs more than {MAX_HDRF_DECISIONS:,} scheduling "
+                                                    f"decisions for its", int(np.argmax(tasks)), None,
+                                                    "MAX_HDRF_DECISIONS", MAX_HDRF_DECISIONS))
         if cap is not None and launches >= cap:
             raise SolverError(f"hdrf: max_launches={cap} reached after {launches} launches while more tasks "
                               f"could still be launched (user {instance.users[i]}); pass max_launches=None "
@@ -213,7 +231,7 @@ def hdrf_schedule(instance: Instance, max_launches: int | None = None, *, batch:
         if not batch:
             room = 1
         elif idle[i]:                                 # no demand (so a bound): nothing ever changes
-            room = int(np.ceil(bounds[i] - tasks[i]))
+            room = int(np.floor(bounds[i] - tasks[i]))
         elif node != last:                            # a new run: its first launch is a single step
             last, streak, size = node, 0, _RUN_START
             room = 1
@@ -243,8 +261,45 @@ def hdrf_schedule(instance: Instance, max_launches: int | None = None, *, batch:
             updated(v)
         tasks[i] += done
         launches += done
+        free += done if idle[i] else 0
         streak += done
     return tasks
+
+
+def launches_lower_bound(instance: Instance) -> tuple[float, int, int | None]:
+    """``(L, i, j)``: the H-DRF descent launches at least ``L`` tasks on ``instance``.
+
+    It stops only when every user is blocked: user ``i`` at her bound ``T_i``, or with a resource
+    ``j`` she demands so used that her next task does not fit, ``U_j > R_j (1 + FIT) - D_ij``; and
+    ``U_j <= L max_k D_kj``.  So ``L >= min(T_i, min_j (R_j (1 + FIT) - D_ij) / max_k D_kj)`` for
+    every ``i``: the largest of these, its user and resource (``None``: her bound)."""
+    D, R, T = instance.demand, np.asarray(instance.capacity, dtype=float), instance.bounds()
+    with np.errstate(all="ignore"):
+        top = D.max(axis=0)
+        room = np.where(D > 0, (R * (1 + FIT) - D) / np.where(top > 0, top, 1.0), np.inf)
+        room = np.maximum(np.floor(room), 0.0)
+        j = room.argmin(axis=1)
+        by_resource = room[np.arange(instance.n), j]
+        bound = np.ceil(T)
+        per_user = np.where(D.any(axis=1), np.minimum(bound, by_resource), 0.0)   # no demand: one batch
+    i = int(np.argmax(per_user))
+    return float(per_user[i]), i, (None if bound[i] <= by_resource[i] else int(j[i]))
+
+
+def _too_many_launches(instance: Instance, amount: str, i: int, j: int | None,
+                       limit: str = "MAX_HDRF_LAUNCHES", value: int = MAX_HDRF_LAUNCHES) -> str:
+    user = instance.users[i]
+    if j is None:
+        d = instance.demand[i]
+        k = int(np.argmax(np.where(instance.capacity > 0, d / np.where(instance.capacity > 0, instance.capacity, 1), 0)))
+        why = f"user {user}'s task takes {d[k] / instance.capacity[k]:.3g} of {instance.resources[k]}" \
+            if instance.capacity[k] > 0 and d[k] > 0 else f"user {user} may run {instance.bounds()[i]:.3g} tasks"
+    else:
+        why = f"user {user}'s task takes {instance.demand[i, j] / instance.capacity[j]:.3g} of {instance.resources[j]}"
+    what = "launches" if limit == "MAX_HDRF_LAUNCHES" else "decisions"
+    return (f"hdrf: this instance {amount} task launches ({why}); H-DRF launches whole tasks and stops at "
+            f"{value:,} {what} (the launch limit, fairalloc.limits.{limit}); for the divisible "
+            f"allocation use drf")
 
 
 def _leaf_run(path, d, usage, share, denom, limits, Rtol, left, room) -> int:
@@ -261,8 +316,8 @@ def _leaf_run(path, d, usage, share, denom, limits, Rtol, left, room) -> int:
     so the first launch whose decision could differ is found exactly; the ones before it are
     applied.  Returns the number of launches (>= 1).
     """
-    if left < room:                                   # her bound: launch t + 1 needs t < left
-        room = max(1, int(np.ceil(left)))
+    if left < room:                                   # her bound: launch t needs t <= left
+        room = max(1, int(np.floor(left)))
     if room == 1 or not np.any(d):                    # (no demand: nothing changes, all the same)
         for v in path:
             usage[v] = usage[v] + d

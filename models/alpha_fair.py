@@ -59,7 +59,8 @@ from scipy.special import logsumexp
 
 from fairalloc.allocation import Allocation
 from fairalloc.backends import Program, convex_task_variables, solve_cvxpy
-from fairalloc.errors import CaseError, UnknownNameError
+from fairalloc.errors import CaseError, SolverError, UnknownNameError
+from fairalloc.limits import MAX_FAST_ALPHA, MIN_FAST_ALPHA
 from fairalloc.maxmin import MaxMinMechanism
 from fairalloc.registry import Mechanism, register
 
@@ -102,6 +103,8 @@ class _LinearWelfare(Utilitarian):
 
     def __init__(self, name: str, on: str):
         self.name, self.on = name, on
+        # the sum of task counts depends on each user's task unit; that of shares does not
+        self.scaling = "users" if on == "shares" else "resources"
         self.value_text = "v_i = mu_i: dominant share per task" if on == "shares" else "v_i = 1: one per task"
 
     def task_value(self, instance):
@@ -134,6 +137,22 @@ class AlphaFair(Mechanism):
 
     def __init__(self, alpha: float | None = None):
         self.alpha = alpha
+
+    @property
+    def scaling(self) -> str:
+        """Utilities of dominant shares are the same in any unit of a task; task counts are not
+        (but at alpha = 1, CEEI, a task unit only adds a constant to the welfare)."""
+        return "users" if self.on == "shares" or self.alpha == 1 else "resources"
+
+    @property
+    def scale_fast(self) -> bool:
+        return self.alpha == 0                  # the LP end: its fast path is HiGHS
+
+    def unscaled(self, instance, scaled, tasks, prices):
+        end = self._end()
+        if end is not None:
+            return end.unscaled(instance, scaled, tasks, prices)
+        return super().unscaled(instance, scaled, tasks, prices)
 
     def with_parameters(self, text):
         alpha = parse_parameter(text, "alpha", self.name)
@@ -227,6 +246,9 @@ class AlphaFair(Mechanism):
         end = self._end()
         if end is not None:
             return end.fast(instance)
+        if not MIN_FAST_ALPHA <= self.alpha <= MAX_FAST_ALPHA:
+            raise SolverError(f"{self.name}: the fast path (dual Newton) computes {MIN_FAST_ALPHA:g} <= alpha <= "
+                              f"{MAX_FAST_ALPHA:g} (fairalloc.limits); use --method program")
         from fairalloc.dual_newton import alpha_fair_dual
         tasks, prices, iterations = alpha_fair_dual(instance.demand, instance.capacity,
                                                     instance.scalar_weights(self.name),
@@ -252,6 +274,8 @@ class AlphaFairTasks(AlphaFair):
 class FDS(Mechanism):
     summary = "FDS family of Joe-Wong et al.: fairness f_beta times efficiency (sum of shares)^lambda"
     parameters = "BETA:LAMBDA"
+    #: a function of dominant shares only: the same in any unit of a resource or a task
+    scaling = "users"
 
     def __init__(self, beta: float | None = None, lam: float | None = None):
         self.beta, self.lam = beta, lam

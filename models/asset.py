@@ -32,6 +32,8 @@ from fairalloc.registry import register
 class AssetFairness(MaxMinMechanism):
     summary = "Asset Fairness: max-min on the (weighted) sum of resource shares"
     share_name = "weighted aggregate share"
+    #: max-min of sum_j x_i D_ij / (R_j w_ij): the same in any unit of a resource or of a task
+    scaling = "users"
 
     def key(self, instance):
         if instance.weights is None or instance.weights.ndim == 1:

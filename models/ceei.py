@@ -55,6 +55,14 @@ def _live(instance) -> np.ndarray:
 @register("ceei")
 class CEEI(Mechanism):
     summary = "CEEI / Nash bargaining: maximise sum of (weighted) log task counts"
+    #: sum_i w_i log x_i changes by a constant when a user's task unit changes: the same optimum
+    scaling = "users"
+
+    def unscaled(self, instance, scaled, tasks, prices):
+        allocation = super().unscaled(instance, scaled, tasks, prices)
+        if "nash_welfare" in allocation.info:    # sum_i w_i log x_i depends on the task units
+            allocation.info["nash_welfare"] = nash_welfare(tasks, instance.scalar_weights(self.name), _live(instance))
+        return allocation
 
     # -- declarative program ----------------------------------------------------------------
     def program(self, instance):

@@ -50,6 +50,8 @@ import pulp
 from fairalloc.allocation import Allocation
 from fairalloc.backends import Program, linear_expression, solve_lp, task_variables
 from fairalloc.dynamic import History, binding_resources, normalised, shared_quantities
+from fairalloc.errors import CaseError, FairallocError
+from fairalloc.limits import MAX_DYNAMIC_PROGRAM_USERS
 from fairalloc.registry import Mechanism, register
 
 
@@ -85,6 +87,13 @@ class DMFASRQ(Mechanism):
     def shares(self, instance) -> np.ndarray:
         return shared_quantities(instance, self.name)
 
+    def _unbounded(self, instance) -> None:
+        """The dynamic mechanisms have no task bounds: an instance with one is refused, not ignored."""
+        if instance.max_tasks is not None and np.isfinite(instance.max_tasks).any():
+            i = int(np.argmax(np.isfinite(instance.max_tasks)))
+            raise CaseError(f"users.{instance.users[i]}.max_tasks: {self.name} takes no task bounds "
+                            f"(remove max_tasks, or use a static mechanism)")
+
     def _allocation(self, instance, M, binding, method, solver, extra=None):
         q = self.shares(instance)
         mu = instance.per_task_dominant_share
@@ -94,19 +103,53 @@ class DMFASRQ(Mechanism):
 
     # -- fast path ------------------------------------------------------------------------------
     def fast(self, instance):
+        """:func:`threshold_step` at every arrival, on *blocks* of users instead of users.
+
+        The levels ``W_i = max(M^i .. M^k)`` are non-increasing in ``i``, and an arrival sets
+        every level below ``M^k`` to ``M^k``: users with equal levels form blocks, a stack from
+        the oldest (highest level) to the newest, and an arrival merges the blocks at or below
+        the threshold into one.  With the block sums of ``q_i d_i`` and their running totals
+        from the oldest block (which a merge at the top leaves valid), the first feasible
+        breakpoint is found by bisection over the blocks: ``O(m log n)`` per arrival, plus
+        ``O(m)`` per merged block (each block is merged away once), instead of ``O(n m)``.
+        """
+        self._unbounded(instance)
         d = normalised(instance, self.name)
         q = self.shares(instance)
-        n = instance.n
+        n, m = d.shape
         qd = q[:, None] * d
+        pools = np.cumsum(q)
         M = np.zeros(n)
         binding = []
-        W = np.zeros(0)
-        for k in range(1, n + 1):
-            pool = float(q[:k].sum())
-            Wk = np.append(W, 0.0)
-            M[k - 1], used = threshold_step(Wk, qd[:k], pool)
+        level = np.zeros(n)                 # the blocks' levels, oldest first
+        block = np.zeros((n, m))            # the blocks' sums of q_i d_i
+        below = np.zeros((n + 1, m))        # below[b]: sum of the sums of blocks < b
+        below_w = np.zeros((n + 1, m))      # below_w[b]: sum of level * sum over blocks < b
+        nb = 0
+        for k in range(n):
+            pool = float(pools[k])
+            level[nb], block[nb] = 0.0, qd[k]                # the newcomer: a block at level 0
+            below[nb + 1], below_w[nb + 1] = below[nb] + qd[k], below_w[nb]
+            nb += 1
+            limit = pool * (1 + 1e-12)
+            lo, hi = 0, nb - 1                               # the last block (level 0) is feasible
+            while lo < hi:                                   # first feasible block: log2(n) halvings
+                mid = (lo + hi) // 2
+                if np.all(below_w[mid] + level[mid] * (below[nb] - below[mid]) <= limit):
+                    hi = mid
+                else:
+                    lo = mid + 1
+            p = lo
+            rate = block[p:nb].sum(axis=0)
+            prefix = below_w[p]
+            room = pool - prefix
+            positive = rate > 0
+            M[k] = float(np.min(room[positive] / rate[positive]))
+            used = M[k] * rate + prefix
             binding.append(binding_resources(used, pool))
-            W = np.maximum(Wk, M[k - 1])                         # running max of M over [i, k]
+            level[p], block[p] = max(M[k], level[p]), rate  # blocks p.. merge at the new level
+            below[p + 1], below_w[p + 1] = below[p] + rate, below_w[p] + level[p] * rate
+            nb = p + 1
         return self._allocation(instance, M, binding, "fast", "numpy threshold step")
 
     # -- declarative program: one LP per arrival ------------------------------------------------
@@ -118,6 +161,11 @@ class DMFASRQ(Mechanism):
         return Program(self.name, description, solve=lambda prog: self._solve_lps(instance, prog))
 
     def _solve_lps(self, instance, prog):
+        if instance.n > MAX_DYNAMIC_PROGRAM_USERS:
+            raise FairallocError(f"--method: {self.name} as a program solves one LP per arrival, the k-th with k "
+                                 f"variables; {instance.n:,} users are more than {MAX_DYNAMIC_PROGRAM_USERS:,} "
+                                 f"(fairalloc.limits.MAX_DYNAMIC_PROGRAM_USERS): use --method fast")
+        self._unbounded(instance)
         d = normalised(instance, self.name)
         q = self.shares(instance)
         n, m = d.shape

@@ -36,6 +36,8 @@ from fairalloc.registry import register
 class DRF(MaxMinMechanism):
     summary = "Dominant Resource Fairness: max-min on (weighted) dominant shares"
     share_name = "weighted dominant share"
+    #: max-min of k_i x_i: k_i x_i is the same in any unit of a resource or of a task
+    scaling = "users"
 
     def key(self, instance):
         if instance.weights is None:

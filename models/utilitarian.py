@@ -41,6 +41,15 @@ class Utilitarian(Mechanism):
     summary = "Utilitarian: maximise the (weighted) sum of dominant shares"
 
     value_text = "v_i = w_i mu_i: weighted dominant share per task"
+    #: sum_i w_i mu_i x_i (dominant shares) is the same in any unit of a resource or a task
+    scaling = "users"
+    #: the fast path is an LP solver too (HiGHS through scipy): it gets the scaled instance
+    scale_fast = True
+
+    def unscaled(self, instance, scaled, tasks, prices):
+        """Welfare and the exact certificate's dual prices on the instance's own units."""
+        prices = np.zeros(instance.m) if prices is None else prices
+        return self._allocation(instance, tasks, scaled.method, scaled.solver, prices)
 
     def task_value(self, instance) -> np.ndarray:
         """What one task of each user adds to the objective: ``w_i mu_i``."""
@@ -72,8 +81,12 @@ class Utilitarian(Mechanism):
         from scipy.sparse import csr_matrix
         D, R, T = instance.demand, instance.capacity, instance.bounds()
         v = self.task_value(instance)
-        res = linprog(-v, A_ub=csr_matrix(D.T), b_ub=R, bounds=np.column_stack([np.zeros(instance.n), T]),
-                      method="highs")
+        A_ub, bounds = csr_matrix(D.T), np.column_stack([np.zeros(instance.n), T])
+        try:
+            res = linprog(-v, A_ub=A_ub, b_ub=R, bounds=bounds, method="highs")
+        except Exception as exc:    # only the solver call: a failure inside scipy's HiGHS is an error of the solve
+            raise SolverError(f"{self.name}: HiGHS (scipy) failed ({type(exc).__name__}: "
+                              f"{' '.join(str(exc).split())[:160]})") from None
         if res.status != 0:
             raise SolverError(f"{self.name}: HiGHS (scipy) failed: {res.message}")
         prices = -np.asarray(res.ineqlin.marginals)
