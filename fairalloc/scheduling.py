@@ -37,7 +37,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .errors import CaseError, unknown
+from . import limits
+from .errors import CaseError, excerpt, unknown
 from .instance import Instance
 from .tolerances import FIT
 
@@ -77,6 +78,13 @@ class DRFScheduler:
         self.policy = policy
         self.R = np.asarray(instance.capacity if capacity is None else capacity, dtype=float)
         self.W = instance.weight_matrix()
+        # R_j w_ij, the denominators of shares; a zero-capacity resource (nobody demands it) gets
+        # inf, so that its share is 0 instead of 0/0 (a division all the same: the same floats)
+        RW = self.R * self.W
+        self.RW = np.where(RW > 0, RW, np.inf)
+        self._R_div = np.where(self.R > 0, self.R, np.inf)
+        #: what the fit test compares ``C + task`` with (fill_machines, whose machines decide, sets inf)
+        self.fit_R = self.R * (1 + FIT)
         n, m = instance.n, instance.m
         self.U = np.zeros((n, m))
         self.C = np.zeros(m)
@@ -113,7 +121,7 @@ class DRFScheduler:
         if self.tie_break == "order":
             return (self.s[i], 0.0, i)
         task = self.next_task(i)
-        size = 0.0 if task is None else float(np.max(task / (self.R * self.W[i])))
+        size = 0.0 if task is None else float(np.max(task / self.RW[i]))
         return (self.s[i], -size, i)
 
     def _push(self, i: int) -> None:
@@ -137,7 +145,7 @@ class DRFScheduler:
             if i is None:
                 return None
             task = self.next_task(i)
-            if np.all(self.C + task <= self.R * (1 + FIT)):
+            if np.all(self.C + task <= self.fit_R):
                 self._apply(i, task)
                 return i, task
             if self.policy == "stop":                   # the pseudo-code: the cluster is full
@@ -153,7 +161,7 @@ class DRFScheduler:
     def _apply(self, i: int, task: np.ndarray) -> None:
         self.C += task
         self.U[i] += task
-        self.s[i] = float(np.max(self.U[i] / (self.R * self.W[i])))
+        self.s[i] = float(np.max(self.U[i] / self.RW[i]))
         self.launched[i] += 1
         if self.queues[i] is not None:
             self.queues[i].popleft()
@@ -164,8 +172,8 @@ class DRFScheduler:
     def _record(self, i: int, task: np.ndarray) -> Launch:
         users = self.instance.users
         return Launch(self.steps, users[i], tuple(float(v) for v in task),
-                      {u: tuple(float(v) for v in self.U[k] / self.R) for k, u in enumerate(users)},
-                      {u: float(self.s[k]) for k, u in enumerate(users)}, tuple(float(v) for v in self.C / self.R))
+                      {u: tuple(float(v) for v in self.U[k] / self._R_div) for k, u in enumerate(users)},
+                      {u: float(self.s[k]) for k, u in enumerate(users)}, tuple(float(v) for v in self.C / self._R_div))
 
     def _launch(self, i: int, task: np.ndarray) -> Launch:
         self._apply(i, task)
@@ -179,21 +187,42 @@ class DRFScheduler:
             raise CaseError(f"release: user {user} does not hold {task.tolist()}")
         self.C -= task
         self.U[i] -= task
-        self.s[i] = float(np.max(self.U[i] / (self.R * self.W[i])))
+        self.s[i] = float(np.max(self.U[i] / self.RW[i]))
         woken = self.parked | {i}
         self.parked.clear()
         for k in woken:
             self._push(k)
 
     def run(self, max_steps: int | None = None) -> list[Launch]:
-        """Decisions until nothing fits (or ``max_steps``)."""
+        """Decisions until nothing fits (or ``max_steps``), each recorded as a :class:`Launch`.
+
+        A trace is bounded (:data:`fairalloc.limits.MAX_TRACE_LAUNCHES` launches and
+        :data:`~fairalloc.limits.MAX_TRACE_CELLS` launches x users): beyond, :class:`CaseError`
+        (``--trace``), or the launch limit's error when the run would also exceed
+        :data:`~fairalloc.limits.MAX_LAUNCHES`; :meth:`run_counts` keeps counts only.
+        """
+        cap = max(1, min(limits.MAX_TRACE_LAUNCHES, limits.MAX_TRACE_CELLS // max(1, self.instance.n)))
         trace = []
         while max_steps is None or len(trace) < max_steps:
+            if len(trace) >= cap:
+                if self._decide() is None:          # the run ends just at the cap
+                    break
+                self.run_counts()                   # the launch limit's error, if the run passes it
+                raise CaseError(f"--trace: Algorithm 1 makes more than {cap} launches on this case, the most "
+                                f"fairalloc records one by one ({limits.MAX_TRACE_LAUNCHES} launches, "
+                                f"{limits.MAX_TRACE_CELLS} launches x users); use --no-trace for the counts")
             launch = self.step()
             if launch is None:
                 break
             trace.append(launch)
         return trace
+
+    def _too_many(self) -> CaseError:
+        i = int(np.argmax(self.launched))
+        user = self.instance.users[i]
+        return CaseError(f"users.{user}.demand: Algorithm 1 makes more than {limits.MAX_LAUNCHES} launches on this "
+                         f"case ({int(self.launched[i])} of them user {user}'s: demands tiny beside the capacity), "
+                         "the most fairalloc schedules")
 
     # -- many decisions at once -----------------------------------------------------------------------
     #: candidate launches generated per batch at most; see :meth:`run_counts`
@@ -206,7 +235,18 @@ class DRFScheduler:
         floating-point values of ``U``, ``C`` and ``s``), without a :class:`Launch` record per
         decision, and in batches where that is provably identical (see :meth:`_batch`).
         ``batch=False``: one decision at a time (the lean single step, for comparison).
+        Launches are bounded: a run that would make more than :data:`fairalloc.limits.MAX_LAUNCHES`
+        (``max_launches`` larger or ``None``) stops there with :class:`CaseError`.
         """
+        if max_launches is None or max_launches > limits.MAX_LAUNCHES - self.steps:
+            budget = max(0, limits.MAX_LAUNCHES - self.steps)
+            counts = self._run_counts(budget, batch)
+            if self._decide() is not None:          # one more would pass the limit
+                raise self._too_many()
+            return counts
+        return self._run_counts(max_launches, batch)
+
+    def _run_counts(self, max_launches, batch: bool) -> np.ndarray:
         before = self.launched.copy()
         left = np.inf if max_launches is None else int(max_launches)
         while not batch and left > 0:
@@ -258,7 +298,7 @@ class DRFScheduler:
         keys = [waiting[i] for i in act.tolist()]
         s0 = np.array([e[0] for e in keys], dtype=float)
         ns0 = np.array([e[1] for e in keys], dtype=float)
-        RW = self.R * self.W[act]
+        RW = self.RW[act]
         rem = self.limit[act] - self.launched[act]
         first = self.instance.demand[act]
         queued = [k for k in range(na) if self.queues[act[k]] is not None]
@@ -338,7 +378,7 @@ class DRFScheduler:
         kc = kc[order]
         tasks = np.concatenate([p[4] for p in parts])[order]
         C = self.C
-        Rtol = self.R * (1 + FIT)
+        Rtol = self.fit_R
         done_k = []
         left = budget
         stopped = False
@@ -436,10 +476,33 @@ class Placement:
 
 
 def fill_machines(instance: Instance, machines: np.ndarray, *, keep_trace: bool = False) -> Placement:
-    """Theorem 7's placement: machine by machine, lowest dominant share first (see the module doc)."""
-    machines = np.atleast_2d(np.asarray(machines, dtype=float))
-    if machines.shape[1] != instance.m:
+    """Theorem 7's placement: machine by machine, lowest dominant share first (see the module doc).
+
+    Bounded: at most :data:`fairalloc.limits.MAX_MACHINES` machines and
+    :data:`~fairalloc.limits.MAX_PLACEMENT_CELLS` machines x users (refused before any placement),
+    :data:`~fairalloc.limits.MAX_LAUNCHES` launches (the run stops there), and with ``keep_trace``
+    the trace limits of :meth:`DRFScheduler.run`.  Without a trace, each machine takes its
+    launches in batches (:meth:`DRFScheduler.run_counts`, the same decisions) as long as they
+    surely leave a max-task free, then one by one.
+    """
+    machines = np.asarray(machines, dtype=float)
+    if machines.ndim == 1:
+        machines = machines[None, :]
+    if machines.ndim != 2 or machines.shape[1] != instance.m:
         raise CaseError(f"--machines: each machine needs {instance.m} capacities ({', '.join(instance.resources)})")
+    count, n = machines.shape[0], instance.n
+    if count == 0:
+        raise CaseError("--machines: no machine given")
+    if count > limits.MAX_MACHINES:
+        raise CaseError(f"--machines: {count} machines, more than the {limits.MAX_MACHINES} fairalloc places tasks on")
+    if count * n > limits.MAX_PLACEMENT_CELLS:
+        raise CaseError(f"--machines: {count} machines x {n} users = {count * n}, more than the "
+                        f"{limits.MAX_PLACEMENT_CELLS} of a placement fairalloc computes")
+    bad = ~(np.isfinite(machines) & (machines >= 0))
+    if bad.any():
+        k, j = (int(v) for v in np.argwhere(bad)[0])
+        raise CaseError(f"--machines: machine {k + 1} has capacity {machines[k, j]:g} of {instance.resources[j]} "
+                        "(capacities are finite numbers >= 0)")
     D = instance.demand
     max_task = D.max(axis=0)
     small = np.flatnonzero(np.any(machines < max_task, axis=1))
@@ -447,20 +510,49 @@ def fill_machines(instance: Instance, machines: np.ndarray, *, keep_trace: bool 
         raise CaseError(f"--machines: machine {int(small[0]) + 1} cannot hold a max-task "
                         f"{max_task.tolist()} (Theorem 7 assumes every machine can)")
     total = machines.sum(axis=0)
+    if not np.all(np.isfinite(total)):
+        raise CaseError("--machines: the machines' capacities add up to more than a float holds")
     pool = DRFScheduler(instance, capacity=total)       # dominant shares over the whole cluster
-    per_machine = np.zeros((machines.shape[0], instance.n), dtype=int)
+    pool.fit_R = np.full(instance.m, np.inf)            # the machines decide what fits
+    per_machine = np.zeros((count, n), dtype=np.int64)
     trace = []
-    for k, free in enumerate(machines.copy()):
+    trace_cap = max(1, min(limits.MAX_TRACE_LAUNCHES, limits.MAX_TRACE_CELLS // max(1, n)))
+    pos = max_task > 0
+    for k in range(count):
+        free = machines[k].copy()
         while np.all(free >= max_task - 1e-12):
+            if pool.steps >= limits.MAX_LAUNCHES:
+                if pool._pop() is None:
+                    break
+                raise pool._too_many()
+            if not keep_trace:
+                # launches that surely leave a max-task free before each of them (one to spare)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    safe = np.floor(np.min((free[pos] - max_task[pos]) / max_task[pos])) - 1
+                if safe >= 4:
+                    batch = int(min(safe, limits.MAX_LAUNCHES - pool.steps))
+                    got = pool._run_counts(batch, True)
+                    if not got.any():
+                        break
+                    per_machine[k] += got
+                    free -= got @ D
+                    continue
             i = pool._pop()
             if i is None:
                 break
             task = pool.next_task(i)
             free -= task
             per_machine[k, i] += 1
-            launch = pool._launch(i, task)
             if keep_trace:
+                if len(trace) >= trace_cap:
+                    raise CaseError(f"--trace: the placement makes more than {trace_cap} launches, the most "
+                                    f"fairalloc records one by one ({limits.MAX_TRACE_LAUNCHES} launches, "
+                                    f"{limits.MAX_TRACE_CELLS} launches x users); use --no-trace for the counts")
+                launch = pool._launch(i, task)
                 launch.machine = k
                 trace.append(launch)
-    share = np.max(max_task / total)
+            else:
+                pool._apply(i, task)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.max(np.where(total > 0, max_task / np.where(total > 0, total, 1.0), 0.0))
     return Placement(per_machine.sum(axis=0), per_machine, pool.s.copy(), float(share), trace)

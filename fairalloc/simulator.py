@@ -83,8 +83,9 @@ import sys
 import time as _time
 from dataclasses import dataclass, field
 
-from .errors import CaseError, unknown
-from .workloads import PHASES, Workload
+from . import limits
+from .errors import CaseError, excerpt, unknown
+from .workloads import PHASES, Workload, validate
 
 __all__ = ["Scheduler", "DRF", "CPUFair", "Slots", "Capacity", "FIFO", "MFS", "HDRF", "Quincy", "owner_tree", "make_scheduler",
            "SCHEDULER_NAMES", "SimState", "SimulationResult", "TaskRecord", "simulate", "drf_shares"]
@@ -140,6 +141,9 @@ class SimState:
         self.user_jobs: list[dict[int, _JobRun]] = [{} for _ in range(n)]   # active jobs, submit order
         self.jobs: dict[int, _JobRun] = {}                                  # all active jobs, submit order
         self.time = 0.0
+        #: scheduler work so far (offers, plus owners / jobs / heap entries examined): the simulation
+        #: stops at :data:`fairalloc.limits.MAX_SCHEDULER_STEPS`; built-in schedulers add to it
+        self.steps = 0
 
     def dominant_share(self, u: int) -> float:
         return max(self.cpu[u] / self.total_cpu, self.mem[u] / self.total_mem)
@@ -239,6 +243,7 @@ def _first_taker(heap, version, state, node, check_cpu=True, check_mem=True, gro
             if found is not None:
                 break
         declined.append(entry)
+    state.steps += len(declined)
     for entry in declined:
         heapq.heappush(heap, entry)
     return found
@@ -314,7 +319,9 @@ class MFS(Scheduler):
 
     def pick(self, state, node):
         free_cpu, free_mem = state.free_cpu[node], state.free_mem[node]
+        state.steps += len(state.owners)
         for u in sorted(range(len(state.owners)), key=lambda u: (self.group_share(u), u)):
+            state.steps += len(state.user_jobs[u])
             jobs = [j for j in state.user_jobs[u].values() if j.runnable()]
             if not jobs:
                 continue
@@ -346,8 +353,11 @@ def owner_tree(owners, weights: dict | None = None):
     parent: dict[str, str | None] = {}
     for owner in owners:
         parts = owner.split("/")
+        if len(parts) > limits.MAX_OWNER_DEPTH:
+            raise CaseError(f"owner {excerpt(owner)}: {len(parts)} levels of groups, more than the "
+                            f"{limits.MAX_OWNER_DEPTH} of a hierarchy fairalloc schedules")
         if not all(parts):
-            raise CaseError(f"owner {owner!r}: empty group name in the path "
+            raise CaseError(f"owner {excerpt(owner)}: empty group name in the path "
                             "(hierarchical owners look like 'group/user')")
         for k in range(len(parts)):
             parent.setdefault("/".join(parts[:k + 1]), "/".join(parts[:k]) or None)
@@ -355,7 +365,8 @@ def owner_tree(owners, weights: dict | None = None):
     both = [o for o in owners if o in groups]
     if both:
         child = next(n for n, p in parent.items() if p == both[0])
-        raise CaseError(f"owner {both[0]!r}: owns jobs and is also the group of {child!r} (an owner must be a leaf)")
+        raise CaseError(f"owner {excerpt(both[0])}: owns jobs and is also the group of {excerpt(child)} "
+                        "(an owner must be a leaf)")
     return tree_from(list(parent), parent, weights or {})
 
 
@@ -470,6 +481,11 @@ class Quincy(Scheduler):
 
     def bind(self, state):
         super().bind(state)
+        edges = len(state.owners) * state.n_nodes
+        if edges > limits.MAX_QUINCY_EDGES:
+            raise CaseError(f"scheduler: quincy: {len(state.owners)} owners x {state.n_nodes} nodes = {edges} "
+                            f"flow edges, more than the {limits.MAX_QUINCY_EDGES} of its pure-Python flow network "
+                            "(quincy is for small clusters)")
         self.plan_time = None
         self.plan: dict[int, list[int]] = {}         # node -> owners planned there, in offer order
         self.replanned: set[int] = set()             # nodes planned again in this instant
@@ -484,6 +500,7 @@ class Quincy(Scheduler):
         import networkx as nx
         st = self.state
         work = {}
+        st.steps += len(st.owners) * (1 + st.n_nodes) + len(st.jobs)
         for u in range(len(st.owners)):
             job = st.next_job(u)
             if job is not None:
@@ -551,6 +568,7 @@ class FIFO(Scheduler):
 
     def pick(self, state, node):
         for job in state.jobs.values():
+            state.steps += 1
             if job.runnable():
                 return job if state.fits(node, job.next_task()) else None
         return None
@@ -581,7 +599,7 @@ def make_scheduler(name: str) -> Scheduler:
         except ValueError:
             k = 0
         if k < 1:
-            raise CaseError(f"scheduler: {name!r}: K must be a positive integer (schedulers: {known})")
+            raise CaseError(f"scheduler: {excerpt(name)}: K must be a positive integer (schedulers: {known})")
         cls = Slots if parts[0] == "slots" else Capacity
         return cls(k, overcommit=len(parts) == 3)
     raise CaseError(f"scheduler: {unknown('scheduler', name, SCHEDULER_NAMES)}")
@@ -602,27 +620,50 @@ def drf_shares(demands, bounds) -> list[float]:
     m = len(demands[0]) if n else 0
     mu = [max(d) for d in demands]
     share = [0.0] * n
-    active = {i for i in range(n) if mu[i] > 0 and bounds[i] > 0}
+    alive = [mu[i] > 0 and bounds[i] > 0 for i in range(n)]
+    left = sum(alive)
+    # O(n log n + n m): owners leave at their bound level (sorted once) or when a resource they
+    # demand saturates (each resource once); the rates drop as they leave
+    level = [bounds[i] * mu[i] if alive[i] else 0.0 for i in range(n)]
+    order = sorted((i for i in range(n) if alive[i]), key=lambda i: level[i])
+    users_of = [[i for i in range(n) if alive[i] and demands[i][j] > 0] for j in range(m)]
+    count = [len(users_of[j]) for j in range(m)]
+    rate = [sum(demands[i][j] / mu[i] for i in users_of[j]) for j in range(m)]
     used = [0.0] * m
+    full = [False] * m
     s = 0.0
-    for _ in range(n + m + 1):
-        if not active:
-            break
-        rate = [sum(demands[i][j] / mu[i] for i in active) for j in range(m)]
-        ds = min((bounds[i] * mu[i] - s for i in active), default=float("inf"))
+    ptr = 0
+
+    def leave(i):
+        nonlocal left
+        share[i] = s
+        alive[i] = False
+        left -= 1
+        for j in range(m):
+            if demands[i][j] > 0:
+                count[j] -= 1
+                rate[j] = rate[j] - demands[i][j] / mu[i] if count[j] else 0.0
+
+    while left:
+        while not alive[order[ptr]]:
+            ptr += 1
+        ds = level[order[ptr]] - s
         for j in range(m):
             if rate[j] > 0:
                 ds = min(ds, (1.0 - used[j]) / rate[j])
         ds = max(ds, 0.0)
         s += ds
         used = [used[j] + ds * rate[j] for j in range(m)]
-        saturated = {j for j in range(m) if used[j] >= 1.0 - 1e-12}
-        for i in list(active):
-            if bounds[i] * mu[i] <= s + 1e-12 or any(demands[i][j] > 0 for j in saturated):
-                share[i] = s
-                active.discard(i)
-    for i in active:
-        share[i] = s
+        for j in range(m):
+            if not full[j] and used[j] >= 1.0 - 1e-12:
+                full[j] = True
+                for i in users_of[j]:
+                    if alive[i]:
+                        leave(i)
+        while ptr < len(order) and level[order[ptr]] <= s + 1e-12:
+            if alive[order[ptr]]:
+                leave(order[ptr])
+            ptr += 1
     return share
 
 
@@ -686,6 +727,10 @@ def _estimate_end(w: Workload) -> float:
     return max(longest, cpu / (w.node_cpu * w.nodes), mem / (w.node_mem * w.nodes), 1.0)
 
 
+def _mean(values) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
 def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_tasks: bool = False,
              progress: bool | None = None, max_events: int | None = None) -> SimulationResult:
     """Run ``workload`` under ``scheduler`` (a name of :data:`SCHEDULER_NAMES` or a :class:`Scheduler`).
@@ -698,6 +743,11 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
     sched = make_scheduler(scheduler)
     if not isinstance(workload, Workload):
         raise CaseError(f"workload: expected a fairalloc.workloads.Workload, got {type(workload).__name__}")
+    validate(workload)                        # the bounds of fairalloc.limits, events included
+    if isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples <= limits.MAX_SAMPLES:
+        raise CaseError(f"samples: must be an integer in [1, {limits.MAX_SAMPLES}] (got {excerpt(samples)})")
+    event_limit = limits.MAX_EVENTS
+    step_limit = limits.MAX_SCHEDULER_STEPS
     wall0 = _time.perf_counter()
     st = SimState(workload)
     sched.bind(st)
@@ -738,11 +788,16 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
     s_cpu: list[float] = []
     s_mem: list[float] = []
     s_share: dict[str, list[float]] = {o: [] for o in st.owners}
-    fair_sum = 0.0
-    fair_n = 0
+    s_fair: list = []                        # per sample: its fairness error, or None (no active owner)
+    keep = 2 * samples                       # a run longer than estimated: thin out, double the interval
 
     def sample(t):
-        nonlocal fair_sum, fair_n
+        nonlocal interval
+        if len(s_time) >= keep:
+            del s_time[1::2], s_cpu[1::2], s_mem[1::2], s_fair[1::2]
+            for values in s_share.values():
+                del values[1::2]
+            interval *= 2
         s_time.append(round(t, 6))
         s_cpu.append(used_cpu / st.total_cpu)
         s_mem.append(used_mem / st.total_mem)
@@ -760,8 +815,9 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
                 bnd.append(max(remaining, 0))
         if act:
             ref = drf_shares(dem, bnd)
-            fair_sum += sum(abs(st.dominant_share(u) - r) for u, r in zip(act, ref)) / len(act)
-            fair_n += 1
+            s_fair.append(sum(abs(st.dominant_share(u) - r) for u, r in zip(act, ref)) / len(act))
+        else:
+            s_fair.append(None)
 
     if progress is None:
         progress = sys.stderr.isatty()
@@ -796,7 +852,7 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
             break
         while next_sample <= t and (horizon is None or next_sample <= horizon):
             sample(next_sample)
-            next_sample += interval
+            next_sample = interval * len(s_time)         # sample k at k * interval
         dt = t - last_t
         area_cpu += used_cpu * dt
         area_mem += used_mem * dt
@@ -807,6 +863,9 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
         while events and events[0][0] == t:
             _, _, kind, payload = heapq.heappop(events)
             n_events += 1
+            if n_events > event_limit:
+                raise CaseError(f"workload: simulating {excerpt(workload.name)} under {sched.name} takes more than "
+                                f"{event_limit} events, the most fairalloc simulates")
             if kind == FINISH:
                 job, node, cpu, mem = payload
                 free_cpu[node] += cpu
@@ -869,10 +928,16 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
             offer = sorted(set(n for n in range(n_nodes)
                                if any((not check_cpu or c <= free_cpu[n] + EPS) and (not check_mem or m <= free_mem[n] + EPS)
                                       for c, m in shapes)) | dirty)
+            st.steps += n_nodes
         else:
             offer = sorted(dirty)
         for node in offer:
             while True:
+                st.steps += 1
+                if st.steps > step_limit:
+                    raise CaseError(f"workload: scheduling {excerpt(workload.name)} under {sched.name} takes more than "
+                                    f"{step_limit} scheduler steps (offers of {n_nodes} nodes, owners and jobs "
+                                    "examined), the most fairalloc simulates")
                 job = sched.pick(st, node)
                 if job is None:
                     break
@@ -914,7 +979,7 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
         area_mem += used_mem * (end - last_t)
     while next_sample <= end and (horizon is None or next_sample <= horizon):
         sample(next_sample)
-        next_sample += interval
+        next_sample = interval * len(s_time)
     if bar is not None:
         bar.close()
     span = end if end > 0 else 1.0
@@ -924,6 +989,6 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
         mean_completion_time={c: (jct_sum[c] / completed[c] if completed[c] else None) for c in completed},
         cancelled=cancelled, tasks_started=started, tasks_finished=finished,
         utilization={"cpu": area_cpu / (st.total_cpu * span), "mem": area_mem / (st.total_mem * span)},
-        fairness_error=fair_sum / fair_n if fair_n else 0.0, max_overcommit=max_over,
+        fairness_error=_mean([f for f in s_fair if f is not None]), max_overcommit=max_over,
         samples={"time": s_time, "cpu": s_cpu, "mem": s_mem, "shares": s_share},
         events=n_events, wall_seconds=_time.perf_counter() - wall0, tasks=records)

@@ -46,7 +46,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import FairallocError
+from . import limits
+from .errors import FairallocError, excerpt
 
 __all__ = ["TrialError", "demo_trial", "read_results", "run_sweep"]
 
@@ -162,11 +163,19 @@ def _parse(data: bytes, path: str | os.PathLike) -> tuple[dict | None, dict[int,
 def read_results(path: str | os.PathLike) -> list[dict]:
     """The results in a sweep file, sorted by trial id. A truncated last line is skipped."""
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as stream:
+            data = stream.read(limits.MAX_SWEEP_FILE_BYTES + 1)
     except OSError as exc:
         raise FairallocError(f"{path}: {exc.strerror or exc}") from None
+    _too_big(data, path)
     _, results, _ = _parse(data, path)
     return [results[t] for t in sorted(results)]
+
+
+def _too_big(data: bytes, path) -> None:
+    if len(data) > limits.MAX_SWEEP_FILE_BYTES:
+        raise FairallocError(f"{path}: a sweep results file larger than {limits.MAX_SWEEP_FILE_BYTES} bytes, the "
+                             "most fairalloc reads back; split the sweep into several files")
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -187,9 +196,12 @@ class _SweepFile:
         try:
             self._lock()
             parts = []
-            while part := os.read(self.fd, 1 << 22):
+            size = 0
+            while size <= limits.MAX_SWEEP_FILE_BYTES and (part := os.read(self.fd, 1 << 22)):
                 parts.append(part)
+                size += len(part)
             data = b"".join(parts)
+            _too_big(data, path)
             found, self.results, good_end = _parse(data, path)
             if found is not None and (found.get("sweep"), found.get("meta"), found.get("format")) != \
                     (header["sweep"], header["meta"], header["format"]):
@@ -427,14 +439,22 @@ def _local_client(workers: int):
 # --------------------------------------------------------------------------- the engine
 
 def _trial_ids(trial_ids: Iterable[int]) -> list[int]:
+    try:
+        size = len(trial_ids)                # a range of 10**12 ids is refused without a list
+    except TypeError:
+        size = None
+    if size is not None and size > limits.MAX_TRIALS:
+        raise FairallocError(f"trial_ids: {size} trials, more than the {limits.MAX_TRIALS} of one sweep")
     ids = []
     for t in trial_ids:
+        if len(ids) >= limits.MAX_TRIALS:
+            raise FairallocError(f"trial_ids: more than the {limits.MAX_TRIALS} trials of one sweep")
         if isinstance(t, bool):
-            raise FairallocError(f"trial_ids: {t!r} is not an integer")
+            raise FairallocError(f"trial_ids: {excerpt(t)} is not an integer")
         try:
             ids.append(operator.index(t))
         except TypeError:
-            raise FairallocError(f"trial_ids: {t!r} is not an integer") from None
+            raise FairallocError(f"trial_ids: {excerpt(t)} is not an integer") from None
     if len(set(ids)) != len(ids):
         seen: set[int] = set()
         dup = next(t for t in ids if t in seen or seen.add(t))
@@ -444,7 +464,7 @@ def _trial_ids(trial_ids: Iterable[int]) -> list[int]:
 
 def _positive(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise FairallocError(f"{name}: must be a positive integer, not {value!r}")
+        raise FairallocError(f"{name}: must be a positive integer, not {excerpt(value)}")
     return value
 
 
@@ -479,8 +499,12 @@ def run_sweep(task, trial_ids, out=None, *, workers=None, dask_address=None, pro
     ids = _trial_ids(trial_ids)
     if workers is not None:
         _positive("workers", workers)
+        if workers > limits.MAX_WORKERS:
+            raise FairallocError(f"workers: {workers} worker processes, more than the {limits.MAX_WORKERS} "
+                                 "fairalloc starts")
     if chunk_size is not None:
         _positive("chunk_size", chunk_size)
+        chunk_size = min(chunk_size, limits.MAX_TRIALS)
     try:
         meta = json.loads(json.dumps(meta))
     except (TypeError, ValueError) as exc:

@@ -22,6 +22,7 @@ and the DMFA-SRQ experiment's trial (Zhang et al., Journal on Communications 201
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import io
@@ -31,7 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import CaseError
+from . import limits
+from .errors import CaseError, excerpt
 from .instance import Instance
 
 __all__ = ["TASK_EVENTS_COLUMNS", "RUN_STRIDE", "decode_trial", "dmfa_instance", "dmfa_srq_trial",
@@ -61,6 +63,41 @@ def _open_text(path: Path):
     if magic == b"\x1f\x8b":
         return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
     return open(path, encoding="utf-8", newline="")
+
+
+class _LineBudget:
+    """Counts the lines one call reads from trace files (:data:`fairalloc.limits.MAX_TRACE_LINES`)."""
+
+    def __init__(self, path):
+        self.path, self.base, self.lineno = path, 0, 0
+
+    def tick(self, lineno: int) -> None:
+        self.lineno = lineno
+        if self.base + lineno > limits.MAX_TRACE_LINES:
+            raise CaseError(f"{self.path}, line {lineno}: more than {limits.MAX_TRACE_LINES} lines read, the most "
+                            "fairalloc reads from trace files in one go; cut the files first")
+
+    def next_file(self, path) -> None:
+        self.base += self.lineno
+        self.path, self.lineno = path, 0
+
+
+@contextlib.contextmanager
+def _reading(path=None, budget: _LineBudget | None = None, hint: str = ""):
+    """A :class:`_LineBudget` (``budget``, or a new one for ``path``); damaged gzip, non-UTF-8
+    text (``hint`` added to that message) and unreadable CSV become one-line errors."""
+    budget = budget or _LineBudget(path)
+    try:
+        yield budget
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise CaseError(f"{budget.path}: damaged gzip file after line {budget.lineno} "
+                        f"({excerpt(str(exc)) if str(exc) else type(exc).__name__})") from None
+    except UnicodeDecodeError:
+        raise CaseError(f"{budget.path}, line {budget.lineno + 1}: not UTF-8 text{hint}") from None
+    except csv.Error as exc:
+        raise CaseError(f"{budget.path}, line {budget.lineno + 1}: unreadable CSV ({excerpt(str(exc))})") from None
+    except OSError as exc:
+        raise CaseError(f"{budget.path}: {exc.strerror or excerpt(str(exc))}") from None
 
 
 def _number(text: str, what: str, where: str) -> float:
@@ -98,47 +135,49 @@ def load_google_task_events(path_or_paths, *, max_tasks: int | None = None) -> n
     if not paths:
         raise CaseError("trace: no task_events file given")
     if max_tasks is not None and (isinstance(max_tasks, bool) or not isinstance(max_tasks, int) or max_tasks < 1):
-        raise CaseError(f"max_tasks: must be a positive integer (got {max_tasks!r})")
+        raise CaseError(f"max_tasks: must be a positive integer (got {excerpt(max_tasks)})")
+    if max_tasks is not None and max_tasks > limits.MAX_TRACE_TASKS:
+        raise CaseError(f"max_tasks: {max_tasks} tasks, more than the {limits.MAX_TRACE_TASKS} fairalloc keeps "
+                        "from a trace")
+    cap = limits.MAX_TRACE_TASKS if max_tasks is None else max_tasks
+    budget = _LineBudget(paths[0])
     seen: set[tuple[str, str]] = set()
     rows: list[tuple[float, float]] = []
     for path in paths:
+        budget.next_file(path)
         stream = _open_text(path)
-        lineno = 0
-        try:
-            with stream:
-                for lineno, fields in enumerate(csv.reader(stream), start=1):
-                    if not fields:                       # a blank line
-                        continue
-                    where = f"{path}, line {lineno}"
-                    if len(fields) != len(TASK_EVENTS_COLUMNS):
-                        raise CaseError(f"{where}: {len(fields)} columns, expected {len(TASK_EVENTS_COLUMNS)} "
-                                        f"(Google 2011 task_events: {', '.join(TASK_EVENTS_COLUMNS)})")
-                    event = fields[_EVENT].strip()
-                    try:
-                        event_type = int(event)
-                    except ValueError:
-                        shown = event if len(event) <= 30 else event[:27] + "..."
-                        raise CaseError(f"{where}: event type {shown!r} is not an integer") from None
-                    cpu_text, mem_text = fields[_CPU].strip(), fields[_MEM].strip()
-                    cpu = _number(cpu_text, "CPU request", where) if cpu_text else None
-                    mem = _number(mem_text, "memory request", where) if mem_text else None
-                    if event_type != SUBMIT or cpu is None or mem is None or cpu <= 0 or mem <= 0:
-                        continue
-                    key = (fields[_JOB].strip(), fields[_TASK].strip())
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    rows.append((cpu, mem))
-                    if max_tasks is not None and len(rows) >= max_tasks:
+        with _reading(budget=budget, hint=" (is this a task_events file?)"), stream:
+            for lineno, fields in enumerate(csv.reader(stream), start=1):
+                budget.tick(lineno)
+                if not fields:                       # a blank line
+                    continue
+                where = f"{path}, line {lineno}"
+                if len(fields) != len(TASK_EVENTS_COLUMNS):
+                    raise CaseError(f"{where}: {len(fields)} columns, expected {len(TASK_EVENTS_COLUMNS)} "
+                                    f"(Google 2011 task_events: {', '.join(TASK_EVENTS_COLUMNS)})")
+                event = fields[_EVENT].strip()
+                try:
+                    event_type = int(event)
+                except ValueError:
+                    shown = event if len(event) <= 30 else event[:27] + "..."
+                    raise CaseError(f"{where}: event type {shown!r} is not an integer") from None
+                cpu_text, mem_text = fields[_CPU].strip(), fields[_MEM].strip()
+                cpu = _number(cpu_text, "CPU request", where) if cpu_text else None
+                mem = _number(mem_text, "memory request", where) if mem_text else None
+                if event_type != SUBMIT or cpu is None or mem is None or cpu <= 0 or mem <= 0:
+                    continue
+                key = (fields[_JOB].strip(), fields[_TASK].strip())
+                if key in seen:
+                    continue
+                if len(rows) >= cap:
+                    if max_tasks is not None:
                         return np.array(rows, dtype=float)
-        except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
-            raise CaseError(f"{path}: damaged gzip file after line {lineno} ({exc or type(exc).__name__})") from None
-        except UnicodeDecodeError:
-            raise CaseError(f"{path}, line {lineno + 1}: not UTF-8 text (is this a task_events file?)") from None
-        except csv.Error as exc:
-            raise CaseError(f"{path}, line {lineno + 1}: unreadable CSV ({exc})") from None
-        except OSError as exc:
-            raise CaseError(f"{path}: {exc.strerror or exc}") from None
+                    raise CaseError(f"{where}: more than {cap} usable tasks, the most fairalloc keeps from a "
+                                    "trace; pass max_tasks")
+                seen.add(key)
+                rows.append((cpu, mem))
+                if max_tasks is not None and len(rows) >= max_tasks:
+                    return np.array(rows, dtype=float)
     if not rows:
         names = ", ".join(str(p) for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
         raise CaseError(f"{names}: no usable task (no SUBMIT event with CPU and memory requests both > 0)")
@@ -173,7 +212,9 @@ def synthetic_google_like(n: int, rng: np.random.Generator) -> np.ndarray:
     True
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise CaseError(f"n: must be a non-negative integer (got {n!r})")
+        raise CaseError(f"n: must be a non-negative integer (got {excerpt(n)})")
+    if n > limits.MAX_TRACE_TASKS:
+        raise CaseError(f"n: {n} tasks, more than the {limits.MAX_TRACE_TASKS} fairalloc generates")
     p = SYNTHETIC
     sc, sm, rho = p["cpu_sigma"], p["mem_sigma"], p["correlation"]
     z = rng.standard_normal((int(n), 2))
@@ -221,9 +262,15 @@ def _discordant_fraction(q: np.ndarray, x: np.ndarray) -> float:
         return 0.0
     order = np.argsort(q, kind="stable")
     qs, xs = q[order], x[order]
-    upper = np.triu(np.ones((n, n), dtype=bool), 1)
-    bad = upper & (qs[:, None] < qs[None, :]) & (xs[:, None] > xs[None, :] * (1 + 1e-12))
-    return float(bad.sum()) / (n * (n - 1) / 2)
+    bad = 0
+    block = max(1, (1 << 22) // n)              # rows at a time: memory O(n) blocks, not O(n^2)
+    for lo in range(0, n - 1, block):
+        hi = min(n - 1, lo + block)
+        rows = np.arange(lo, hi)[:, None]
+        cols = np.arange(n)[None, :]
+        bad += int(np.count_nonzero((rows < cols) & (qs[lo:hi, None] < qs[None, :])
+                                    & (xs[lo:hi, None] > xs[None, :] * (1 + 1e-12))))
+    return float(bad) / (n * (n - 1) / 2)
 
 
 def dmfa_srq_trial(trial: int, *, seed: int = 0, trace_rows: np.ndarray | None = None,
@@ -255,6 +302,9 @@ def dmfa_srq_trial(trial: int, *, seed: int = 0, trace_rows: np.ndarray | None =
     from .models.dmfa_srq import static_optimum
 
     n, run = decode_trial(trial)
+    if not 1 <= n <= limits.MAX_TRIAL_USERS:
+        raise CaseError(f"trial: {trial} means {n} users, outside [1, {limits.MAX_TRIAL_USERS}] "
+                        "(trial ids are users * RUN_STRIDE + run)")
     rng = np.random.default_rng([int(seed), n, run])
     if trace_rows is not None:
         rows = np.asarray(trace_rows, dtype=float)

@@ -77,9 +77,10 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .errors import CaseError
+from . import limits
+from .errors import CaseError, excerpt
 
-__all__ = ["PHASES", "Task", "Job", "Workload", "validate", "parse_workload", "load_yaml", "load_csv",
+__all__ = ["PHASES", "Task", "Job", "Workload", "validate", "check_limits", "event_bound", "parse_workload", "load_yaml", "load_csv",
            "drf_7_1", "drf_7_2", "mfs_workload", "ALIBABA_BATCH_TASK_COLUMNS", "load_alibaba_batch_task",
            "workload_from_google"]
 
@@ -141,17 +142,38 @@ def _num(value, where: str, *, positive: bool = False, allow_zero: bool = True) 
             try:
                 value = float(value)
             except ValueError:
-                raise CaseError(f"{where}: {value!r} is not a number") from None
+                raise CaseError(f"{where}: {excerpt(value)} is not a number") from None
         else:
-            raise CaseError(f"{where}: {value!r} is not a number")
-    value = float(value)
+            raise CaseError(f"{where}: {excerpt(value)} is not a number")
+    try:
+        value = float(value)
+    except OverflowError:                       # a huge YAML integer
+        raise CaseError(f"{where}: {excerpt(value)} is not a finite number") from None
     if not math.isfinite(value):
-        raise CaseError(f"{where}: {value!r} is not a finite number")
+        raise CaseError(f"{where}: {excerpt(value)} is not a finite number")
     if positive and value <= 0:
         raise CaseError(f"{where}: must be > 0 (got {value:g})")
     if value < 0:
         raise CaseError(f"{where}: must be >= 0 (got {value:g})")
+    if value != 0 and not limits.MIN_MAGNITUDE <= value <= limits.MAX_MAGNITUDE:
+        raise CaseError(f"{where}: {value:g} is outside [{limits.MIN_MAGNITUDE:g}, {limits.MAX_MAGNITUDE:g}] "
+                        "(the magnitudes fairalloc computes with)")
     return value
+
+
+def _short(text) -> str:
+    """A name for a field path, cut at a few dozen characters (unquoted, unlike :func:`excerpt`)."""
+    text = str(text)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _count(value, where: str, limit: int, what: str) -> int:
+    """A positive integer count of at most ``limit`` (a constant of :mod:`fairalloc.limits`)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise CaseError(f"{where}: must be a positive integer (got {excerpt(value)})")
+    if value > limit:
+        raise CaseError(f"{where}: {int(value)} {what}, more than the {limit} fairalloc simulates")
+    return int(value)
 
 
 def _task(cpu, mem, duration, where: str) -> Task:
@@ -163,10 +185,69 @@ def _task(cpu, mem, duration, where: str) -> Task:
     return Task(c, m, d)
 
 
+def event_bound(w: Workload) -> float:
+    """An upper bound on the events simulating ``w`` takes (arrivals, deadlines, task finishes).
+
+    A job copy takes one arrival, one deadline (with ``until``) and one finish per task. A
+    resubmitting job runs at most ``(horizon - submit) / shortest + 1`` copies, ``shortest`` its
+    shortest possible run (the longest task of each phase, phase after phase): a copy is
+    resubmitted only when it finishes before the horizon, and no copy finishes sooner.
+    """
+    total = 0.0
+    for j in w.jobs:
+        per_copy = j.n_tasks + 1 + (j.until is not None)
+        copies = 1.0
+        if j.resubmit and w.horizon is not None:
+            shortest = sum(max(t.duration for t in p) for p in j.phases)
+            copies = math.floor(max(0.0, float(w.horizon) - float(j.submit)) / shortest) + 1.0
+        total += copies * per_copy
+    return total
+
+
+def check_limits(w: Workload, *, events: bool = True) -> Workload:
+    """Refuse a workload beyond the bounds of :mod:`fairalloc.limits` (nodes, jobs, owners, tasks,
+    and with ``events`` the events of its simulation: :func:`event_bound`) with one line naming the
+    field; :func:`validate` calls it (the events once every duration is known to be positive)."""
+    nodes = w.nodes
+    if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
+        raise CaseError(f"nodes.count: must be a positive integer (got {excerpt(nodes)})")
+    _count(nodes, "nodes.count", limits.MAX_NODES, "nodes")
+    if len(w.jobs) > limits.MAX_JOBS:
+        raise CaseError(f"jobs: {len(w.jobs)} jobs, more than the {limits.MAX_JOBS} fairalloc simulates")
+    total = 0
+    owners = set()
+    for k, j in enumerate(w.jobs):
+        n = j.n_tasks
+        if n > limits.MAX_TASKS_PER_JOB:
+            raise CaseError(f"jobs[{k}] ({_short(j.name)}).phases: {n} tasks, more than the "
+                            f"{limits.MAX_TASKS_PER_JOB} of a job fairalloc simulates")
+        total += n
+        if total > limits.MAX_TASKS:
+            raise CaseError(f"jobs[{k}] ({_short(j.name)}): the jobs up to this one have {total} tasks, more than "
+                            f"the {limits.MAX_TASKS} of a workload fairalloc simulates")
+        owners.add(j.owner)
+        if len(owners) > limits.MAX_OWNERS:
+            raise CaseError(f"jobs[{k}] ({_short(j.name)}).owner: more than {limits.MAX_OWNERS} owners "
+                            "(fairness is computed over every owner at every sample)")
+    if not events:
+        return w
+    events = event_bound(w)
+    if events > limits.MAX_EVENTS:
+        worst = max(range(len(w.jobs)), key=lambda k: event_bound(Workload(1, 1.0, 1.0, (w.jobs[k],),
+                                                                           horizon=w.horizon)))
+        j = w.jobs[worst]
+        why = (f"; a resubmitting job with a run of {sum(max(t.duration for t in p) for p in j.phases):g} s "
+               f"runs up to {(float(w.horizon) - float(j.submit)) / sum(max(t.duration for t in p) for p in j.phases):.3g} "
+               f"times before the horizon {float(w.horizon):g}") if j.resubmit and w.horizon is not None else ""
+        field = f"jobs[{worst}] ({_short(j.name)})" + (".resubmit" if why else "")
+        raise CaseError(f"{field}: simulating this workload takes up to {events:.4g} events, more than the "
+                        f"{limits.MAX_EVENTS} fairalloc simulates{why}")
+    return w
+
+
 def validate(w: Workload) -> Workload:
     """Check a :class:`Workload` built in Python (the loaders call it too); returns it."""
-    if isinstance(w.nodes, bool) or not isinstance(w.nodes, (int, np.integer)) or w.nodes < 1:
-        raise CaseError(f"nodes.count: must be a positive integer (got {w.nodes!r})")
+    check_limits(w, events=False)
     _num(w.node_cpu, "nodes.cpu", positive=True)
     _num(w.node_mem, "nodes.mem", positive=True)
     if w.horizon is not None:
@@ -175,9 +256,9 @@ def validate(w: Workload) -> Workload:
         raise CaseError("jobs: empty workload (no job)")
     names = set()
     for k, j in enumerate(w.jobs):
-        where = f"jobs[{k}] ({j.name})"
+        where = f"jobs[{k}] ({_short(j.name)})"
         if j.name in names:
-            raise CaseError(f"{where}.name: duplicate job name {j.name!r}")
+            raise CaseError(f"{where}.name: duplicate job name {excerpt(j.name)}")
         names.add(j.name)
         if not j.owner:
             raise CaseError(f"{where}.owner: missing")
@@ -189,22 +270,26 @@ def validate(w: Workload) -> Workload:
         if len(j.phases) == 2 and not j.phases[1]:
             raise CaseError(f"{where}.phases.reduce: empty phase (leave it out instead)")
         for p, tasks in enumerate(j.phases):
+            checked = None
             for t, task in enumerate(tasks):
+                if task is checked:              # ``count`` tasks: one object, checked once
+                    continue
                 tw = f"{where}.phases.{PHASES[p]}[{t}]"
                 _task(task.cpu, task.mem, task.duration, tw)
                 if task.cpu > w.node_cpu or task.mem > w.node_mem:
                     raise CaseError(f"{tw}: task <{task.cpu:g} CPU, {task.mem:g} GB> is larger than every node "
                                     f"(<{w.node_cpu:g} CPU, {w.node_mem:g} GB>)")
+                checked = task
         if j.resubmit and w.horizon is None:
             raise CaseError(f"{where}.resubmit: a closed-loop job needs a workload horizon")
         if j.until is not None:
             _num(j.until, f"{where}.until")
         _num(j.weight, f"{where}.weight", positive=True)
     for q, frac in w.queues.items():
-        _num(frac, f"queues.{q}", positive=True)
+        _num(frac, f"queues.{excerpt(q)}", positive=True)
     for g, weight in w.group_weights.items():
-        _num(weight, f"group_weights.{g}", positive=True)
-    return w
+        _num(weight, f"group_weights.{excerpt(g)}", positive=True)
+    return check_limits(w)
 
 
 # --------------------------------------------------------------------------- YAML
@@ -224,26 +309,25 @@ def _phase(spec, where: str) -> tuple[Task, ...]:
         tasks = spec["tasks"]
         if not isinstance(tasks, list) or not tasks:
             raise CaseError(f"{where}.tasks: expected a non-empty list of tasks")
+        _count(len(tasks), f"{where}.tasks", limits.MAX_TASKS_PER_JOB, "tasks")
         out = []
         for t, item in enumerate(tasks):
             if not isinstance(item, dict):
                 raise CaseError(f"{where}.tasks[{t}]: expected a mapping {{cpu, mem, duration}}")
             unknown = set(item) - {"cpu", "mem", "duration"}
             if unknown:
-                raise CaseError(f"{where}.tasks[{t}]: unknown field {sorted(unknown)[0]!r}")
+                raise CaseError(f"{where}.tasks[{t}]: unknown field {excerpt(sorted(map(str, unknown))[0])}")
             if "duration" not in item:
                 raise CaseError(f"{where}.tasks[{t}].duration: missing")
             out.append(_task(item.get("cpu", 0), item.get("mem", 0), item["duration"], f"{where}.tasks[{t}]"))
         return tuple(out)
     unknown = set(spec) - {"count", "cpu", "mem", "duration"}
     if unknown:
-        raise CaseError(f"{where}: unknown field {sorted(unknown)[0]!r}")
+        raise CaseError(f"{where}: unknown field {excerpt(sorted(map(str, unknown))[0])}")
     for key in ("count", "duration"):
         if key not in spec:
             raise CaseError(f"{where}.{key}: missing")
-    count = spec["count"]
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise CaseError(f"{where}.count: must be a positive integer (got {count!r})")
+    count = _count(spec["count"], f"{where}.count", limits.MAX_TASKS_PER_JOB, "tasks")
     return (_task(spec.get("cpu", 0), spec.get("mem", 0), spec["duration"], where),) * count
 
 
@@ -253,7 +337,7 @@ def parse_workload(data, name: str = "workload") -> Workload:
         raise CaseError(f"{name}: expected a mapping with 'nodes' and 'jobs'")
     unknown = set(data) - {"name", "nodes", "jobs", "horizon", "queues", "group_weights", "description", "source"}
     if unknown:
-        raise CaseError(f"{sorted(unknown)[0]}: unknown field (fields: name, nodes, jobs, horizon, queues, "
+        raise CaseError(f"{excerpt(sorted(map(str, unknown))[0])}: unknown field (fields: name, nodes, jobs, horizon, queues, "
                         "group_weights)")
     nodes = data.get("nodes")
     if not isinstance(nodes, dict):
@@ -261,9 +345,7 @@ def parse_workload(data, name: str = "workload") -> Workload:
     for key in ("count", "cpu", "mem"):
         if key not in nodes:
             raise CaseError(f"nodes.{key}: missing")
-    count = nodes["count"]
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise CaseError(f"nodes.count: must be a positive integer (got {count!r})")
+    count = _count(nodes["count"], "nodes.count", limits.MAX_NODES, "nodes")
     node_cpu = _num(nodes["cpu"], "nodes.cpu", positive=True)
     node_mem = _num(nodes["mem"], "nodes.mem", positive=True)
     horizon = None if data.get("horizon") is None else _num(data["horizon"], "horizon", positive=True)
@@ -280,14 +362,16 @@ def parse_workload(data, name: str = "workload") -> Workload:
         raise CaseError("jobs: empty workload (no job)")
     if not isinstance(jobs_data, list):
         raise CaseError("jobs: expected a list of jobs")
+    _count(len(jobs_data), "jobs", limits.MAX_JOBS, "jobs")
     jobs = []
+    total = 0
     for k, jd in enumerate(jobs_data):
         where = f"jobs[{k}]"
         if not isinstance(jd, dict):
             raise CaseError(f"{where}: expected a mapping")
         unknown = set(jd) - _JOB_KEYS
         if unknown:
-            raise CaseError(f"{where}.{sorted(unknown)[0]}: unknown field")
+            raise CaseError(f"{where}.{excerpt(sorted(map(str, unknown))[0])}: unknown field")
         owners = [jd[key] for key in ("owner", "user", "queue", "group") if key in jd]
         if len(owners) != 1:
             raise CaseError(f"{where}.owner: give exactly one of owner / user / queue / group")
@@ -304,6 +388,14 @@ def parse_workload(data, name: str = "workload") -> Workload:
         if "map" not in phases:
             raise CaseError(f"{where}.phases.map: missing")
         built = tuple(_phase(phases[p], f"{where}.phases.{p}") for p in PHASES if p in phases)
+        n = sum(len(b) for b in built)
+        if n > limits.MAX_TASKS_PER_JOB:
+            raise CaseError(f"{where}.phases: {n} tasks, more than the {limits.MAX_TASKS_PER_JOB} of a job "
+                            "fairalloc simulates")
+        total += n
+        if total > limits.MAX_TASKS:
+            raise CaseError(f"{where}.phases: the jobs up to this one have {total} tasks, more than the "
+                            f"{limits.MAX_TASKS} of a workload fairalloc simulates")
         until = jd.get("until")
         jobs.append(Job(name=str(jd.get("name", f"job-{k}")), owner=str(owners[0]),
                         submit=_num(jd["submit"], f"{where}.submit"), phases=built,
@@ -326,47 +418,69 @@ CSV_COLUMNS = ("job", "user", "submit", "phase", "cpu", "mem", "duration")
 def load_csv(path, *, nodes: int, node_cpu: float, node_mem: float, horizon: float | None = None) -> Workload:
     """One row per task (header ``job,user,submit,phase,cpu,mem,duration``); jobs in first-row order."""
     path = Path(path)
+    nodes = _count(nodes, "--nodes", limits.MAX_NODES, "nodes")
     try:
         stream = open(path, encoding="utf-8", newline="")
     except FileNotFoundError:
         raise CaseError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise CaseError(f"{path}: {exc.strerror or exc}") from None
     jobs: dict[str, dict] = {}
-    with stream:
-        reader = csv.reader(stream)
-        header = next(reader, None)
-        if header is None:
-            raise CaseError(f"{path}: empty workload (no header, no task)")
-        header = [h.strip() for h in header]
-        if tuple(header) != CSV_COLUMNS:
-            raise CaseError(f"{path}, row 1: header must be {','.join(CSV_COLUMNS)} (got {','.join(header)})")
-        for row_no, row in enumerate(reader, start=2):
-            if not row or all(not c.strip() for c in row):
-                continue
-            where = f"{path}, row {row_no}"
-            if len(row) != len(CSV_COLUMNS):
-                raise CaseError(f"{where}: {len(row)} columns, expected {len(CSV_COLUMNS)} ({','.join(CSV_COLUMNS)})")
-            job, user, submit, phase, cpu, mem, duration = (c.strip() for c in row)
-            if not job:
-                raise CaseError(f"{where}: job: missing")
-            if not user:
-                raise CaseError(f"{where}: user: missing")
-            if phase not in PHASES:
-                raise CaseError(f"{where}: phase: unknown phase name {phase!r} (phases: map, reduce)")
-            s = _num(submit, f"{where}: submit")
-            task = _task(cpu, mem, duration, f"{where}: task")
-            j = jobs.setdefault(job, {"user": user, "submit": s, "map": [], "reduce": [], "row": row_no})
-            if j["user"] != user or j["submit"] != s:
-                raise CaseError(f"{where}: user/submit of job {job!r} differ from its row {j['row']}")
-            j[phase].append(task)
+    try:
+        with stream:
+            _read_csv_rows(stream, path, jobs)
+    except UnicodeDecodeError:
+        raise CaseError(f"{path}: not UTF-8 text") from None
+    except csv.Error as exc:
+        raise CaseError(f"{path}: unreadable CSV ({excerpt(str(exc))})") from None
     if not jobs:
         raise CaseError(f"{path}: empty workload (no task rows)")
     built = []
     for name, j in jobs.items():
         if j["reduce"] and not j["map"]:
-            raise CaseError(f"{path}, row {j['row']}: phase: job {name!r} has a reduce phase without a map phase")
+            raise CaseError(f"{path}, row {j['row']}: phase: job {excerpt(name)} has a reduce phase without a map phase")
         phases = (tuple(j["map"]),) + ((tuple(j["reduce"]),) if j["reduce"] else ())
         built.append(Job(name, j["user"], j["submit"], phases))
     return validate(Workload(int(nodes), float(node_cpu), float(node_mem), tuple(built), path.stem, horizon))
+
+
+def _read_csv_rows(stream, path, jobs: dict) -> None:
+    tasks = 0
+    reader = csv.reader(stream)
+    header = next(reader, None)
+    if header is None:
+        raise CaseError(f"{path}: empty workload (no header, no task)")
+    header = [h.strip() for h in header]
+    if tuple(header) != CSV_COLUMNS:
+        raise CaseError(f"{path}, row 1: header must be {','.join(CSV_COLUMNS)} (got {excerpt(','.join(header))})")
+    for row_no, row in enumerate(reader, start=2):
+        if not row or all(not c.strip() for c in row):
+            continue
+        where = f"{path}, row {row_no}"
+        if len(row) != len(CSV_COLUMNS):
+            raise CaseError(f"{where}: {len(row)} columns, expected {len(CSV_COLUMNS)} ({','.join(CSV_COLUMNS)})")
+        job, user, submit, phase, cpu, mem, duration = (c.strip() for c in row)
+        if not job:
+            raise CaseError(f"{where}: job: missing")
+        if not user:
+            raise CaseError(f"{where}: user: missing")
+        if phase not in PHASES:
+            raise CaseError(f"{where}: phase: unknown phase name {excerpt(phase)} (phases: map, reduce)")
+        s = _num(submit, f"{where}: submit")
+        task = _task(cpu, mem, duration, f"{where}: task")
+        tasks += 1
+        if tasks > limits.MAX_TASKS:
+            raise CaseError(f"{where}: more than {limits.MAX_TASKS} task rows, the most of a workload "
+                            "fairalloc simulates")
+        j = jobs.get(job)
+        if j is None:
+            if len(jobs) >= limits.MAX_JOBS:
+                raise CaseError(f"{where}: job: more than {limits.MAX_JOBS} jobs, the most of a workload "
+                                "fairalloc simulates")
+            j = jobs[job] = {"user": user, "submit": s, "map": [], "reduce": [], "row": row_no}
+        if j["user"] != user or j["submit"] != s:
+            raise CaseError(f"{where}: user/submit of job {excerpt(job)} differ from its row {j['row']}")
+        j[phase].append(task)
 
 
 # --------------------------------------------------------------------------- generators
@@ -391,6 +505,10 @@ def drf_7_2(*, nodes: int = 48, horizon: float = 600.0, tasks_per_job: int = 80,
     = 20 s, large-job tasks ``large_duration`` = 40 s, optionally each multiplied by a uniform
     factor in ``[1 - spread, 1 + spread]`` drawn from ``seed`` (default ``spread = 0``: exact).
     """
+    _count(tasks_per_job, "tasks_per_job", limits.MAX_TASKS_PER_JOB, "tasks")
+    for what, users in (("small_users", small_users), ("large_users", large_users)):
+        if users != 0:
+            _count(users, what, limits.MAX_OWNERS, "users")
     rng = np.random.default_rng(seed)
     jobs = []
     for cls, users, cpu, mem, dur in (("small", small_users, 1.0, 0.5, small_duration),
@@ -413,8 +531,15 @@ def drf_7_1(*, nodes: int = 48, period: float = 120.0, task_duration: float = 10
     ``tasks_per_segment`` (default: enough to keep the whole cluster busy for the segment) tasks.
     """
     demands = {"job1": [(1, 10), (2, 4), (1, 7)], "job2": [(1, 1), (1, 3), (1, 4)]}
+    _num(period, "period", positive=True)
+    _num(task_duration, "task_duration", positive=True)
     if tasks_per_segment is None:
-        tasks_per_segment = int(math.ceil(nodes * 4 * period / task_duration))
+        need = math.ceil(_count(nodes, "nodes.count", limits.MAX_NODES, "nodes") * 4 * period / task_duration)
+        if need > limits.MAX_TASKS_PER_JOB:
+            raise CaseError(f"period: a segment needs {need:.4g} tasks of {task_duration:g} s to keep the cluster "
+                            f"busy, more than the {limits.MAX_TASKS_PER_JOB} of a job fairalloc simulates")
+        tasks_per_segment = int(need)
+    _count(tasks_per_segment, "tasks_per_segment", limits.MAX_TASKS_PER_JOB, "tasks")
     jobs = []
     for owner, segs in demands.items():
         for k, (cpu, mem) in enumerate(segs):
@@ -446,7 +571,7 @@ def mfs_workload(kind: str = "mixed", *, nodes: int = 10, node_cpu: float = 16.0
     ``map_duration`` / ``reduce_duration`` seconds per job. Deterministic for ``seed``.
     """
     if kind not in MFS_SETS:
-        raise CaseError(f"kind: unknown MFS set {kind!r} (sets: {', '.join(MFS_SETS)})")
+        raise CaseError(f"kind: unknown MFS set {excerpt(kind)} (sets: {', '.join(MFS_SETS)})")
     rng = np.random.default_rng(seed)
     jobs = []
     for cls, n in MFS_SETS[kind].items():
@@ -494,11 +619,16 @@ def load_alibaba_batch_task(path, *, nodes: int = 100, node_cpu: float = 96.0, n
     Jobs in order of submit time; ``max_jobs`` keeps the first ones.
     """
     path = Path(path)
-    from .traces import _open_text
+    from .traces import _open_text, _reading
+    _count(nodes, "nodes", limits.MAX_NODES, "nodes")
+    if max_jobs is not None:
+        _count(max_jobs, "max_jobs", limits.MAX_JOBS, "jobs")
     rows: dict[str, dict] = {}
+    kept = 0
     ncol = len(ALIBABA_BATCH_TASK_COLUMNS)
-    with _open_text(path) as stream:
+    with _reading(path) as lines, _open_text(path) as stream:
         for lineno, fields in enumerate(csv.reader(stream), start=1):
+            lines.tick(lineno)
             if not fields:
                 continue
             where = f"{path}, line {lineno}"
@@ -510,8 +640,8 @@ def load_alibaba_batch_task(path, *, nodes: int = 100, node_cpu: float = 96.0, n
                 continue
             try:
                 n_inst = int(float(inst))
-            except ValueError:
-                raise CaseError(f"{where}: instance_num {inst!r} is not an integer") from None
+            except (ValueError, OverflowError):
+                raise CaseError(f"{where}: instance_num {excerpt(inst)} is not an integer") from None
             s = _num(start, f"{where}: start_time")
             e = _num(end, f"{where}: end_time")
             c = _num(pcpu, f"{where}: plan_cpu") / 100.0
@@ -519,18 +649,38 @@ def load_alibaba_batch_task(path, *, nodes: int = 100, node_cpu: float = 96.0, n
             if e <= s or c <= 0 or m <= 0 or n_inst < 1:
                 continue
             phase = "reduce" if task_name[:1] in ("R", "J") and task_name[1:2].isdigit() else "map"
-            j = rows.setdefault(job, {"submit": s, "map": [], "reduce": []})
+            j = rows.setdefault(job, {"submit": s, "map": [], "reduce": [], "tasks": 0})
             j["submit"] = min(j["submit"], s)
-            j[phase].extend([Task(c, m, e - s)] * n_inst)
+            j["tasks"] += n_inst
+            if j["tasks"] > limits.MAX_TASKS_PER_JOB:
+                raise CaseError(f"{where}: instance_num: job {excerpt(job)} has more than "
+                                f"{limits.MAX_TASKS_PER_JOB} tasks, the most of a job fairalloc simulates")
+            kept += 1
+            if kept > limits.MAX_TRACE_TASKS:
+                raise CaseError(f"{where}: more than {limits.MAX_TRACE_TASKS} usable rows; cut the file first "
+                                "(e.g. with head)")
+            j[phase].append((Task(c, m, e - s), n_inst))
     if not rows:
         raise CaseError(f"{path}: empty workload (no Terminated task with start < end and plans > 0)")
     order = sorted(rows.items(), key=lambda kv: (kv[1]["submit"], kv[0]))
     if max_jobs is not None:
         order = order[:max_jobs]
+    if len(order) > limits.MAX_JOBS:
+        raise CaseError(f"{path}: {len(order)} jobs, more than the {limits.MAX_JOBS} fairalloc simulates; "
+                        "keep the first ones with max_jobs")
+    total = sum(j["tasks"] for _, j in order)
+    if total > limits.MAX_TASKS:
+        raise CaseError(f"{path}: instance_num: the jobs kept have {total} tasks, more than the {limits.MAX_TASKS} "
+                        "of a workload fairalloc simulates; keep fewer jobs with max_jobs")
+
+    def expand(pairs):
+        return tuple(t for task, n in pairs for t in (task,) * n)
+
     t0 = order[0][1]["submit"]
     jobs = []
     for name, j in order:
-        phases = (tuple(j["map"]), tuple(j["reduce"])) if j["map"] and j["reduce"] else (tuple(j["map"] or j["reduce"]),)
+        phases = ((expand(j["map"]), expand(j["reduce"])) if j["map"] and j["reduce"]
+                  else (expand(j["map"] or j["reduce"]),))
         jobs.append(Job(name, name, j["submit"] - t0, phases))
     return validate(Workload(nodes, float(node_cpu), float(node_mem), tuple(jobs), path.stem, horizon))
 
@@ -556,6 +706,11 @@ def workload_from_google(source, *, users: int = 10, tasks_per_job: int = 50, no
     Deterministic for ``seed``.
     """
     from .traces import load_google_task_events
+    _count(users, "users", limits.MAX_OWNERS, "users")
+    _count(tasks_per_job, "tasks_per_job", limits.MAX_TASKS_PER_JOB, "tasks")
+    _count(nodes, "nodes", limits.MAX_NODES, "nodes")
+    if max_tasks is not None:
+        _count(max_tasks, "max_tasks", limits.MAX_TASKS, "tasks")
     if isinstance(source, (str, os.PathLike)) or (isinstance(source, (list, tuple)) and source
                                                    and isinstance(source[0], (str, os.PathLike))):
         demands = load_google_task_events(source, max_tasks=max_tasks)
@@ -567,8 +722,12 @@ def workload_from_google(source, *, users: int = 10, tasks_per_job: int = 50, no
             demands = demands[:max_tasks]
     if len(demands) == 0:
         raise CaseError("source: empty workload (no task)")
-    if users < 1 or tasks_per_job < 1:
-        raise CaseError("users, tasks_per_job: must be >= 1")
+    if len(demands) > limits.MAX_TASKS:
+        raise CaseError(f"source: {len(demands)} tasks, more than the {limits.MAX_TASKS} of a workload fairalloc "
+                        "simulates; pass max_tasks")
+    if -(-len(demands) // tasks_per_job) > limits.MAX_JOBS:
+        raise CaseError(f"tasks_per_job: {len(demands)} tasks in jobs of {tasks_per_job} make more than "
+                        f"{limits.MAX_JOBS} jobs, the most of a workload fairalloc simulates")
     rng = np.random.default_rng(seed)
     n_jobs = -(-len(demands) // tasks_per_job)
     submits = np.concatenate([[0.0], np.cumsum(rng.exponential(mean_interarrival, n_jobs - 1))])
