@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import csv
 import io
-import json
+import os
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import click
@@ -20,8 +21,9 @@ from tabulate import tabulate
 from . import registry
 from .allocation import _fmt
 from .cases import bundled_cases, load_case
-from .decimals import plain
-from .errors import FairallocError, did_you_mean, unknown
+from .decimals import json_text, plain
+from .errors import FairallocError, FairallocWarning, did_you_mean, quoted, shown, unknown
+from . import limits
 
 
 
@@ -48,7 +50,7 @@ def _mechanisms(spec: str | None, default: list[str]) -> list[str]:
 
 def _json(data) -> str:
     """A JSON document as fairalloc prints it: numbers as the shortest decimals (docs/json.md)."""
-    return json.dumps(plain(data), indent=2)
+    return json_text(data, indent=2)
 
 
 def _yaml(data) -> str:
@@ -145,7 +147,8 @@ def compare(case, mechanisms, method, fmt, exact):
     """
     names = _mechanisms(mechanisms, registry.available("static", families=False))
     instance = load_case(case).instance
-    allocs = [registry.get(n).allocate(instance, method) for n in names]
+    allocs = _allocate_all(names, instance, method, every=mechanisms is None)
+    names = [a.mechanism for a in allocs]
     if fmt != "table":
         _emit(_structured(allocs, fmt, exact))
         return
@@ -178,6 +181,8 @@ def model(case, mechanism, target):
 
     CASE is a YAML file or the name of a bundled case (list them with 'fairalloc cases').
     """
+    if target is not None:
+        _output_path(target, "--write")
     instance = load_case(case).instance
     program = registry.get(mechanism).program(instance)
     if target is not None:
@@ -186,7 +191,15 @@ def model(case, mechanism, target):
     if target is None:
         _emit(program.text())
         return
-    for path in program.write(target):
+    if target.suffix.lower() == ".txt":
+        _write_text(target, program.text())
+        written = [target]
+    else:
+        try:
+            written = program.write(target)
+        except OSError as exc:
+            raise FairallocError(f"{shown(target)}: cannot write ({exc.strerror or exc})") from None
+    for path in written:
         click.echo(f"wrote {path}")
 
 
@@ -279,23 +292,101 @@ def _range(text: str, option: str) -> tuple[int, int]:
         lo, _, hi = text.partition("..")
         low, high = int(lo), int(hi or lo)
     except ValueError:
-        raise FairallocError(f"{option}: expected a number or a range like 2..6 (got '{text}')") from None
+        raise FairallocError(f"{option}: expected a number or a range like 2..6 (got {quoted(text)})") from None
     if low < 1 or high < low:
-        raise FairallocError(f"{option}: need 1 <= low <= high (got '{text}')")
+        raise FairallocError(f"{option}: need 1 <= low <= high (got {quoted(text)})")
     return low, high
 
 
-def _positive(value: int, option: str) -> int:
-    if value <= 0:
-        raise FairallocError(f"{option}: must be a positive number (got {value})")
-    return value
+def _bounded_range(text: str, option: str, limit: int, name: str) -> tuple[int, int]:
+    low, high = _range(text, option)
+    if high > limit:
+        raise FairallocError(f"{option}: at most {limit} (got {high}; fairalloc.limits.{name})")
+    return low, high
+
+
+def _output_path(path, option: str, *, folder: bool = False) -> Path:
+    """``path`` for an option that writes, checked before any work starts: its folder exists and is
+    writable, and the target is not a folder.  ``folder=True``: a folder to write into, which may
+    be created: its last level only, or, for a relative path inside the working directory (no
+    ``..``), with its missing parents (``--plot out/sim``).  Nothing is created here."""
+    path = Path(path)
+    try:
+        if folder:
+            if path.exists() and not path.is_dir():
+                raise FairallocError(f"{option}: {shown(path)} is a file, not a folder")
+            parent = path if path.exists() else path.parent
+            if _inside_working_directory(path):
+                while not parent.exists() and parent != parent.parent:
+                    parent = parent.parent
+        else:
+            if path.is_dir():
+                raise FairallocError(f"{option}: {shown(path)} is a folder; give a file name")
+            if path.exists() and not path.is_file():
+                raise FairallocError(f"{option}: {shown(path)} exists and is not a regular file")
+            parent = path.parent
+        if not parent.exists():
+            raise FairallocError(f"{option}: folder {shown(parent)} does not exist")
+        if not parent.is_dir():
+            raise FairallocError(f"{option}: {shown(parent)} is not a folder")
+    except OSError as exc:              # a name too long, a loop of links, ...
+        raise FairallocError(f"{option}: cannot use {shown(path)} ({exc.strerror or exc})") from None
+    except ValueError as exc:           # a NUL byte
+        raise FairallocError(f"{option}: cannot use {shown(path)} ({exc})") from None
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise FairallocError(f"{option}: folder {shown(parent)} is not writable")
+    return path
+
+
+def _inside_working_directory(path: Path) -> bool:
+    return not path.is_absolute() and ".." not in path.parts
+
+
+def _make_folder(path: Path) -> None:
+    """The folder an option names, created if missing (as :func:`_output_path` allowed)."""
+    try:
+        path.mkdir(parents=_inside_working_directory(path), exist_ok=True)
+    except OSError as exc:
+        raise FairallocError(f"{shown(path)}: cannot create the folder ({exc.strerror or exc})") from None
+
+
+def _write_atomically(path: Path, write, suffix: str = "") -> None:
+    """``write(tmp)`` then rename ``tmp`` to ``path``: a half-written file never appears under the
+    final name, and a failed write leaves nothing behind."""
+    tmp = path.with_name(path.name + ".part" + suffix)
+    try:
+        write(tmp)
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise FairallocError(f"{shown(path)}: cannot write ({exc.strerror or exc})") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _write_text(path: Path, text: str) -> None:
+    _write_atomically(path, lambda tmp: tmp.write_text(text))
 
 
 def _write_yaml(path: Path, data) -> None:
     """Write atomically: a half-written case never appears under the final name."""
-    tmp = path.with_name(path.name + ".part")
-    tmp.write_text(_yaml(data))
-    tmp.replace(path)
+    _write_text(path, _yaml(data))
+
+
+def _budget(value: int, option: str = "--budget") -> int:
+    from .manipulation import check_budget
+    return check_budget(value, option)
+
+
+def _bounded(value: int, option: str, limit: int, name: str, low: int = 1) -> int:
+    if not low <= value <= limit:
+        raise FairallocError(f"{option}: must be between {low} and {limit} (got {value}; fairalloc.limits.{name})")
+    return value
+
+
+def _seed(value: int) -> int:
+    return _bounded(value, "--seed", limits.MAX_SEED, "MAX_SEED", low=0)
 
 
 def _fmt_margin(v) -> str:
@@ -333,7 +424,18 @@ def _space_options(fn):
 
 def _space(users, resources, zeros, weights, bounds):
     from .falsify import InstanceSpace
-    return InstanceSpace(_range(users, "--users"), _range(resources, "--resources"), zeros, weights, bounds)
+    return InstanceSpace(_bounded_range(users, "--users", limits.MAX_SPACE_USERS, "MAX_SPACE_USERS"),
+                         _bounded_range(resources, "--resources", limits.MAX_SPACE_RESOURCES, "MAX_SPACE_RESOURCES"),
+                         zeros, weights, bounds)
+
+
+def _engine_checks(workers, results, trials: int) -> None:
+    """falsify / table2: workers, trials and the results file, before any trial runs."""
+    if workers is not None:
+        _bounded(workers, "--workers", limits.MAX_WORKERS, "MAX_WORKERS")
+    _bounded(trials, "--trials", limits.MAX_TRIALS, "MAX_TRIALS")
+    if results is not None:
+        _output_path(results, "--results")
 
 
 @cli.command()
@@ -364,7 +466,8 @@ def check(case, mechanisms, props, variant, method, budget, seed, fmt):
     names = _mechanisms(mechanisms, ["drf"])
     for name in names:
         property_names(props, registry.get(name).kind == "dynamic")
-    _positive(budget, "--budget")
+    _budget(budget)
+    _seed(seed)
     loaded = load_case(case)
     instance = _variant(loaded, variant)
     reports = []
@@ -413,11 +516,15 @@ def verify(case, mechanism, user, budget, seed, method, out, fmt):
     Grid and random perturbations of the reported demand (least contended resources first),
     then a local pattern search, then the best lie rounded while its gain survives.
     """
-    from .manipulation import verify as run_verify
-    _positive(budget, "--budget")
+    from .manipulation import check_search, verify as run_verify
+    _budget(budget)
+    _seed(seed)
+    if out is not None:
+        _output_path(out, "--out")
     loaded = load_case(case)
     if user is not None:
         loaded.instance.user_index(user)
+    check_search(loaded.instance, 1 if user is not None else loaded.instance.n, budget)
     result = run_verify(mechanism, loaded, user, budget=budget, seed=seed, method=method)
     if out is not None and result.witness is not None:
         _write_yaml(out, result.witness)
@@ -429,11 +536,13 @@ def verify(case, mechanism, user, budget, seed, method, out, fmt):
         report = ", ".join(f"{k}={_fmt(v, 4)}" for k, v in lie.reported_demand.items())
         shrunk = lie.shrunk and ", ".join(f"{k}={_fmt(v, 4)}" for k, v in lie.shrunk["reported_demand"].items())
         rows.append([lie.user, _fmt(lie.truthful_tasks, 4), _fmt(lie.manipulated_tasks, 4), _fmt(lie.gain, 4),
-                     f"{lie.relative_gain:.1%}" if lie.profitable else "-", report if lie.profitable else "(truth)",
+                     f"{lie.relative_gain:.1%}" if lie.profitable and lie.relative_gain < float("inf") else "-",
+                     report if lie.profitable else "(truth)",
                      shrunk or "", lie.evaluations])
     _emit(f"{result.mechanism} on {result.case}: "
           + ("PROFITABLE LIE FOUND" if result.to_dict()["profitable"] else "no profitable lie found")
-          + f" ({result.evaluations} evaluations, {result.evaluations_per_second:.0f}/s)\n"
+          + f" ({result.evaluations} evaluations"
+          + (f", {result.evaluations_per_second:.0f}/s)\n" if result.seconds > 0 else ")\n")
           + tabulate(rows, ["user", "truthful", "manipulated", "gain", "relative", "best report", "rounded report",
                             "evaluations"], disable_numparse=True)
           + (f"\nwrote {out}" if out is not None and result.witness is not None else ""))
@@ -467,7 +576,10 @@ def falsify(mechanism, prop, users, resources, zeros, weights, bounds, trials, s
     registry.get(mechanism)
     (prop,) = property_names(prop)
     space = _space(users, resources, zeros, weights, bounds)
-    _positive(trials, "--trials"), _positive(budget, "--budget")
+    _budget(budget), _seed(seed)
+    _engine_checks(workers, results, trials)
+    if out is not None:
+        _output_path(out, "--out")
     result = run_falsify(mechanism, prop, space=space, trials=trials, seed=seed, budget=budget, method=method,
                          out=results, workers=workers, dask_address=dask_address, progress=progress)
     if out is not None and result.case is not None:
@@ -508,11 +620,18 @@ def table2(mechanisms, props, users, resources, zeros, weights, bounds, trials, 
     names = _mechanisms(mechanisms, registry.available("static", families=False))
     chosen = property_names(props)
     space = _space(users, resources, zeros, weights, bounds)
-    _positive(trials, "--trials"), _positive(budget, "--budget")
+    _budget(budget), _seed(seed)
+    _engine_checks(workers, results, trials)
+    if len(names) * len(chosen) * trials > limits.MAX_TRIALS:
+        raise FairallocError(f"--trials: {len(names)} mechanisms x {len(chosen)} properties x {trials} trials = "
+                             f"{len(names) * len(chosen) * trials} trials, above the limit of {limits.MAX_TRIALS} "
+                             f"(fairalloc.limits.MAX_TRIALS)")
+    if out_dir is not None:
+        _output_path(out_dir, "--out-dir", folder=True)
     cells = run_table2(names, chosen, space=space, trials=trials, seed=seed, budget=budget, out=results,
                        workers=workers, dask_address=dask_address, progress=progress)
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
+        _make_folder(out_dir)
         for cell in cells:
             if cell.case is not None:
                 _write_yaml(out_dir / f"{cell.case['name']}.yaml", cell.case)
@@ -569,9 +688,13 @@ def _machines(specs: tuple[str, ...], m: int):
             values = [float(v) for v in caps.split(",")]
             copies = int(count) if count else 1
         except ValueError:
-            raise FairallocError(f"--machines: cannot read '{spec}' (write e.g. 3x4,8 for three machines of 4 and 8)")
+            raise FairallocError(f"--machines: cannot read {quoted(spec)} (write e.g. 3x4,8 for three machines of 4 "
+                                 f"and 8)") from None
         if len(values) != m or copies < 1 or any(not (v >= 0 and np.isfinite(v)) for v in values):
-            raise FairallocError(f"--machines: '{spec}' needs {m} non-negative capacities and a positive count")
+            raise FairallocError(f"--machines: {quoted(spec)} needs {m} non-negative capacities and a positive count")
+        if len(out) + copies > limits.MAX_MACHINES:
+            raise FairallocError(f"--machines: at most {limits.MAX_MACHINES} machines in all (got at least "
+                                 f"{len(out) + copies}; fairalloc.limits.MAX_MACHINES)")
         out += [values] * copies
     return np.array(out)
 
@@ -599,7 +722,7 @@ def schedule(case, machines, policy, trace, fmt):
     from .scheduling import DRFScheduler, fill_machines, table_1
     instance = load_case(case).instance
     if machines:
-        placement = fill_machines(instance, _machines(machines, instance.m), keep_trace=True)
+        placement = fill_machines(instance, _machines(machines, instance.m), keep_trace=trace)
         launches = placement.trace
         summary = {"tasks": dict(zip(instance.users, placement.tasks.tolist())),
                    "per_machine": [dict(zip(instance.users, row.tolist())) for row in placement.per_machine],
@@ -608,7 +731,7 @@ def schedule(case, machines, policy, trace, fmt):
                    "largest_gap": float(placement.dominant_shares.max() - placement.dominant_shares.min())}
     else:
         scheduler = DRFScheduler(instance, policy=policy)
-        launches = scheduler.run()
+        launches = scheduler.run() if trace else scheduler.run_counts()     # --no-trace keeps counts only
         summary = {"tasks": dict(zip(instance.users, scheduler.launched.tolist())),
                    "dominant_shares": dict(zip(instance.users, scheduler.s.tolist()))}
     if fmt == "json":
@@ -685,7 +808,9 @@ def simulate(workload, schedulers, nodes, node_size, plot_dir, progress, fmt):
     for name in names:
         make_scheduler(name)                      # unknown names fail before any simulation
     if nodes is not None:
-        _positive(nodes, "--nodes")
+        _bounded(nodes, "--nodes", limits.MAX_NODES, "MAX_NODES")
+    if plot_dir is not None:
+        _output_path(plot_dir, "--plot", folder=True)
     w = _workload(workload, nodes, size)
     results = [run(w, name, progress=progress) for name in names]
     if plot_dir is not None:
@@ -712,7 +837,7 @@ def _plot_simulation(results, folder: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    folder.mkdir(parents=True, exist_ok=True)
+    _make_folder(folder)
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
     for r in results:
         axes[0].plot(r.samples["time"], r.samples["cpu"], label=r.scheduler)
@@ -721,7 +846,8 @@ def _plot_simulation(results, folder: Path) -> None:
         ax.set_title(f"{title} utilisation"), ax.set_xlabel("time (s)"), ax.set_ylim(0, 1.05), ax.grid(alpha=0.3)
     axes[0].legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(folder / "utilisation.png", dpi=120, metadata={"Software": None})
+    _write_atomically(folder / "utilisation.png",
+                      lambda tmp: fig.savefig(tmp, format="png", dpi=120, metadata={"Software": None}))
     plt.close(fig)
     fig, axes = plt.subplots(1, len(results), figsize=(4 * len(results), 3.4), squeeze=False)
     for ax, r in zip(axes[0], results):
@@ -730,7 +856,8 @@ def _plot_simulation(results, folder: Path) -> None:
         ax.set_title(f"{r.scheduler}: dominant shares"), ax.set_xlabel("time (s)"), ax.set_ylim(0, 1), ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(folder / "dominant_shares.png", dpi=120, metadata={"Software": None})
+    _write_atomically(folder / "dominant_shares.png",
+                      lambda tmp: fig.savefig(tmp, format="png", dpi=120, metadata={"Software": None}))
     plt.close(fig)
 
 
@@ -773,19 +900,20 @@ def tradeoff(case, alphas, on, references, props, budget, method, plot_file, pro
     refs = _mechanisms(references, []) if references.strip() else []
     wanted = {"all": None, "none": ""}.get(props.strip(), props)
     if plot_file is not None and plot_file.suffix.lower() not in (".png", ".svg", ".pdf"):
-        raise FairallocError(f"--plot: unknown figure format '{plot_file.suffix}' (use .png, .svg or .pdf)")
-    _positive(budget, "--budget")
+        raise FairallocError(f"--plot: unknown figure format {quoted(plot_file.suffix)} (use .png, .svg or .pdf)")
+    _budget(budget)
+    if plot_file is not None:
+        _output_path(plot_file, "--plot")
     loaded = load_case(case)
     bar = tqdm(total=len(chosen) + len(refs), unit="point", disable=not progress if progress is not None else None,
                file=sys.stderr, desc="tradeoff")
     with bar:
         points = frontier(loaded, chosen, on=on, references=refs, properties=wanted, method=method, budget=budget,
                           progress=lambda p: bar.update())
-    if plot_file is not None:
-        plot_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = plot_file.with_name(plot_file.name + ".part" + plot_file.suffix)   # nothing half-written
-        plot_frontier(points, tmp, title=f"{loaded.instance.name}: fairness / efficiency")
-        tmp.replace(plot_file)
+    if plot_file is not None:                   # nothing half-written
+        _write_atomically(plot_file, lambda tmp: plot_frontier(points, tmp, title=f"{loaded.instance.name}: "
+                                                                             f"fairness / efficiency"),
+                          suffix=plot_file.suffix)
     if fmt == "json":
         _emit(_json([p.to_dict() for p in points]))
         return
@@ -797,7 +925,7 @@ def tradeoff(case, alphas, on, references, props, budget, method, plot_file, pro
     rows = [[p.label, _fmt(p.metrics["total_dominant_share"], 4),
              *(f"{v:.1%}" for v in p.metrics["utilization"].values()), _fmt(p.metrics["total_tasks"], 4),
              _fmt(p.metrics["min_dominant_share"], 4), _fmt(p.metrics["jain_index"], 4),
-             len(p.metrics["envious_users"]),
+             "-" if p.metrics["envious_users"] is None else len(p.metrics["envious_users"]),
              *(_mark(p.properties[name]) for name in checked)] for p in points]
     alloc_rows = [[p.label, *(_fmt(v, 4) for v in p.allocation.tasks)] for p in points]
     parts = [f"{inst.name}: fairness / efficiency ({'dominant shares' if on == 'shares' else 'task counts'})",
@@ -840,13 +968,70 @@ def explore(case, host, port, open_browser):
     from .explorer import serve
     if not 0 <= port <= 65535:
         raise FairallocError(f"--port: must be between 0 and 65535 (got {port})")
+    host = _host(host)
     if case is not None:
         load_case(case)                 # a bad case fails here, in one line, before serving
     serve(case, host, port, open_browser)
 
 
+def _host(host: str) -> str:
+    """An IP address or a host name that resolves; one clear line otherwise (before serving)."""
+    import ipaddress
+    import re
+    import socket
+    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    try:
+        ipaddress.ip_address(bare)
+        return bare
+    except ValueError:
+        pass
+    if re.fullmatch(r"[0-9.]+", bare):
+        raise FairallocError(f"--host: {quoted(host)} is not a valid IP address")
+    label = r"[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
+    if len(bare) > 253 or not re.fullmatch(rf"{label}(\.{label})*\.?", bare):
+        raise FairallocError(f"--host: {quoted(host)} is neither an IP address nor a host name")
+    try:
+        socket.getaddrinfo(bare, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise FairallocError(f"--host: cannot resolve {quoted(host)} ({getattr(exc, 'strerror', None) or exc})") \
+            from None
+    return bare
+
+
+def _allocate_all(names: list[str], instance, method: str, every: bool) -> list:
+    """The allocations of ``names``.  Over the default "every mechanism" set, a mechanism that
+    refuses the instance (H-DRF's launch limit, a solver in numerical trouble) is left out with
+    a one-line warning, so the others are still compared; one the user named is an error."""
+    allocs = []
+    for name in names:
+        try:
+            allocs.append(registry.get(name).allocate(instance, method))
+        except FairallocError as refused:
+            if not every:
+                raise
+            warnings.warn(f"{name} left out: {refused}", FairallocWarning, stacklevel=2)
+    if not allocs:
+        raise FairallocError(f"compare: every mechanism refused {instance.name} (see the warnings)")
+    return allocs
+
+
 def _mark(result) -> str:
     return "n/a" if not result.applicable else ("yes" if result.holds else "NO")
+
+
+def _line(text: str) -> str:
+    """A message on one line (a value quoted in it could hold a line break)."""
+    return " ".join(text.split()) if "\n" in text or "\r" in text else text
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning fairalloc gives its user, as one line; numpy's floating-point RuntimeWarnings
+    (``divide by zero encountered in ...``) are not for the user: every result they could touch
+    is checked (feasibility, property tolerances) before it is shown."""
+    text = str(message)
+    if issubclass(category, RuntimeWarning) and "encountered in" in text:
+        return
+    click.echo(f"fairalloc: warning: {_line(text)}", err=True)
 
 
 def main(argv=None) -> int:
@@ -854,7 +1039,11 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
     try:
-        code = cli.main(args=argv, prog_name="fairalloc", standalone_mode=False)
+        with warnings.catch_warnings():
+            if not debug:
+                warnings.showwarning = _show_warning
+                warnings.filterwarnings("ignore", message=".*encountered in", category=RuntimeWarning)
+            code = cli.main(args=argv, prog_name="fairalloc", standalone_mode=False)
         if isinstance(code, int):           # click hands back a command's Exit code here
             return code
     except click.exceptions.Exit as exc:
@@ -865,12 +1054,30 @@ def main(argv=None) -> int:
     except click.UsageError as exc:
         if debug:
             raise
-        click.echo(f"fairalloc: {exc.format_message()}", err=True)
+        click.echo(f"fairalloc: {_line(exc.format_message())}", err=True)
         return 2
     except FairallocError as exc:
         if debug:
             raise
-        click.echo(f"fairalloc: {exc}", err=True)
+        click.echo(f"fairalloc: {_line(str(exc))}", err=True)
+        return 2
+    except (RecursionError, MemoryError) as exc:
+        if debug:
+            raise
+        what = "nested too deeply" if isinstance(exc, RecursionError) else "input too large"
+        click.echo(f"fairalloc: {' '.join(argv[:1]) or 'input'}: {what} ({type(exc).__name__})", err=True)
+        return 2
+    except BrokenPipeError:             # 'fairalloc ... | head': the reader left; nothing to say
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 141
+    except OSError as exc:
+        if debug:
+            raise
+        where = shown(exc.filename) if getattr(exc, "filename", None) else "output"
+        click.echo(f"fairalloc: {where}: {exc.strerror or exc}", err=True)
         return 2
     return 0
 

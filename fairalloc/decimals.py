@@ -10,6 +10,10 @@ value computed.
 (0.6, 4, 0.3333333333333333, 2.499998750000625e-06)
 >>> plain({"x": [0.30000000000000004, 2.0], "ok": True})
 {'x': [0.3, 2], 'ok': True}
+
+JSON has no NaN and no infinity: :func:`json_text` refuses them (naming where they are) rather
+than write the non-standard tokens ``NaN`` / ``Infinity``; a value that may be missing is written
+as ``null`` by the code that builds the document, which says so.
 """
 
 from __future__ import annotations
@@ -51,3 +55,25 @@ def plain(data):
     if isinstance(data, np.integer):
         return int(data)
     return data
+
+
+def finite(data, where: str = "output"):
+    """``data`` unchanged, or a :class:`~fairalloc.errors.FairallocError` naming the first NaN or
+    infinity in it (``output.users.A.gain: not a finite number (inf)``)."""
+    from .errors import FairallocError, shown
+    stack = [(where, data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((f"{path}.{shown(k)}", v) for k, v in reversed(list(value.items())))
+        elif isinstance(value, (list, tuple)):
+            stack.extend((f"{path}[{k}]", v) for k, v in reversed(list(enumerate(value))))
+        elif isinstance(value, (float, np.floating)) and not math.isfinite(value):
+            raise FairallocError(f"{path}: not a finite number ({float(value)}); JSON has no NaN or infinity")
+    return data
+
+
+def json_text(data, **options) -> str:
+    """``data`` as standard JSON (:func:`plain` numbers; never ``NaN`` or ``Infinity``)."""
+    import json
+    return json.dumps(finite(plain(data)), allow_nan=False, **options)

@@ -17,11 +17,21 @@ Endpoints (POST bodies and answers are JSON):
 * ``POST /api/probe``: one user's reported demand and what it buys her (and the best lie found);
 * ``POST /api/playback``: a dynamic mechanism arrival by arrival;
 * ``POST /api/yaml``: the current instance as a YAML case file.
+
+Every request is bounded (:mod:`fairalloc.limits`): a body of at most ``MAX_REQUEST_BYTES``
+(413 beyond), at most ``MAX_EXPLORER_USERS`` users and ``MAX_EXPLORER_RESOURCES`` resources,
+``MAX_EXPLORER_MECHANISMS`` mechanisms, a verifier budget of ``MAX_EXPLORER_BUDGET`` and
+searches of ``MAX_EXPLORER_SEARCH_WORK`` (400 beyond), and at most
+``MAX_EXPLORER_CONCURRENT`` requests computed at once (503 when no slot frees within
+``EXPLORER_WAIT_SECONDS``).  Every error is one JSON object ``{"error": "one line"}``; every
+answer is standard JSON (no ``NaN``).  ``GET /api/case/NAME`` serves bundled cases only, never a
+file of the server's disk.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import math
 import sys
 import threading
@@ -33,7 +43,10 @@ import yaml
 
 from . import registry
 from .cases import Case, bundled_cases, load_case, parse_case
-from .errors import CaseError, FairallocError, unknown
+from .decimals import finite
+from .errors import CaseError, FairallocError, excerpt, shown, unknown
+from .limits import (EXPLORER_WAIT_SECONDS, MAX_EXPLORER_BUDGET, MAX_EXPLORER_CONCURRENT, MAX_EXPLORER_MECHANISMS,
+                     MAX_EXPLORER_RESOURCES, MAX_EXPLORER_USERS, MAX_REQUEST_BYTES)
 
 STATIC = Path(__file__).with_name("static")
 #: the reference mechanisms the page offers, beside the alpha-fair family
@@ -68,6 +81,10 @@ def case_from_page(data) -> Case:
         raise CaseError("resources: give at least one resource")
     if not isinstance(users, list) or not users:
         raise CaseError("users: give at least one user")
+    for what, rows, limit in (("resources", resources, MAX_EXPLORER_RESOURCES), ("users", users, MAX_EXPLORER_USERS)):
+        if len(rows) > limit:
+            raise CaseError(f"{what}: the explorer takes at most {limit} {what} (got {len(rows)}; "
+                            f"fairalloc.limits.MAX_EXPLORER_{what.upper()}); use the command line for larger cases")
     resource_names, user_names = _names(resources, "resources"), _names(users, "users")
     mapping = {"name": str(data.get("name") or "explorer"),
                "resources": {r: row.get("capacity") for r, row in zip(resource_names, resources)},
@@ -112,7 +129,13 @@ def _alpha_name(body) -> str:
 
 
 def _mechanism_names(body) -> list[str]:
-    names = [str(n) for n in body.get("mechanisms", OFFERED)]
+    asked = body.get("mechanisms", list(OFFERED))
+    if not isinstance(asked, list) or not all(isinstance(n, str) for n in asked):
+        raise FairallocError(f"mechanisms: expected a list of mechanism names (got {excerpt(asked)})")
+    if len(asked) > MAX_EXPLORER_MECHANISMS:
+        raise FairallocError(f"mechanisms: at most {MAX_EXPLORER_MECHANISMS} per request (got {len(asked)}; "
+                             f"fairalloc.limits.MAX_EXPLORER_MECHANISMS)")
+    names = list(dict.fromkeys(asked))
     if body.get("alpha") is not None:
         names.append(_alpha_name(body))
     for name in names:
@@ -178,19 +201,31 @@ def solve_view(body) -> dict:
             "chart": figure4_svg(allocations) if allocations else ""}
 
 
+def _one_name(body, default: str) -> str:
+    name = body.get("mechanism") or default
+    if not isinstance(name, str):
+        raise FairallocError(f"mechanism: expected a mechanism name (got {excerpt(name)})")
+    return name
+
+
 def _budget(body, default: int) -> int:
     """The verifier's evaluation budget from a request, bounded so one request stays short."""
     budget = body.get("budget", default)
-    if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= 5000:
-        raise FairallocError(f"budget: must be a whole number between 1 and 5000 (got {budget!r})")
+    if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_EXPLORER_BUDGET:
+        raise FairallocError(f"budget: must be a whole number between 1 and {MAX_EXPLORER_BUDGET} "
+                             f"(got {excerpt(budget)})")
     return budget
 
 
 def properties_view(body) -> dict:
     from .properties import check, describe_witness
+    from .manipulation import check_search
     case = case_from_page(body.get("case"))
-    name = str(body.get("mechanism") or "drf")
-    report = check(name, case.instance, budget=_budget(body, 150))
+    name = _one_name(body, "drf")
+    budget = _budget(body, 150)
+    # dynamic mechanisms search lies too (their own checkers): the same bound, before any work
+    check_search(case.instance, case.instance.n, budget, "strategy_proofness", "MAX_EXPLORER_SEARCH_WORK")
+    report = check(name, case.instance, budget=budget)
     return {"mechanism": name, "properties": [
         {"name": p, "holds": r.holds, "applicable": r.applicable, "margin": r.margin, "note": r.note,
          "text": r.summary() if r.holds or not r.applicable else describe_witness(p, r.witness),
@@ -217,7 +252,7 @@ def frontier_view(body) -> dict:
 def probe_view(body) -> dict:
     from .manipulation import best_lie, probe
     case = case_from_page(body.get("case"))
-    inst, name = case.instance, str(body.get("mechanism") or "drf")
+    inst, name = case.instance, _one_name(body, "drf")
     user = str(body.get("user", ""))
     if user not in inst.users:
         raise CaseError(f"probe.user: {unknown('user', user, inst.users)}")
@@ -238,7 +273,7 @@ def probe_view(body) -> dict:
 
 def playback_view(body) -> dict:
     case = case_from_page(body.get("case"))
-    name = str(body.get("mechanism") or "dmfa-srq")
+    name = _one_name(body, "dmfa-srq")
     mech = registry.get(name)
     if mech.kind != "dynamic":
         raise FairallocError(f"mechanism: '{name}' is static; playback is for dynamic mechanisms "
@@ -256,23 +291,100 @@ def yaml_text(body) -> str:
 
 
 # -- the app -----------------------------------------------------------------------------------
+class RequestError(FairallocError):
+    """A request the explorer refuses as a whole (too large, too many at once): its HTTP status."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
+
+def _refuse_constant(token: str):
+    raise FairallocError(f"request: {token} is not JSON (write numbers as numbers)")
+
+
+def read_body(request) -> dict:
+    """The request's JSON object, read within :data:`~fairalloc.limits.MAX_REQUEST_BYTES`;
+    a :class:`RequestError` (413) beyond, a :class:`FairallocError` (400) if it is not a JSON
+    object (``NaN`` and nesting deeper than Python parses included)."""
+    from werkzeug.exceptions import RequestEntityTooLarge
+    if request.content_length is not None and request.content_length > MAX_REQUEST_BYTES:
+        raise RequestError(_too_large(request.content_length), 413)
+    try:
+        data = request.get_data(cache=True)
+    except RequestEntityTooLarge:
+        raise RequestError(_too_large(None), 413) from None
+    if len(data) > MAX_REQUEST_BYTES:
+        raise RequestError(_too_large(len(data)), 413)
+    try:
+        body = json.loads(data, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise FairallocError("request: the JSON body is nested too deeply") from None
+    except (ValueError, UnicodeDecodeError):
+        body = None
+    if not isinstance(body, dict):
+        raise FairallocError("request: the body must be a JSON object")
+    return body
+
+
+def _too_large(size) -> str:
+    got = "" if size is None else f" (got {size} bytes)"
+    return f"request: the body may have at most {MAX_REQUEST_BYTES} bytes{got}"
+
+
 def create_app(case: str | None = None):
     """The Flask app; ``case`` (a bundled name or a YAML file) is what the page opens with."""
     from flask import Flask, Response, jsonify, request, send_from_directory
-    app = Flask(__name__, static_folder=None)
-    start = page_form(load_case(case)) if case else None
+    from flask.json.provider import DefaultJSONProvider
+    from werkzeug.exceptions import HTTPException
 
-    def answer(view):
+    class StrictJSON(DefaultJSONProvider):
+        """Standard JSON only: a NaN or an infinity is an error, never the token ``NaN``."""
+
+        def dumps(self, obj, **kwargs):
+            kwargs.setdefault("default", self.default)
+            kwargs["allow_nan"] = False
+            return json.dumps(finite(obj, "answer"), **kwargs)
+
+    app = Flask(__name__, static_folder=None)
+    app.json = StrictJSON(app)
+    app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
+    start = page_form(load_case(case)) if case else None
+    slots = threading.BoundedSemaphore(MAX_EXPLORER_CONCURRENT)
+
+    def error(message: str, status: int):
+        return jsonify({"error": " ".join(str(message).split())}), status
+
+    def computed(produce):
+        """Run ``produce(body)`` in one of the bounded slots; every failure is one JSON line."""
         try:
-            body = request.get_json(force=True, silent=True)
-            if not isinstance(body, dict):
-                raise FairallocError("request: the body must be a JSON object")
-            return jsonify(view(body))
+            body = read_body(request)
+        except RequestError as exc:
+            return error(str(exc), exc.status)
         except FairallocError as exc:
-            return jsonify({"error": str(exc)}), 400
+            return error(str(exc), 400)
+        if not slots.acquire(timeout=EXPLORER_WAIT_SECONDS):
+            return error(f"server busy: {MAX_EXPLORER_CONCURRENT} requests are being computed; try again", 503)
+        try:
+            return produce(body)
+        except FairallocError as exc:
+            return error(str(exc), 400)
+        except (RecursionError, MemoryError) as exc:
+            return error(f"request: too large to compute ({type(exc).__name__})", 400)
         except Exception as exc:      # a bug must not take the page down: report it, keep serving
             traceback.print_exc(file=sys.stderr)
-            return jsonify({"error": f"internal error ({type(exc).__name__}: {exc}); please report it"}), 500
+            return error(f"internal error ({type(exc).__name__}: {shown(exc)}); please report it", 500)
+        finally:
+            slots.release()
+
+    def answer(view):
+        return computed(lambda body: jsonify(view(body)))
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc):
+        if exc.code == 413:
+            return error(_too_large(request.content_length), 413)
+        return error(f"{exc.code} {exc.name}", exc.code or 500)
 
     @app.get("/")
     def index():
@@ -296,10 +408,13 @@ def create_app(case: str | None = None):
 
     @app.get("/api/case/<name>")
     def one_case(name):
+        known = bundled_cases()
+        if name not in known:           # bundled cases only: never a file of the server's disk
+            return error(f"case: {unknown('bundled case', name, known)}", 404)
         try:
             return jsonify(page_form(load_case(name)))
         except FairallocError as exc:
-            return jsonify({"error": str(exc)}), 400
+            return error(str(exc), 400)
 
     @app.get("/api/mechanisms")
     def mechanisms():
@@ -309,30 +424,51 @@ def create_app(case: str | None = None):
                         ("probe", probe_view), ("playback", playback_view)):
         app.add_url_rule(f"/api/{route}", route, (lambda v: lambda: answer(v))(view), methods=["POST"])
 
-    @app.post("/api/yaml")
-    def download_yaml():
-        try:
-            body = request.get_json(force=True, silent=True)
-            text = yaml_text(body if isinstance(body, dict) else {})
-        except FairallocError as exc:
-            return jsonify({"error": str(exc)}), 400
+    def yaml_answer(body):
+        text = yaml_text(body)
         name = (body.get("case") or {}).get("name") or "case"
-        safe = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in str(name)) or "case"
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in str(name)[:100]) or "case"
         return Response(text, mimetype="application/x-yaml",
                         headers={"Content-Disposition": f'attachment; filename="{safe}.yaml"'})
 
+    @app.post("/api/yaml")
+    def download_yaml():
+        return computed(yaml_answer)
+
     return app
+
+
+def _listening_socket(host: str, port: int):
+    """A socket bound to ``host:port`` and listening; one clear error when it cannot be."""
+    import socket
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        address = socket.getaddrinfo(host, port, family, socket.SOCK_STREAM)[0][4]
+        sock = socket.socket(family, socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise FairallocError(f"--host: cannot listen on {shown(host)} ({getattr(exc, 'strerror', None) or exc})") \
+            from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise FairallocError(f"--port: cannot listen on {shown(host)} port {port} ({exc.strerror or exc})") from None
+    return sock
 
 
 def serve(case: str | None, host: str = "127.0.0.1", port: int = 8050, open_browser: bool = False) -> None:
     """Serve the explorer until interrupted (Ctrl-C)."""
     from werkzeug.serving import make_server
     app = create_app(case)
+    sock = _listening_socket(host, port)
     try:
-        server = make_server(host, port, app, threaded=True)
-    except OSError as exc:
-        raise FairallocError(f"--port: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
-    url = f"http://{host}:{server.server_port}/"
+        server = make_server(host, port, app, threaded=True, fd=sock.fileno())
+    finally:
+        sock.close()                    # the server holds its own duplicate of the socket
+    shown_host = f"[{host}]" if ":" in host else host
+    url = f"http://{shown_host}:{server.port}/"
     print(f"fairalloc explorer on {url}  (Ctrl-C to stop)", flush=True)
     if open_browser:
         import webbrowser

@@ -42,9 +42,14 @@ class InstanceSpace:
     bounds: bool = False         # give some users max_tasks
 
     def __post_init__(self):
-        for name, (lo, hi) in (("--users", self.users), ("--resources", self.resources)):
+        from . import limits
+        for name, (lo, hi), most in (("--users", self.users, limits.MAX_SPACE_USERS),
+                                     ("--resources", self.resources, limits.MAX_SPACE_RESOURCES)):
             if lo < 1 or hi < lo:
                 raise FairallocError(f"{name}: need 1 <= low <= high (got {lo}..{hi})")
+            if hi > most:
+                raise FairallocError(f"{name}: at most {most} (got {hi}; fairalloc.limits.MAX_SPACE_"
+                                     f"{name[2:].upper()})")
 
 
 def random_instance(space: InstanceSpace, prop: str, rng: np.random.Generator, name: str = "random") -> Instance:

@@ -33,7 +33,7 @@ from fractions import Fraction
 import numpy as np
 
 from .decimals import shortest
-from .errors import FairallocError
+from .errors import FairallocError, excerpt
 from .instance import Instance
 from .properties import leontief
 from .registry import get
@@ -71,7 +71,8 @@ class Lie:
     def to_dict(self) -> dict:
         out = {"user": self.user, "reported_demand": self.reported_demand, "truthful_tasks": self.truthful_tasks,
                "manipulated_tasks": self.manipulated_tasks, "gain": self.gain,
-               "relative_gain": float(self.relative_gain), "evaluations": self.evaluations}
+               # null when undefined: a gain over a truthful count of 0 (JSON has no infinity)
+               "relative_gain": _finite_or_none(self.relative_gain), "evaluations": self.evaluations}
         if self.shrunk:
             out["shrunk"] = self.shrunk
         return out
@@ -104,8 +105,14 @@ class VerifyResult:
         return {"mechanism": self.mechanism, "case": self.case,
                 "best": best.to_dict() if best else None, "profitable": bool(best and best.profitable),
                 "users": {lie.user: lie.to_dict() for lie in self.lies}, "evaluations": self.evaluations,
-                "evaluations_per_second": self.evaluations_per_second, "seconds": self.seconds,
+                # null when the search was too fast to time
+                "evaluations_per_second": _finite_or_none(self.evaluations_per_second), "seconds": self.seconds,
                 "seed": self.seed, "budget_per_user": self.budget, "witness_case": self.witness}
+
+
+def _finite_or_none(value) -> float | None:
+    value = float(value)
+    return value if np.isfinite(value) else None
 
 
 class _BudgetSpent(Exception):
@@ -298,18 +305,47 @@ def case_hints(case) -> dict[str, list[dict]]:
     return hints
 
 
+def check_budget(budget, option: str = "--budget") -> int:
+    """A search budget: a whole number of evaluations in ``1..MAX_BUDGET``, or one clear error."""
+    from .limits import MAX_BUDGET
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)):
+        raise FairallocError(f"{option}: must be a whole number of evaluations (got {excerpt(budget)})")
+    if budget <= 0:
+        raise FairallocError(f"{option}: must be a positive number of evaluations (got {budget})")
+    if budget > MAX_BUDGET:
+        raise FairallocError(f"{option}: at most {MAX_BUDGET} evaluations per user (got {budget}; "
+                             f"fairalloc.limits.MAX_BUDGET)")
+    return int(budget)
+
+
+def check_search(instance: Instance, users: int, budget: int, what: str = "verify",
+                 limit: str = "MAX_SEARCH_WORK") -> None:
+    """Refuse a search whose work, ``users`` attacked x ``budget`` evaluations x the users every
+    evaluation solves, is above :data:`~fairalloc.limits.MAX_SEARCH_WORK` (or the named limit),
+    before it starts."""
+    from . import limits
+    check_budget(budget)
+    bound = getattr(limits, limit)
+    work = users * budget * instance.n
+    if work > bound:
+        raise FairallocError(
+            f"{what}: {users} user{'s' if users != 1 else ''} attacked x {budget} evaluations x {instance.n} users "
+            f"per evaluation = {work:.3g}, above the limit of {bound:.3g} (fairalloc.limits.{limit}); "
+            f"attack one user (--user) or lower --budget" + ("" if what == "verify" else f", or leave {what} out"))
+
+
 def verify(mechanism, instance: Instance, user=None, *, budget: int = 2000, seed: int = 0,
            method: str = "auto", hints: dict[str, list[dict]] | None = None) -> VerifyResult:
     """Search profitable lies for ``user`` (or every user); ``budget`` is evaluations per user.
 
     ``instance`` may be a loaded case: its ``misreport`` variants are then tried first.
     """
-    if budget <= 0:
-        raise FairallocError(f"--budget: must be a positive number of evaluations (got {budget})")
+    check_budget(budget)
     mech = get(mechanism)
     hints = case_hints(instance) if hints is None else hints
     instance = getattr(instance, "instance", instance)
     users = instance.users if user is None else [instance.users[instance.user_index(user)]]
+    check_search(instance, len(users), budget)
     start = time.perf_counter()
     lies = [best_lie(mech, instance, u, budget=budget, seed=seed, method=method, hints=hints.get(u, ()))
             for u in users]

@@ -149,70 +149,164 @@ def sharing_incentive(allocate: Allocate, inst: Instance, focus=None, **_) -> Pr
         "fair_share_bundle": dict(zip(inst.resources, map(float, fair_bundles[i])))})
 
 
-def envy_values(inst: Instance, x: np.ndarray) -> np.ndarray:
-    """``V[i, k]``: tasks user ``i`` would run from user ``k``'s bundle scaled by ``w_i / w_k``
-    (``-inf`` on the diagonal, so that ``x_i - V[i, i]`` never counts as envy)."""
+def _envy_blocks(inst: Instance, x: np.ndarray, rows=None, block_cells: int | None = None):
+    """``(start, V)`` for consecutive blocks of rows of the envy matrix ``V`` (see
+    :func:`envy_values`): ``V`` is ``(rows in the block, n)``, the diagonal ``-inf``.  A block has
+    at most ``block_cells`` cells (default :data:`~fairalloc.limits.ENVY_BLOCK_CELLS`), so memory
+    stays bounded whatever ``n``; within a block the work is vectorised, one resource at a time.
+
+    ``rows``: only these rows (indices, in order), e.g. the one user a claim names.
+    """
+    from .limits import ENVY_BLOCK_CELLS
     w = inst.scalar_weights("envy_freeness")
     D, T = inst.demand, inst.bounds()
+    n, m = inst.n, inst.m
     scaled = x[:, None] * D / w[:, None]                 # bundle of k per unit of weight
     need = D > 0
-    inv = np.where(need, 1.0 / np.where(need, D, 1.0), 0.0)
+    # 1 / D_ij where user i needs j; +inf elsewhere, so that the product is +inf (never the
+    # minimum) or NaN (0 * inf; skipped by fmin): the same minimum over needed j as a masked min
+    inv = np.where(need, 1.0 / np.where(need, D, 1.0), np.inf)
+    order = np.arange(n) if rows is None else np.asarray(rows, dtype=int)
+    size = max(1, (block_cells or ENVY_BLOCK_CELLS) // max(1, n))
+    with np.errstate(invalid="ignore"):                 # 0 * inf, dropped by fmin on purpose
+        for start in range(0, len(order), size):
+            i = order[start:start + size]
+            # tasks i runs from k's scaled bundle: min_j (w_i x_k D_kj / w_k) / D_ij, over the j i needs
+            runs = np.multiply.outer(inv[i, 0], scaled[:, 0])
+            if m > 1:
+                term = np.empty_like(runs)
+                for j in range(1, m):
+                    np.multiply.outer(inv[i, j], scaled[:, j], out=term)
+                    np.fmin(runs, term, out=runs)
+            np.multiply(runs, w[i, None], out=runs)
+            np.minimum(runs, T[i, None], out=runs)
+            runs[np.arange(len(i)), i] = -np.inf
+            yield start, runs
+
+
+def envy_values(inst: Instance, x: np.ndarray) -> np.ndarray:
+    """``V[i, k]``: tasks user ``i`` would run from user ``k``'s bundle scaled by ``w_i / w_k``
+    (``-inf`` on the diagonal, so that ``x_i - V[i, i]`` never counts as envy).
+
+    The whole ``n x n`` matrix: for small instances and tests; the checkers never build it (they
+    go through the same blocks of rows, keeping only each row's worst pair).
+    """
+    check_pairwise(inst)
     values = np.empty((inst.n, inst.n))
-    rows = max(1, 4_000_000 // max(1, inst.n * inst.m))  # chunks of users keep (rows, n, m) arrays small
-    for start in range(0, inst.n, rows):
-        i = slice(start, start + rows)
-        # tasks i runs from k's scaled bundle: min_j (w_i x_k D_kj / w_k) / D_ij, over the j i needs
-        runs = np.min(np.where(need[i, None, :], scaled[None, :, :] * inv[i, None, :], np.inf), axis=2)
-        values[i] = np.minimum(runs * w[i, None], T[i, None])
-    np.fill_diagonal(values, -np.inf)
+    for start, block in _envy_blocks(inst, x):
+        values[start:start + len(block)] = block
     return values
 
 
-def envious_users(inst: Instance, x: np.ndarray) -> list[str]:
+def pairwise_cells(inst: Instance) -> int:
+    """Cells ``n * n * m`` that envy-freeness compares."""
+    return inst.n * inst.n * inst.m
+
+
+def check_pairwise(inst: Instance, what: str = "envy_freeness") -> None:
+    """Refuse, before any work, an instance whose user pairs are too many to compare
+    (:data:`~fairalloc.limits.MAX_PAIRWISE_CELLS`)."""
+    from .limits import MAX_PAIRWISE_CELLS
+    cells = pairwise_cells(inst)
+    if cells > MAX_PAIRWISE_CELLS:
+        raise FairallocError(f"{what}: {inst.n} users x {inst.n} users x {inst.m} resources = {cells:.3g} "
+                             f"comparisons, above the limit of {MAX_PAIRWISE_CELLS:.3g} "
+                             f"(fairalloc.limits.MAX_PAIRWISE_CELLS)")
+
+
+def worst_envy(inst: Instance, x: np.ndarray, rows=None, block_cells: int | None = None):
+    """Per row ``i`` (all users, or ``rows``): the smallest slack ``x_i - V[i, k]``, the first
+    ``k`` attaining it, and ``V[i, k]``; in bounded memory (see :func:`_envy_blocks`)."""
+    order = np.arange(inst.n) if rows is None else np.asarray(rows, dtype=int)
+    slack, other, value = np.empty(len(order)), np.empty(len(order), dtype=int), np.empty(len(order))
+    for start, block in _envy_blocks(inst, x, order, block_cells):
+        i = order[start:start + len(block)]
+        np.subtract(x[i, None], block, out=block)       # the slacks, in place
+        k = np.argmin(block, axis=1)
+        stop = start + len(block)
+        other[start:stop] = k
+        slack[start:stop] = block[np.arange(len(block)), k]
+        value[start:stop] = x[i] - slack[start:stop]
+    # V[i, k] again, not x_i - slack: the same number as the full matrix, bit for bit
+    if len(order):
+        value = _pair_values(inst, x, order, other)
+    return slack, other, value
+
+
+def _pair_values(inst: Instance, x: np.ndarray, rows: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """``V[rows[t], others[t]]`` for each t, computed as :func:`_envy_blocks` does."""
+    w = inst.scalar_weights("envy_freeness")
+    D, T = inst.demand, inst.bounds()
+    scaled = x[:, None] * D / w[:, None]
+    need = D > 0
+    inv = np.where(need, 1.0 / np.where(need, D, 1.0), np.inf)
+    with np.errstate(invalid="ignore"):
+        prods = inv[rows] * scaled[others]
+    runs = prods[:, 0].copy()
+    for j in range(1, inst.m):
+        np.fmin(runs, prods[:, j], out=runs)
+    return np.minimum(runs * w[rows], T[rows])
+
+
+def envious_users(inst: Instance, x: np.ndarray, block_cells: int | None = None) -> list[str]:
     """The users who prefer some other user's (weight-scaled) bundle to their own."""
     if inst.n < 2:
         return []
-    values = envy_values(inst, x)
-    worst = values.max(axis=1)
-    return [u for i, u in enumerate(inst.users) if x[i] - worst[i] < -tolerance(x[i], worst[i])]
+    check_pairwise(inst, "envious users")
+    worst = np.empty(inst.n)
+    for start, block in _envy_blocks(inst, x, block_cells=block_cells):
+        worst[start:start + len(block)] = block.max(axis=1)
+    bound = PROPERTY * np.maximum(1.0, np.maximum(np.abs(x), np.abs(worst)))
+    return [inst.users[i] for i in np.flatnonzero(x - worst < -bound)]
 
 
 @_checker("envy_freeness")
-def envy_freeness(allocate: Allocate, inst: Instance, focus=None, **_) -> PropertyResult:
+def envy_freeness(allocate: Allocate, inst: Instance, focus=None, block_cells: int | None = None,
+                  **_) -> PropertyResult:
     """``u_i(x_k D_k) w_i / w_k <= x_i``: nobody prefers another's (weight-scaled) bundle."""
     if inst.weights is not None and inst.weights.ndim == 2:
         return PropertyResult("envy_freeness", True, applicable=False,
                               note="per-resource weights: envy-freeness is defined for scalar weights")
     if inst.n < 2:
         return PropertyResult("envy_freeness", True, applicable=False, note="one user")
+    if focus is None:
+        check_pairwise(inst)
     x = allocate(inst)
-    values = envy_values(inst, x)
-    slacks = x[:, None] - values
-    if focus is not None:
-        slacks = np.where(np.arange(inst.n)[:, None] == focus, slacks, np.inf)
-    i, k = np.unravel_index(np.argmin(slacks), slacks.shape)
-    slack, value, bundles = slacks[i, k], values[i, k], x[:, None] * inst.demand
+    rows = None if focus is None else [focus]
+    slacks, others, values = worst_envy(inst, x, rows, block_cells)
+    t = int(np.argmin(slacks))                           # the first row with the smallest slack
+    i = t if focus is None else focus
+    k, slack, value = int(others[t]), slacks[t], values[t]
     if slack >= -tolerance(x[i], value):
         return PropertyResult("envy_freeness", True, float(slack))
     return PropertyResult("envy_freeness", False, float(slack), {
         "user": inst.users[i], "envies": inst.users[k], "tasks": float(x[i]),
         "tasks_from_other_bundle": float(value),
-        "other_bundle": dict(zip(inst.resources, map(float, bundles[k])))})
+        "other_bundle": dict(zip(inst.resources, map(float, x[k] * inst.demand[k])))})
 
 
 def pareto_improvement(inst: Instance, x: np.ndarray) -> tuple[float, np.ndarray]:
-    """``max sum_i (y_i - x_i)`` over feasible ``y >= x`` (an LP, HiGHS): > 0 iff not efficient."""
+    """``(gain, y)``: ``y`` maximises ``sum_i mu_i (y_i - x_i)`` over feasible ``y >= x`` (an LP,
+    HiGHS), ``gain`` is that maximum, in dominant shares: > 0 iff ``x`` is not efficient.
+
+    The LP is written in shares (each resource in units of its capacity, each user's task in
+    units of her dominant share), so that capacities of 1e9 and 1e-9 in one instance give HiGHS
+    coefficients between 0 and 1 instead of ones it would drop as zero.
+    """
     from scipy.optimize import linprog
+    mu = inst.per_task_dominant_share
     T = inst.bounds()
     lower = np.minimum(np.clip(x, 0, None), T)
     over = np.max(np.divide(lower @ inst.demand, inst.capacity, out=np.zeros(inst.m), where=inst.capacity > 0))
     if over > 1:                            # solver noise above capacity: compare from a feasible point
         lower = lower / over
-    res = linprog(-np.ones(inst.n), A_ub=inst.demand.T, b_ub=inst.capacity,
-                  bounds=np.column_stack([lower, T]), method="highs")
+    shares = (inst.share_per_task / mu[:, None]).T                    # (m, n), entries in [0, 1]
+    res = linprog(-np.ones(inst.n), A_ub=shares, b_ub=np.where(inst.capacity > 0, 1.0, 0.0),
+                  bounds=np.column_stack([lower * mu, T * mu]), method="highs")
     if res.status != 0:
         raise FairallocError(f"pareto_efficiency: the LP failed: {res.message}")
-    return float(res.x.sum() - lower.sum()), res.x
+    y = np.maximum(res.x / mu, lower)
+    return float(np.sum(res.x - lower * mu)), y
 
 
 @_checker("pareto_efficiency")
@@ -224,12 +318,13 @@ def pareto_efficiency(allocate: Allocate, inst: Instance, **_) -> PropertyResult
         j = int(np.argmax(used - inst.capacity))
         return PropertyResult("pareto_efficiency", False, None, {
             "infeasible": inst.resources[j], "used": float(used[j]), "capacity": float(inst.capacity[j])})
-    gain, y = pareto_improvement(inst, x)
-    if gain <= tolerance(*x, x.sum()):
-        return PropertyResult("pareto_efficiency", True, 0.0 - gain)
+    gain, y = pareto_improvement(inst, x)            # in dominant shares: unit-free
     better = [u for u, a, b in zip(inst.users, x, y) if b > a + tolerance(a)]
+    if gain <= PROPERTY * max(1.0, float(np.sum(x * inst.per_task_dominant_share))) or not better:
+        return PropertyResult("pareto_efficiency", True, 0.0 - gain)
     return PropertyResult("pareto_efficiency", False, float(-gain), {
-        "total_gain": gain, "better_off": better, "tasks": _names(inst, x), "improvement": _names(inst, y)})
+        "total_gain": float(np.sum(y - x)), "better_off": better, "tasks": _names(inst, x),
+        "improvement": _names(inst, y)})
 
 
 def _max_min_on(inst: Instance, j: int) -> np.ndarray:
@@ -377,6 +472,23 @@ def property_names(spec: str | None, dynamic: bool = False) -> list[str]:
     return names
 
 
+def check_work(names, inst: Instance, *, budget: int = 500, focus=None) -> None:
+    """Refuse, before any work, properties whose checking cannot stay within the bounds of
+    :mod:`fairalloc.limits` on this instance: envy-freeness compares every pair of users
+    (``MAX_PAIRWISE_CELLS``); strategy-proofness searches ``budget`` reports per user and
+    population monotonicity solves once per user, each solve over every user (``MAX_SEARCH_WORK``)."""
+    from . import limits
+    from .manipulation import check_search
+    if "envy_freeness" in names and focus is None and inst.n >= 2:
+        check_pairwise(inst)
+    if "strategy_proofness" in names:
+        check_search(inst, 1 if focus is not None else inst.n, budget, "strategy_proofness")
+    if "population_monotonicity" in names and inst.n * inst.n > limits.MAX_SEARCH_WORK:
+        raise FairallocError(f"population_monotonicity: {inst.n} solves (one per user leaving) x {inst.n} users = "
+                             f"{inst.n * inst.n:.3g}, above the limit of {limits.MAX_SEARCH_WORK:.3g} "
+                             f"(fairalloc.limits.MAX_SEARCH_WORK); leave population_monotonicity out")
+
+
 def allocator(mechanism: Mechanism, method: str = "auto") -> Allocate:
     return lambda inst: mechanism.allocate(inst, method).tasks
 
@@ -400,6 +512,7 @@ def check_property(mechanism, instance: Instance, prop: str, *, method: str = "a
         return DYNAMIC_CHECKERS[name](history, mechanism=mech, d=normalised(inst, mech.name), budget=budget,
                                       seed=seed, method=method, focus=focus)
     (name,) = property_names(prop)
+    check_work([name], inst, budget=budget, focus=focus)
     return CHECKERS[name](allocator(mech, method), inst, mechanism=mech, budget=budget, seed=seed, method=method,
                           hints=case_hints(instance), focus=focus)
 
@@ -414,6 +527,8 @@ def check(mechanism, instance: Instance, properties=None, *, method: str = "auto
     mech = get(mechanism)
     names = property_names(properties if isinstance(properties, (str, type(None))) else ",".join(properties),
                            mech.kind == "dynamic")
+    if mech.kind != "dynamic":
+        check_work(names, getattr(instance, "instance", instance), budget=budget)
     return PropertyReport({p: check_property(mechanism, instance, p, method=method, budget=budget, seed=seed)
                            for p in names}, mechanism=mech.name,
                           instance=getattr(getattr(instance, "instance", instance), "name", ""))
@@ -468,5 +583,5 @@ def _demand_text(demand: dict) -> str:
     return "<" + ", ".join(f"{k}: {v:.6g}" for k, v in demand.items()) + ">"
 
 
-__all__ = ["CHECKERS", "PROPERTIES", "PropertyReport", "PropertyResult", "check", "check_property", "leontief",
-           "property_names"]
+__all__ = ["CHECKERS", "PROPERTIES", "PropertyReport", "PropertyResult", "check", "check_property", "check_work",
+           "envious_users", "envy_values", "leontief", "property_names", "worst_envy"]

@@ -6,7 +6,8 @@ counts) and every reference mechanism (DRF, CEEI, Asset Fairness, utilitarian by
 
 * efficiency: the sum of dominant shares, utilisation per resource, the total number of tasks;
 * fairness: the smallest weighted dominant share, Jain's index of the weighted dominant shares
-  ``(sum s)^2 / (n sum s^2)``, the users who envy another's bundle;
+  ``(sum s)^2 / (n sum s^2)``, the users who envy another's bundle (``None``, null in JSON, when
+  the instance has more user pairs than :data:`~fairalloc.limits.MAX_PAIRWISE_CELLS` allows);
 * which properties hold (the checkers of :mod:`fairalloc.properties`, with their witnesses).
 
 >>> import fairalloc
@@ -24,7 +25,8 @@ from dataclasses import dataclass, field
 from .allocation import Allocation
 from .errors import FairallocError, unknown
 from .instance import Instance
-from .properties import PropertyResult, check, envious_users, property_names
+from . import limits
+from .properties import PropertyResult, check, check_work, envious_users, pairwise_cells, property_names
 
 DEFAULT_ALPHAS = (0.0, 0.5, 1.0, 2.0, 5.0, math.inf)
 REFERENCES = ("drf", "ceei", "asset", "utilitarian")
@@ -65,6 +67,9 @@ def parse_alphas(text) -> list[float]:
         alphas.append(value)
     if not alphas:
         raise FairallocError("--alphas: give at least one alpha (e.g. 0,1,inf)")
+    if len(set(alphas)) > limits.MAX_ALPHAS:
+        raise FairallocError(f"--alphas: at most {limits.MAX_ALPHAS} alphas (got {len(set(alphas))}; "
+                             f"fairalloc.limits.MAX_ALPHAS)")
     return sorted(set(alphas))
 
 
@@ -78,7 +83,12 @@ def measures(allocation: Allocation) -> dict:
     shares = allocation.weighted_dominant_shares
     total = float(shares.sum())
     squares = float(shares @ shares)
-    envious = envious_users(inst, allocation.tasks) if inst.weights is None or inst.weights.ndim == 1 else []
+    if inst.weights is not None and inst.weights.ndim != 1:
+        envious = []
+    elif pairwise_cells(inst) > limits.MAX_PAIRWISE_CELLS:
+        envious = None                      # too many pairs to compare: not computed (null in JSON)
+    else:
+        envious = envious_users(inst, allocation.tasks)
     return {
         "total_dominant_share": float(allocation.dominant_shares.sum()),
         "total_tasks": float(allocation.tasks.sum()),
@@ -105,6 +115,8 @@ def frontier(instance, alphas=DEFAULT_ALPHAS, *, on: str = "shares", references=
         properties if isinstance(properties, (str, type(None))) else ",".join(properties))
     plan = [(alpha_label(a), f"{FAMILIES[on]}:{a}", a) for a in parse_alphas(alphas)]
     plan += [(name, name, None) for name in references]
+    if wanted:
+        check_work(wanted, inst, budget=budget)     # refused before any point is solved
     points = []
     for label, name, alpha in plan:
         mech = registry.get(name)
