@@ -208,9 +208,9 @@ class DRFScheduler:
                 if self._decide() is None:          # the run ends just at the cap
                     break
                 self.run_counts()                   # the launch limit's error, if the run passes it
-                raise CaseError(f"--trace: Algorithm 1 makes more than {cap} launches on this case, the most "
-                                f"fairalloc records one by one ({limits.MAX_TRACE_LAUNCHES} launches, "
-                                f"{limits.MAX_TRACE_CELLS} launches x users); use --no-trace for the counts")
+                raise CaseError(f"--trace: Algorithm 1 makes more than {cap:,} launches on this case, the most "
+                                f"fairalloc records one by one ({limits.MAX_TRACE_LAUNCHES:,} launches, "
+                                f"{limits.MAX_TRACE_CELLS:,} launches x users); use --no-trace for the counts")
             launch = self.step()
             if launch is None:
                 break
@@ -220,7 +220,7 @@ class DRFScheduler:
     def _too_many(self) -> CaseError:
         i = int(np.argmax(self.launched))
         user = self.instance.users[i]
-        return CaseError(f"users.{user}.demand: Algorithm 1 makes more than {limits.MAX_LAUNCHES} launches on this "
+        return CaseError(f"users.{user}.demand: Algorithm 1 makes more than {limits.MAX_LAUNCHES:,} launches on this "
                          f"case ({int(self.launched[i])} of them user {user}'s: demands tiny beside the capacity), "
                          "the most fairalloc schedules")
 
@@ -494,10 +494,10 @@ def fill_machines(instance: Instance, machines: np.ndarray, *, keep_trace: bool 
     if count == 0:
         raise CaseError("--machines: no machine given")
     if count > limits.MAX_MACHINES:
-        raise CaseError(f"--machines: {count} machines, more than the {limits.MAX_MACHINES} fairalloc places tasks on")
+        raise CaseError(f"--machines: {count} machines, more than the {limits.MAX_MACHINES:,} fairalloc places tasks on")
     if count * n > limits.MAX_PLACEMENT_CELLS:
         raise CaseError(f"--machines: {count} machines x {n} users = {count * n}, more than the "
-                        f"{limits.MAX_PLACEMENT_CELLS} of a placement fairalloc computes")
+                        f"{limits.MAX_PLACEMENT_CELLS:,} of a placement fairalloc computes")
     bad = ~(np.isfinite(machines) & (machines >= 0))
     if bad.any():
         k, j = (int(v) for v in np.argwhere(bad)[0])
@@ -546,8 +546,8 @@ def fill_machines(instance: Instance, machines: np.ndarray, *, keep_trace: bool 
             if keep_trace:
                 if len(trace) >= trace_cap:
                     raise CaseError(f"--trace: the placement makes more than {trace_cap} launches, the most "
-                                    f"fairalloc records one by one ({limits.MAX_TRACE_LAUNCHES} launches, "
-                                    f"{limits.MAX_TRACE_CELLS} launches x users); use --no-trace for the counts")
+                                    f"fairalloc records one by one ({limits.MAX_TRACE_LAUNCHES:,} launches, "
+                                    f"{limits.MAX_TRACE_CELLS:,} launches x users); use --no-trace for the counts")
                 launch = pool._launch(i, task)
                 launch.machine = k
                 trace.append(launch)

@@ -355,7 +355,7 @@ def owner_tree(owners, weights: dict | None = None):
         parts = owner.split("/")
         if len(parts) > limits.MAX_OWNER_DEPTH:
             raise CaseError(f"owner {excerpt(owner)}: {len(parts)} levels of groups, more than the "
-                            f"{limits.MAX_OWNER_DEPTH} of a hierarchy fairalloc schedules")
+                            f"{limits.MAX_OWNER_DEPTH:,} of a hierarchy fairalloc schedules")
         if not all(parts):
             raise CaseError(f"owner {excerpt(owner)}: empty group name in the path "
                             "(hierarchical owners look like 'group/user')")
@@ -484,7 +484,7 @@ class Quincy(Scheduler):
         edges = len(state.owners) * state.n_nodes
         if edges > limits.MAX_QUINCY_EDGES:
             raise CaseError(f"scheduler: quincy: {len(state.owners)} owners x {state.n_nodes} nodes = {edges} "
-                            f"flow edges, more than the {limits.MAX_QUINCY_EDGES} of its pure-Python flow network "
+                            f"flow edges, more than the {limits.MAX_QUINCY_EDGES:,} of its pure-Python flow network "
                             "(quincy is for small clusters)")
         self.plan_time = None
         self.plan: dict[int, list[int]] = {}         # node -> owners planned there, in offer order
@@ -745,7 +745,7 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
         raise CaseError(f"workload: expected a fairalloc.workloads.Workload, got {type(workload).__name__}")
     validate(workload)                        # the bounds of fairalloc.limits, events included
     if isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples <= limits.MAX_SAMPLES:
-        raise CaseError(f"samples: must be an integer in [1, {limits.MAX_SAMPLES}] (got {excerpt(samples)})")
+        raise CaseError(f"samples: must be an integer in [1, {limits.MAX_SAMPLES:,}] (got {excerpt(samples)})")
     event_limit = limits.MAX_EVENTS
     step_limit = limits.MAX_SCHEDULER_STEPS
     wall0 = _time.perf_counter()

@@ -74,7 +74,7 @@ class _LineBudget:
     def tick(self, lineno: int) -> None:
         self.lineno = lineno
         if self.base + lineno > limits.MAX_TRACE_LINES:
-            raise CaseError(f"{self.path}, line {lineno}: more than {limits.MAX_TRACE_LINES} lines read, the most "
+            raise CaseError(f"{self.path}, line {lineno}: more than {limits.MAX_TRACE_LINES:,} lines read, the most "
                             "fairalloc reads from trace files in one go; cut the files first")
 
     def next_file(self, path) -> None:
@@ -137,7 +137,7 @@ def load_google_task_events(path_or_paths, *, max_tasks: int | None = None) -> n
     if max_tasks is not None and (isinstance(max_tasks, bool) or not isinstance(max_tasks, int) or max_tasks < 1):
         raise CaseError(f"max_tasks: must be a positive integer (got {excerpt(max_tasks)})")
     if max_tasks is not None and max_tasks > limits.MAX_TRACE_TASKS:
-        raise CaseError(f"max_tasks: {max_tasks} tasks, more than the {limits.MAX_TRACE_TASKS} fairalloc keeps "
+        raise CaseError(f"max_tasks: {max_tasks} tasks, more than the {limits.MAX_TRACE_TASKS:,} fairalloc keeps "
                         "from a trace")
     cap = limits.MAX_TRACE_TASKS if max_tasks is None else max_tasks
     budget = _LineBudget(paths[0])
@@ -172,7 +172,7 @@ def load_google_task_events(path_or_paths, *, max_tasks: int | None = None) -> n
                 if len(rows) >= cap:
                     if max_tasks is not None:
                         return np.array(rows, dtype=float)
-                    raise CaseError(f"{where}: more than {cap} usable tasks, the most fairalloc keeps from a "
+                    raise CaseError(f"{where}: more than {cap:,} usable tasks, the most fairalloc keeps from a "
                                     "trace; pass max_tasks")
                 seen.add(key)
                 rows.append((cpu, mem))
@@ -214,7 +214,7 @@ def synthetic_google_like(n: int, rng: np.random.Generator) -> np.ndarray:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise CaseError(f"n: must be a non-negative integer (got {excerpt(n)})")
     if n > limits.MAX_TRACE_TASKS:
-        raise CaseError(f"n: {n} tasks, more than the {limits.MAX_TRACE_TASKS} fairalloc generates")
+        raise CaseError(f"n: {n} tasks, more than the {limits.MAX_TRACE_TASKS:,} fairalloc generates")
     p = SYNTHETIC
     sc, sm, rho = p["cpu_sigma"], p["mem_sigma"], p["correlation"]
     z = rng.standard_normal((int(n), 2))
@@ -303,7 +303,7 @@ def dmfa_srq_trial(trial: int, *, seed: int = 0, trace_rows: np.ndarray | None =
 
     n, run = decode_trial(trial)
     if not 1 <= n <= limits.MAX_TRIAL_USERS:
-        raise CaseError(f"trial: {trial} means {n} users, outside [1, {limits.MAX_TRIAL_USERS}] "
+        raise CaseError(f"trial: {trial} means {n} users, outside [1, {limits.MAX_TRIAL_USERS:,}] "
                         "(trial ids are users * RUN_STRIDE + run)")
     rng = np.random.default_rng([int(seed), n, run])
     if trace_rows is not None:

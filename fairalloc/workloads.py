@@ -213,21 +213,21 @@ def check_limits(w: Workload, *, events: bool = True) -> Workload:
         raise CaseError(f"nodes.count: must be a positive integer (got {excerpt(nodes)})")
     _count(nodes, "nodes.count", limits.MAX_NODES, "nodes")
     if len(w.jobs) > limits.MAX_JOBS:
-        raise CaseError(f"jobs: {len(w.jobs)} jobs, more than the {limits.MAX_JOBS} fairalloc simulates")
+        raise CaseError(f"jobs: {len(w.jobs)} jobs, more than the {limits.MAX_JOBS:,} fairalloc simulates")
     total = 0
     owners = set()
     for k, j in enumerate(w.jobs):
         n = j.n_tasks
         if n > limits.MAX_TASKS_PER_JOB:
             raise CaseError(f"jobs[{k}] ({_short(j.name)}).phases: {n} tasks, more than the "
-                            f"{limits.MAX_TASKS_PER_JOB} of a job fairalloc simulates")
+                            f"{limits.MAX_TASKS_PER_JOB:,} of a job fairalloc simulates")
         total += n
         if total > limits.MAX_TASKS:
             raise CaseError(f"jobs[{k}] ({_short(j.name)}): the jobs up to this one have {total} tasks, more than "
-                            f"the {limits.MAX_TASKS} of a workload fairalloc simulates")
+                            f"the {limits.MAX_TASKS:,} of a workload fairalloc simulates")
         owners.add(j.owner)
         if len(owners) > limits.MAX_OWNERS:
-            raise CaseError(f"jobs[{k}] ({_short(j.name)}).owner: more than {limits.MAX_OWNERS} owners "
+            raise CaseError(f"jobs[{k}] ({_short(j.name)}).owner: more than {limits.MAX_OWNERS:,} owners "
                             "(fairness is computed over every owner at every sample)")
     if not events:
         return w
@@ -241,7 +241,7 @@ def check_limits(w: Workload, *, events: bool = True) -> Workload:
                f"times before the horizon {float(w.horizon):g}") if j.resubmit and w.horizon is not None else ""
         field = f"jobs[{worst}] ({_short(j.name)})" + (".resubmit" if why else "")
         raise CaseError(f"{field}: simulating this workload takes up to {events:.4g} events, more than the "
-                        f"{limits.MAX_EVENTS} fairalloc simulates{why}")
+                        f"{limits.MAX_EVENTS:,} fairalloc simulates{why}")
     return w
 
 
@@ -390,12 +390,12 @@ def parse_workload(data, name: str = "workload") -> Workload:
         built = tuple(_phase(phases[p], f"{where}.phases.{p}") for p in PHASES if p in phases)
         n = sum(len(b) for b in built)
         if n > limits.MAX_TASKS_PER_JOB:
-            raise CaseError(f"{where}.phases: {n} tasks, more than the {limits.MAX_TASKS_PER_JOB} of a job "
+            raise CaseError(f"{where}.phases: {n} tasks, more than the {limits.MAX_TASKS_PER_JOB:,} of a job "
                             "fairalloc simulates")
         total += n
         if total > limits.MAX_TASKS:
             raise CaseError(f"{where}.phases: the jobs up to this one have {total} tasks, more than the "
-                            f"{limits.MAX_TASKS} of a workload fairalloc simulates")
+                            f"{limits.MAX_TASKS:,} of a workload fairalloc simulates")
         until = jd.get("until")
         jobs.append(Job(name=str(jd.get("name", f"job-{k}")), owner=str(owners[0]),
                         submit=_num(jd["submit"], f"{where}.submit"), phases=built,
@@ -470,12 +470,12 @@ def _read_csv_rows(stream, path, jobs: dict) -> None:
         task = _task(cpu, mem, duration, f"{where}: task")
         tasks += 1
         if tasks > limits.MAX_TASKS:
-            raise CaseError(f"{where}: more than {limits.MAX_TASKS} task rows, the most of a workload "
+            raise CaseError(f"{where}: more than {limits.MAX_TASKS:,} task rows, the most of a workload "
                             "fairalloc simulates")
         j = jobs.get(job)
         if j is None:
             if len(jobs) >= limits.MAX_JOBS:
-                raise CaseError(f"{where}: job: more than {limits.MAX_JOBS} jobs, the most of a workload "
+                raise CaseError(f"{where}: job: more than {limits.MAX_JOBS:,} jobs, the most of a workload "
                                 "fairalloc simulates")
             j = jobs[job] = {"user": user, "submit": s, "map": [], "reduce": [], "row": row_no}
         if j["user"] != user or j["submit"] != s:
@@ -537,7 +537,7 @@ def drf_7_1(*, nodes: int = 48, period: float = 120.0, task_duration: float = 10
         need = math.ceil(_count(nodes, "nodes.count", limits.MAX_NODES, "nodes") * 4 * period / task_duration)
         if need > limits.MAX_TASKS_PER_JOB:
             raise CaseError(f"period: a segment needs {need:.4g} tasks of {task_duration:g} s to keep the cluster "
-                            f"busy, more than the {limits.MAX_TASKS_PER_JOB} of a job fairalloc simulates")
+                            f"busy, more than the {limits.MAX_TASKS_PER_JOB:,} of a job fairalloc simulates")
         tasks_per_segment = int(need)
     _count(tasks_per_segment, "tasks_per_segment", limits.MAX_TASKS_PER_JOB, "tasks")
     jobs = []
@@ -654,10 +654,10 @@ def load_alibaba_batch_task(path, *, nodes: int = 100, node_cpu: float = 96.0, n
             j["tasks"] += n_inst
             if j["tasks"] > limits.MAX_TASKS_PER_JOB:
                 raise CaseError(f"{where}: instance_num: job {excerpt(job)} has more than "
-                                f"{limits.MAX_TASKS_PER_JOB} tasks, the most of a job fairalloc simulates")
+                                f"{limits.MAX_TASKS_PER_JOB:,} tasks, the most of a job fairalloc simulates")
             kept += 1
             if kept > limits.MAX_TRACE_TASKS:
-                raise CaseError(f"{where}: more than {limits.MAX_TRACE_TASKS} usable rows; cut the file first "
+                raise CaseError(f"{where}: more than {limits.MAX_TRACE_TASKS:,} usable rows; cut the file first "
                                 "(e.g. with head)")
             j[phase].append((Task(c, m, e - s), n_inst))
     if not rows:
@@ -666,11 +666,11 @@ def load_alibaba_batch_task(path, *, nodes: int = 100, node_cpu: float = 96.0, n
     if max_jobs is not None:
         order = order[:max_jobs]
     if len(order) > limits.MAX_JOBS:
-        raise CaseError(f"{path}: {len(order)} jobs, more than the {limits.MAX_JOBS} fairalloc simulates; "
+        raise CaseError(f"{path}: {len(order)} jobs, more than the {limits.MAX_JOBS:,} fairalloc simulates; "
                         "keep the first ones with max_jobs")
     total = sum(j["tasks"] for _, j in order)
     if total > limits.MAX_TASKS:
-        raise CaseError(f"{path}: instance_num: the jobs kept have {total} tasks, more than the {limits.MAX_TASKS} "
+        raise CaseError(f"{path}: instance_num: the jobs kept have {total} tasks, more than the {limits.MAX_TASKS:,} "
                         "of a workload fairalloc simulates; keep fewer jobs with max_jobs")
 
     def expand(pairs):
@@ -723,11 +723,11 @@ def workload_from_google(source, *, users: int = 10, tasks_per_job: int = 50, no
     if len(demands) == 0:
         raise CaseError("source: empty workload (no task)")
     if len(demands) > limits.MAX_TASKS:
-        raise CaseError(f"source: {len(demands)} tasks, more than the {limits.MAX_TASKS} of a workload fairalloc "
+        raise CaseError(f"source: {len(demands)} tasks, more than the {limits.MAX_TASKS:,} of a workload fairalloc "
                         "simulates; pass max_tasks")
     if -(-len(demands) // tasks_per_job) > limits.MAX_JOBS:
         raise CaseError(f"tasks_per_job: {len(demands)} tasks in jobs of {tasks_per_job} make more than "
-                        f"{limits.MAX_JOBS} jobs, the most of a workload fairalloc simulates")
+                        f"{limits.MAX_JOBS:,} jobs, the most of a workload fairalloc simulates")
     rng = np.random.default_rng(seed)
     n_jobs = -(-len(demands) // tasks_per_job)
     submits = np.concatenate([[0.0], np.cumsum(rng.exponential(mean_interarrival, n_jobs - 1))])
