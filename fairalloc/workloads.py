@@ -172,7 +172,7 @@ def _count(value, where: str, limit: int, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise CaseError(f"{where}: must be a positive integer (got {excerpt(value)})")
     if value > limit:
-        raise CaseError(f"{where}: {int(value)} {what}, more than the {limit} fairalloc simulates")
+        raise CaseError(f"{where}: {int(value):,} {what}, more than the {limit:,} fairalloc simulates")
     return int(value)
 
 

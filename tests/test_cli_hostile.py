@@ -347,6 +347,11 @@ def page_case(users=2, resources=2):
             "users": [{"name": f"u{i}", "demand": {r: 1 for r in names}} for i in range(users)]}
 
 
+def extreme_case(capacity: float, demand: float) -> dict:
+    return {"name": "t", "resources": [{"name": "cpu", "capacity": capacity}, {"name": "mem", "capacity": 1}],
+            "users": [{"name": "A", "demand": {"cpu": demand, "mem": 1}}, {"name": "B", "demand": {"cpu": 1, "mem": 0.5}}]}
+
+
 @pytest.fixture
 def client():
     from fairalloc.explorer import create_app
@@ -376,6 +381,11 @@ REQUESTS = [
     pytest.param("/api/solve", "[" * 100_000 + "]" * 100_000, 400, "request: the JSON body is nested too deeply",
                  id="deep-nesting"),
     pytest.param("/api/solve", '{"case": NaN}', 400, "request: NaN is not JSON", id="nan-token"),
+    # the fuzzing pass's ~256-byte request that kept a server thread at 100 % CPU (CEEI's line search)
+    *(pytest.param(route, {"case": extreme_case(cap, dem), "mechanisms": ["ceei"]}, 400,
+                   f"resources.cpu: {text} is outside the range fairalloc computes with", id=f"{route[5:]}-{text}")
+      for route in ("/api/solve", "/api/frontier")
+      for cap, dem, text in ((1.7e308, 1e308, "1.7e308"), (1e-320, 1e-320, "1e-320"))),
 ]
 
 
