@@ -203,3 +203,16 @@ def test_lp_agrees_at_500_users():
     fast = fairalloc.solve(inst, "dmfa-srq", method="fast").history.M
     lp = fairalloc.solve(inst, "dmfa-srq", method="program").history.M
     assert agree(fast, lp, 1e-9)
+
+
+@pytest.mark.slow
+def test_ddrf_on_100_000_users_finishes():
+    """The fuzzing pass of issue 13: `solve -m ddrf` on 100,000 users ran past 90 s (the arrival
+    loop was quadratic).  Now O(m log n) per arrival: a few seconds, and the answer is certified
+    (``allocate`` refuses anything infeasible) and uses up a resource, as DDRF does at the end."""
+    rng = np.random.default_rng(13)
+    n = 100_000
+    inst = fairalloc.Instance.from_arrays([1e6, 2e6, 1e3], rng.integers(1, 8, size=(n, 3)).astype(float))
+    alloc = fairalloc.solve(inst, "ddrf")
+    assert alloc.tasks.shape == (n,) and np.all(alloc.tasks > 0)
+    assert alloc.saturated.any()
