@@ -235,3 +235,32 @@ def test_hdrf_tiny_demand_refused_quickly():
     with pytest.raises(FairallocError, match=r"launch limit, fairalloc.limits.MAX_HDRF_LAUNCHES"):
         fairalloc.solve(inst, "hdrf")
     assert time.monotonic() - start < 10
+
+
+# -- wide but accepted magnitudes: an answer, not just a clean error ------------------------------
+
+def wide_instances(count: int = 12, weighted: bool = True) -> list[Instance]:
+    """Capacities over 12 orders of magnitude, per-task shares over 4, weights over 4: within what
+    a case file accepts, so every mechanism must answer (the hypothesis test above also accepts a
+    clean error, which alone could pass vacuously)."""
+    rng = np.random.default_rng(7)
+    out = []
+    for _ in range(count):
+        n, m = int(rng.integers(2, 5)), int(rng.integers(1, 4))
+        capacity = 10.0 ** rng.uniform(-6, 6, m)
+        demand = 10.0 ** rng.uniform(-4, 0, (n, m)) * capacity
+        q = rng.uniform(0.1, 1, n)
+        out.append(Instance(capacity, demand, weights=10.0 ** rng.uniform(-2, 2, n) if weighted else None,
+                            shared=q / q.sum()))
+    return out
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_wide_accepted_instances_are_answered(mechanism):
+    weighted = not mechanism.startswith("fds")             # FDS is defined on unweighted shares
+    for inst in wide_instances(weighted=weighted):
+        answers = {method: fairalloc.solve(inst, mechanism, method) for method in methods(mechanism)}
+        for alloc in answers.values():
+            independently_feasible(alloc)
+        if mechanism in ("drf", "asset") and len(answers) == 2:
+            assert_same_tasks(answers["fast"], answers["program"], AGREEMENT)
