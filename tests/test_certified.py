@@ -264,3 +264,12 @@ def test_wide_accepted_instances_are_answered(mechanism):
             independently_feasible(alloc)
         if mechanism in ("drf", "asset") and len(answers) == 2:
             assert_same_tasks(answers["fast"], answers["program"], AGREEMENT)
+
+
+def test_exact_form_of_a_nan_allocation_is_none_not_a_crash():
+    """`solve --exact` on a NaN result crashed (issue 13). A case can no longer produce one (1e-320
+    is refused when loaded, and allocate certifies), but an Allocation built by hand still can."""
+    inst = Instance.from_arrays([1.0, 1.0], [[1.0, 1.0], [1.0, 0.5]])
+    alloc = Allocation(inst, np.array([np.nan, 1.0]), "drf", "fast")
+    assert alloc.exact is None
+    assert "no exact rational form" in alloc.table(exact=True)
