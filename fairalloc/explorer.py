@@ -224,7 +224,8 @@ def properties_view(body) -> dict:
     name = _one_name(body, "drf")
     budget = _budget(body, 150)
     # dynamic mechanisms search lies too (their own checkers): the same bound, before any work
-    check_search(case.instance, case.instance.n, budget, "strategy_proofness", "MAX_EXPLORER_SEARCH_WORK")
+    check_search(case.instance, case.instance.n, budget, "strategy_proofness", "MAX_EXPLORER_SEARCH_WORK",
+                 hint="lower the verifier budget or use fewer users")
     report = check(name, case.instance, budget=budget)
     return {"mechanism": name, "properties": [
         {"name": p, "holds": r.holds, "applicable": r.applicable, "margin": r.margin, "note": r.note,

@@ -319,10 +319,10 @@ def check_budget(budget, option: str = "--budget") -> int:
 
 
 def check_search(instance: Instance, users: int, budget: int, what: str = "verify",
-                 limit: str = "MAX_SEARCH_WORK") -> None:
+                 limit: str = "MAX_SEARCH_WORK", hint: str | None = None) -> None:
     """Refuse a search whose work, ``users`` attacked x ``budget`` evaluations x the users every
     evaluation solves, is above :data:`~fairalloc.limits.MAX_SEARCH_WORK` (or the named limit),
-    before it starts."""
+    before it starts; ``hint`` says what to change (default: the command-line options)."""
     from . import limits
     check_budget(budget)
     bound = getattr(limits, limit)
@@ -331,7 +331,8 @@ def check_search(instance: Instance, users: int, budget: int, what: str = "verif
         raise FairallocError(
             f"{what}: {users} user{'s' if users != 1 else ''} attacked x {budget} evaluations x {instance.n} users "
             f"per evaluation = {work:.3g}, above the limit of {bound:.3g} (fairalloc.limits.{limit}); "
-            f"attack one user (--user) or lower --budget" + ("" if what == "verify" else f", or leave {what} out"))
+            + (hint or "attack one user (--user) or lower --budget"
+               + ("" if what == "verify" else f", or leave {what} out")))
 
 
 def verify(mechanism, instance: Instance, user=None, *, budget: int = 2000, seed: int = 0,
