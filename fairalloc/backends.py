@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pulp
 
-from .errors import FairallocError, SolverError
+from .errors import FairallocError, SolverError, one_line
+from .files import write_atomically
 
 
 _banner_lock = threading.Lock()
@@ -80,18 +81,18 @@ def solve_lp(problem: pulp.LpProblem, what: str) -> str:
     try:
         status = problem.solve(solver)
     except pulp.PulpSolverError as exc:
-        raise SolverError(f"{what}: LP solver {solver.name} failed: {_one_line(exc)}") from None
+        raise SolverError(f"{what}: LP solver {solver.name} failed: {_reason(exc)}") from None
     except Exception as exc:    # only the solver call is guarded: its library's failure is an error of the solve
-        raise SolverError(f"{what}: LP solver {solver.name} failed ({type(exc).__name__}: {_one_line(exc)}); "
+        raise SolverError(f"{what}: LP solver {solver.name} failed ({type(exc).__name__}: {_reason(exc)}); "
                           f"the numbers may be beyond what it handles") from None
     if status != pulp.LpStatusOptimal:
         raise SolverError(f"{what}: LP solver {solver.name} returned status '{pulp.LpStatus[status]}'")
     return solver.name
 
 
-def _one_line(exc: BaseException, limit: int = 160) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _reason(exc: BaseException) -> str:
+    """What a solver library said, on one bounded line (its own type when it said nothing)."""
+    return one_line(exc, 160) or type(exc).__name__
 
 
 def task_variables(problem: pulp.LpProblem, lower, upper) -> list[pulp.LpVariable]:
@@ -130,9 +131,9 @@ def solve_cvxpy(problem, what: str) -> str:
                 warnings.simplefilter("ignore", RuntimeWarning)
                 problem.solve(solver=cp.CLARABEL, **settings)
         except cp.error.SolverError as exc:
-            raise SolverError(f"{what}: Clarabel failed: {_one_line(exc)}") from None
+            raise SolverError(f"{what}: Clarabel failed: {_reason(exc)}") from None
         except Exception as exc:    # only the solver call: cvxpy's or Clarabel's failure is an error of the solve
-            raise SolverError(f"{what}: cvxpy+Clarabel failed ({type(exc).__name__}: {_one_line(exc)}); "
+            raise SolverError(f"{what}: cvxpy+Clarabel failed ({type(exc).__name__}: {_reason(exc)}); "
                               f"the numbers may be beyond what it handles") from None
         if problem.status == cp.OPTIMAL:
             return "cvxpy+clarabel" + ("" if settings is not CLARABEL_DEFAULTS else " (default tolerances)")
@@ -208,14 +209,12 @@ class Program:
         path = Path(path)
         suffix = self.check_target(path)
         if suffix == ".txt":
-            path.write_text(self.text())
+            write_atomically(path, lambda tmp: tmp.write_text(self.text()))
             return [path]
         written = []
         for k, (_, model) in enumerate(self.models, 1):
             target = path if len(self.models) == 1 else path.with_name(f"{path.stem}.round{k}{path.suffix}")
-            tmp = target.with_name(target.name + ".part")   # nothing half-written on failure
-            (model.writeLP if suffix == ".lp" else model.writeMPS)(str(tmp))
-            tmp.replace(target)
+            write_atomically(target, lambda tmp: (model.writeLP if suffix == ".lp" else model.writeMPS)(str(tmp)))
             written.append(target)
         return written
 

@@ -55,6 +55,7 @@ from .errors import (
     FairallocError,
     did_you_mean,
     excerpt,
+    one_line,
     quoted,
     shown,
     unknown,
@@ -419,11 +420,6 @@ def _refuse_duplicate_keys(root, where: str, loader) -> None:
         stack.extend(reversed(below))               # document order
 
 
-def _clip(text: str, limit: int = 200) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _read_yaml(text: str, where: str) -> Any:
     """Parse with :class:`CaseLoader` (PyYAML's *safe* loader), refusing duplicate keys, documents
     too deep or too large once their aliases are expanded, and recursive aliases; every problem is
@@ -453,12 +449,12 @@ def _read_yaml(text: str, where: str) -> Any:
         if tag:
             raise CaseError(f"{where}: {line}tag {excerpt(tag.group(1))} is refused; fairalloc files are plain "
                             f"data (tags that build Python objects are refused)") from None
-        raise CaseError(f"{where}: {line}{_clip(exc.problem)}") from None
+        raise CaseError(f"{where}: {line}{one_line(exc.problem, 200)}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise CaseError(f"{where}: not valid YAML: {_clip(problem)}{line}") from None
+        raise CaseError(f"{where}: not valid YAML: {one_line(problem, 200)}{line}") from None
     except RecursionError:                          # not expected (depth is bounded): still one line
         raise CaseError(f"{where}: nested too deeply for fairalloc to read") from None
     finally:
@@ -519,7 +515,7 @@ def _pydantic_message(exc: ValidationError) -> str:
         close = difflib.get_close_matches(key, fields, n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         return f"{loc}: unknown field '{key}' (fields: {', '.join(fields)}){hint}"
-    msg = _clip(msg.removeprefix("Value error, "), 300)
+    msg = one_line(msg.removeprefix("Value error, "), 300)
     msg = msg[0].lower() + msg[1:]
     if "input" in err and kind != "value_error":
         msg += f" (got {excerpt(err['input'])})"
@@ -876,7 +872,7 @@ def read_yaml_file(path: str | Path, needs: str) -> Any:
     except OSError as exc:
         raise CaseError(f"{where}: cannot read: {exc.strerror or exc}") from None
     except ValueError as exc:               # a NUL byte in the name
-        raise CaseError(f"{where}: cannot read: {_clip(exc)}") from None
+        raise CaseError(f"{where}: cannot read: {one_line(exc, 200)}") from None
     if not text.strip():
         raise CaseError(f"{where}: empty file ({needs})")
     return _read_yaml(text, where)

@@ -22,7 +22,8 @@ from . import registry
 from .allocation import _fmt
 from .cases import bundled_cases, load_case
 from .decimals import json_text, plain
-from .errors import FairallocError, FairallocWarning, did_you_mean, quoted, shown, unknown
+from .errors import FairallocError, FairallocWarning, did_you_mean, one_line, quoted, shown, unknown
+from .files import write_atomically
 from . import limits
 
 
@@ -191,15 +192,7 @@ def model(case, mechanism, target):
     if target is None:
         _emit(program.text())
         return
-    if target.suffix.lower() == ".txt":
-        _write_text(target, program.text())
-        written = [target]
-    else:
-        try:
-            written = program.write(target)
-        except OSError as exc:
-            raise FairallocError(f"{shown(target)}: cannot write ({exc.strerror or exc})") from None
-    for path in written:
+    for path in program.write(target):
         click.echo(f"wrote {path}")
 
 
@@ -350,23 +343,8 @@ def _make_folder(path: Path) -> None:
         raise FairallocError(f"{shown(path)}: cannot create the folder ({exc.strerror or exc})") from None
 
 
-def _write_atomically(path: Path, write, suffix: str = "") -> None:
-    """``write(tmp)`` then rename ``tmp`` to ``path``: a half-written file never appears under the
-    final name, and a failed write leaves nothing behind."""
-    tmp = path.with_name(path.name + ".part" + suffix)
-    try:
-        write(tmp)
-        tmp.replace(path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise FairallocError(f"{shown(path)}: cannot write ({exc.strerror or exc})") from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def _write_text(path: Path, text: str) -> None:
-    _write_atomically(path, lambda tmp: tmp.write_text(text))
+    write_atomically(path, lambda tmp: tmp.write_text(text))
 
 
 def _write_yaml(path: Path, data) -> None:
@@ -846,7 +824,7 @@ def _plot_simulation(results, folder: Path) -> None:
         ax.set_title(f"{title} utilisation"), ax.set_xlabel("time (s)"), ax.set_ylim(0, 1.05), ax.grid(alpha=0.3)
     axes[0].legend(fontsize=8)
     fig.tight_layout()
-    _write_atomically(folder / "utilisation.png",
+    write_atomically(folder / "utilisation.png",
                       lambda tmp: fig.savefig(tmp, format="png", dpi=120, metadata={"Software": None}))
     plt.close(fig)
     fig, axes = plt.subplots(1, len(results), figsize=(4 * len(results), 3.4), squeeze=False)
@@ -856,7 +834,7 @@ def _plot_simulation(results, folder: Path) -> None:
         ax.set_title(f"{r.scheduler}: dominant shares"), ax.set_xlabel("time (s)"), ax.set_ylim(0, 1), ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
-    _write_atomically(folder / "dominant_shares.png",
+    write_atomically(folder / "dominant_shares.png",
                       lambda tmp: fig.savefig(tmp, format="png", dpi=120, metadata={"Software": None}))
     plt.close(fig)
 
@@ -911,7 +889,7 @@ def tradeoff(case, alphas, on, references, props, budget, method, plot_file, pro
         points = frontier(loaded, chosen, on=on, references=refs, properties=wanted, method=method, budget=budget,
                           progress=lambda p: bar.update())
     if plot_file is not None:                   # nothing half-written
-        _write_atomically(plot_file, lambda tmp: plot_frontier(points, tmp, title=f"{loaded.instance.name}: "
+        write_atomically(plot_file, lambda tmp: plot_frontier(points, tmp, title=f"{loaded.instance.name}: "
                                                                              f"fairness / efficiency"),
                           suffix=plot_file.suffix)
     if fmt == "json":
@@ -1019,11 +997,6 @@ def _mark(result) -> str:
     return "n/a" if not result.applicable else ("yes" if result.holds else "NO")
 
 
-def _line(text: str) -> str:
-    """A message on one line (a value quoted in it could hold a line break)."""
-    return " ".join(text.split()) if "\n" in text or "\r" in text else text
-
-
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """A warning fairalloc gives its user, as one line; numpy's floating-point RuntimeWarnings
     (``divide by zero encountered in ...``) are not for the user: every result they could touch
@@ -1031,7 +1004,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     text = str(message)
     if issubclass(category, RuntimeWarning) and "encountered in" in text:
         return
-    click.echo(f"fairalloc: warning: {_line(text)}", err=True)
+    click.echo(f"fairalloc: warning: {one_line(text)}", err=True)
 
 
 def main(argv=None) -> int:
@@ -1054,12 +1027,12 @@ def main(argv=None) -> int:
     except click.UsageError as exc:
         if debug:
             raise
-        click.echo(f"fairalloc: {_line(exc.format_message())}", err=True)
+        click.echo(f"fairalloc: {one_line(exc.format_message())}", err=True)
         return 2
     except FairallocError as exc:
         if debug:
             raise
-        click.echo(f"fairalloc: {_line(str(exc))}", err=True)
+        click.echo(f"fairalloc: {one_line(exc)}", err=True)
         return 2
     except (RecursionError, MemoryError) as exc:
         if debug:

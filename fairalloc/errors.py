@@ -54,6 +54,17 @@ def unknown(what: str, name, known, plural: str | None = None) -> str:
     return f"unknown {what} {quoted(name)}{hint}" + (listing if not hint or len(known) <= 6 else "")
 
 
+def one_line(text, limit: int | None = None) -> str:
+    r"""``text`` (an exception, a library's message) on one line, its whitespace runs made single
+    spaces, cut at ``limit`` characters with ``...``: error messages are one line.
+
+    >>> one_line("a\n  b"), one_line("x" * 10, 6)
+    ('a b', 'xxx...')
+    """
+    text = " ".join(str(text).split())
+    return text if limit is None or len(text) <= limit else text[: limit - 3] + "..."
+
+
 def shown(text) -> str:
     r"""A name, a path or a field of a message as written, unless it is long or not printable
     (a newline would break the one-line message): then its bounded :func:`excerpt`.

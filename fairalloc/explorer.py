@@ -44,7 +44,7 @@ import yaml
 from . import registry
 from .cases import Case, bundled_cases, load_case, parse_case
 from .decimals import finite
-from .errors import CaseError, FairallocError, excerpt, shown, unknown
+from .errors import CaseError, FairallocError, excerpt, one_line, shown, unknown
 from .limits import (EXPLORER_WAIT_SECONDS, MAX_EXPLORER_BUDGET, MAX_EXPLORER_CONCURRENT, MAX_EXPLORER_MECHANISMS,
                      MAX_EXPLORER_RESOURCES, MAX_EXPLORER_USERS, MAX_REQUEST_BYTES)
 
@@ -354,7 +354,7 @@ def create_app(case: str | None = None):
     slots = threading.BoundedSemaphore(MAX_EXPLORER_CONCURRENT)
 
     def error(message: str, status: int):
-        return jsonify({"error": " ".join(str(message).split())}), status
+        return jsonify({"error": one_line(message)}), status
 
     def computed(produce):
         """Run ``produce(body)`` in one of the bounded slots; every failure is one JSON line."""

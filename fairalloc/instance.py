@@ -22,7 +22,7 @@ import numpy as np
 
 from . import limits
 from .decimals import shortest
-from .errors import CaseError, UnknownNameError, unknown
+from .errors import CaseError, UnknownNameError, one_line, unknown
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -73,9 +73,7 @@ def _as_float_array(values, field: str, ndim: int) -> np.ndarray:
     try:
         a = np.array(values, dtype=float)
     except (TypeError, ValueError) as exc:
-        reason = " ".join(str(exc).split())
-        reason = reason if len(reason) <= 120 else reason[:117] + "..."   # numpy quotes the value
-        raise CaseError(f"{field}: must be numbers ({reason})") from None
+        raise CaseError(f"{field}: must be numbers ({one_line(exc, 120)})") from None   # numpy quotes the value
     if a.ndim != ndim:
         raise CaseError(f"{field}: expected a {ndim}-dimensional array, got shape {a.shape}")
     return a

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from . import limits
-from .errors import FairallocError, excerpt
+from .errors import FairallocError, excerpt, one_line
 
 __all__ = ["TrialError", "demo_trial", "read_results", "run_sweep"]
 
@@ -264,10 +264,6 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _run_chunk(task: Callable[[int], dict], trial_ids: list[int]) -> tuple[list[str], tuple | None]:
     """Run trials on a worker: ``(JSON lines of the finished trials, None or (trial, message, traceback))``.
 
@@ -283,7 +279,7 @@ def _run_chunk(task: Callable[[int], dict], trial_ids: list[int]) -> tuple[list[
             frames = traceback.extract_tb(exc.__traceback__)[1:]    # without this function's frame
             if frames:
                 where = f" (at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno} in {frames[-1].name})"
-            message = _one_line(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+            message = one_line(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
             return lines, (trial, f"trial {trial} failed: {message}{where}", traceback.format_exc())
         if not isinstance(result, dict):
             return lines, (trial, f"trial {trial} failed: the task returned a {type(result).__name__}, "
@@ -294,7 +290,7 @@ def _run_chunk(task: Callable[[int], dict], trial_ids: list[int]) -> tuple[list[
             lines.append(json.dumps(row, default=_json_default))
         except (TypeError, ValueError) as exc:
             return lines, (trial, f"trial {trial} failed: its result is not JSON-serialisable "
-                                  f"({_one_line(str(exc))})", traceback.format_exc())
+                                  f"({one_line(exc)})", traceback.format_exc())
     return lines, None
 
 
@@ -329,7 +325,7 @@ def _restored_environ() -> Iterator[None]:
 
 
 def _unreachable(address: str, reason: str) -> FairallocError:
-    return FairallocError(f"--dask: cannot reach the Dask scheduler at {address}: {_one_line(reason)}")
+    return FairallocError(f"--dask: cannot reach the Dask scheduler at {address}: {one_line(reason)}")
 
 
 def _reason(exc: BaseException) -> str:
@@ -525,7 +521,7 @@ def run_sweep(task, trial_ids, out=None, *, workers=None, dask_address=None, pro
 
 
 def _unsendable(exc: BaseException) -> FairallocError:
-    return FairallocError(f"task: cannot be sent to the workers ({type(exc).__name__}: {_one_line(str(exc))}); "
+    return FairallocError(f"task: cannot be sent to the workers ({type(exc).__name__}: {one_line(exc)}); "
                           f"it must be picklable, and importable on the workers: a top-level function of an "
                           f"installed module, or a functools.partial of one")
 
@@ -602,7 +598,7 @@ def _collect(client, task, chunks: Iterator[list[int]], max_in_flight: int, outs
             exc = value[1] if isinstance(value, tuple) else value
             span = f"trial {chunk[0]}" if len(chunk) == 1 else f"trials {chunk[0]}..{chunk[-1]}"
             return FairallocError(f"{span} could not run on Dask: {type(exc).__name__}: "
-                                  f"{_one_line(str(exc)) or 'no details'}"), False
+                                  f"{one_line(exc) or 'no details'}"), False
         lines, failure = value
         if sweep_file is not None:
             sweep_file.append(lines)
