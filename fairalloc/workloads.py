@@ -186,45 +186,48 @@ def _task(cpu, mem, duration, where: str) -> Task:
 
 
 def event_bound(w: Workload) -> float:
-    """An upper bound on the events simulating ``w`` takes (arrivals, deadlines, task finishes).
+    """An upper bound on the events simulating ``w`` takes (arrivals, deadlines, task finishes):
+    the sum of :func:`_job_events`."""
+    return sum(_job_events(j, w.horizon) for j in w.jobs)
 
-    A job copy takes one arrival, one deadline (with ``until``) and one finish per task. A
-    resubmitting job runs at most ``(horizon - submit) / shortest + 1`` copies, ``shortest`` its
-    shortest possible run (the longest task of each phase, phase after phase): a copy is
-    resubmitted only when it finishes before the horizon, and no copy finishes sooner.
-    """
-    total = 0.0
-    for j in w.jobs:
-        per_copy = j.n_tasks + 1 + (j.until is not None)
-        copies = 1.0
-        if j.resubmit and w.horizon is not None:
-            shortest = sum(max(t.duration for t in p) for p in j.phases)
-            copies = math.floor(max(0.0, float(w.horizon) - float(j.submit)) / shortest) + 1.0
-        total += copies * per_copy
-    return total
+
+def _shortest_run(j: Job) -> float:
+    """No copy of ``j`` finishes sooner: the longest task of each phase, phase after phase."""
+    return sum(max(t.duration for t in p) for p in j.phases)
+
+
+def _job_events(j: Job, horizon) -> float:
+    """A job copy takes one arrival, one deadline (with ``until``) and one finish per task; a
+    resubmitting job runs at most ``(horizon - submit) / shortest run + 1`` copies (a copy is
+    resubmitted only when it finishes before the horizon)."""
+    copies = 1.0
+    if j.resubmit and horizon is not None:
+        copies = math.floor(max(0.0, float(horizon) - float(j.submit)) / _shortest_run(j)) + 1.0
+    return copies * (j.n_tasks + 1 + (j.until is not None))
+
+
+def _tally(n: int, total: int, where: str) -> int:
+    """``total + n`` tasks, refused beyond the limits of a job (``n``) or of a workload."""
+    if n > limits.MAX_TASKS_PER_JOB:
+        raise CaseError(f"{where}.phases: {n} tasks, more than the {limits.MAX_TASKS_PER_JOB:,} of a job "
+                        "fairalloc simulates")
+    if total + n > limits.MAX_TASKS:
+        raise CaseError(f"{where}.phases: the jobs up to this one have {total + n} tasks, more than the "
+                        f"{limits.MAX_TASKS:,} of a workload fairalloc simulates")
+    return total + n
 
 
 def check_limits(w: Workload, *, events: bool = True) -> Workload:
     """Refuse a workload beyond the bounds of :mod:`fairalloc.limits` (nodes, jobs, owners, tasks,
     and with ``events`` the events of its simulation: :func:`event_bound`) with one line naming the
     field; :func:`validate` calls it (the events once every duration is known to be positive)."""
-    nodes = w.nodes
-    if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
-        raise CaseError(f"nodes.count: must be a positive integer (got {excerpt(nodes)})")
-    _count(nodes, "nodes.count", limits.MAX_NODES, "nodes")
+    _count(w.nodes, "nodes.count", limits.MAX_NODES, "nodes")
     if len(w.jobs) > limits.MAX_JOBS:
         raise CaseError(f"jobs: {len(w.jobs)} jobs, more than the {limits.MAX_JOBS:,} fairalloc simulates")
     total = 0
     owners = set()
     for k, j in enumerate(w.jobs):
-        n = j.n_tasks
-        if n > limits.MAX_TASKS_PER_JOB:
-            raise CaseError(f"jobs[{k}] ({_short(j.name)}).phases: {n} tasks, more than the "
-                            f"{limits.MAX_TASKS_PER_JOB:,} of a job fairalloc simulates")
-        total += n
-        if total > limits.MAX_TASKS:
-            raise CaseError(f"jobs[{k}] ({_short(j.name)}): the jobs up to this one have {total} tasks, more than "
-                            f"the {limits.MAX_TASKS:,} of a workload fairalloc simulates")
+        total = _tally(j.n_tasks, total, f"jobs[{k}] ({_short(j.name)})")
         owners.add(j.owner)
         if len(owners) > limits.MAX_OWNERS:
             raise CaseError(f"jobs[{k}] ({_short(j.name)}).owner: more than {limits.MAX_OWNERS:,} owners "
@@ -233,12 +236,12 @@ def check_limits(w: Workload, *, events: bool = True) -> Workload:
         return w
     events = event_bound(w)
     if events > limits.MAX_EVENTS:
-        worst = max(range(len(w.jobs)), key=lambda k: event_bound(Workload(1, 1.0, 1.0, (w.jobs[k],),
-                                                                           horizon=w.horizon)))
+        worst = max(range(len(w.jobs)), key=lambda k: _job_events(w.jobs[k], w.horizon))
         j = w.jobs[worst]
-        why = (f"; a resubmitting job with a run of {sum(max(t.duration for t in p) for p in j.phases):g} s "
-               f"runs up to {(float(w.horizon) - float(j.submit)) / sum(max(t.duration for t in p) for p in j.phases):.3g} "
-               f"times before the horizon {float(w.horizon):g}") if j.resubmit and w.horizon is not None else ""
+        run = _shortest_run(j)
+        why = (f"; a resubmitting job with a run of {run:g} s runs up to "
+               f"{(float(w.horizon) - float(j.submit)) / run:.3g} times before the horizon {float(w.horizon):g}") \
+            if j.resubmit and w.horizon is not None else ""
         field = f"jobs[{worst}] ({_short(j.name)})" + (".resubmit" if why else "")
         raise CaseError(f"{field}: simulating this workload takes up to {events:.4g} events, more than the "
                         f"{limits.MAX_EVENTS:,} fairalloc simulates{why}")
@@ -388,14 +391,7 @@ def parse_workload(data, name: str = "workload") -> Workload:
         if "map" not in phases:
             raise CaseError(f"{where}.phases.map: missing")
         built = tuple(_phase(phases[p], f"{where}.phases.{p}") for p in PHASES if p in phases)
-        n = sum(len(b) for b in built)
-        if n > limits.MAX_TASKS_PER_JOB:
-            raise CaseError(f"{where}.phases: {n} tasks, more than the {limits.MAX_TASKS_PER_JOB:,} of a job "
-                            "fairalloc simulates")
-        total += n
-        if total > limits.MAX_TASKS:
-            raise CaseError(f"{where}.phases: the jobs up to this one have {total} tasks, more than the "
-                            f"{limits.MAX_TASKS:,} of a workload fairalloc simulates")
+        total = _tally(sum(len(b) for b in built), total, where)   # before a huge job is built
         until = jd.get("until")
         jobs.append(Job(name=str(jd.get("name", f"job-{k}")), owner=str(owners[0]),
                         submit=_num(jd["submit"], f"{where}.submit"), phases=built,
