@@ -21,7 +21,7 @@ import numpy as np
 from tabulate import tabulate
 
 import fairalloc
-from fairalloc.tradeoff import frontier
+from fairalloc.analysis.tradeoff import frontier
 
 SEED = 7
 

@@ -31,7 +31,7 @@ from tabulate import tabulate
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import fairalloc  # noqa: E402
-from fairalloc.hierarchy import hdrf_schedule  # noqa: E402
+from fairalloc.engines.hierarchy import hdrf_schedule  # noqa: E402
 from fairalloc.scheduling import DRFScheduler  # noqa: E402
 
 SEED = 20130201

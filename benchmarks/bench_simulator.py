@@ -22,8 +22,8 @@ import json
 import random
 import time
 
-from fairalloc.simulator import simulate
-from fairalloc.workloads import Job, Task, Workload, validate
+from fairalloc.scheduling.simulator import simulate
+from fairalloc.scheduling.workloads import Job, Task, Workload, validate
 
 
 def build(tasks: int, nodes: int, users: int, per_job: int, seed: int) -> Workload:

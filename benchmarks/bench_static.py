@@ -153,7 +153,7 @@ def rel_diff(a, b) -> float:
 def ceei_program_default_tolerances(inst: Instance):
     """Fallback when fairalloc's CEEI program raises: the *same* cvxpy problem
     (``fairalloc.program(inst, "ceei")``) solved with Clarabel's default tolerances, bypassing
-    ``fairalloc.backends.solve_cvxpy``.  Positive demands, no bounds, unit weights only."""
+    ``fairalloc.core.backends.solve_cvxpy``.  Positive demands, no bounds, unit weights only."""
     import cvxpy as cp
     problem = fairalloc.program(inst, "ceei").models[0][1]
     problem.solve(solver=cp.CLARABEL)

@@ -33,7 +33,7 @@ import numpy as np
 from tabulate import tabulate
 
 import fairalloc
-from fairalloc.sweep import run_sweep
+from fairalloc.analysis.sweep import run_sweep
 
 SEED = 20110330
 INSTANCES = 48      # small CEEI instances per trial: ~30 ms on the 2-core reference machine

@@ -23,8 +23,8 @@ import numpy as np
 from tabulate import tabulate
 
 import fairalloc
-from fairalloc.manipulation import _Search, best_lie
-from fairalloc.registry import get
+from fairalloc.analysis.manipulation import _Search, best_lie
+from fairalloc.core.registry import get
 
 
 def theorem_4(budget: int) -> dict:

@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from .instance import Instance
-from .tolerances import AGREEMENT
+from fairalloc.core.instance import Instance
+from fairalloc.core.tolerances import AGREEMENT
 
 
 @st.composite
@@ -70,7 +70,7 @@ def run_cli(capsys, *argv) -> tuple[int, str, str]:
 
     ``capsys`` is pytest's fixture capturing the two streams.
     """
-    from .cli import main
+    from fairalloc.cli import main
     code = main(list(argv))
     out = capsys.readouterr()
     return code, out.out, out.err

@@ -2,6 +2,10 @@
 
 Importing this package registers the built-in mechanisms, in the order tables show them: DRF,
 then the two alternatives the DRF paper compares it with, then the efficiency end, then the families between them (alpha-fairness, FDS).
+
+Belongs here: one file per fairness notion or policy, read like its paper or its scheduler's
+source, each a few lines over an engine.  Imports: ``fairalloc.core`` and ``fairalloc.engines``
+only.
 """
 
 from . import drf  # noqa: I001  (registration order is display order)

@@ -21,7 +21,7 @@ who split her utility.  The ends are solved exactly, by the mechanisms they are 
   by progressive filling.
 
 In between, the program is a convex power-cone program (cvxpy + Clarabel), and the fast path is
-the projected Newton method on its ``m``-variable dual (:mod:`fairalloc.dual_newton`, shared
+the projected Newton method on its ``m``-variable dual (:mod:`fairalloc.engines.dual_newton`, shared
 with CEEI).  On section 4.1 (9 CPUs, 18 GB, A = <1, 4>, B = <3, 1>): alpha = 2 gives
 ``x = 3/sqrt(2) y`` on the CPU line, ``(3.7279, 1.7574)``; alpha = 5 gives ``(3.2834, 1.9055)``.
 
@@ -57,12 +57,12 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import logsumexp
 
-from fairalloc.allocation import Allocation
-from fairalloc.backends import Program, convex_task_variables, solve_cvxpy
-from fairalloc.errors import CaseError, SolverError, UnknownNameError
-from fairalloc.limits import MAX_FAST_ALPHA, MIN_FAST_ALPHA
-from fairalloc.maxmin import MaxMinMechanism
-from fairalloc.registry import Mechanism, register
+from fairalloc.core.allocation import Allocation
+from fairalloc.core.backends import Program, convex_task_variables, solve_cvxpy
+from fairalloc.core.errors import CaseError, SolverError, UnknownNameError
+from fairalloc.core.limits import MAX_FAST_ALPHA, MIN_FAST_ALPHA
+from fairalloc.engines.maxmin import MaxMinMechanism
+from fairalloc.core.registry import Mechanism, register
 
 from .ceei import CEEI
 from .drf import DRF
@@ -248,8 +248,8 @@ class AlphaFair(Mechanism):
             return end.fast(instance)
         if not MIN_FAST_ALPHA <= self.alpha <= MAX_FAST_ALPHA:
             raise SolverError(f"{self.name}: the fast path (dual Newton) computes {MIN_FAST_ALPHA:g} <= alpha <= "
-                              f"{MAX_FAST_ALPHA:g} (fairalloc.limits); use --method program")
-        from fairalloc.dual_newton import alpha_fair_dual
+                              f"{MAX_FAST_ALPHA:g} (fairalloc.core.limits); use --method program")
+        from fairalloc.engines.dual_newton import alpha_fair_dual
         tasks, prices, iterations = alpha_fair_dual(instance.demand, instance.capacity,
                                                     instance.scalar_weights(self.name),
                                                     c, instance.bounds(), self.alpha,

@@ -4,7 +4,7 @@ Ghodsi, Zaharia, Hindman, Konwinski, Shenker, Stoica, "Dominant Resource Fairnes
 Allocation of Multiple Resource Types", USENIX NSDI 2011, section 5.1 (docs/formulations.md
 section 2).  Every resource is an asset worth its share of the pool; a user's *aggregate* share
 is ``a_i = x_i * sum_j D_ij / (R_j w_ij)``, and Asset Fairness is max-min (leximin) on it,
-computed by the same progressive filling as DRF (:mod:`fairalloc.maxmin`)::
+computed by the same progressive filling as DRF (:mod:`fairalloc.engines.maxmin`)::
 
     leximin_x  ( x_i * k_i )_i    k_i = sum_j D_ij / (R_j w_ij)
     s.t.       sum_i x_i D_ij <= R_j,   0 <= x_i <= T_i
@@ -24,8 +24,8 @@ Section 4.1 example: ``6x = 7y`` with the CPU constraint binding gives ``x = 2.5
 
 from __future__ import annotations
 
-from fairalloc.maxmin import MaxMinMechanism
-from fairalloc.registry import register
+from fairalloc.engines.maxmin import MaxMinMechanism
+from fairalloc.core.registry import register
 
 
 @register("asset")

@@ -16,7 +16,7 @@ Its capacity multipliers are the market-clearing prices ``p_j``, and ``x_i = w_i
              =  w_i log T_i - T_i s               otherwise          (x_i = T_i)
 
 smooth and convex; the fast path solves it by projected Newton, ``O(n m^2)`` per iteration
-(:func:`fairalloc.dual_newton.alpha_fair_dual`, the engine of every alpha-fair member, at alpha = 1).
+(:func:`fairalloc.engines.dual_newton.alpha_fair_dual`, the engine of every alpha-fair member, at alpha = 1).
 
 Properties (Table 2): sharing incentive, envy-freeness, Pareto efficiency, single-resource and
 bottleneck fairness; not strategy-proof (Theorem 4), not population monotone (Theorem 5), not
@@ -33,11 +33,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairalloc.allocation import Allocation
-from fairalloc.backends import Program, solve_cvxpy
-from fairalloc.dual_newton import alpha_fair_dual
-from fairalloc.exact import solve_linear
-from fairalloc.registry import Mechanism, register
+from fairalloc.core.allocation import Allocation
+from fairalloc.core.backends import Program, solve_cvxpy
+from fairalloc.engines.dual_newton import alpha_fair_dual
+from fairalloc.core.exact import solve_linear
+from fairalloc.core.registry import Mechanism, register
 
 
 def nash_welfare(tasks: np.ndarray, weights: np.ndarray, live: np.ndarray) -> float:
@@ -94,7 +94,7 @@ class CEEI(Mechanism):
                               info={"nash_welfare": nash_welfare(tasks, w_all, live)}, certify=self.certify)
         return Program(self.name, description, [("Eisenberg-Gale", problem)], solve)
 
-    # -- fast path: the dual in m variables (fairalloc.dual_newton, alpha = 1) ----------------
+    # -- fast path: the dual in m variables (fairalloc.engines.dual_newton, alpha = 1) ----------------
     def fast(self, instance):
         live = _live(instance)
         w = instance.scalar_weights(self.name)

@@ -10,7 +10,7 @@ case of equal shares ``q_i = 1/n``.
 
 Users arrive in order; user ``i`` brings a quantity ``q_i`` of every resource (``sum q_i = 1``),
 so after ``k`` arrivals the pool holds ``Q_k = q_1 + ... + q_k`` of each (normalised) resource.
-Demands are normalised so ``x_i`` is user i's dominant share (:func:`fairalloc.dynamic.normalised`).
+Demands are normalised so ``x_i`` is user i's dominant share (:func:`fairalloc.analysis.dynamic_properties.normalised`).
 At arrival ``k`` (Eq. 4 of the paper)::
 
     max M^k  s.t.  x_i^k >= M^k q_i                 (i <= k)
@@ -47,12 +47,12 @@ from __future__ import annotations
 import numpy as np
 import pulp
 
-from fairalloc.allocation import Allocation
-from fairalloc.backends import Program, linear_expression, solve_lp, task_variables
-from fairalloc.dynamic import History, binding_resources, normalised, shared_quantities
-from fairalloc.errors import CaseError, FairallocError
-from fairalloc.limits import MAX_DYNAMIC_PROGRAM_USERS
-from fairalloc.registry import Mechanism, register
+from fairalloc.core.allocation import Allocation
+from fairalloc.core.backends import Program, linear_expression, solve_lp, task_variables
+from fairalloc.engines.dynamic import History, binding_resources, normalised, shared_quantities
+from fairalloc.core.errors import CaseError, FairallocError
+from fairalloc.core.limits import MAX_DYNAMIC_PROGRAM_USERS
+from fairalloc.core.registry import Mechanism, register
 
 
 def threshold_step(W: np.ndarray, qd: np.ndarray, pool: float) -> tuple[float, np.ndarray]:
@@ -164,7 +164,7 @@ class DMFASRQ(Mechanism):
         if instance.n > MAX_DYNAMIC_PROGRAM_USERS:
             raise FairallocError(f"--method: {self.name} as a program solves one LP per arrival, the k-th with k "
                                  f"variables; {instance.n:,} users are more than {MAX_DYNAMIC_PROGRAM_USERS:,} "
-                                 f"(fairalloc.limits.MAX_DYNAMIC_PROGRAM_USERS): use --method fast")
+                                 f"(fairalloc.core.limits.MAX_DYNAMIC_PROGRAM_USERS): use --method fast")
         self._unbounded(instance)
         d = normalised(instance, self.name)
         q = self.shares(instance)

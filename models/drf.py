@@ -6,7 +6,7 @@ Allocation of Multiple Resource Types", USENIX NSDI 2011, section 4 and Appendix
 
 DRF is max-min fairness (leximin) on dominant shares.  User ``i`` with per-task demand ``D_i``
 and ``x_i`` tasks has dominant share ``s_i = x_i * max_j D_ij / (R_j w_ij)``: a weighted, linear
-key, so DRF is progressive filling on it (:mod:`fairalloc.maxmin`)::
+key, so DRF is progressive filling on it (:mod:`fairalloc.engines.maxmin`)::
 
     leximin_x  ( x_i * k_i )_i    k_i = max_j D_ij / (R_j w_ij)
     s.t.       sum_i x_i D_ij <= R_j,   0 <= x_i <= T_i
@@ -28,8 +28,8 @@ Section 4.1: 9 CPUs, 18 GB, A = <1 CPU, 4 GB>, B = <3 CPU, 1 GB> gives A 3 tasks
 from __future__ import annotations
 
 
-from fairalloc.maxmin import MaxMinMechanism
-from fairalloc.registry import register
+from fairalloc.engines.maxmin import MaxMinMechanism
+from fairalloc.core.registry import register
 
 
 @register("drf")

@@ -4,7 +4,7 @@ Bhattacharya, Culler, Friedman, Ghodsi, Shenker, Stoica, "Hierarchical schedulin
 datacenter workloads", ACM SoCC 2013; docs/formulations.md section 7.  Users are leaves of a tree of
 weighted groups (``groups:`` in a case, ``group:`` on a user); every internal node's non-blocked
 children receive equal dominant share per unit of weight of what the node receives.  The
-allocation is computed by the discrete H-DRF descent of :mod:`fairalloc.hierarchy` (whole tasks:
+allocation is computed by the discrete H-DRF descent of :mod:`fairalloc.engines.hierarchy` (whole tasks:
 from the root, always into the child with the lowest weighted dominant share, skipping blocked
 subtrees).  On a flat instance it is discrete DRF (Algorithm 1, skipping users whose task no
 longer fits).
@@ -19,9 +19,9 @@ The two tests of the Volcano scheduler's DRF plug-in are cases (``hdrf-volcano-1
 
 from __future__ import annotations
 
-from fairalloc.allocation import Allocation
-from fairalloc.hierarchy import hdrf_schedule
-from fairalloc.registry import Mechanism, register
+from fairalloc.core.allocation import Allocation
+from fairalloc.engines.hierarchy import hdrf_schedule
+from fairalloc.core.registry import Mechanism, register
 
 
 @register("hdrf")
@@ -37,7 +37,7 @@ class NaiveHierarchicalDRF(Mechanism):
     summary = "naive hierarchical DRF: DRF among each node's children on their summed tasks (starves leaves)"
 
     def fast(self, instance):
-        from fairalloc.hierarchy import naive_hierarchical_drf
+        from fairalloc.engines.hierarchy import naive_hierarchical_drf
         return Allocation(instance, naive_hierarchical_drf(instance), self.name, "fast", "numpy, level by level")
 
 
@@ -46,10 +46,10 @@ class CollapsedHierarchicalDRF(Mechanism):
     summary = "the tree collapsed into leaf weights, then weighted DRF (ignores the groups' own shares)"
 
     def fast(self, instance):
-        from fairalloc import solve
-        from fairalloc.hierarchy import collapsed_weights
-        from fairalloc.instance import Instance
+        from fairalloc.core.registry import get
+        from fairalloc.engines.hierarchy import collapsed_weights
+        from fairalloc.core.instance import Instance
         flat = Instance(instance.capacity, instance.demand, users=instance.users, resources=instance.resources,
                         weights=collapsed_weights(instance), max_tasks=instance.max_tasks, name=instance.name)
-        drf = solve(flat, "drf")
+        drf = get("drf").allocate(flat)
         return Allocation(instance, drf.tasks.copy(), self.name, "fast", "weighted DRF on collapsed weights")

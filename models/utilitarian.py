@@ -29,11 +29,11 @@ from fractions import Fraction
 import numpy as np
 import pulp
 
-from fairalloc.allocation import Allocation
-from fairalloc.backends import Program, linear_expression, solve_lp, task_variables, values
-from fairalloc.errors import SolverError
-from fairalloc.registry import Mechanism, register
-from fairalloc.tolerances import MAX_DENOMINATOR
+from fairalloc.core.allocation import Allocation
+from fairalloc.core.backends import Program, linear_expression, solve_lp, task_variables, values
+from fairalloc.core.errors import SolverError
+from fairalloc.core.registry import Mechanism, register
+from fairalloc.core.tolerances import MAX_DENOMINATOR
 
 
 @register("utilitarian")

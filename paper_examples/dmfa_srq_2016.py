@@ -5,7 +5,7 @@ Users with ``<CPU, memory>`` demands arrive in random order with random shared q
 (fast path, allocation after the last arrival) and by the static weighted-DRF optimum (Eq. 5,
 weights ``q``), for every user count, ``--runs`` times. Demands come from Google cluster trace
 2011 ``task_events`` files (``--trace``) or, by default, from the SYNTHETIC generator
-:func:`fairalloc.traces.synthetic_google_like` (shaped like the trace, but not the trace).
+:func:`fairalloc.scheduling.traces.synthetic_google_like` (shaped like the trace, but not the trace).
 
 Writes into OUT (default ``out/dmfa_srq_2016``):
 
@@ -40,9 +40,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from tabulate import tabulate  # noqa: E402
 
-from fairalloc.errors import FairallocError  # noqa: E402
-from fairalloc.sweep import run_sweep  # noqa: E402
-from fairalloc.traces import (RUN_STRIDE, SAMPLE_USERS, SYNTHETIC, dmfa_srq_trial,  # noqa: E402
+from fairalloc.core.errors import FairallocError  # noqa: E402
+from fairalloc.analysis.sweep import run_sweep  # noqa: E402
+from fairalloc.scheduling.traces import (RUN_STRIDE, SAMPLE_USERS, SYNTHETIC, dmfa_srq_trial,  # noqa: E402
                               load_google_task_events, trial_id)
 
 METHODS = [("dmfa", "DMFA-SRQ (dynamic)"), ("static", "weighted DRF (static, Eq. 5)")]
@@ -75,7 +75,7 @@ def run_trials(args) -> tuple[list[dict], dict]:
                   "sha256": hashlib.sha256(np.ascontiguousarray(rows).tobytes()).hexdigest()}
     else:
         rows = None
-        source = {"kind": "synthetic", "generator": "fairalloc.traces.synthetic_google_like", "parameters": SYNTHETIC}
+        source = {"kind": "synthetic", "generator": "fairalloc.scheduling.traces.synthetic_google_like", "parameters": SYNTHETIC}
     meta = {"format": FORMAT, "seed": args.seed, "demands": source, "shared": "dirichlet(1)",
             "sample_users": SAMPLE_USERS}
     ids = [trial_id(n, run) for n in args.users for run in range(args.runs)]
@@ -266,7 +266,7 @@ def write_summary(out: Path, summary: dict, users: list[int], args, source: dict
     head = ["users", "method", *(label for _, label in METRICS)]
     lines = ["# DMFA-SRQ (JoC 2016) experiments, rerun", ""]
     if source["kind"] == "synthetic":
-        lines += ["**Demands are SYNTHETIC** (`fairalloc.traces.synthetic_google_like`: correlated log-normal "
+        lines += ["**Demands are SYNTHETIC** (`fairalloc.scheduling.traces.synthetic_google_like`: correlated log-normal "
                   f"shaped like the Google 2011 trace's requests, parameters {json.dumps(SYNTHETIC)}), "
                   "not the trace itself.", ""]
     else:

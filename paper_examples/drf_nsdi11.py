@@ -30,8 +30,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from tabulate import tabulate  # noqa: E402
 
 import fairalloc  # noqa: E402
-from fairalloc.falsify import table2  # noqa: E402
-from fairalloc.reproduce import reproduce  # noqa: E402
+from fairalloc.analysis.falsify import table2  # noqa: E402
+from fairalloc.analysis.reproduce import reproduce  # noqa: E402
 
 MECHANISMS = [("drf", "DRF"), ("asset", "Asset Fairness"), ("ceei", "CEEI")]
 THEOREMS = [f"drf-theorem-{k}" for k in range(1, 7)]

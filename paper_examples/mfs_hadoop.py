@@ -3,7 +3,7 @@
 MFS (``mfs``: two-level DRF, user groups then their jobs) against the slot-based Hadoop Fair
 Scheduler (``slots:K``) and Capacity Scheduler (``capacity:K``) with K slots per node (the paper:
 13 to 17), on the paper's small, large and mixed job sets
-(:func:`fairalloc.workloads.mfs_workload`, all jobs submitted at time 0). ``drf`` (DRF over
+(:func:`fairalloc.scheduling.workloads.mfs_workload`, all jobs submitted at time 0). ``drf`` (DRF over
 owners, jobs FIFO inside an owner) is shown as a reference.
 
 Metrics (the paper's): throughput = jobs completed per unit time converted to jobs per ten
@@ -30,8 +30,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from tabulate import tabulate  # noqa: E402
 
-from fairalloc.simulator import simulate  # noqa: E402
-from fairalloc.workloads import mfs_workload  # noqa: E402
+from fairalloc.scheduling.simulator import simulate  # noqa: E402
+from fairalloc.scheduling.workloads import mfs_workload  # noqa: E402
 
 KINDS = ["small", "large", "mixed"]
 TEN_MINUTES = 600.0

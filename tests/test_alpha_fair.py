@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 import fairalloc
 from fairalloc import registry
-from fairalloc.errors import FairallocError
+from fairalloc.core.errors import FairallocError
 from fairalloc.testing import assert_same_tasks, close, instances, run_cli
-from fairalloc.tradeoff import frontier, measures, parse_alphas
+from fairalloc.analysis.tradeoff import frontier, measures, parse_alphas
 
 SECTION_4_1 = fairalloc.Instance.from_arrays([9, 18], [[1, 4], [3, 1]], users=["A", "B"], resources=["cpu", "mem"])
 
@@ -167,7 +167,7 @@ def test_frontier_on_section_4_1():
 
 def test_frontier_counts_envious_users():
     # Asset Fairness on Theorem 1's instance is envy-free; a hand-made envious allocation is not
-    from fairalloc.properties import envious_users
+    from fairalloc.analysis.properties import envious_users
     inst = fairalloc.Instance.from_arrays([10, 10], [[1, 1], [1, 1]], users=["a", "b"])
     assert envious_users(inst, np.array([3.0, 7.0])) == ["a"]
     assert envious_users(inst, np.array([5.0, 5.0])) == []
@@ -210,7 +210,7 @@ def test_tradeoff_bad_input(capsys, tmp_path, argv, message):
 @given(instances(weights="scalar"), st.data())
 def test_vectorised_envy_matches_pairwise_leontief(inst, data):
     """envy_values (chunked numpy) against the valuation of each bundle one pair at a time."""
-    from fairalloc.properties import envy_values, leontief
+    from fairalloc.analysis.properties import envy_values, leontief
     x = np.array(data.draw(st.lists(st.floats(0, 10), min_size=inst.n, max_size=inst.n)))
     values, w = envy_values(inst, x), inst.scalar_weights("test")
     for i in range(inst.n):

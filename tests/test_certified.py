@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 import fairalloc
 from fairalloc import Allocation, FairallocError, Instance, SolverError
 from fairalloc import dual_newton
-from fairalloc.registry import _REGISTRY
+from fairalloc.core.registry import _REGISTRY
 from fairalloc.testing import assert_same_tasks, close
-from fairalloc.tolerances import AGREEMENT
+from fairalloc.core.tolerances import AGREEMENT
 
 #: a member of every family next to the plain mechanisms
 FAMILY_MEMBERS = ["alpha-fair:2", "alpha-fair:0", "alpha-tasks:0.5", "alpha-tasks:inf", "fds:0.5:2"]
@@ -186,7 +186,7 @@ def test_own_allocate_is_certified(doubles):
 
 
 def test_noise_within_tolerance_is_clipped():
-    from fairalloc.certificate import certify
+    from fairalloc.core.certificate import certify
     alloc = Allocation(SMALL, np.array([-1e-15, 2.0]), "x", "fast", "test")
     assert certify(alloc).tasks.tolist() == [0.0, 2.0]
     with pytest.raises(SolverError, match="user A has -0.1 tasks"):
@@ -232,7 +232,7 @@ def test_extreme_instances_end_quickly():
 def test_hdrf_tiny_demand_refused_quickly():
     inst = Instance.from_arrays([1], [[1e-8]], users=["A"], resources=["cpu"])
     start = time.monotonic()
-    with pytest.raises(FairallocError, match=r"launch limit, fairalloc.limits.MAX_HDRF_LAUNCHES"):
+    with pytest.raises(FairallocError, match=r"launch limit, fairalloc.core.limits.MAX_HDRF_LAUNCHES"):
         fairalloc.solve(inst, "hdrf")
     assert time.monotonic() - start < 10
 

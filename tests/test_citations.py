@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import fairalloc
-from fairalloc.cases import bundled_cases
+from fairalloc.io.cases import bundled_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMULATIONS = ROOT / "docs" / "formulations.md"

@@ -1,6 +1,6 @@
 """Hostile input to the commands, the property checkers and the explorer: one line
 ``fairalloc: ...`` and exit code 2 (or one JSON error and a 4xx), before any work starts,
-nothing written, no folder created, bounded work and memory (fairalloc.limits)."""
+nothing written, no folder created, bounded work and memory (fairalloc.core.limits)."""
 
 import errno
 import json
@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 import fairalloc
 from fairalloc import limits
 from fairalloc.cli import main
-from fairalloc.errors import FairallocError
+from fairalloc.core.errors import FairallocError
 from fairalloc.testing import instances
 
 
@@ -40,13 +40,13 @@ def tree(path):
 @pytest.fixture
 def no_work(monkeypatch):
     """Any trial or simulation that starts fails the test: refusals come before the work."""
-    import fairalloc.simulator
-    import fairalloc.sweep
+    import fairalloc.scheduling.simulator
+    import fairalloc.analysis.sweep
 
     def started(*args, **kwargs):
         raise AssertionError("the work started before the options were checked")
-    monkeypatch.setattr(fairalloc.sweep, "run_sweep", started)
-    monkeypatch.setattr(fairalloc.simulator, "simulate", started)
+    monkeypatch.setattr(fairalloc.analysis.sweep, "run_sweep", started)
+    monkeypatch.setattr(fairalloc.scheduling.simulator, "simulate", started)
 
 
 # -- 1. output paths ---------------------------------------------------------------------------------
@@ -190,7 +190,7 @@ def test_size_options_are_bounded(argv, message, capsys, no_work):
 
 
 def test_a_claim_budget_above_the_limit_is_refused():
-    from fairalloc.manipulation import verify
+    from fairalloc.analysis.manipulation import verify
     with pytest.raises(FairallocError, match="--budget: at most 100000 evaluations"):
         verify("ceei", fairalloc.load_case("drf-theorem-4"), "1", budget=limits.MAX_BUDGET + 1)
 
@@ -214,7 +214,7 @@ def big_case(tmp_path, n=40):
     pytest.param(["check", "{case}", "-p", "pm"], "population_monotonicity: 40 solves (one per user leaving) x 40 "
                  "users = 1.6e+03, above the limit of 1e+03", id="check-pm"),
     pytest.param(["verify", "{case}"], "verify: 40 users attacked x 2000 evaluations x 40 users per evaluation = "
-                 "3.2e+06, above the limit of 1e+03 (fairalloc.limits.MAX_SEARCH_WORK); attack one user (--user) "
+                 "3.2e+06, above the limit of 1e+03 (fairalloc.core.limits.MAX_SEARCH_WORK); attack one user (--user) "
                  "or lower --budget", id="verify"),
     pytest.param(["verify", "{case}", "--user", "1", "--budget", "5000"], "verify: 1 user attacked x 5000",
                  id="verify-one-user"),
@@ -251,7 +251,7 @@ def reference_envy_values(inst, x):
 
 
 def reference_envy_freeness(inst, x, focus=None):
-    from fairalloc.properties import tolerance
+    from fairalloc.analysis.properties import tolerance
     values = reference_envy_values(inst, x)
     slacks = x[:, None] - values
     if focus is not None:
@@ -264,7 +264,7 @@ def reference_envy_freeness(inst, x, focus=None):
 @settings(max_examples=150, deadline=None)
 @given(instances(weights="scalar"), st.data())
 def test_blockwise_envy_is_the_full_matrix_result(inst, data):
-    from fairalloc.properties import PropertyResult, envious_users, envy_freeness, envy_values, tolerance
+    from fairalloc.analysis.properties import PropertyResult, envious_users, envy_freeness, envy_values, tolerance
     if inst.n < 2:
         return
     x = np.array(data.draw(st.lists(st.floats(0, 10) | st.just(0.0), min_size=inst.n, max_size=inst.n)))
@@ -284,7 +284,7 @@ def test_blockwise_envy_is_the_full_matrix_result(inst, data):
 
 
 def test_envy_blocks_bound_memory():
-    from fairalloc.properties import _envy_blocks
+    from fairalloc.analysis.properties import _envy_blocks
     inst = fairalloc.Instance.from_arrays([10, 10], np.ones((50, 2)))
     sizes = [block.shape for _, block in _envy_blocks(inst, np.ones(50), block_cells=120)]
     assert all(shape == (2, 50) for shape in sizes) and len(sizes) == 25
@@ -293,8 +293,8 @@ def test_envy_blocks_bound_memory():
 # -- 5. JSON output --------------------------------------------------------------------------------
 
 def test_json_output_never_holds_nan(capsys, monkeypatch):
-    from fairalloc.decimals import json_text
-    from fairalloc.manipulation import Lie, VerifyResult
+    from fairalloc.core.decimals import json_text
+    from fairalloc.analysis.manipulation import Lie, VerifyResult
     with pytest.raises(FairallocError, match=r"output\[1\].x: not a finite number \(nan\)"):
         json_text([1, {"x": float("nan")}])
     lie = Lie("1", 0.0, 2.0, {"r": 1.0}, 3)                   # a gain over nothing: no relative gain
@@ -325,7 +325,7 @@ def test_unexpected_errors_are_one_line(error, message, capsys, monkeypatch):
 
 def test_warnings_are_one_line_and_numpy_noise_is_dropped(capsys, monkeypatch):
     import fairalloc.cli
-    from fairalloc.errors import FairallocWarning
+    from fairalloc.core.errors import FairallocWarning
     real = fairalloc.cli.load_case
 
     def noisy(name):
@@ -373,7 +373,7 @@ REQUESTS = [
                  "budget: must be a whole number between 1 and 5000", id="budget-too-large"),
     pytest.param("/api/properties", {"case": page_case(users=50), "budget": 5000}, 400,
                  "strategy_proofness: 50 users attacked x 5000 evaluations x 50 users per evaluation = 1.25e+07, "
-                 "above the limit of 1e+06 (fairalloc.limits.MAX_EXPLORER_SEARCH_WORK)", id="search-too-long"),
+                 "above the limit of 1e+06 (fairalloc.core.limits.MAX_EXPLORER_SEARCH_WORK)", id="search-too-long"),
     pytest.param("/api/probe", {"case": page_case(), "mechanism": ["drf"], "user": "u0"}, 400,
                  "mechanism: expected a mechanism name", id="mechanism-not-a-name"),
     pytest.param("/api/yaml", {"case": page_case(users=limits.MAX_EXPLORER_USERS + 1)}, 400,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fairalloc.sweep import read_results
-from fairalloc.traces import decode_trial
+from fairalloc.analysis.sweep import read_results
+from fairalloc.scheduling.traces import decode_trial
 
 SCRIPT = Path(__file__).resolve().parent.parent / "paper_examples" / "dmfa_srq_2016.py"
 FILES = ["fig3_4.png", "fig5.png", "fig6.png", "fig7_8.png", "summary.md", "summary.json"]

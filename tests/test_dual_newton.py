@@ -1,4 +1,4 @@
-"""The alpha-fair dual Newton engine (fairalloc.dual_newton) against an independent cvxpy program,
+"""The alpha-fair dual Newton engine (fairalloc.engines.dual_newton) against an independent cvxpy program,
 its KKT conditions, the worked example of docs/formulations.md section 5, and its numerical range."""
 
 import numpy as np
@@ -9,10 +9,10 @@ from scipy.optimize import linprog
 
 import fairalloc
 from fairalloc import Instance, SolverError
-from fairalloc.backends import solve_cvxpy
-from fairalloc.dual_newton import alpha_fair_dual
+from fairalloc.core.backends import solve_cvxpy
+from fairalloc.engines.dual_newton import alpha_fair_dual
 from fairalloc.testing import close, instances
-from fairalloc.tolerances import SATURATION
+from fairalloc.core.tolerances import SATURATION
 
 SETTINGS = settings(max_examples=max(100, settings().max_examples), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

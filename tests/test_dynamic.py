@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fairalloc
-from fairalloc.dynamic import DYNAMIC_PROPERTIES, History, normalised
+from fairalloc.analysis.dynamic_properties import DYNAMIC_PROPERTIES, History, normalised
 from fairalloc.models.dmfa_srq import static_optimum
-from fairalloc.properties import check
+from fairalloc.analysis.properties import check
 from fairalloc.testing import run_cli as run
 
 SETTINGS = settings(max_examples=max(60, settings().max_examples // 2), deadline=None,

@@ -4,9 +4,9 @@ import pytest
 import yaml
 
 import fairalloc
-from fairalloc.cases import parse_case
+from fairalloc.io.cases import parse_case
 from fairalloc.explorer import case_from_page, create_app, page_form
-from fairalloc.manipulation import probe
+from fairalloc.analysis.manipulation import probe
 from fairalloc.testing import run_cli
 
 
@@ -33,7 +33,7 @@ def test_start_case_and_cases(client):
     assert start["name"] == "drf-section-4-1" and [u["name"] for u in start["users"]] == ["A", "B"]
     assert case_from_page(start).instance.to_dict()["users"] == fairalloc.load_case("drf-section-4-1").instance.to_dict()["users"]
     names = [c["name"] for c in client.get("/api/cases").get_json()]
-    assert "drf-theorem-4" in names and len(names) == len(fairalloc.cases.bundled_cases())
+    assert "drf-theorem-4" in names and len(names) == len(fairalloc.io.cases.bundled_cases())
 
 
 def test_solve_gives_the_papers_numbers_and_figure_4(client):

@@ -18,7 +18,7 @@ import pytest
 
 import fairalloc
 from fairalloc.explorer import create_app
-from fairalloc.manipulation import probe
+from fairalloc.analysis.manipulation import probe
 
 LAUNCH_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 "--disable-background-networking", "--disable-extensions", "--no-first-run"]

@@ -6,8 +6,8 @@ import pytest
 import yaml
 
 import fairalloc
-from fairalloc.falsify import InstanceSpace, falsify, table2
-from fairalloc.properties import check_property
+from fairalloc.analysis.falsify import InstanceSpace, falsify, table2
+from fairalloc.analysis.properties import check_property
 from fairalloc.testing import run_cli as run
 
 # Table 2 of the DRF paper: the "no" entries

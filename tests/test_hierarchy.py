@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import fairalloc
 from fairalloc.cli import main
-from fairalloc.hierarchy import ROOT, hdrf_schedule, occupied_tree, tree
+from fairalloc.engines.hierarchy import ROOT, hdrf_schedule, occupied_tree, tree
 from fairalloc.scheduling import DRFScheduler
 from fairalloc.testing import instances
 

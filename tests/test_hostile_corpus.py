@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from fairalloc.tolerances import FEASIBILITY
+from fairalloc.core.tolerances import FEASIBILITY
 
 HERE = Path(__file__).parent / "hostile"
 MEMORY = 3 << 30           # bytes of address space per file (numpy + cvxpy + HiGHS need ~1 GiB)

@@ -26,7 +26,7 @@ import pytest
 
 import fairalloc
 from fairalloc import CaseError, Instance, limits
-from fairalloc.cases import parse_exact, read_yaml_file
+from fairalloc.io.cases import parse_exact, read_yaml_file
 from fairalloc.cli import main
 
 EXPANDS = f"expands to more than {limits.MAX_YAML_NODES:,}"

@@ -1,6 +1,6 @@
 """Hostile workloads, cases and options for ``schedule`` / ``simulate`` and their library functions:
 each is refused (or stopped) with one line ``fairalloc: <field>: ...`` and exit code 2, quickly and
-in bounded memory (the bounds of ``fairalloc.limits``, section "discrete scheduling and simulation")."""
+in bounded memory (the bounds of ``fairalloc.core.limits``, section "discrete scheduling and simulation")."""
 
 import os
 import resource
@@ -14,11 +14,11 @@ import pytest
 
 from fairalloc import limits
 from fairalloc.cli import main
-from fairalloc.errors import CaseError, FairallocError
-from fairalloc.instance import Instance
+from fairalloc.core.errors import CaseError, FairallocError
+from fairalloc.core.instance import Instance
 from fairalloc.scheduling import DRFScheduler, fill_machines
-from fairalloc.simulator import simulate
-from fairalloc.workloads import Job, Task, Workload, validate
+from fairalloc.scheduling.simulator import simulate
+from fairalloc.scheduling.workloads import Job, Task, Workload, validate
 
 TINY_CASE = """resources: {cpu: 1, mem: 1}
 users:
@@ -169,8 +169,8 @@ def test_python_built_workloads_are_bounded_too():
 
 
 def test_trace_and_sweep_sizes_are_bounded():
-    from fairalloc.sweep import run_sweep
-    from fairalloc.traces import dmfa_srq_trial, load_google_task_events, synthetic_google_like, trial_id
+    from fairalloc.analysis.sweep import run_sweep
+    from fairalloc.scheduling.traces import dmfa_srq_trial, load_google_task_events, synthetic_google_like, trial_id
     with pytest.raises(CaseError, match=r"^n: "):
         synthetic_google_like(10**12, np.random.default_rng(0))
     with pytest.raises(CaseError, match=r"^max_tasks: "):

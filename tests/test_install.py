@@ -84,7 +84,7 @@ import importlib.resources, fairalloc
 print(fairalloc.__file__)
 print(fairalloc.solve(fairalloc.load_case("drf-section-4-1"), "drf").tasks.tolist())
 print(len(fairalloc.bundled_cases()))
-print(sorted(p.name for p in importlib.resources.files("fairalloc").joinpath("static").iterdir()))
+print(sorted(p.name for p in importlib.resources.files("fairalloc.explorer").joinpath("static").iterdir()))
 """
 
 
@@ -95,7 +95,7 @@ def smoke(tmp_path: Path, **path) -> str:
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[1:] == ["[3.0, 2.0]", str(len(list((ROOT / "cases").glob("*.yaml")))),
-                         str(sorted(p.name for p in (ROOT / "fairalloc" / "static").iterdir()))]
+                         str(sorted(p.name for p in (ROOT / "fairalloc" / "explorer" / "static").iterdir()))]
     return lines[0]
 
 

@@ -1,4 +1,4 @@
-"""The README's "Limits" section lists every bound of ``fairalloc.limits`` with its value."""
+"""The README's "Limits" section lists every bound of ``fairalloc.core.limits`` with its value."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def test_every_limit_is_in_the_readme_with_its_value():
     missing = sorted(set(bounds) - set(rows))
     assert not missing, f"limits not in the README's Limits table: {missing}"
     unknown = sorted(set(rows) - set(bounds))
-    assert not unknown, f"README rows naming no constant of fairalloc.limits: {unknown}"
+    assert not unknown, f"README rows naming no constant of fairalloc.core.limits: {unknown}"
     for name, value in bounds.items():
         shown = rows[name].replace(",", "").replace("\u202f", "").strip()
         assert _value(shown) == value, f"{name}: README says {rows[name]!r}, limits.py says {value!r}"

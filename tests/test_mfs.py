@@ -1,4 +1,4 @@
-"""The MFS two-level scheduler (``mfs`` in fairalloc.simulator): invariants, groups (not jobs) share a
+"""The MFS two-level scheduler (``mfs`` in fairalloc.scheduling.simulator): invariants, groups (not jobs) share a
 node fairly, group and job weights, the weights' YAML fields and their validation."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from fairalloc.errors import CaseError
-from fairalloc.simulator import MFS, SCHEDULER_NAMES, make_scheduler, simulate
-from fairalloc.workloads import Job, Task, Workload, load_yaml, mfs_workload, validate
+from fairalloc.core.errors import CaseError
+from fairalloc.scheduling.simulator import MFS, SCHEDULER_NAMES, make_scheduler, simulate
+from fairalloc.scheduling.workloads import Job, Task, Workload, load_yaml, mfs_workload, validate
 
 
 def peak_load(records, node_cpu, node_mem):

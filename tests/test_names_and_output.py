@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 import fairalloc
-from fairalloc.decimals import plain, shortest
-from fairalloc.manipulation import Lie, witness_case
-from fairalloc.properties import PropertyResult
-from fairalloc.reproduce import reproduce
+from fairalloc.core.decimals import plain, shortest
+from fairalloc.analysis.manipulation import Lie, witness_case
+from fairalloc.analysis.properties import PropertyResult
+from fairalloc.analysis.reproduce import reproduce
 from fairalloc.testing import run_cli as run
 
 SECTION_4_1 = "drf-section-4-1"

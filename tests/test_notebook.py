@@ -11,8 +11,8 @@ import pytest
 
 import fairalloc
 from fairalloc import properties
-from fairalloc.html import MAX_ROWS
-from fairalloc.properties import PropertyReport, PropertyResult
+from fairalloc.core.html import MAX_ROWS
+from fairalloc.analysis.properties import PropertyReport, PropertyResult
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "paper_examples" / "explore_tradeoffs.ipynb"
 RED, GREEN, GREY = "#cf222e", "#1a7f37", "#6e7781"

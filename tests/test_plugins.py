@@ -1,8 +1,8 @@
 """Plug-ins: mechanisms from entry points of the group ``fairalloc.mechanisms``.
 
-A broken entry point is a :class:`~fairalloc.errors.FairallocWarning` naming it; the built-ins and
+A broken entry point is a :class:`~fairalloc.core.errors.FairallocWarning` naming it; the built-ins and
 every other plug-in (before or after it) still load.  The tests replace ``entry_points`` in
-:mod:`fairalloc.registry` by fakes and leave the registry as they found it (they run in any order).
+:mod:`fairalloc.core.registry` by fakes and leave the registry as they found it (they run in any order).
 """
 
 import numpy as np
@@ -10,8 +10,8 @@ import pytest
 
 import fairalloc
 from fairalloc import registry
-from fairalloc.allocation import Allocation
-from fairalloc.errors import FairallocWarning
+from fairalloc.core.allocation import Allocation
+from fairalloc.core.errors import FairallocWarning
 from fairalloc.testing import run_cli
 
 

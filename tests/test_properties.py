@@ -7,8 +7,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 
 import fairalloc
-from fairalloc.manipulation import best_lie, verify
-from fairalloc.properties import PROPERTIES, check, check_property, property_names
+from fairalloc.analysis.manipulation import best_lie, verify
+from fairalloc.analysis.properties import PROPERTIES, check, check_property, property_names
 from fairalloc.testing import instances
 
 SETTINGS = settings(max_examples=max(40, settings().max_examples // 4), deadline=None,

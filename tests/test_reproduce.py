@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 import fairalloc
-from fairalloc.reproduce import reproduce
+from fairalloc.analysis.reproduce import reproduce
 from fairalloc.testing import run_cli as run
 
 LIBRARY = fairalloc.bundled_cases()

@@ -7,8 +7,8 @@ from fractions import Fraction
 import pytest
 
 import fairalloc
-from fairalloc.cases import parse_case, parse_exact
-from fairalloc.reproduce import REFUTED, matches, reproduce, reproduce_case, summary_line
+from fairalloc.io.cases import parse_case, parse_exact
+from fairalloc.analysis.reproduce import REFUTED, matches, reproduce, reproduce_case, summary_line
 
 WITH_EXPECTATIONS = [name for name in fairalloc.bundled_cases() if fairalloc.load_case(name).expect]
 

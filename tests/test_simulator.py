@@ -1,4 +1,4 @@
-"""fairalloc.simulator: scheduler names, invariants (capacity, slots, every task once, maps before
+"""fairalloc.scheduling.simulator: scheduler names, invariants (capacity, slots, every task once, maps before
 reduces, FIFO order), determinism, over-commitment, the DRF paper's 7.1 and 7.2 set-ups in small,
 H-DRF on owner trees (flat: exactly drf; two groups: each group its weighted share), the Quincy-style
 min-cost-flow scheduler."""
@@ -12,10 +12,10 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from fairalloc.errors import CaseError
-from fairalloc.simulator import SCHEDULER_NAMES, Quincy, Scheduler, drf_shares, make_scheduler, owner_tree, simulate
+from fairalloc.core.errors import CaseError
+from fairalloc.scheduling.simulator import SCHEDULER_NAMES, Quincy, Scheduler, drf_shares, make_scheduler, owner_tree, simulate
 from fairalloc.testing import run_cli
-from fairalloc.workloads import Job, Task, Workload, drf_7_1, drf_7_2, mfs_workload
+from fairalloc.scheduling.workloads import Job, Task, Workload, drf_7_1, drf_7_2, mfs_workload
 
 STRICT = ["drf", "hdrf", "cpu-fair", "slots:3", "slots:6", "capacity:4", "fifo", "quincy"]
 ALL = STRICT + ["cpu-fair:oc", "slots:6:oc", "capacity:4:oc"]

@@ -1,6 +1,6 @@
 """The sweep engine: parallel results equal serial ones, resume after SIGKILL, errors, early stop.
 
-The tasks are ``functools.partial``s of ``fairalloc.sweep.demo_trial``. Worker processes can
+The tasks are ``functools.partial``s of ``fairalloc.analysis.sweep.demo_trial``. Worker processes can
 always import that function. They may not be able to import this test module under pytest's
 importlib mode, which is why no task is defined here. Most tests share one local cluster
 (``cluster`` fixture) and reach it through ``dask_address``, so the remote path is exercised
@@ -22,8 +22,8 @@ from functools import partial
 
 import pytest
 
-from fairalloc.errors import FairallocError
-from fairalloc.sweep import TrialError, _SweepFile, _header, demo_trial, read_results, run_sweep
+from fairalloc.core.errors import FairallocError
+from fairalloc.analysis.sweep import TrialError, _SweepFile, _header, demo_trial, read_results, run_sweep
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def test_resume_after_sigkill(tmp_path, cluster):
     script = tmp_path / "sweep_script.py"
     script.write_text(textwrap.dedent(f"""
         import functools, sys
-        from fairalloc.sweep import demo_trial, run_sweep
+        from fairalloc.analysis.sweep import demo_trial, run_sweep
         if __name__ == "__main__":
             run_sweep(functools.partial(demo_trial, seed={seed}, sleep=0.015), range({total}), sys.argv[1],
                       workers=2, chunk_size=5, desc="kill-test", meta={meta!r}, progress=False)

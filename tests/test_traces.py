@@ -1,4 +1,4 @@
-"""fairalloc.traces: the Google 2011 task_events loader on a small file in the trace's exact schema,
+"""fairalloc.scheduling.traces: the Google 2011 task_events loader on a small file in the trace's exact schema,
 its one-line errors, the synthetic generator and the DMFA-SRQ instance and trial."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import gzip
 import numpy as np
 import pytest
 
-from fairalloc.errors import CaseError
-from fairalloc.traces import (TASK_EVENTS_COLUMNS, decode_trial, dmfa_instance, dmfa_srq_trial,
+from fairalloc.core.errors import CaseError
+from fairalloc.scheduling.traces import (TASK_EVENTS_COLUMNS, decode_trial, dmfa_instance, dmfa_srq_trial,
                               load_google_task_events, synthetic_google_like, trial_id)
 
 # timestamp, missing info, job ID, task index, machine ID, event type, user, scheduling class, priority,

@@ -1,4 +1,4 @@
-"""fairalloc.workloads: the YAML / CSV formats and their one-line errors, the paper generators,
+"""fairalloc.scheduling.workloads: the YAML / CSV formats and their one-line errors, the paper generators,
 the Alibaba cluster-trace-v2018 batch_task loader and the Google 2011 adapter."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from fairalloc.errors import CaseError
-from fairalloc.workloads import (Job, Task, Workload, drf_7_1, drf_7_2, load_alibaba_batch_task, load_csv,
+from fairalloc.core.errors import CaseError
+from fairalloc.scheduling.workloads import (Job, Task, Workload, drf_7_1, drf_7_2, load_alibaba_batch_task, load_csv,
                                  load_yaml, mfs_workload, validate, workload_from_google)
 
 GOOD = """

@@ -1,0 +1,165 @@
+"""The properties of dynamic allocation (users arrive one at a time and allocations are never
+taken back; docs/formulations.md section 6), checked on a :class:`~fairalloc.engines.dynamic.History`:
+dynamic Pareto optimality (an LP at each step), sharing incentive (``x_i^k >= q_i``), dynamic
+envy-freeness, strategy-proofness (a misreport at arrival never raises the true value at any
+later step, searched by the verifier), irreversibility and shared monotonicity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from fairalloc.core.errors import CaseError
+from fairalloc.core.instance import Instance
+from fairalloc.analysis.results import PropertyResult
+from fairalloc.analysis.valuation import tolerance
+from fairalloc.core.vocabulary import DYNAMIC_PROPERTIES
+from fairalloc.engines.dynamic import History, normalised, shared_quantities  # noqa: F401  (re-exported)
+from fairalloc.core.tolerances import SATURATION
+
+# -- dynamic properties ---------------------------------------------------------------------------
+
+def _steps_to_check(n: int, limit: int = 200) -> list[int]:
+    return list(range(1, n + 1)) if n <= limit else sorted(set(np.linspace(1, n, limit).astype(int)))
+
+
+def irreversibility(history: History, **_) -> PropertyResult:
+    worst = (np.inf, None)
+    for k in range(2, history.n + 1):
+        drop = history.x_at(k)[: k - 1] - history.x_at(k - 1)
+        i = int(np.argmin(drop))
+        if drop[i] < worst[0]:
+            worst = (float(drop[i]), (k, i))
+    if worst[1] is None or worst[0] >= -tolerance(1.0) * 1e-3:
+        return PropertyResult("irreversibility", True, None if worst[1] is None else worst[0])
+    k, i = worst[1]
+    inst = history.instance
+    return PropertyResult("irreversibility", False, worst[0], {
+        "step": k, "arrived": inst.users[k - 1], "user": inst.users[i],
+        "dominant_share_before": float(history.x_at(k - 1)[i]), "dominant_share_after": float(history.x_at(k)[i])})
+
+
+def dynamic_sharing_incentive(history: History, **_) -> PropertyResult:
+    worst = (np.inf, None)
+    for k in _steps_to_check(history.n):
+        slack = history.x_at(k) - history.q[:k]
+        i = int(np.argmin(slack))
+        if slack[i] < worst[0]:
+            worst = (float(slack[i]), (k, i))
+    slack, (k, i) = worst
+    if slack >= -1e-9:
+        return PropertyResult("sharing_incentive", True, slack)
+    inst = history.instance
+    return PropertyResult("sharing_incentive", False, slack, {
+        "step": k, "user": inst.users[i], "dominant_share": float(history.x_at(k)[i]), "shared": float(history.q[i])})
+
+
+def dynamic_pareto_optimality(history: History, d: np.ndarray, **_) -> PropertyResult:
+    """At step k, no allocation within the pool ``Q_k`` gives everyone as much and someone more."""
+    from scipy.optimize import linprog
+    worst = (-np.inf, None)
+    for k in _steps_to_check(history.n):
+        x = history.x_at(k)
+        pool = float(history.q[:k].sum())
+        res = linprog(-np.ones(k), A_ub=d[:k].T, b_ub=np.full(d.shape[1], pool * (1 + 1e-12)),
+                      bounds=[(v, None) for v in x], method="highs")
+        gain = float(-res.fun - x.sum()) if res.status == 0 else 0.0
+        if gain > worst[0]:
+            worst = (gain, (k, res.x if res.status == 0 else x))
+    gain, (k, y) = worst
+    if gain <= 1e-7 * max(1.0, history.n):
+        return PropertyResult("dynamic_pareto_optimality", True, 0.0 - gain)
+    inst = history.instance
+    return PropertyResult("dynamic_pareto_optimality", False, -gain, {
+        "step": k, "total_gain": gain,
+        "better_off": [inst.users[i] for i in range(k) if y[i] > history.x_at(k)[i] + 1e-9]})
+
+
+def dynamic_envy_freeness(history: History, d: np.ndarray, **_) -> PropertyResult:
+    """If i envies h at step k (weighted by q), h arrived first and got nothing since i arrived."""
+    inst = history.instance
+    for k in _steps_to_check(history.n, 60):
+        x = history.x_at(k)
+        for i in range(k):
+            value = np.min(x[:k, None] * d[:k] / d[i], axis=1) * history.q[i] / history.q[:k]
+            envied = np.flatnonzero(value > x[i] + 1e-9 * max(1.0, x[i]))
+            for h in envied:
+                if h == i:
+                    continue
+                before = history.x_at(i)[h] if i > 0 and h < i else None      # h's share when i arrived
+                if h > i or before is None or x[h] > before + 1e-9 * max(1.0, before):
+                    return PropertyResult("dynamic_envy_freeness", False, float(x[i] - value[h]), {
+                        "step": k, "user": inst.users[i], "envies": inst.users[h],
+                        "dominant_share": float(x[i]), "value_of_other_bundle": float(value[h]),
+                        "other_arrived_first": bool(h < i)})
+    return PropertyResult("dynamic_envy_freeness", True)
+
+
+def dynamic_strategy_proofness(history: History, mechanism, *, budget: int = 300, seed: int = 0, method="auto",
+                               focus=None, **_) -> PropertyResult:
+    """No user raises her true value at any step after her arrival by misreporting on arrival."""
+    from fairalloc.analysis.manipulation import best_lie
+    inst = history.instance
+    worst = None
+    users = range(inst.n) if focus is None else [focus]
+    evaluations = 0
+    for i in users:
+        truthful = [history.x_at(k)[i] / history.mu[i] for k in range(i + 1, inst.n + 1)]
+
+        def gain_of(report: np.ndarray, i=i, truthful=truthful) -> float:
+            alloc = mechanism.allocate(inst.with_demand(i, report), method)
+            lied = alloc.history
+            true_d = inst.demand[i]
+            values = [np.min(lied.x_at(k)[i] / lied.mu[i] * report / true_d) for k in range(i + 1, inst.n + 1)]
+            return float(np.max(np.array(values) - np.array(truthful)))
+        lie = best_lie(mechanism, inst, i, budget=budget, seed=seed, method=method, evaluate=gain_of)
+        evaluations += lie.evaluations
+        if worst is None or lie.manipulated_tasks > worst.manipulated_tasks:
+            worst = lie
+    gain = worst.manipulated_tasks if worst else 0.0
+    note = f"no profitable lie found in {evaluations} evaluations (a search, not a proof)"
+    if gain <= 1e-7 * max(1.0, float(np.max(history.final() / history.mu))):
+        return PropertyResult("strategy_proofness", True, 0.0 - gain, note=note, evaluations=evaluations)
+    return PropertyResult("strategy_proofness", False, -gain, {
+        "user": worst.user, "reported_demand": worst.reported_demand, "gain_in_tasks_at_some_later_step": gain},
+        evaluations=evaluations)
+
+
+def shared_monotonicity(history: History, **_) -> PropertyResult:
+    """A larger shared quantity never ends with a smaller dominant share: ``q_i > q_h`` implies
+    ``x_i^k >= x_h^k`` at every step ``k``. Zhang et al. (2016) read this off their Figures 3 and
+    4; it is not a property of DMFA-SRQ (case ``dmfa-srq-shared-monotonicity``)."""
+    worst = (np.inf, None)
+    for k in _steps_to_check(history.n):
+        x, q = history.x_at(k), history.q[:k]
+        order = np.argsort(q, kind="stable")
+        qs, xs = q[order], x[order]
+        starts = np.searchsorted(qs, qs, side="left")      # users before this index have smaller q
+        later = np.flatnonzero(starts > 0)
+        if later.size == 0:
+            continue
+        slack = xs[later] - np.maximum.accumulate(xs)[starts[later] - 1]
+        t = int(later[np.argmin(slack)])
+        if slack.min() < worst[0]:
+            worst = (float(slack.min()), (k, int(order[t]), int(order[int(np.argmax(xs[: starts[t]]))])))
+    if worst[1] is None or worst[0] >= -tolerance(1.0) * 1e-3:
+        return PropertyResult("shared_monotonicity", True, None if worst[1] is None else worst[0])
+    k, i, h = worst[1]
+    inst, x = history.instance, history.x_at(k)
+    return PropertyResult("shared_monotonicity", False, worst[0], {
+        "step": k, "user": inst.users[i], "shared": float(history.q[i]), "dominant_share": float(x[i]),
+        "other": inst.users[h], "other_shared": float(history.q[h]), "other_dominant_share": float(x[h])})
+
+
+DYNAMIC_CHECKERS: dict[str, Callable] = {
+    "sharing_incentive": dynamic_sharing_incentive,
+    "strategy_proofness": dynamic_strategy_proofness,
+    "dynamic_pareto_optimality": dynamic_pareto_optimality,
+    "dynamic_envy_freeness": dynamic_envy_freeness,
+    "irreversibility": irreversibility,
+    "shared_monotonicity": shared_monotonicity,
+}
+assert tuple(DYNAMIC_CHECKERS) == DYNAMIC_PROPERTIES

@@ -1,0 +1,313 @@
+"""The counterexample finder and the empirical Table 2.
+
+:func:`falsify` draws random and adversarial instances until a property fails, shrinks the
+failing instance (fewer users, fewer resources, small integers) while it keeps failing, and
+returns it as a YAML case that reproduces the violation.  :func:`table2` does it for every
+(mechanism, property) pair.  Trials are independent and deterministic (trial ``t`` of seed ``s``
+always draws the same instance), so they run on the sweep engine: all cores by default, a Dask
+cluster with one option, streamed to a JSON-lines file and resumable.
+
+Instance styles (the "adversarial" part: structures under which the papers' counterexamples live):
+
+* ``uniform``: integer demands 1..10, capacities 10..100;
+* ``scarce``: one resource much scarcer than the others (contention drives CEEI's prices);
+* ``bottleneck``: one resource is every user's dominant resource;
+* ``mirror``: users with mirrored demands on equal capacities (Theorem 6's shape).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from functools import partial
+
+import numpy as np
+
+from fairalloc.core.errors import FairallocError
+from fairalloc.core.instance import Instance
+from fairalloc.analysis.properties import PROPERTIES, check_property, describe_witness, property_names
+from fairalloc.core.registry import Mechanism, get
+
+STYLES = ("uniform", "scarce", "bottleneck", "mirror")
+
+
+@dataclass(frozen=True)
+class InstanceSpace:
+    """Where random instances come from."""
+
+    users: tuple[int, int] = (2, 6)
+    resources: tuple[int, int] = (2, 4)
+    zeros: bool = False          # allow zero demands (the DRF paper assumes positive demands)
+    weights: bool = False        # draw scalar weights 1..4
+    bounds: bool = False         # give some users max_tasks
+
+    def __post_init__(self):
+        from fairalloc.core import limits
+        for name, (lo, hi), most in (("--users", self.users, limits.MAX_SPACE_USERS),
+                                     ("--resources", self.resources, limits.MAX_SPACE_RESOURCES)):
+            if lo < 1 or hi < lo:
+                raise FairallocError(f"{name}: need 1 <= low <= high (got {lo}..{hi})")
+            if hi > most:
+                raise FairallocError(f"{name}: at most {most} (got {hi}; fairalloc.core.limits.MAX_SPACE_"
+                                     f"{name[2:].upper()})")
+
+
+def random_instance(space: InstanceSpace, prop: str, rng: np.random.Generator, name: str = "random") -> Instance:
+    """One instance of the space, shaped so that ``prop`` applies to it."""
+    n = int(rng.integers(space.users[0], space.users[1] + 1))
+    m = 1 if prop == "single_resource_fairness" else int(rng.integers(max(2, space.resources[0]) if
+                                                                      space.resources[1] >= 2 else 1,
+                                                                      space.resources[1] + 1))
+    style = "bottleneck" if prop == "bottleneck_fairness" else STYLES[int(rng.integers(len(STYLES)))]
+    low = 0 if space.zeros else 1
+    D = rng.integers(low, 11, (n, m)).astype(float)
+    D[~(D > 0).any(axis=1), 0] = float(rng.integers(1, 11))
+    R = rng.integers(10, 101, m).astype(float)
+    if style == "scarce" and m > 1:
+        R[int(rng.integers(m))] = float(rng.integers(3, 15))
+    elif style == "bottleneck":
+        R[:] = float(rng.integers(20, 101))
+        D[:, 0] = D.max(axis=1) + rng.integers(0, 4, n)
+    elif style == "mirror" and m > 1:
+        R[:] = float(rng.integers(10, 101))
+        D[1::2] = D[0::2][: D[1::2].shape[0], ::-1]
+    weights = rng.integers(1, 5, n).astype(float) if space.weights else None
+    bounds = np.where(rng.random(n) < 0.4, rng.integers(1, 21, n), np.inf) if space.bounds else None
+    return Instance(R, D, weights=weights, max_tasks=bounds, name=name)
+
+
+def falsify_trial(trial: int, *, mechanism: Mechanism, prop: str, space: InstanceSpace, seed: int, budget: int,
+                  method: str) -> dict:
+    """Trial ``trial``: draw an instance, check the property; a violation carries its case."""
+    rng = np.random.default_rng([seed, trial])
+    inst = random_instance(space, prop, rng, name=f"{mechanism.name}-{prop}-seed{seed}-trial{trial}")
+    result = check_property(mechanism, inst, prop, method=method, budget=budget, seed=trial)
+    out = {"mechanism": mechanism.name, "property": prop, "violated": not result.holds,
+           "applicable": result.applicable, "margin": result.margin}
+    if not result.holds:
+        out["case"] = inst.to_dict()
+    return out
+
+
+# -- shrinking ----------------------------------------------------------------------------------------
+
+def _fails(mechanism, prop, inst, budget, method, seed, liar=None):
+    try:
+        if liar is not None:                # shrinking a lie: only the liar's reports matter
+            from fairalloc.analysis.manipulation import best_lie
+            from fairalloc.analysis.results import PropertyResult
+            lie = best_lie(mechanism, inst, liar[0], budget=budget, seed=seed, method=method, hints=[liar[1]],
+                           first_profit=True)
+            return PropertyResult(prop, False, -lie.gain, lie.to_dict()) if lie.profitable else None
+        result = check_property(mechanism, inst, prop, method=method, budget=budget, seed=seed)
+    except FairallocError:
+        return None
+    return None if result.holds else result
+
+
+def _smaller_numbers(v: float) -> list[float]:
+    out = {1.0, float(np.floor(v / 2)), float(v - 1), float(np.round(v, -int(np.floor(np.log10(v)))))} if v > 1 else set()
+    return sorted(x for x in out if 0 < x < v)
+
+
+def shrink(mechanism, prop: str, inst: Instance, *, budget: int = 200, method: str = "auto", seed: int = 0,
+           max_checks: int = 400):
+    """Fewer users, fewer resources, smaller integers, while the property still fails."""
+    result = _fails(mechanism, prop, inst, budget, method, seed)
+    if result is None:
+        raise FairallocError(f"shrink: {prop} does not fail on this instance")
+    liar = (result.witness["user"], result.witness["reported_demand"]) if prop == "strategy_proofness" else None
+    checks = 0
+
+    def attempt(candidate):
+        nonlocal checks, inst, result, liar
+        if checks >= max_checks:
+            return False
+        checks += 1
+        if liar is not None and liar[0] not in candidate.users:
+            return False
+        found = _fails(mechanism, prop, candidate, budget, method, seed, liar)
+        if found is not None:
+            inst, result = candidate, found
+            if liar is not None:
+                liar = (liar[0], found.witness["reported_demand"])
+            return True
+        return False
+
+    changed = True
+    while changed and checks < max_checks:
+        changed = False
+        for i in reversed(range(inst.n)):
+            if inst.n > 1 and attempt(inst.without_user(i)):
+                changed = True
+        for j in reversed(range(inst.m)):
+            if inst.m > 1:
+                try:
+                    smaller = inst.without_resource(j)     # fails if a user demanded only j
+                except FairallocError:
+                    continue
+                if attempt(smaller):
+                    changed = True
+        for j in range(inst.m):
+            for v in _smaller_numbers(inst.capacity[j]):
+                R = inst.capacity.copy()
+                R[j] = v
+                if attempt(inst.with_capacity(R)):
+                    changed = True
+                    break
+        for i in range(inst.n):
+            for j in range(inst.m):
+                for v in _smaller_numbers(inst.demand[i, j]):
+                    d = inst.demand[i].copy()
+                    d[j] = v
+                    try:
+                        candidate = inst.with_demand(i, d)
+                    except FairallocError:
+                        continue
+                    if attempt(candidate):
+                        changed = True
+                        break
+    if liar is not None:                    # the final lie: a full search from the one that worked, rounded
+        from fairalloc.analysis.manipulation import best_lie
+        from fairalloc.analysis.results import PropertyResult
+        lie = best_lie(mechanism, inst, liar[0], budget=budget, seed=seed, method=method, hints=[liar[1]])
+        result = PropertyResult(prop, False, -lie.gain, lie.to_dict())
+    return inst, result, checks
+
+
+# -- the finder -------------------------------------------------------------------------------------------
+
+@dataclass
+class FalsifyResult:
+    mechanism: str
+    property: str
+    trials: int
+    found: bool
+    seconds: float
+    case: dict | None = None
+    witness: dict | None = None
+    summary: str = ""
+    first_trial: int | None = None
+    shrink_checks: int = 0
+    skipped: int = 0
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def case_for(mechanism: str, prop: str, inst: Instance, result, source: str) -> dict:
+    """A YAML case reproducing a violation (with the variant that shows it, where there is one)."""
+    case = inst.to_dict()
+    case["name"] = f"{mechanism}-violates-{prop.replace('_', '-')}"
+    case["source"] = source
+    case["description"] = f"{mechanism} violates {prop}: {describe_witness(prop, result.witness)}."
+    w = result.witness or {}
+    variant = None
+    if prop == "population_monotonicity":
+        variant = {"name": "user-leaves", "remove_user": w["removed_user"]}
+    elif prop == "resource_monotonicity":
+        variant = {"name": "more-capacity", "capacity": w["capacity_after"]}
+    elif prop == "strategy_proofness":
+        report = (w.get("shrunk") or {}).get("reported_demand", w["reported_demand"])
+        variant = {"name": "lie", "misreport": {"user": w["user"], "demand": {k: v for k, v in report.items() if v}}}
+    if variant:
+        case["variants"] = [variant]
+    # replayed by 'fairalloc reproduce' (the violation is of the instance itself; the variant shows it)
+    focus = f" for user {w['user']}" if "user" in w and prop != "pareto_efficiency" else ""
+    case["claims"] = [f"{mechanism} violates {prop}{focus}"]
+    return case
+
+
+def _sweep(task, trials, out, workers, dask_address, progress, desc, stop_when=None, meta=None):
+    from fairalloc.analysis.sweep import run_sweep
+    return run_sweep(task, range(trials), out, workers=workers, dask_address=dask_address, progress=progress,
+                     desc=desc, stop_when=stop_when, meta=meta)
+
+
+def falsify(mechanism, prop: str, *, space: InstanceSpace = InstanceSpace(), trials: int = 1000, seed: int = 0,
+            budget: int = 200, method: str = "auto", out=None, workers: int | None = None,
+            dask_address: str | None = None, progress: bool | None = None) -> FalsifyResult:
+    """Search ``trials`` random instances for a violation of ``prop``; shrink the first one found."""
+    if trials <= 0:
+        raise FairallocError(f"--trials: must be positive (got {trials})")
+    if budget <= 0:
+        raise FairallocError(f"--budget: must be positive (got {budget})")
+    mech = get(mechanism)
+    (prop,) = property_names(prop)
+    start = time.perf_counter()
+    task = partial(falsify_trial, mechanism=mech, prop=prop, space=space, seed=seed, budget=budget, method=method)
+    meta = {"command": "falsify", "mechanism": mech.name, "property": prop, "seed": seed, "budget": budget,
+            "space": asdict(space), "method": method}
+    results = _sweep(task, trials, out, workers, dask_address, progress, f"{mech.name} {prop}",
+                     stop_when=lambda r: r["violated"], meta=meta)
+    results = _first_hit_in_order(results, task, out, workers, dask_address, progress, f"{mech.name} {prop}", meta)
+    return _conclude(mech, prop, results, seed, budget, method, start)
+
+
+def _first_hit_in_order(results, task, out, workers, dask_address, progress, desc, meta) -> list[dict]:
+    """Run the trials below the first violation that parallel workers left undone when the sweep
+    stopped, so the violation reported is the lowest-numbered one whatever the number of workers,
+    and every trial up to it is counted as checked."""
+    from fairalloc.analysis.sweep import run_sweep
+    while True:
+        done = {r["trial"]: r for r in results}
+        hits = [t for t, r in done.items() if r["violated"]]
+        if not hits:
+            return results
+        missing = [t for t in range(min(hits)) if t not in done]
+        if not missing:
+            return results
+        results = sorted([*results, *run_sweep(task, missing, out, workers=workers, dask_address=dask_address,
+                                               progress=progress, desc=desc, stop_when=lambda r: r["violated"],
+                                               meta=meta)], key=lambda r: r["trial"])
+
+
+def _conclude(mech, prop, results, seed, budget, method, start) -> FalsifyResult:
+    violated = sorted((r for r in results if r["violated"]), key=lambda r: r["trial"])
+    skipped = sum(1 for r in results if not r.get("applicable", True))
+    if not violated:
+        return FalsifyResult(mech.name, prop, len(results), False, time.perf_counter() - start,
+                             summary=f"holds on {len(results) - skipped} instances", skipped=skipped)
+    first = violated[0]
+    from fairalloc.io.cases import parse_case
+    inst = parse_case(first["case"]).instance
+    small, result, checks = shrink(mech, prop, inst, budget=budget, method=method, seed=first["trial"])
+    source = f"fairalloc falsify -m {mech.name} -p {prop} --seed {seed} (trial {first['trial']}, shrunk)"
+    case = case_for(mech.name, prop, small, result, source)
+    return FalsifyResult(mech.name, prop, len(results), True, time.perf_counter() - start, case, result.witness,
+                         f"VIOLATED: {describe_witness(prop, result.witness)}", first["trial"], checks, skipped)
+
+
+def table2(mechanisms=None, properties=None, *, space: InstanceSpace = InstanceSpace(), trials: int = 200,
+           seed: int = 0, budget: int = 100, method: str = "auto", out=None, workers: int | None = None,
+           dask_address: str | None = None, progress: bool | None = None) -> list[FalsifyResult]:
+    """Every (mechanism, property) cell: 'holds on N instances' or a shrunk counterexample.
+
+    One sweep over all cells (trial ``c * trials + t`` is trial ``t`` of cell ``c``), so the cores
+    stay busy and an interrupted table resumes as a whole.
+    """
+    if trials <= 0:
+        raise FairallocError(f"--trials: must be positive (got {trials})")
+    from fairalloc.core import registry
+    mechs = [get(m) for m in (mechanisms or registry.available("static", families=False))]
+    props = property_names(properties if isinstance(properties, (str, type(None))) else ",".join(properties))
+    cells = [(m, p) for m in mechs for p in props]
+    task = partial(_table_trial, cells=cells, trials=trials, space=space, seed=seed, budget=budget, method=method)
+    meta = {"command": "table2", "cells": [[m.name, p] for m, p in cells], "trials": trials, "seed": seed,
+            "budget": budget, "space": asdict(space), "method": method}
+    start = time.perf_counter()
+    results = _sweep(task, len(cells) * trials, out, workers, dask_address, progress, "table2", meta=meta)
+    by_cell: dict[int, list[dict]] = {}
+    for r in results:
+        by_cell.setdefault(r["trial"] // trials, []).append({**r, "trial": r["trial"] % trials})
+    return [_conclude(m, p, by_cell.get(c, []), seed, budget, method, start) for c, (m, p) in enumerate(cells)]
+
+
+def _table_trial(trial: int, *, cells, trials, space, seed, budget, method) -> dict:
+    mech, prop = cells[trial // trials]
+    return falsify_trial(trial % trials, mechanism=mech, prop=prop, space=space, seed=seed, budget=budget,
+                         method=method)
+
+
+__all__ = ["InstanceSpace", "FalsifyResult", "PROPERTIES", "falsify", "random_instance", "shrink", "table2"]

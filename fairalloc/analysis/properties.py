@@ -1,0 +1,431 @@
+"""Fairness properties of any mechanism on any instance (docs/formulations.md section 4).
+
+Every checker takes a mechanism (registered name or object) and an instance and returns a
+:class:`PropertyResult`: whether the property holds, the *margin* (the smallest slack, in tasks;
+negative when violated) and, when it fails, a structured *witness* (which user, which other user,
+removed user, capacity change or lie, and the numbers before and after).
+
+Bundles are always valued with the Leontief utility of the user's *true* demand, capped by her
+task bound: ``u_i(B) = min(T_i, min_{j: D_ij > 0} B_j / D_ij)``.
+
+>>> import fairalloc
+>>> theorem_1 = fairalloc.Instance.from_arrays([30, 30], [[1, 3], [1, 1]])
+>>> r = check_property("asset", theorem_1, "sharing_incentive")
+>>> r.holds, r.witness["user"], r.witness["tasks"], r.witness["fair_share_tasks"]
+(False, '2', 12.0, 15.0)
+>>> check_property("drf", theorem_1, "sharing_incentive").holds
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+import numpy as np
+
+from fairalloc.analysis.results import PropertyReport, PropertyResult, describe_witness
+from fairalloc.analysis.valuation import leontief, tolerance
+from fairalloc.core.errors import FairallocError
+from fairalloc.core.vocabulary import DYNAMIC_PROPERTIES, PROPERTIES, property_names
+from fairalloc.engines.filling import progressive_filling
+from fairalloc.core.instance import Instance
+from fairalloc.core.registry import Mechanism, get
+from fairalloc.core.tolerances import NOISE, PROPERTY, SATURATION
+
+
+# -- the checkers -------------------------------------------------------------------------------
+
+Allocate = Callable[[Instance], np.ndarray]
+CHECKERS: dict[str, Callable] = {}
+
+
+def _checker(name: str):
+    def add(fn):
+        CHECKERS[name] = fn
+        return fn
+    return add
+
+
+def _worst(slack: np.ndarray, focus: int | None) -> int:
+    """The user with the least slack, or the focus user when a claim names one."""
+    return int(np.argmin(slack)) if focus is None else focus
+
+
+def _names(instance: Instance, values) -> dict:
+    return {u: float(v) for u, v in zip(instance.users, values)}
+
+
+@_checker("sharing_incentive")
+def sharing_incentive(allocate: Allocate, inst: Instance, focus=None, **_) -> PropertyResult:
+    """``x_i >= u_i(R w_i / sum w)``: nobody prefers her (weighted) slice of a static partition."""
+    x = allocate(inst)
+    W = inst.weight_matrix()
+    fair_bundles = inst.capacity * W / W.sum(axis=0)          # per resource: R_j w_ij / sum_k w_kj
+    fair = np.array([leontief(inst, i, fair_bundles[i]) for i in range(inst.n)])
+    slack = x - fair
+    i = _worst(slack, focus)
+    if slack[i] >= -tolerance(x[i], fair[i]):
+        return PropertyResult("sharing_incentive", True, float(slack[i]))
+    return PropertyResult("sharing_incentive", False, float(slack[i]), {
+        "user": inst.users[i], "tasks": float(x[i]), "fair_share_tasks": float(fair[i]),
+        "fair_share_bundle": dict(zip(inst.resources, map(float, fair_bundles[i])))})
+
+
+def _envy_blocks(inst: Instance, x: np.ndarray, rows=None, block_cells: int | None = None):
+    """``(start, V)`` for consecutive blocks of rows of the envy matrix ``V`` (see
+    :func:`envy_values`): ``V`` is ``(rows in the block, n)``, the diagonal ``-inf``.  A block has
+    at most ``block_cells`` cells (default :data:`~fairalloc.core.limits.ENVY_BLOCK_CELLS`), so memory
+    stays bounded whatever ``n``; within a block the work is vectorised, one resource at a time.
+
+    ``rows``: only these rows (indices, in order), e.g. the one user a claim names.
+    """
+    from fairalloc.core.limits import ENVY_BLOCK_CELLS
+    w = inst.scalar_weights("envy_freeness")
+    D, T = inst.demand, inst.bounds()
+    n, m = inst.n, inst.m
+    scaled = x[:, None] * D / w[:, None]                 # bundle of k per unit of weight
+    need = D > 0
+    # 1 / D_ij where user i needs j; +inf elsewhere, so that the product is +inf (never the
+    # minimum) or NaN (0 * inf; skipped by fmin): the same minimum over needed j as a masked min
+    inv = np.where(need, 1.0 / np.where(need, D, 1.0), np.inf)
+    order = np.arange(n) if rows is None else np.asarray(rows, dtype=int)
+    size = max(1, (block_cells or ENVY_BLOCK_CELLS) // max(1, n))
+    with np.errstate(invalid="ignore"):                 # 0 * inf, dropped by fmin on purpose
+        for start in range(0, len(order), size):
+            i = order[start:start + size]
+            # tasks i runs from k's scaled bundle: min_j (w_i x_k D_kj / w_k) / D_ij, over the j i needs
+            runs = np.multiply.outer(inv[i, 0], scaled[:, 0])
+            if m > 1:
+                term = np.empty_like(runs)
+                for j in range(1, m):
+                    np.multiply.outer(inv[i, j], scaled[:, j], out=term)
+                    np.fmin(runs, term, out=runs)
+            np.multiply(runs, w[i, None], out=runs)
+            np.minimum(runs, T[i, None], out=runs)
+            runs[np.arange(len(i)), i] = -np.inf
+            yield start, runs
+
+
+def envy_values(inst: Instance, x: np.ndarray) -> np.ndarray:
+    """``V[i, k]``: tasks user ``i`` would run from user ``k``'s bundle scaled by ``w_i / w_k``
+    (``-inf`` on the diagonal, so that ``x_i - V[i, i]`` never counts as envy).
+
+    The whole ``n x n`` matrix: for small instances and tests; the checkers never build it (they
+    go through the same blocks of rows, keeping only each row's worst pair).
+    """
+    check_pairwise(inst)
+    values = np.empty((inst.n, inst.n))
+    for start, block in _envy_blocks(inst, x):
+        values[start:start + len(block)] = block
+    return values
+
+
+def pairwise_cells(inst: Instance) -> int:
+    """Cells ``n * n * m`` that envy-freeness compares."""
+    return inst.n * inst.n * inst.m
+
+
+def check_pairwise(inst: Instance, what: str = "envy_freeness") -> None:
+    """Refuse, before any work, an instance whose user pairs are too many to compare
+    (:data:`~fairalloc.core.limits.MAX_PAIRWISE_CELLS`)."""
+    from fairalloc.core.limits import MAX_PAIRWISE_CELLS
+    cells = pairwise_cells(inst)
+    if cells > MAX_PAIRWISE_CELLS:
+        raise FairallocError(f"{what}: {inst.n} users x {inst.n} users x {inst.m} resources = {cells:.3g} "
+                             f"comparisons, above the limit of {MAX_PAIRWISE_CELLS:.3g} "
+                             f"(fairalloc.core.limits.MAX_PAIRWISE_CELLS)")
+
+
+def worst_envy(inst: Instance, x: np.ndarray, rows=None, block_cells: int | None = None):
+    """Per row ``i`` (all users, or ``rows``): the smallest slack ``x_i - V[i, k]``, the first
+    ``k`` attaining it, and ``V[i, k]``; in bounded memory (see :func:`_envy_blocks`)."""
+    order = np.arange(inst.n) if rows is None else np.asarray(rows, dtype=int)
+    slack, other, value = np.empty(len(order)), np.empty(len(order), dtype=int), np.empty(len(order))
+    for start, block in _envy_blocks(inst, x, order, block_cells):
+        i = order[start:start + len(block)]
+        np.subtract(x[i, None], block, out=block)       # the slacks, in place
+        k = np.argmin(block, axis=1)
+        stop = start + len(block)
+        other[start:stop] = k
+        slack[start:stop] = block[np.arange(len(block)), k]
+        value[start:stop] = x[i] - slack[start:stop]
+    # V[i, k] again, not x_i - slack: the same number as the full matrix, bit for bit
+    if len(order):
+        value = _pair_values(inst, x, order, other)
+    return slack, other, value
+
+
+def _pair_values(inst: Instance, x: np.ndarray, rows: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """``V[rows[t], others[t]]`` for each t, computed as :func:`_envy_blocks` does."""
+    w = inst.scalar_weights("envy_freeness")
+    D, T = inst.demand, inst.bounds()
+    scaled = x[:, None] * D / w[:, None]
+    need = D > 0
+    inv = np.where(need, 1.0 / np.where(need, D, 1.0), np.inf)
+    with np.errstate(invalid="ignore"):
+        prods = inv[rows] * scaled[others]
+    runs = prods[:, 0].copy()
+    for j in range(1, inst.m):
+        np.fmin(runs, prods[:, j], out=runs)
+    return np.minimum(runs * w[rows], T[rows])
+
+
+def envious_users(inst: Instance, x: np.ndarray, block_cells: int | None = None) -> list[str]:
+    """The users who prefer some other user's (weight-scaled) bundle to their own."""
+    if inst.n < 2:
+        return []
+    check_pairwise(inst, "envious users")
+    worst = np.empty(inst.n)
+    for start, block in _envy_blocks(inst, x, block_cells=block_cells):
+        worst[start:start + len(block)] = block.max(axis=1)
+    bound = PROPERTY * np.maximum(1.0, np.maximum(np.abs(x), np.abs(worst)))
+    return [inst.users[i] for i in np.flatnonzero(x - worst < -bound)]
+
+
+@_checker("envy_freeness")
+def envy_freeness(allocate: Allocate, inst: Instance, focus=None, block_cells: int | None = None,
+                  **_) -> PropertyResult:
+    """``u_i(x_k D_k) w_i / w_k <= x_i``: nobody prefers another's (weight-scaled) bundle."""
+    if inst.weights is not None and inst.weights.ndim == 2:
+        return PropertyResult("envy_freeness", True, applicable=False,
+                              note="per-resource weights: envy-freeness is defined for scalar weights")
+    if inst.n < 2:
+        return PropertyResult("envy_freeness", True, applicable=False, note="one user")
+    if focus is None:
+        check_pairwise(inst)
+    x = allocate(inst)
+    rows = None if focus is None else [focus]
+    slacks, others, values = worst_envy(inst, x, rows, block_cells)
+    t = int(np.argmin(slacks))                           # the first row with the smallest slack
+    i = t if focus is None else focus
+    k, slack, value = int(others[t]), slacks[t], values[t]
+    if slack >= -tolerance(x[i], value):
+        return PropertyResult("envy_freeness", True, float(slack))
+    return PropertyResult("envy_freeness", False, float(slack), {
+        "user": inst.users[i], "envies": inst.users[k], "tasks": float(x[i]),
+        "tasks_from_other_bundle": float(value),
+        "other_bundle": dict(zip(inst.resources, map(float, x[k] * inst.demand[k])))})
+
+
+def pareto_improvement(inst: Instance, x: np.ndarray) -> tuple[float, np.ndarray]:
+    """``(gain, y)``: ``y`` maximises ``sum_i mu_i (y_i - x_i)`` over feasible ``y >= x`` (an LP,
+    HiGHS), ``gain`` is that maximum, in dominant shares: > 0 iff ``x`` is not efficient.
+
+    The LP is written in shares (each resource in units of its capacity, each user's task in
+    units of her dominant share), so that capacities of 1e9 and 1e-9 in one instance give HiGHS
+    coefficients between 0 and 1 instead of ones it would drop as zero.
+    """
+    from scipy.optimize import linprog
+    mu = inst.per_task_dominant_share
+    T = inst.bounds()
+    lower = np.minimum(np.clip(x, 0, None), T)
+    over = np.max(np.divide(lower @ inst.demand, inst.capacity, out=np.zeros(inst.m), where=inst.capacity > 0))
+    if over > 1:                            # solver noise above capacity: compare from a feasible point
+        lower = lower / over
+    shares = (inst.share_per_task / mu[:, None]).T                    # (m, n), entries in [0, 1]
+    res = linprog(-np.ones(inst.n), A_ub=shares, b_ub=np.where(inst.capacity > 0, 1.0, 0.0),
+                  bounds=np.column_stack([lower * mu, T * mu]), method="highs")
+    if res.status != 0:
+        raise FairallocError(f"pareto_efficiency: the LP failed: {res.message}")
+    y = np.maximum(res.x / mu, lower)
+    return float(np.sum(res.x - lower * mu)), y
+
+
+@_checker("pareto_efficiency")
+def pareto_efficiency(allocate: Allocate, inst: Instance, **_) -> PropertyResult:
+    """No feasible allocation gives everyone at least as much and someone more (decided by an LP)."""
+    x = allocate(inst)
+    used = x @ inst.demand
+    if np.any(used > inst.capacity * (1 + SATURATION) + 1e-12):
+        j = int(np.argmax(used - inst.capacity))
+        return PropertyResult("pareto_efficiency", False, None, {
+            "infeasible": inst.resources[j], "used": float(used[j]), "capacity": float(inst.capacity[j])})
+    gain, y = pareto_improvement(inst, x)            # in dominant shares: unit-free
+    better = [u for u, a, b in zip(inst.users, x, y) if b > a + tolerance(a)]
+    if gain <= PROPERTY * max(1.0, float(np.sum(x * inst.per_task_dominant_share))) or not better:
+        return PropertyResult("pareto_efficiency", True, 0.0 - gain)
+    return PropertyResult("pareto_efficiency", False, float(-gain), {
+        "total_gain": float(np.sum(y - x)), "better_off": better, "tasks": _names(inst, x),
+        "improvement": _names(inst, y)})
+
+
+def _max_min_on(inst: Instance, j: int) -> np.ndarray:
+    """The (weighted, bounded) max-min fair task counts on resource ``j`` alone."""
+    D = inst.demand[:, [j]]
+    key = D[:, 0] / (inst.capacity[j] * inst.weight_matrix()[:, j])
+    return progressive_filling(D, inst.capacity[[j]], key, inst.max_tasks).tasks
+
+
+def _compare_to_max_min(name: str, x: np.ndarray, ref: np.ndarray, inst: Instance, resource: str, focus=None):
+    diff = x - ref
+    i = _worst(-np.abs(diff), focus)
+    margin = 0.0 - float(np.abs(diff[i]))
+    if abs(diff[i]) <= tolerance(x[i], ref[i]):
+        return PropertyResult(name, True, margin)
+    return PropertyResult(name, False, margin, {"resource": resource, "user": inst.users[i], "tasks": float(x[i]),
+                                                "max_min_fair_tasks": float(ref[i]),
+                                                "allocation": _names(inst, x), "max_min_fair": _names(inst, ref)})
+
+
+@_checker("single_resource_fairness")
+def single_resource_fairness(allocate: Allocate, inst: Instance, focus=None, **_) -> PropertyResult:
+    """With one resource the allocation is (weighted) max-min fair on it."""
+    if inst.m != 1:
+        return PropertyResult("single_resource_fairness", True, applicable=False, note=f"{inst.m} resources")
+    return _compare_to_max_min("single_resource_fairness", allocate(inst), _max_min_on(inst, 0), inst,
+                               inst.resources[0], focus)
+
+
+def common_bottleneck(inst: Instance) -> int | None:
+    """A resource that is every user's dominant (weighted-share) resource, if there is one."""
+    share = inst.share_per_task / inst.weight_matrix()
+    dominant = share >= share.max(axis=1, keepdims=True) * (1 - 1e-12)
+    common = np.flatnonzero(dominant.all(axis=0))
+    return int(common[0]) if common.size else None
+
+
+@_checker("bottleneck_fairness")
+def bottleneck_fairness(allocate: Allocate, inst: Instance, focus=None, **_) -> PropertyResult:
+    """If one resource is every user's dominant resource, the allocation is max-min fair on it."""
+    j = common_bottleneck(inst)
+    if j is None:
+        return PropertyResult("bottleneck_fairness", True, applicable=False,
+                              note="no resource is every user's dominant resource")
+    return _compare_to_max_min("bottleneck_fairness", allocate(inst), _max_min_on(inst, j), inst, inst.resources[j],
+                               focus)
+
+
+@_checker("population_monotonicity")
+def population_monotonicity(allocate: Allocate, inst: Instance, focus=None, **_) -> PropertyResult:
+    """Removing a user (she relinquishes her bundle) lowers no other user's task count."""
+    if inst.n < 2:
+        return PropertyResult("population_monotonicity", True, applicable=False, note="one user")
+    x = allocate(inst)
+    worst = (np.inf, None)
+    for k in range(inst.n):
+        if k == focus:
+            continue
+        after = allocate(inst.without_user(k))
+        others = np.delete(x, k)
+        slack = after - others
+        i = _worst(slack, None if focus is None else focus - (focus > k))
+        if slack[i] < worst[0]:
+            worst = (float(slack[i]), (k, i, others[i], after[i]))
+    slack, (k, i, before, after) = worst
+    if slack >= -tolerance(before, after):
+        return PropertyResult("population_monotonicity", True, slack)
+    user = [u for u in inst.users if u != inst.users[k]][i]
+    return PropertyResult("population_monotonicity", False, slack, {
+        "removed_user": inst.users[k], "user": user, "tasks_before": float(before), "tasks_after": float(after)})
+
+
+#: capacity factors tried per resource (and for all resources at once) by resource_monotonicity
+RM_FACTORS = (1.25, 1.5, 2.0, 4.0)
+
+
+@_checker("resource_monotonicity")
+def resource_monotonicity(allocate: Allocate, inst: Instance, factors=RM_FACTORS, focus=None, **_) -> PropertyResult:
+    """More capacity (of one resource, or of all) lowers no user's task count."""
+    x = allocate(inst)
+    worst = (np.inf, None)
+    for j in [*range(inst.m), None]:
+        for f in factors:
+            R = inst.capacity * f if j is None else np.where(np.arange(inst.m) == j, inst.capacity * f, inst.capacity)
+            after = allocate(inst.with_capacity(R))
+            i = _worst(after - x, focus)
+            if after[i] - x[i] < worst[0]:
+                worst = (float(after[i] - x[i]), (j, f, i, after[i]))
+    slack, (j, f, i, after) = worst
+    if slack >= -tolerance(x[i], after):
+        return PropertyResult("resource_monotonicity", True, slack)
+    changed = "all" if j is None else inst.resources[j]
+    return PropertyResult("resource_monotonicity", False, slack, {
+        "resource": changed, "factor": f,
+        "capacity_before": dict(zip(inst.resources, map(float, inst.capacity))),
+        "capacity_after": dict(zip(inst.resources, map(float, inst.capacity * f if j is None else
+                                                       np.where(np.arange(inst.m) == j, inst.capacity * f,
+                                                                inst.capacity)))),
+        "user": inst.users[i], "tasks_before": float(x[i]), "tasks_after": float(after)})
+
+
+@_checker("strategy_proofness")
+def strategy_proofness(allocate: Allocate, inst: Instance, *, mechanism=None, budget: int = 500, seed: int = 0,
+                       method: str = "auto", hints=None, focus=None, **_) -> PropertyResult:
+    """No user gains true tasks by reporting another demand (searched by the verifier)."""
+    from fairalloc.analysis.manipulation import verify
+    result = verify(mechanism, inst, focus, budget=budget, seed=seed, method=method, hints=hints or {})
+    note = f"no profitable lie found in {result.evaluations} evaluations (a search, not a proof)"
+    best = result.best
+    if best is None or not best.profitable:
+        return PropertyResult("strategy_proofness", True, 0.0 - (best.gain if best else 0.0), note=note,
+                              evaluations=result.evaluations)
+    return PropertyResult("strategy_proofness", False, -best.gain, best.to_dict(), evaluations=result.evaluations)
+
+
+def check_work(names, inst: Instance, *, budget: int = 500, focus=None) -> None:
+    """Refuse, before any work, properties whose checking cannot stay within the bounds of
+    :mod:`fairalloc.core.limits` on this instance: envy-freeness compares every pair of users
+    (``MAX_PAIRWISE_CELLS``); strategy-proofness searches ``budget`` reports per user and
+    population monotonicity solves once per user, each solve over every user (``MAX_SEARCH_WORK``)."""
+    from fairalloc.core import limits
+    from fairalloc.analysis.manipulation import check_search
+    if "envy_freeness" in names and focus is None and inst.n >= 2:
+        check_pairwise(inst)
+    if "strategy_proofness" in names:
+        check_search(inst, 1 if focus is not None else inst.n, budget, "strategy_proofness")
+    if "population_monotonicity" in names and inst.n * inst.n > limits.MAX_SEARCH_WORK:
+        raise FairallocError(f"population_monotonicity: {inst.n} solves (one per user leaving) x {inst.n} users = "
+                             f"{inst.n * inst.n:.3g}, above the limit of {limits.MAX_SEARCH_WORK:.3g} "
+                             f"(fairalloc.core.limits.MAX_SEARCH_WORK); leave population_monotonicity out")
+
+
+def allocator(mechanism: Mechanism, method: str = "auto") -> Allocate:
+    return lambda inst: mechanism.allocate(inst, method).tasks
+
+
+def check_property(mechanism, instance: Instance, prop: str, *, method: str = "auto", budget: int = 500,
+                   seed: int = 0, user=None) -> PropertyResult:
+    """Check one property (see :data:`PROPERTIES`) of ``mechanism`` on ``instance``.
+
+    ``instance`` may be a loaded case; its ``misreport`` variants are the verifier's first guesses.
+    ``user``: check the property for this user only ("violates P for user U"; Pareto efficiency,
+    a property of the whole allocation, ignores it).
+    """
+    from fairalloc.analysis.manipulation import case_hints
+    mech = get(mechanism)
+    inst = getattr(instance, "instance", instance)
+    focus = None if user is None else inst.user_index(user)
+    if mech.kind == "dynamic":
+        from fairalloc.analysis.dynamic_properties import DYNAMIC_CHECKERS, normalised
+        (name,) = property_names(prop, dynamic=True)
+        history = mech.allocate(inst, method).history
+        return DYNAMIC_CHECKERS[name](history, mechanism=mech, d=normalised(inst, mech.name), budget=budget,
+                                      seed=seed, method=method, focus=focus)
+    (name,) = property_names(prop)
+    check_work([name], inst, budget=budget, focus=focus)
+    return CHECKERS[name](allocator(mech, method), inst, mechanism=mech, budget=budget, seed=seed, method=method,
+                          hints=case_hints(instance), focus=focus)
+
+
+def check(mechanism, instance: Instance, properties=None, *, method: str = "auto", budget: int = 500,
+          seed: int = 0) -> PropertyReport:
+    """Check several properties (default: all eight) of ``mechanism`` on ``instance``.
+
+    The :class:`PropertyReport` is a ``dict`` ``{property: PropertyResult}``; Jupyter shows it as
+    a table.
+    """
+    mech = get(mechanism)
+    names = property_names(properties if isinstance(properties, (str, type(None))) else ",".join(properties),
+                           mech.kind == "dynamic")
+    if mech.kind != "dynamic":
+        check_work(names, getattr(instance, "instance", instance), budget=budget)
+    return PropertyReport({p: check_property(mechanism, instance, p, method=method, budget=budget, seed=seed)
+                           for p in names}, mechanism=mech.name,
+                          instance=getattr(getattr(instance, "instance", instance), "name", ""))
+
+
+assert set(PROPERTIES) == set(CHECKERS)
+
+__all__ = ["CHECKERS", "PROPERTIES", "PropertyReport", "PropertyResult", "check", "check_property", "check_work",
+           "envious_users", "envy_values", "leontief", "property_names", "worst_envy"]

@@ -1,0 +1,623 @@
+"""Sweeps: many independent, deterministic trials run in parallel on Dask distributed, with results
+streamed to a JSON-lines file and resumable after any interruption, a SIGKILL included.
+
+    from functools import partial
+    from fairalloc.analysis.sweep import demo_trial, run_sweep
+
+    results = run_sweep(partial(demo_trial, seed=1), range(10_000), "out.jsonl", meta={"seed": 1})
+
+By default the trials run on a local cluster of ``workers`` processes, one thread each.
+``dask_address="tcp://host:8786"`` runs the same code on a running Dask scheduler and its
+workers instead. Remote workers must be able to import the task's module, with fairalloc
+installed there.
+
+The ``out`` file starts with a header line, ``{"sweep": desc, "meta": meta, "format": ...}``,
+followed by one line per finished trial, ``{"trial": id, ...}``. The engine appends each finished
+chunk of trials with a single write, then calls ``fsync``, so a kill loses only the chunks still
+in flight. When a sweep starts and the file already exists, it keeps every result in the file
+and runs only the missing trials. A truncated last line (from a kill during a write) is removed
+from the file before anything is appended, so the file never holds a trial twice. A file whose
+header names a different ``desc`` or ``meta`` is refused, so the results of two sweeps never mix.
+While a sweep runs it holds an exclusive ``flock`` on the file, so a second sweep on the same
+file fails at once instead of appending duplicates.
+
+Every returned result, new or read back from the file, has been through one JSON round trip.
+A resumed sweep therefore returns exactly what an uninterrupted one returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import json
+import logging
+import math
+import operator
+import os
+import socket
+import sys
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fairalloc.core import limits
+from fairalloc.core.errors import FairallocError, excerpt, one_line
+
+__all__ = ["TrialError", "demo_trial", "read_results", "run_sweep"]
+
+FORMAT = "fairalloc-sweep/1"   # the header's "format" value; bump when the line format changes
+CONNECT_TIMEOUT = 5.0          # seconds to reach a remote scheduler (TCP connect, then handshake)
+MAX_CHUNK = 50                 # the automatic chunk size never exceeds this many trials...
+CHUNKS_PER_WORKER = 6          # ...and otherwise aims at this many chunks per worker
+IN_FLIGHT_PER_WORKER = 3       # chunks submitted but not yet collected, per worker (bounded memory)
+
+
+class TrialError(FairallocError):
+    """A trial raised an exception, or returned something that cannot be written as JSON.
+
+    ``trial`` is the trial's id. ``remote_traceback`` holds the traceback text from the worker,
+    which ``--debug`` can show.
+    """
+
+    def __init__(self, message: str, trial: int, remote_traceback: str = ""):
+        super().__init__(message)
+        self.trial = trial
+        self.remote_traceback = remote_traceback
+
+
+# --------------------------------------------------------------------------- a demo task
+
+def demo_trial(trial: int, seed: int = 0, sleep: float = 0.0, fail: Iterable[int] = (),
+               record: str | None = None) -> dict:
+    """A deterministic example trial: DRF on a small random instance drawn from ``(seed, trial)``.
+
+    It sleeps ``sleep`` seconds first, to stand in for a slow trial. It raises ``ValueError`` when
+    ``trial`` is in ``fail``, to exercise error reporting. When ``record`` names a directory, each
+    call creates an empty file there, named ``<trial>-<random>``, so a test can count the calls
+    the workers made. The function lives in an importable module so that worker processes can
+    unpickle it, for example as ``partial(demo_trial, seed=3)``.
+
+    >>> r = demo_trial(7, seed=1)
+    >>> sorted(r), r == demo_trial(7, seed=1)
+    (['min_dominant_share', 'resources', 'seed', 'total_tasks', 'users'], True)
+    """
+    from fairalloc.core.registry import get
+    from fairalloc.core.instance import Instance
+
+    if record is not None:
+        Path(record, f"{trial}-{uuid.uuid4().hex}").touch()
+    if sleep > 0:
+        time.sleep(sleep)
+    if trial in set(fail):
+        raise ValueError(f"demo failure requested for trial {trial}")
+    rng = np.random.default_rng([seed, trial])
+    n, m = int(rng.integers(2, 7)), int(rng.integers(2, 5))
+    demand = rng.uniform(0.1, 1.0, (n, m))
+    alloc = get("drf").allocate(Instance.from_arrays(rng.uniform(0.2, 0.5, m) * n, demand))
+    return {"seed": seed, "users": n, "resources": m,
+            "min_dominant_share": float(alloc.dominant_shares.min()), "total_tasks": float(alloc.tasks.sum())}
+
+
+# --------------------------------------------------------------------------- the file
+
+def _header(desc: str, meta: Any) -> dict:
+    return {"sweep": desc, "meta": meta, "format": FORMAT}
+
+
+def _header_bytes(header: dict) -> bytes:
+    return (json.dumps(header) + "\n").encode()
+
+
+def _parse(data: bytes, path: str | os.PathLike) -> tuple[dict | None, dict[int, dict], int]:
+    """Parse a sweep file: ``(header or None, {trial: result}, end of the last good line)``.
+
+    The last line may be truncated or corrupt, from a kill in the middle of a write. It is left
+    out, and the returned offset lets the caller cut it off. Damage anywhere else is an error.
+    A file without a valid header is an error, unless its whole content could be the beginning
+    of a header cut short by a kill (``header`` is then None and the offset is 0).
+    """
+    header: dict | None = None
+    results: dict[int, dict] = {}
+    pos = good_end = 0
+    lineno = 0
+    while pos < len(data):
+        nl = data.find(b"\n", pos)
+        if nl == -1:                      # no newline: a write cut short; drop it
+            break
+        lineno += 1
+        final = nl + 1 == len(data)
+        try:
+            obj = json.loads(data[pos:nl])
+        except ValueError:
+            obj = None
+        if lineno == 1:
+            if not (isinstance(obj, dict) and "sweep" in obj and "trial" not in obj):
+                break                     # judged below: a cut-short header or not a sweep file
+            header = obj
+        else:
+            trial = obj.get("trial") if isinstance(obj, dict) else None
+            if not isinstance(trial, int) or isinstance(trial, bool):
+                if final:
+                    break                 # a corrupt last line: drop it
+                raise FairallocError(f"{path}: line {lineno} is not a trial result (damaged file?); "
+                                     f"refusing to resume from it")
+            if trial in results:
+                raise FairallocError(f"{path}: trial {trial} appears twice (line {lineno}); "
+                                     f"refusing to resume from it")
+            results[trial] = obj
+        pos = good_end = nl + 1
+    if header is None and data:
+        if not b"{\"sweep\": ".startswith(data[:10]) or b"\n" in data:
+            raise FairallocError(f"{path}: not a sweep results file (no sweep header line); "
+                                 f"refusing to overwrite it")
+        good_end = 0
+    return header, results, good_end
+
+
+def read_results(path: str | os.PathLike) -> list[dict]:
+    """The results in a sweep file, sorted by trial id. A truncated last line is skipped."""
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read(limits.MAX_SWEEP_FILE_BYTES + 1)
+    except OSError as exc:
+        raise FairallocError(f"{path}: {exc.strerror or exc}") from None
+    _too_big(data, path)
+    _, results, _ = _parse(data, path)
+    return [results[t] for t in sorted(results)]
+
+
+def _too_big(data: bytes, path) -> None:
+    if len(data) > limits.MAX_SWEEP_FILE_BYTES:
+        raise FairallocError(f"{path}: a sweep results file larger than {limits.MAX_SWEEP_FILE_BYTES} bytes, the "
+                             "most fairalloc reads back; split the sweep into several files")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class _SweepFile:
+    """An exclusively locked sweep file, open for appending after its last good line."""
+
+    def __init__(self, path: str | os.PathLike, header: dict):
+        self.path = path
+        try:
+            self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise FairallocError(f"{path}: {exc.strerror or exc}") from None
+        try:
+            self._lock()
+            parts = []
+            size = 0
+            while size <= limits.MAX_SWEEP_FILE_BYTES and (part := os.read(self.fd, 1 << 22)):
+                parts.append(part)
+                size += len(part)
+            data = b"".join(parts)
+            _too_big(data, path)
+            found, self.results, good_end = _parse(data, path)
+            if found is not None and (found.get("sweep"), found.get("meta"), found.get("format")) != \
+                    (header["sweep"], header["meta"], header["format"]):
+                raise FairallocError(
+                    f"{path}: written by another sweep ({_brief(found)}), not this one ({_brief(header)}); "
+                    f"use another file or delete this one")
+            if good_end < len(data):      # cut off a truncated last line before appending
+                os.ftruncate(self.fd, good_end)
+            os.lseek(self.fd, good_end, os.SEEK_SET)
+            if found is None:
+                _write_all(self.fd, _header_bytes(header))
+            os.fsync(self.fd)
+            if found is None:
+                self._fsync_directory()
+        except BaseException:
+            os.close(self.fd)
+            raise
+
+    def _lock(self) -> None:
+        try:
+            import fcntl
+        except ImportError:               # not POSIX: no lock
+            return
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise FairallocError(f"{self.path}: another sweep is writing to this file") from None
+        except OSError:                   # a file system without locks
+            pass
+
+    def _fsync_directory(self) -> None:
+        with contextlib.suppress(OSError, AttributeError):
+            dfd = os.open(os.path.dirname(os.path.abspath(self.path)), os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+
+    def append(self, lines: list[str]) -> None:
+        if lines:
+            _write_all(self.fd, "".join(line + "\n" for line in lines).encode())
+            os.fsync(self.fd)
+
+    def close(self) -> None:
+        os.close(self.fd)              # releases the lock
+
+
+def _brief(header: dict) -> str:
+    text = f"desc {header.get('sweep')!r}, meta {json.dumps(header.get('meta'))}"
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+# --------------------------------------------------------------------------- the worker side
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _run_chunk(task: Callable[[int], dict], trial_ids: list[int]) -> tuple[list[str], tuple | None]:
+    """Run trials on a worker: ``(JSON lines of the finished trials, None or (trial, message, traceback))``.
+
+    Trials run in order and the chunk stops at the first failure. The lines finished before it
+    are still returned, so the caller can write them before it reports the failure.
+    """
+    lines = []
+    for trial in trial_ids:
+        try:
+            result = task(trial)
+        except Exception as exc:
+            where = ""
+            frames = traceback.extract_tb(exc.__traceback__)[1:]    # without this function's frame
+            if frames:
+                where = f" (at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno} in {frames[-1].name})"
+            message = one_line(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+            return lines, (trial, f"trial {trial} failed: {message}{where}", traceback.format_exc())
+        if not isinstance(result, dict):
+            return lines, (trial, f"trial {trial} failed: the task returned a {type(result).__name__}, "
+                                  f"not a dict", "")
+        row = {"trial": trial}
+        row.update((k, v) for k, v in result.items() if k != "trial")
+        try:
+            lines.append(json.dumps(row, default=_json_default))
+        except (TypeError, ValueError) as exc:
+            return lines, (trial, f"trial {trial} failed: its result is not JSON-serialisable "
+                                  f"({one_line(exc)})", traceback.format_exc())
+    return lines, None
+
+
+# --------------------------------------------------------------------------- the cluster
+
+@contextlib.contextmanager
+def _quiet_distributed() -> Iterator[None]:
+    """Distributed's loggers at ERROR for the sweep (restored afterwards): no chatter on stderr."""
+    names = ["distributed"] + [n for n in logging.root.manager.loggerDict if n.startswith("distributed.")]
+    saved = {n: logging.getLogger(n).level for n in names}
+    for n in names:
+        logging.getLogger(n).setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for n, level in saved.items():
+            logging.getLogger(n).setLevel(level)
+
+
+@contextlib.contextmanager
+def _restored_environ() -> Iterator[None]:
+    """Undo the variables Dask's nanny sets in this process (OMP_NUM_THREADS, PYTHONHASHSEED, ...)."""
+    saved = dict(os.environ)
+    try:
+        yield
+    finally:
+        for key in set(os.environ) - set(saved):
+            del os.environ[key]
+        for key, value in saved.items():
+            if os.environ.get(key) != value:
+                os.environ[key] = value
+
+
+def _unreachable(address: str, reason: str) -> FairallocError:
+    return FairallocError(f"--dask: cannot reach the Dask scheduler at {address}: {one_line(reason)}")
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower() if exc.strerror[:1].isupper() and exc.strerror[1:2].islower() else exc.strerror
+    return str(exc) or type(exc).__name__
+
+
+async def _identity(address: str, timeout: float) -> Any:
+    from distributed.comm import connect
+
+    comm = await connect(address, timeout=timeout)
+    try:
+        await comm.write({"op": "identity", "reply": True})
+        return await asyncio.wait_for(comm.read(), timeout)
+    finally:
+        comm.abort()
+
+
+def _probe(address: str) -> None:
+    """Fail fast, with a clear reason, unless a Dask scheduler answers at a ``tcp://`` address.
+
+    Left alone, ``distributed.Client`` retries a refused connection until its timeout and then
+    reports only "timed out". It can also fail with odd errors, such as a ``MemoryError`` when a
+    non-Dask server answers. A failed Client then leaves a noisy ``__del__`` behind at exit.
+    """
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address)
+        host, port = parse_host_port(location)
+        if not 0 < int(port) < 65536:
+            raise ValueError(f"port {port} out of range")
+    except (ValueError, TypeError) as exc:
+        raise _unreachable(address, f"invalid address ({exc})") from None
+    if scheme != "tcp":                   # tls://, ucx://, ...: leave it to the Client
+        return
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        raise _unreachable(address, _reason(exc) if not isinstance(exc, TimeoutError) else
+                           f"no answer within {CONNECT_TIMEOUT:g} s") from None
+    try:   # a thread of its own: asyncio.run also works when the caller runs an event loop
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            reply = pool.submit(asyncio.run, _identity(address, CONNECT_TIMEOUT)).result()
+    except Exception as exc:
+        raise _unreachable(address, f"no Dask scheduler answered ({type(exc).__name__}: {exc})") from None
+    if not (isinstance(reply, dict) and reply.get("type") == "Scheduler"):
+        raise _unreachable(address, f"the server there is not a Dask scheduler ({str(reply)[:80]})")
+
+
+def _connect(address: str):
+    from distributed import Client
+
+    _probe(address)
+    client = Client.__new__(Client)   # a handle even if __init__ fails, to close it now: otherwise
+    try:                              # its __del__ times out at exit with a traceback on stderr
+        client.__init__(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+    except Exception as exc:
+        with contextlib.suppress(Exception):
+            client.close(timeout=CONNECT_TIMEOUT)
+        raise _unreachable(address, _reason(exc)) from None
+    return client
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Ignore SIGINT while worker processes start, so that they inherit SIG_IGN.
+
+    A Ctrl-C on a terminal reaches the whole foreground process group. Without this, every worker
+    would print a KeyboardInterrupt traceback. With it, only this process sees the Ctrl-C, and it
+    closes the cluster.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGINT"):
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _local_client(workers: int):
+    from distributed import Client, LocalCluster
+
+    try:
+        with _sigint_ignored():
+            # Without the dashboard, the scheduler still serves a few HTTP routes, by default on
+            # port 8787. When another cluster already holds that port, it warns on stderr. A free
+            # port on localhost avoids that.
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                   dashboard_address=None, silence_logs=logging.ERROR,
+                                   scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
+    except Exception as exc:
+        raise FairallocError(f"cannot start a local Dask cluster of {workers} workers: {_reason(exc)}") from None
+    try:
+        return Client(cluster, set_as_default=False), cluster
+    except BaseException:
+        cluster.close()
+        raise
+
+
+# --------------------------------------------------------------------------- the engine
+
+def _trial_ids(trial_ids: Iterable[int]) -> list[int]:
+    try:
+        size = len(trial_ids)                # a range of 10**12 ids is refused without a list
+    except TypeError:
+        size = None
+    if size is not None and size > limits.MAX_TRIALS:
+        raise FairallocError(f"trial_ids: {size} trials, more than the {limits.MAX_TRIALS} of one sweep")
+    ids = []
+    for t in trial_ids:
+        if len(ids) >= limits.MAX_TRIALS:
+            raise FairallocError(f"trial_ids: more than the {limits.MAX_TRIALS} trials of one sweep")
+        if isinstance(t, bool):
+            raise FairallocError(f"trial_ids: {excerpt(t)} is not an integer")
+        try:
+            ids.append(operator.index(t))
+        except TypeError:
+            raise FairallocError(f"trial_ids: {excerpt(t)} is not an integer") from None
+    if len(set(ids)) != len(ids):
+        seen: set[int] = set()
+        dup = next(t for t in ids if t in seen or seen.add(t))
+        raise FairallocError(f"trial_ids: trial {dup} appears twice")
+    return ids
+
+
+def _positive(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise FairallocError(f"{name}: must be a positive integer, not {excerpt(value)}")
+    return value
+
+
+def run_sweep(task, trial_ids, out=None, *, workers=None, dask_address=None, progress=None,
+              desc="trials", stop_when=None, chunk_size=None, meta=None) -> list[dict]:
+    """Run ``task(trial)`` for every id in ``trial_ids`` on Dask, and return the results sorted by trial.
+
+    task: a picklable callable, either a top-level function or a ``functools.partial`` of one. It
+        takes an ``int`` and returns a JSON-serialisable dict; numpy scalars and arrays are
+        converted. The engine sets the key ``"trial"`` to the trial's id.
+    trial_ids: unique integers.
+    out: a JSON-lines file, or None. The engine writes each finished chunk to it and fsyncs it.
+        Trials already in the file are not run again, and their results are returned with the
+        rest. Only the requested ids are returned, although the file keeps every result it holds.
+    workers: the number of local worker processes, one thread each (default ``os.cpu_count()``).
+        It is ignored when ``dask_address`` is given.
+    dask_address: a Dask scheduler's address, such as ``"tcp://host:8786"``, to use instead of
+        a local cluster.
+    progress: show a tqdm bar on stderr. None means only when stderr is a terminal.
+    desc: the bar's label, also stored in the file's header.
+    stop_when: a predicate on a result. When it is true for a finished result, the remaining work
+        is cancelled and the finished results are returned. This includes results already in the
+        file, so a resumed search that already has its hit returns at once without a cluster.
+    chunk_size: the number of trials per Dask task. By default about ``CHUNKS_PER_WORKER`` chunks
+        per worker, and at most ``MAX_CHUNK`` trials each.
+    meta: JSON-serialisable parameters of the sweep, stored in the file's header. A file
+        written with another ``desc`` or ``meta`` is refused with :class:`FairallocError`.
+
+    A trial that raises stops the sweep with :class:`TrialError`, a :class:`FairallocError`
+    that names the trial. The finished results are written first.
+    """
+    ids = _trial_ids(trial_ids)
+    if workers is not None:
+        _positive("workers", workers)
+        if workers > limits.MAX_WORKERS:
+            raise FairallocError(f"workers: {workers} worker processes, more than the {limits.MAX_WORKERS} "
+                                 "fairalloc starts")
+    if chunk_size is not None:
+        _positive("chunk_size", chunk_size)
+        chunk_size = min(chunk_size, limits.MAX_TRIALS)
+    try:
+        meta = json.loads(json.dumps(meta))
+    except (TypeError, ValueError) as exc:
+        raise FairallocError(f"meta: not JSON-serialisable ({exc})") from None
+
+    sweep_file = _SweepFile(out, _header(str(desc), meta)) if out is not None else None
+    try:
+        wanted = set(ids)
+        results = {t: r for t, r in (sweep_file.results.items() if sweep_file else ()) if t in wanted}
+        todo = sorted(wanted - results.keys())
+        if todo and not (stop_when is not None and any(stop_when(r) for r in results.values())):
+            _run(task, todo, results, sweep_file, len(ids), workers=workers, dask_address=dask_address,
+                 progress=progress, desc=str(desc), stop_when=stop_when, chunk_size=chunk_size)
+    finally:
+        if sweep_file is not None:
+            sweep_file.close()
+    return [results[t] for t in sorted(results)]
+
+
+def _unsendable(exc: BaseException) -> FairallocError:
+    return FairallocError(f"task: cannot be sent to the workers ({type(exc).__name__}: {one_line(exc)}); "
+                          f"it must be picklable, and importable on the workers: a top-level function of an "
+                          f"installed module, or a functools.partial of one")
+
+
+def _run(task, todo: list[int], results: dict[int, dict], sweep_file: _SweepFile | None, total: int, *,
+         workers, dask_address, progress, desc, stop_when, chunk_size) -> None:
+    import cloudpickle
+    from tqdm import tqdm
+
+    try:   # checked before a cluster starts; Dask itself would log tracebacks on stderr first
+        cloudpickle.dumps(task)
+    except Exception as exc:
+        raise _unsendable(exc) from None
+    if progress is None:
+        progress = bool(getattr(sys.stderr, "isatty", None) and sys.stderr.isatty())
+    bar = tqdm(total=total, initial=total - len(todo), desc=desc, unit="trial", file=sys.stderr,
+               disable=not progress, dynamic_ncols=True)
+    client = cluster = None
+    outstanding: set = set()
+    try:
+        with _quiet_distributed(), _restored_environ():
+            try:
+                if dask_address is not None:
+                    client = _connect(dask_address)
+                    n_workers = max(1, sum(client.nthreads().values()))
+                else:
+                    n_workers = workers or os.cpu_count() or 1
+                    client, cluster = _local_client(n_workers)
+                size = chunk_size or max(1, min(MAX_CHUNK, math.ceil(len(todo) / (CHUNKS_PER_WORKER * n_workers))))
+                chunks = iter([todo[k:k + size] for k in range(0, len(todo), size)])
+                _collect(client, task, chunks, IN_FLIGHT_PER_WORKER * n_workers, outstanding, results,
+                         sweep_file, bar, stop_when)
+            finally:
+                if client is not None:
+                    if outstanding:
+                        with contextlib.suppress(Exception):
+                            client.cancel(list(outstanding))
+                    with contextlib.suppress(Exception):
+                        client.close()
+                if cluster is not None:
+                    with contextlib.suppress(Exception):
+                        cluster.close()
+    finally:
+        bar.close()
+
+
+def _collect(client, task, chunks: Iterator[list[int]], max_in_flight: int, outstanding: set,
+             results: dict[int, dict], sweep_file: _SweepFile | None, bar, stop_when) -> None:
+    """Keep at most ``max_in_flight`` chunks submitted, write each as it finishes, stop on a hit."""
+    from distributed import as_completed
+
+    token = uuid.uuid4().hex[:12]
+    try:
+        task_ref = client.scatter(task, broadcast=True, hash=False)   # pickled and shipped once
+    except Exception as exc:
+        raise _unsendable(exc) from None
+    # with_results: chunks are fetched in the background, no blocking round trip per chunk here
+    finished = as_completed(loop=client.loop, with_results=True, raise_errors=False)
+    spans: dict[str, list[int]] = {}     # future key -> its trial ids
+
+    def submit() -> None:
+        chunk = next(chunks, None)
+        if chunk is not None:
+            future = client.submit(_run_chunk, task_ref, chunk, key=f"fairalloc-sweep-{token}-{chunk[0]}")
+            spans[future.key] = chunk
+            outstanding.add(future)
+            finished.add(future)
+
+    def record(future, value) -> tuple[FairallocError | None, bool]:
+        """Write and keep a finished chunk's results: (the error it reports or None, stop_when hit)."""
+        outstanding.discard(future)
+        chunk = spans.pop(future.key)
+        if future.status != "finished":   # a worker died, the scheduler went away, ...
+            exc = value[1] if isinstance(value, tuple) else value
+            span = f"trial {chunk[0]}" if len(chunk) == 1 else f"trials {chunk[0]}..{chunk[-1]}"
+            return FairallocError(f"{span} could not run on Dask: {type(exc).__name__}: "
+                                  f"{one_line(exc) or 'no details'}"), False
+        lines, failure = value
+        if sweep_file is not None:
+            sweep_file.append(lines)
+        new = [json.loads(line) for line in lines]
+        for r in new:
+            results[r["trial"]] = r
+        bar.update(len(new))
+        hit = stop_when is not None and any(stop_when(r) for r in new)
+        return (TrialError(failure[1], failure[0], failure[2]) if failure else None), hit
+
+    for _ in range(max_in_flight):
+        submit()
+    for future, value in finished:
+        error, hit = record(future, value)
+        del future, value
+        if error is not None or hit:
+            while finished.has_ready():   # chunks that finished meanwhile are kept and written too
+                record(*next(finished))
+            if error is not None:
+                raise error
+            return
+        submit()

@@ -1,0 +1,239 @@
+"""Allocations: task counts per user and every view derived from them.
+
+Only ``tasks`` is stored; bundles, dominant shares and utilisation are computed on first use, so
+an allocation of a million users costs one vector until someone asks for more.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cached_property
+from typing import Any, Callable
+
+import numpy as np
+from tabulate import tabulate
+
+from fairalloc.core.instance import Instance
+from fairalloc.core.tolerances import SATURATION
+
+#: above this many users the JSON form leaves the per-arrival steps out (they grow as n^2)
+STEPS_IN_JSON = 2000
+
+
+@dataclass(frozen=True, eq=False)
+class Allocation:
+    """The outcome of a mechanism on an instance.
+
+    ``tasks[i]`` is ``x_i``; user ``i`` receives the bundle ``x_i * D_i``.  ``method`` is
+    ``"fast"`` or ``"program"``, ``solver`` names what computed it, ``prices`` holds CEEI's
+    market-clearing prices (one per resource) when the mechanism has them, ``info`` any further
+    metadata (rounds, objective, status).
+    """
+
+    instance: Instance
+    tasks: np.ndarray
+    mechanism: str
+    method: str
+    solver: str = "numpy"
+    prices: np.ndarray | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+    #: exact verifier: (instance, candidate Fractions) -> bool; set by the mechanism
+    certify: Callable[[Instance, list[Fraction]], bool] | None = field(default=None, repr=False)
+    #: dynamic mechanisms: the allocation after every arrival (:class:`fairalloc.analysis.dynamic_properties.History`)
+    history: Any = field(default=None, repr=False)
+
+    def __post_init__(self):
+        self.tasks.flags.writeable = False
+
+    # -- views ----------------------------------------------------------------------------
+    @cached_property
+    def bundles(self) -> np.ndarray:
+        """``(n, m)``: ``A_i = x_i D_i``."""
+        return self.tasks[:, None] * self.instance.demand
+
+    @cached_property
+    def dominant_shares(self) -> np.ndarray:
+        """``s_i = x_i * max_j D_ij / R_j`` (unweighted)."""
+        return self.tasks * self.instance.per_task_dominant_share
+
+    @cached_property
+    def weighted_dominant_shares(self) -> np.ndarray:
+        """``max_j (A_ij / R_j) / w_ij``: what weighted DRF equalises."""
+        inst = self.instance
+        if inst.weights is None:
+            return self.dominant_shares
+        return self.tasks * (inst.share_per_task / inst.weight_matrix()).max(axis=1)
+
+    @cached_property
+    def used(self) -> np.ndarray:
+        """``sum_i x_i D_ij`` per resource."""
+        return self.tasks @ self.instance.demand
+
+    @cached_property
+    def utilization(self) -> np.ndarray:
+        cap = self.instance.capacity
+        return np.divide(self.used, cap, out=np.zeros_like(self.used), where=cap > 0)
+
+    @cached_property
+    def saturated(self) -> np.ndarray:
+        """Boolean mask of resources used up (to the saturation tolerance)."""
+        cap = self.instance.capacity
+        return (cap > 0) & (self.used >= cap * (1 - SATURATION))
+
+    def __getitem__(self, user) -> float:
+        """Task count of a user by name: ``alloc["A"]``."""
+        return float(self.tasks[self.instance.user_index(user)])
+
+    # -- exact form -----------------------------------------------------------------------
+    @cached_property
+    def exact(self) -> list[Fraction] | None:
+        """The allocation as exact fractions, or ``None`` when none could be verified.
+
+        Candidates are the closest fractions with small denominators; they are accepted only
+        if the mechanism's exact certificate holds for them in rational arithmetic on the
+        instance's own numbers (a guess that fails the certificate is dropped).
+        """
+        from fairalloc.core.exact import recover
+        return recover(self)
+
+    # -- output ---------------------------------------------------------------------------
+    def to_dict(self, exact: bool = False) -> dict:
+        """The JSON contract: case, mechanism, users{tasks, dominant_share, allocation}, resources.
+
+        Never NaN or infinity (not JSON): an allocation returned by a mechanism is certified finite
+        (:mod:`fairalloc.core.certificate`); any other number that is not finite (an ``info`` value
+        such as the Nash welfare ``-inf`` of a user with no task) is written as ``null``.
+        """
+        inst = self.instance
+        fractions = self.exact if exact else None
+        users = {}
+        with np.errstate(all="ignore"):
+            shares, bundles = self.dominant_shares, self.bundles
+            weighted = self.weighted_dominant_shares if inst.weighted else None
+            used, utilization = self.used, self.utilization
+        for i, u in enumerate(inst.users):
+            entry = {"tasks": _finite(self.tasks[i]), "dominant_share": _finite(shares[i])}
+            if inst.weighted:
+                entry["weighted_dominant_share"] = _finite(weighted[i])
+            entry["allocation"] = {r: _finite(bundles[i, j]) for j, r in enumerate(inst.resources)}
+            if fractions is not None:
+                entry["tasks_exact"] = str(fractions[i])
+            users[u] = entry
+        resources = {}
+        for j, r in enumerate(inst.resources):
+            resources[r] = {"capacity": _finite(inst.capacity[j]), "used": _finite(used[j]),
+                            "utilization": _finite(utilization[j]), "saturated": bool(self.saturated[j])}
+            if self.prices is not None:
+                resources[r]["price"] = _finite(self.prices[j])
+        out = {"case": inst.name, "mechanism": self.mechanism, "method": self.method, "solver": self.solver,
+               "users": users, "resources": resources}
+        if exact:
+            out["exact"] = fractions is not None
+        if self.info:
+            out["info"] = {k: _plain(v) for k, v in self.info.items()}
+        if self.history is not None and inst.n <= STEPS_IN_JSON:
+            out["steps"] = self.history.step_dicts()
+        return out
+
+    def table(self, exact: bool = False, digits: int = 4) -> str:
+        """Two readable tables: users (tasks, shares, bundle) and resources (use, saturation)."""
+        inst = self.instance
+        fractions = self.exact if exact else None
+        head = ["user", "tasks"] + (["exact"] if exact else []) + ["dominant share"]
+        head += ["weighted share"] if inst.weighted else []
+        head += list(inst.resources)
+        rows = []
+        for i, u in enumerate(inst.users):
+            row = [u, _fmt(self.tasks[i], digits)]
+            if exact:
+                row.append(str(fractions[i]) if fractions is not None else "n/a")
+            row.append(_fmt(self.dominant_shares[i], digits))
+            if inst.weighted:
+                row.append(_fmt(self.weighted_dominant_shares[i], digits))
+            row += [_fmt(v, digits) for v in self.bundles[i]]
+            rows.append(row)
+        res_head = ["resource", "capacity", "used", "utilization", "saturated"] + \
+            (["price"] if self.prices is not None else [])
+        res_rows = []
+        for j, r in enumerate(inst.resources):
+            row = [r, _fmt(inst.capacity[j], digits), _fmt(self.used[j], digits),
+                   f"{self.utilization[j]:.1%}", "yes" if self.saturated[j] else ""]
+            if self.prices is not None:
+                row.append(_fmt(self.prices[j], digits))
+            res_rows.append(row)
+        title = f"{self.mechanism} on {inst.name} ({self.method}, {self.solver})"
+        if exact and fractions is None:
+            title += "  [no exact rational form could be verified]"
+        return "\n".join([title, tabulate(rows, head, disable_numparse=True),
+                          "", tabulate(res_rows, res_head, disable_numparse=True)])
+
+    def step_table(self, digits: int = 4, max_users: int = 12) -> str:
+        """Dynamic mechanisms: one row per arrival (M, the pool, every user's tasks, what binds)."""
+        users = self.instance.users[:max_users]
+        rows = []
+        for step in self.history.step_dicts():
+            row = [step["k"], step["arrived"], _fmt(step.get("M", float("nan")), digits), _fmt(step["pool"], digits)]
+            row += [_fmt(step["tasks"][u], digits) if u in step["tasks"] else "" for u in users]
+            row.append(", ".join(step.get("binding", [])))
+            rows.append(row)
+        more = f" (first {max_users} users)" if self.instance.n > max_users else ""
+        return f"{self.mechanism} on {self.instance.name}: tasks after each arrival{more}\n" + tabulate(
+            rows, ["k", "arrived", "M", "pool", *users, "binding"], disable_numparse=True)
+
+    def _repr_html_(self, digits: int = 4) -> str:
+        """Jupyter: users (tasks, dominant share, bundle per resource; the first users only),
+        a utilisation row and the prices when the mechanism has them, captioned with mechanism, method and solver."""
+        from fairalloc.core.html import first_users, shown, table
+        inst = self.instance
+        k, more = shown(inst.n)
+        head = ["user", "tasks", "dominant share"] + (["weighted share"] if inst.weighted else [])
+        bundles = self.tasks[:k, None] * inst.demand[:k]        # only the rows shown, not (n, m)
+        rows = []
+        for i, u in enumerate(first_users(inst, k)):
+            row = [u, _fmt(self.tasks[i], digits), _fmt(self.dominant_shares[i], digits)]
+            if inst.weighted:
+                row.append(_fmt(self.weighted_dominant_shares[i], digits))
+            rows.append(row + [_fmt(v, digits) for v in bundles[i]])
+        pad = [""] * (len(head) - 1)
+        foot = [["utilisation", *pad, *(f"{u:.1%}" + (" (saturated)" if s else "")
+                                        for u, s in zip(self.utilization, self.saturated))]]
+        if self.prices is not None:
+            foot.append(["price", *pad, *(_fmt(p, digits) for p in self.prices)])
+        caption = f"{self.mechanism} on {inst.name} (method {self.method}, solver {self.solver})"
+        groups = [("", len(head)), ("bundle", inst.m)]
+        return table(head + list(inst.resources), rows, caption=caption, foot=foot, more=more, groups=groups)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{u}={self.tasks[i]:.6g}" for i, u in enumerate(self.instance.users[:6]))
+        more = ", ..." if self.instance.n > 6 else ""
+        return f"Allocation({self.mechanism}: {shown}{more})"
+
+
+def _fmt(v: float, digits: int) -> str:
+    v = float(v)
+    if v == 0:
+        return "0"
+    text = f"{v:.{digits}f}".rstrip("0").rstrip(".")
+    return text if text not in ("", "0", "-0") else f"{v:.{digits}g}"    # 1e-09 is not 0
+
+
+def _finite(v) -> float | None:
+    """``float(v)``, or ``None`` (JSON ``null``) for NaN and infinities."""
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def _plain(v):
+    if isinstance(v, np.ndarray):
+        return [_plain(e) for e in v.tolist()]
+    if isinstance(v, np.integer):
+        return v.item()
+    if isinstance(v, (float, np.floating)):
+        return _finite(v)
+    if isinstance(v, (list, tuple)):
+        return [_plain(e) for e in v]
+    if isinstance(v, dict):
+        return {k: _plain(e) for k, e in v.items()}
+    return v

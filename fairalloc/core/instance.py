@@ -1,0 +1,454 @@
+"""Instances: named resources with capacities and users with per-task demands.
+
+An :class:`Instance` is immutable and backed by read-only numpy arrays, so a million users cost
+one ``(n, m)`` float array.  Derived instances (a misreport, a user removed or added, a capacity
+changed) are new objects; the original is never touched.
+
+>>> inst = Instance.from_arrays([9, 18], [[1, 4], [3, 1]], resources=["cpu", "mem"], users=["A", "B"])
+>>> inst
+Instance(2 users x 2 resources: cpu, mem)
+>>> inst.per_task_dominant_share.round(4).tolist()
+[0.2222, 0.3333]
+>>> inst.with_demand("B", {"cpu": 1, "mem": 1}).demand.tolist()
+[[1.0, 4.0], [1.0, 1.0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+
+import numpy as np
+
+from fairalloc.core import limits
+from fairalloc.core.decimals import shortest
+from fairalloc.core.errors import CaseError, UnknownNameError, one_line, unknown
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+def _first_bad(mask: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(v) for v in np.argwhere(mask)[0])
+
+
+def _check_numbers(values: np.ndarray, field, *, allow_zero: bool = True) -> None:
+    """Raise CaseError naming the first non-finite / negative (or non-positive) entry.
+
+    ``field(index)`` turns the index of the offending entry into its field name.
+    """
+    finite = np.isfinite(values)
+    if not finite.all():
+        idx = _first_bad(~finite)
+        raise CaseError(f"{field(idx)}: must be a finite number (got {values[idx]})")
+    bad = values < 0 if allow_zero else values <= 0
+    if bad.any():
+        idx = _first_bad(bad)
+        need = "must be >= 0" if allow_zero else "must be > 0"
+        raise CaseError(f"{field(idx)}: {need} (got {values[idx]:g})")
+
+
+def _number(v) -> str:
+    """``1e-320``, ``1e30``, ``2.5``: a value as Python writes it, without ``e+``."""
+    return repr(float(v)).replace("e+", "e")
+
+
+_RANGE = (f"is outside the range fairalloc computes with ({_number(limits.MIN_MAGNITUDE)} to "
+          f"{_number(limits.MAX_MAGNITUDE)} for non-zero values; float64 loses digits beyond)")
+
+
+def _check_magnitudes(values: np.ndarray, field) -> None:
+    """Raise CaseError naming the first non-zero finite entry outside [MIN_MAGNITUDE, MAX_MAGNITUDE]
+    (subnormals lose digits, products of large values overflow); ``inf`` is left to the caller."""
+    a = np.abs(values)
+    bad = (a != 0) & ((a < limits.MIN_MAGNITUDE) | (a > limits.MAX_MAGNITUDE)) & np.isfinite(a)
+    if bad.any():
+        idx = _first_bad(bad)
+        raise CaseError(f"{field(idx)}: {_number(values[idx])} {_RANGE}")
+
+
+def _as_float_array(values, field: str, ndim: int) -> np.ndarray:
+    try:
+        a = np.array(values, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise CaseError(f"{field}: must be numbers ({one_line(exc, 120)})") from None   # numpy quotes the value
+    if a.ndim != ndim:
+        raise CaseError(f"{field}: expected a {ndim}-dimensional array, got shape {a.shape}")
+    return a
+
+
+class Instance:
+    """A multi-resource allocation instance.
+
+    Attributes (all read-only numpy arrays):
+
+    * ``capacity`` ``(m,)``: ``R_j``.
+    * ``demand`` ``(n, m)``: per-task demand ``D_ij`` (a resource left out is 0).
+    * ``weights``: ``None`` (all 1), ``(n,)`` scalar weights or ``(n, m)`` per-resource weights.
+    * ``max_tasks``: ``None`` or ``(n,)`` task bounds ``T_i`` (``inf`` = unbounded).
+    * ``shared``: ``None`` or ``(n,)`` DMFA-SRQ shared quantities ``q_i`` (``nan`` = not given).
+
+    User order is the arrival order for dynamic mechanisms.
+    """
+
+    __slots__ = ("capacity", "demand", "weights", "max_tasks", "shared", "name", "groups",
+                 "_resources", "_users", "__dict__")
+
+    def __init__(self, capacity, demand, *, resources=None, users=None, weights=None,
+                 max_tasks=None, shared=None, name: str = "instance", validate: bool = True, groups=None):
+        capacity = _as_float_array(capacity, "resources", 1)
+        demand = _as_float_array(demand, "demand", 2)
+        m = capacity.shape[0]
+        if m == 0:
+            raise CaseError("resources: at least one resource is needed")
+        if demand.shape[1] != m:
+            raise CaseError(f"demand: has {demand.shape[1]} columns for {m} resources")
+        n = demand.shape[0]
+        if n == 0:
+            raise CaseError("users: at least one user is needed")
+        self.name = name
+        #: hierarchies: ``{"parent": {node: parent}, "weight": {node: weight}}`` over group and
+        #: user names (a user or group without a parent hangs from the root); ``None`` = flat
+        self.groups = groups
+        self._resources = self._names(resources, m, "resources", lambda j: f"r{j + 1}")
+        self._users = None if users is None else self._names(users, n, "users", None)
+        if weights is not None:
+            weights = _as_float_array(weights, "weight", np.ndim(weights))
+            if weights.ndim == 1 and weights.shape != (n,) or weights.ndim == 2 and weights.shape != (n, m) \
+                    or weights.ndim > 2:
+                raise CaseError(f"weight: expected shape ({n},) or ({n}, {m}), got {weights.shape}")
+            if np.all(weights == 1.0):
+                weights = None
+        if max_tasks is not None:
+            max_tasks = _as_float_array(max_tasks, "max_tasks", 1)
+            if max_tasks.shape != (n,):
+                raise CaseError(f"max_tasks: expected {n} values, got {max_tasks.shape[0]}")
+            if np.all(np.isposinf(max_tasks)):
+                max_tasks = None
+        if shared is not None:
+            shared = _as_float_array(shared, "shared", 1)
+            if shared.shape != (n,):
+                raise CaseError(f"shared: expected {n} values, got {shared.shape[0]}")
+            if np.all(np.isnan(shared)):
+                shared = None
+        self.capacity = _readonly(capacity)
+        self.demand = _readonly(demand)
+        self.weights = None if weights is None else _readonly(weights)
+        self.max_tasks = None if max_tasks is None else _readonly(max_tasks)
+        self.shared = None if shared is None else _readonly(shared)
+        if validate:
+            self._validate()
+
+    # -- construction ---------------------------------------------------------------------
+    @classmethod
+    def from_arrays(cls, capacity, demand, **kwargs) -> "Instance":
+        """Build an instance from arrays; users are named ``"1" .. "n"`` unless given.
+
+        Cheap for large generated instances: one pass over ``demand`` to validate it.
+        """
+        return cls(capacity, demand, **kwargs)
+
+    @staticmethod
+    def _names(names, count: int, field: str, default) -> tuple[str, ...]:
+        if names is None:
+            return tuple(default(k) for k in range(count))
+        names = tuple(str(v) for v in names)
+        if len(names) != count:
+            raise CaseError(f"{field}: {len(names)} names for {count} entries")
+        if len(set(names)) != len(names):
+            seen = set()
+            dup = next(v for v in names if v in seen or seen.add(v))
+            raise CaseError(f"{field}.{dup}: duplicate name")
+        if any(not v for v in names):
+            raise CaseError(f"{field}: names must not be empty")
+        return names
+
+    def _validate(self) -> None:
+        res, D = self._resources, self.demand
+        _check_numbers(self.capacity, lambda j: f"resources.{res[j[0]]}")
+        _check_numbers(D, lambda ij: f"users.{self.users[ij[0]]}.demand.{res[ij[1]]}")
+        _check_magnitudes(self.capacity, lambda j: f"resources.{res[j[0]]}")
+        _check_magnitudes(D, lambda ij: f"users.{self.users[ij[0]]}.demand.{res[ij[1]]}")
+        positive = D > 0
+        empty = ~positive.any(axis=1)
+        if empty.any():
+            i = int(np.argmax(empty))
+            raise CaseError(f"users.{self.users[i]}.demand: all zero; a user must demand some resource")
+        zero_cap = self.capacity == 0
+        if zero_cap.any():
+            used = positive[:, zero_cap].any(axis=0)
+            if used.any():
+                j = int(np.flatnonzero(zero_cap)[np.argmax(used)])
+                i = int(np.argmax(positive[:, j]))
+                raise CaseError(f"users.{self.users[i]}.demand.{res[j]}: resource '{res[j]}' has zero "
+                                f"capacity, so no task demanding it can ever run")
+        self._check_share_ratios()
+        if self.weights is not None:
+            w = self.weights
+            field = (lambda ij: f"users.{self.users[ij[0]]}.weight") if w.ndim == 1 else \
+                (lambda ij: f"users.{self.users[ij[0]]}.weight.{res[ij[1]]}")
+            _check_numbers(w, field, allow_zero=False)
+            _check_magnitudes(w, field)
+            low, high = _first_bad(w == w.min()), _first_bad(w == w.max())
+            if w[high] / w[low] > limits.MAX_WEIGHT_RATIO:
+                raise CaseError(f"{field(low)}: {_number(w[low])} is {w[high] / w[low]:.3g} times smaller than "
+                                f"{field(high)} ({_number(w[high])}); fairalloc computes with weights at most "
+                                f"{limits.MAX_WEIGHT_RATIO:g} times apart (float64 loses the smaller beside the larger)")
+        if self.max_tasks is not None:
+            T = self.max_tasks
+            nan = np.isnan(T)
+            if nan.any():
+                raise CaseError(f"users.{self.users[int(np.argmax(nan))]}.max_tasks: must be a number (got nan)")
+            neg = T < 0
+            if neg.any():
+                i = int(np.argmax(neg))
+                raise CaseError(f"users.{self.users[i]}.max_tasks: must be >= 0 (got {T[i]:g})")
+            _check_magnitudes(T, lambda i: f"users.{self.users[i[0]]}.max_tasks")
+        if self.shared is not None:
+            q = self.shared
+            bad = ~np.isnan(q) & ~((q > 0) & (q <= 1))
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise CaseError(f"users.{self.users[i]}.shared: must be in (0, 1] (got {q[i]})")
+            _check_magnitudes(q, lambda i: f"users.{self.users[i[0]]}.shared")
+
+    def _check_share_ratios(self) -> None:
+        """Within each user, the largest non-zero per-task share ``D_ij / R_j`` is at most
+        :data:`~fairalloc.core.limits.MAX_SHARE_RATIO` times the smallest (one vectorised pass)."""
+        S = self.share_per_task
+        if S.shape[1] == 1:
+            return
+        high = S.max(axis=1)
+        low = np.where(S > 0, S, np.inf).min(axis=1)
+        bad = high > low * limits.MAX_SHARE_RATIO
+        if bad.any():
+            i = int(np.argmax(bad))
+            j_low, j_high = int(np.argmin(np.where(S[i] > 0, S[i], np.inf))), int(np.argmax(S[i]))
+            res = self._resources
+            raise CaseError(f"users.{self.users[i]}.demand.{res[j_low]}: her per-task share of {res[j_low]} "
+                            f"({low[i]:.3g} of its capacity) is {high[i] / low[i]:.3g} times smaller than her share "
+                            f"of {res[j_high]} ({high[i]:.3g}); fairalloc computes with shares at most "
+                            f"{limits.MAX_SHARE_RATIO:g} times apart within one user (float64 loses the "
+                            f"smaller beside the larger)")
+
+    # -- names ----------------------------------------------------------------------------
+    @property
+    def resources(self) -> tuple[str, ...]:
+        return self._resources
+
+    @property
+    def users(self) -> tuple[str, ...]:
+        if self._users is None:  # generated on first use: a million names are not free
+            self._users = tuple(str(i + 1) for i in range(self.n))
+        return self._users
+
+    @property
+    def n(self) -> int:
+        return self.demand.shape[0]
+
+    @property
+    def m(self) -> int:
+        return self.demand.shape[1]
+
+    @cached_property
+    def _user_index(self) -> dict[str, int]:
+        return {u: i for i, u in enumerate(self.users)}
+
+    def user_index(self, user: str | int) -> int:
+        """Position of a user given by name (or already by position)."""
+        if isinstance(user, (int, np.integer)) and not isinstance(user, bool):
+            if not 0 <= user < self.n:
+                raise UnknownNameError(f"user: index {user} out of range 0..{self.n - 1}")
+            return int(user)
+        try:
+            return self._user_index[str(user)]
+        except KeyError:
+            raise UnknownNameError(f"user: {unknown('user', user, self.users)}") from None
+
+    def resource_index(self, resource: str) -> int:
+        try:
+            return self._resources.index(str(resource))
+        except ValueError:
+            raise UnknownNameError(f"resource: {unknown('resource', resource, self._resources)}") from None
+
+    # -- derived quantities ---------------------------------------------------------------
+    @cached_property
+    def share_per_task(self) -> np.ndarray:
+        """``D_ij / R_j``: the share of each resource one task takes (0 where ``D_ij = 0``)."""
+        return _readonly(self.demand / np.where(self.capacity > 0, self.capacity, np.inf))
+
+    @cached_property
+    def per_task_dominant_share(self) -> np.ndarray:
+        """``mu_i = max_j D_ij / R_j`` (unweighted)."""
+        return _readonly(self.share_per_task.max(axis=1))
+
+    @property
+    def weighted(self) -> bool:
+        return self.weights is not None
+
+    @property
+    def bounded(self) -> bool:
+        return self.max_tasks is not None
+
+    def scalar_weights(self, mechanism: str) -> np.ndarray:
+        """Weights as an ``(n,)`` vector; per-resource weights are refused with a clear error."""
+        if self.weights is None:
+            return np.ones(self.n)
+        if self.weights.ndim == 2:
+            if np.all(self.weights == self.weights[:, :1]):
+                return self.weights[:, 0].copy()
+            raise CaseError(f"weight: {mechanism} takes one scalar weight per user, not a weight per resource")
+        return self.weights
+
+    def weight_matrix(self) -> np.ndarray:
+        """Weights as ``(n, m)`` (scalar weights repeated per resource)."""
+        if self.weights is None:
+            return np.ones((self.n, self.m))
+        if self.weights.ndim == 1:
+            return np.repeat(self.weights[:, None], self.m, axis=1)
+        return self.weights
+
+    def bounds(self) -> np.ndarray:
+        """Task bounds ``T_i`` with ``inf`` for unbounded users."""
+        return np.full(self.n, np.inf) if self.max_tasks is None else self.max_tasks
+
+    # -- derived instances ----------------------------------------------------------------
+    def _replace(self, **changes) -> "Instance":
+        fields = dict(capacity=self.capacity, demand=self.demand, resources=self._resources,
+                      users=self._users, weights=self.weights, max_tasks=self.max_tasks,
+                      shared=self.shared, name=self.name, groups=self.groups)
+        fields.update(changes)
+        capacity, demand = fields.pop("capacity"), fields.pop("demand")
+        return Instance(np.array(capacity, dtype=float), np.array(demand, dtype=float), **fields)
+
+    def demand_vector(self, demand: Mapping[str, float] | Sequence[float]) -> np.ndarray:
+        """A demand given as ``{resource: amount}`` (missing = 0) or a sequence, as an array."""
+        if isinstance(demand, Mapping):
+            vec = np.zeros(self.m)
+            for r, v in demand.items():
+                vec[self.resource_index(r)] = v
+            return vec
+        vec = np.array(demand, dtype=float)
+        if vec.shape != (self.m,):
+            raise CaseError(f"demand: expected {self.m} values ({', '.join(self._resources)}), got {vec.shape}")
+        return vec
+
+    def with_demand(self, user, demand) -> "Instance":
+        """The instance in which ``user`` reports ``demand`` instead (a misreport)."""
+        i = self.user_index(user)
+        D = np.array(self.demand)
+        D[i] = self.demand_vector(demand)
+        return self._replace(demand=D)
+
+    def without_user(self, user) -> "Instance":
+        """The instance with ``user`` removed (she relinquishes her bundle)."""
+        i = self.user_index(user)
+        if self.n == 1:
+            raise CaseError("users: cannot remove the only user")
+        keep = np.arange(self.n) != i
+
+        def sub(a):
+            return None if a is None else a[keep]
+        return self._replace(demand=self.demand[keep], users=[u for k, u in enumerate(self.users) if k != i],
+                             weights=sub(self.weights), max_tasks=sub(self.max_tasks), shared=sub(self.shared))
+
+    def with_user(self, name: str, demand, *, weight=1.0, max_tasks=np.inf, shared=np.nan) -> "Instance":
+        """The instance with a new user appended (she arrives last)."""
+        if str(name) in self._user_index:
+            raise CaseError(f"users.{name}: duplicate name")
+        D = np.vstack([self.demand, self.demand_vector(demand)])
+        per_resource = isinstance(weight, Mapping) or np.ndim(weight) == 1 or \
+            (self.weights is not None and self.weights.ndim == 2)
+        if per_resource:
+            if isinstance(weight, Mapping):                     # {resource: weight}, missing = 1
+                new = np.ones(self.m)
+                for r, v in weight.items():
+                    new[self.resource_index(r)] = v
+            elif np.ndim(weight) == 1:                          # one weight per resource
+                new = self.demand_vector(weight)
+            else:
+                new = np.full(self.m, float(weight))
+            weights = np.vstack([self.weight_matrix(), new])
+        elif self.weights is None and weight == 1.0:
+            weights = None
+        else:
+            weights = np.append(np.ones(self.n) if self.weights is None else self.weights, weight)
+        T = np.append(self.bounds(), max_tasks)
+        q = np.append(self.shared if self.shared is not None else np.full(self.n, np.nan), shared)
+        return self._replace(demand=D, users=[*self.users, str(name)], weights=weights, max_tasks=T, shared=q)
+
+    def with_capacity(self, changes: Mapping[str, float] | Sequence[float]) -> "Instance":
+        """The instance with some capacities changed (``{resource: new capacity}``)."""
+        R = np.array(self.capacity)
+        if isinstance(changes, Mapping):
+            for r, v in changes.items():
+                R[self.resource_index(r)] = v
+        else:
+            R = np.array(changes, dtype=float)
+        return self._replace(capacity=R)
+
+    def with_resource(self, name: str, capacity: float, demand=None) -> "Instance":
+        """The instance with a new resource (``demand``: per-user amounts, default 0)."""
+        if name in self._resources:
+            raise CaseError(f"resources.{name}: duplicate name")
+        col = np.zeros(self.n) if demand is None else np.asarray(demand, dtype=float)
+        W = None if self.weights is None or self.weights.ndim == 1 else \
+            np.hstack([self.weights, np.ones((self.n, 1))])
+        return self._replace(capacity=np.append(self.capacity, capacity),
+                             demand=np.hstack([self.demand, col[:, None]]),
+                             resources=[*self._resources, name], weights=W if W is not None else self.weights)
+
+    def without_resource(self, resource) -> "Instance":
+        """The instance with a resource removed (every user must still demand something)."""
+        j = resource if isinstance(resource, (int, np.integer)) else self.resource_index(resource)
+        if self.m == 1:
+            raise CaseError("resources: cannot remove the only resource")
+        keep = np.arange(self.m) != j
+        W = self.weights if self.weights is None or self.weights.ndim == 1 else self.weights[:, keep]
+        return self._replace(capacity=self.capacity[keep], demand=self.demand[:, keep],
+                             resources=[r for k, r in enumerate(self._resources) if k != j], weights=W)
+
+    # -- presentation ---------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"Instance({self.n} users x {self.m} resources: {', '.join(self._resources)})"
+
+    def _repr_html_(self) -> str:
+        """Jupyter: users x resources of demands (first users only), weights and task bounds when
+        present, and a capacity row; touches only the rows it shows."""
+        from fairalloc.core.html import first_users, number, shown, table
+        k, more = shown(self.n)
+        head = ["user", *self._resources]
+        columns = []                                # (header, per-row text) of the optional columns
+        if self.weights is not None:
+            w = self.weights[:k]
+            columns.append(("weight" if w.ndim == 1 else f"weight ({', '.join(self._resources)})",
+                            [number(v) if w.ndim == 1 else ", ".join(map(number, v)) for v in w]))
+        for field, values in (("max_tasks", self.max_tasks), ("shared", self.shared)):
+            if values is not None:
+                columns.append((field, ["" if np.isnan(v) else number(v) for v in values[:k]]))
+        head += [h for h, _ in columns]
+        rows = [[u, *map(number, self.demand[i]), *(texts[i] for _, texts in columns)]
+                for i, u in enumerate(first_users(self, k))]
+        foot = [["capacity", *map(number, self.capacity), *[""] * len(columns)]]
+        caption = f"{self.name or 'instance'}: {self.n:,} users x {self.m} resources (demand per task)"
+        return table(head, rows, caption=caption, foot=foot, more=more)
+
+    def to_dict(self) -> dict:
+        """The instance as a case mapping (the YAML schema of :mod:`fairalloc.io.cases`)."""
+        users = {}
+        for i, u in enumerate(self.users):
+            spec = {"demand": {r: shortest(self.demand[i, j]) for j, r in enumerate(self._resources)
+                               if self.demand[i, j] != 0}}
+            if self.weights is not None:
+                w = self.weights[i]
+                spec["weight"] = shortest(w) if w.ndim == 0 else {r: shortest(v) for r, v in zip(self._resources, w)}
+            if self.max_tasks is not None and np.isfinite(self.max_tasks[i]):
+                spec["max_tasks"] = shortest(self.max_tasks[i])
+            if self.shared is not None and not np.isnan(self.shared[i]):
+                spec["shared"] = shortest(self.shared[i])
+            users[u] = spec
+        return {"name": self.name, "resources": {r: shortest(c) for r, c in zip(self._resources, self.capacity)},
+                "users": users}
+

@@ -1,0 +1,254 @@
+"""The mechanism interface and the registry of mechanisms.
+
+A mechanism has a ``name``, builds its declarative ``program(instance)`` and returns
+``allocate(instance, method="auto" | "program" | "fast")``.  Every tool of fairalloc (the CLI,
+and later properties, the verifier, the explorer) takes a registered mechanism by name, so a
+mechanism a user registers gets all of them.
+
+Register your own with the decorator::
+
+    @fairalloc.register("my-drf")
+    class MyDRF(fairalloc.Mechanism):
+        summary = "DRF that ..."
+        def program(self, instance): ...
+
+or, from an installed package, with an entry point in the group ``fairalloc.mechanisms``
+(``my-drf = mypkg.module:MyDRF``).  An entry point that fails to load (or does not give a
+:class:`Mechanism`) is skipped with a :class:`~fairalloc.core.errors.FairallocWarning`; the others load.
+
+A *family* of mechanisms (alpha-fairness, FDS) is registered once and named with its parameters
+after a colon: ``alpha-fair:2``, ``alpha-fair:inf``, ``fds:0.5:3``.  Such a class sets
+``parameters`` (how they are written, for help texts) and implements :meth:`Mechanism.with_parameters`.
+Families are left out of the "every mechanism" defaults, which would not know which member to use.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import warnings
+from importlib.metadata import entry_points
+
+import numpy as np
+
+from fairalloc.core.allocation import Allocation
+from fairalloc.core.backends import Program
+from fairalloc.core.certificate import certify
+from fairalloc.core.errors import FairallocError, FairallocWarning, SolverError, UnknownNameError, unknown
+from fairalloc.core.instance import Instance
+
+METHODS = ("auto", "program", "fast")
+#: how :meth:`Mechanism.allocate` may rescale an instance before solving it (``Mechanism.scaling``)
+SCALINGS = ("none", "resources", "users")
+
+
+class Mechanism:
+    """Base class.  Subclasses set ``name`` and ``summary``, implement :meth:`program`, and
+    :meth:`fast` where an exact fast algorithm exists."""
+
+    name: str = ""
+    summary: str = ""
+    #: "static" mechanisms allocate once; "dynamic" ones allocate at every arrival
+    kind: str = "static"
+    #: for a family: how its parameters are written after the name (e.g. "ALPHA"); "" otherwise
+    parameters: str = ""
+    #: the units the mechanism's answer does not depend on, so that :meth:`allocate` solves the
+    #: program on a well-scaled copy of the instance (:func:`scaled_instance`) and maps the
+    #: answer back: ``"resources"`` (every resource measured in units of its capacity: prices
+    #: become ``p_j R_j``), ``"users"`` (that, and every user's task measured in units of her
+    #: per-task dominant share: ``x_i = x'_i / mu_i``), or ``"none"`` (the default: a plug-in's
+    #: invariance is not known).  Solvers drop or mistreat coefficients far from 1 (HiGHS ignores
+    #: matrix entries below 1e-9): an instance spanning 1e-18 .. 1e9 is solved wrong unscaled.
+    scaling: str = "none"
+    #: solve the fast path on the scaled instance too (a fast path that is itself an LP solver)
+    scale_fast: bool = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("allocate")
+        if own is not None and not getattr(own, "_certified", False):
+            # a subclass (a plug-in) that replaces allocate is certified all the same
+            @functools.wraps(own)
+            def allocate(self, instance, method="auto", *args, **kwargs):
+                return certify(own(self, instance, method, *args, **kwargs), self.name)
+            allocate._certified = True
+            cls.allocate = allocate
+
+    def with_parameters(self, text: str) -> "Mechanism":
+        """The member of this family named ``<name>:<text>``."""
+        raise UnknownNameError(f"mechanism: '{self.name}' takes no parameters (got '{self.name}:{text}')")
+
+    @property
+    def has_fast(self) -> bool:
+        return type(self).fast is not Mechanism.fast
+
+    @property
+    def has_program(self) -> bool:
+        return type(self).program is not Mechanism.program
+
+    def program(self, instance: Instance) -> Program:
+        raise FairallocError(f"--method: {self.name} has no declarative program; use --method fast")
+
+    def fast(self, instance: Instance) -> Allocation:
+        raise FairallocError(f"--method: {self.name} has no fast path; use --method program")
+
+    def allocate(self, instance: Instance, method: str = "auto") -> Allocation:
+        """The allocation by ``method``; certified (:func:`fairalloc.core.certificate.certify`) before
+        it is returned: an answer violating a constraint is a :class:`SolverError`, never returned.
+
+        ``auto`` takes the fast path where there is one; when it ends in a :class:`SolverError`
+        (numerical trouble) and there is a program, the program's answer is returned, with the
+        fast path's message in ``info["fast_path_failed"]``.
+
+        The program (and a fast path with ``scale_fast``) is solved on the instance rescaled as
+        :attr:`scaling` declares, and the answer mapped back.  Floating-point exceptions (an
+        overflow on an extreme instance) raise no warning: what they spoil is not finite, and
+        the certificate refuses it.
+        """
+        if method not in METHODS:
+            raise UnknownNameError(f"--method: {unknown('method', method, METHODS)}")
+        fast = method == "fast" or (method == "auto" and self.has_fast)
+        if method == "auto" and fast and self.has_program:
+            try:
+                return self._certified(instance, fast=True)
+            except SolverError as trouble:      # numerical trouble on the fast path: the program decides
+                allocation = self._certified(instance, fast=False)
+                allocation.info["fast_path_failed"] = str(trouble)
+                return allocation
+        return self._certified(instance, fast)
+
+    allocate._certified = True
+
+    def _certified(self, instance: Instance, fast: bool) -> Allocation:
+        how = self.scaling if (not fast or self.scale_fast) else "none"
+        with np.errstate(all="ignore"):
+            if how == "none":
+                allocation = self.fast(instance) if fast else self.program(instance).solve()
+            else:
+                scaled, resource_unit, task_unit = scaled_instance(instance, how, self.name)
+                answer = self.fast(scaled) if fast else self.program(scaled).solve()
+                if not isinstance(answer, Allocation):
+                    return certify(answer, self.name)
+                tasks = np.asarray(answer.tasks, dtype=float) / task_unit
+                prices = None if answer.prices is None else np.asarray(answer.prices, dtype=float) / resource_unit
+                allocation = self.unscaled(instance, answer, tasks, prices)
+        return certify(allocation, self.name)
+
+    def unscaled(self, instance: Instance, scaled: Allocation, tasks: np.ndarray,
+                 prices: np.ndarray | None) -> Allocation:
+        """The allocation ``scaled`` (solved on the rescaled instance) on ``instance``, with its
+        ``tasks`` and ``prices`` mapped back already.  The default keeps ``info`` as it is
+        (quantities invariant under the scaling); a mechanism reporting a unit-dependent number
+        overrides this to recompute it."""
+        history = scaled.history
+        if history is not None and dataclasses.is_dataclass(history) and hasattr(history, "mu"):
+            history = dataclasses.replace(history, instance=instance, mu=instance.per_task_dominant_share)
+        return Allocation(instance, tasks, scaled.mechanism, scaled.method, scaled.solver, prices=prices,
+                          info=dict(scaled.info), certify=scaled.certify, history=history)
+
+    def __repr__(self) -> str:
+        return f"<mechanism {self.name}>"
+
+
+def scaled_instance(instance: Instance, how: str, name: str = "mechanism") -> tuple[Instance, np.ndarray, np.ndarray]:
+    """``(scaled, resource_unit, task_unit)``: ``instance`` with every resource measured in units
+    of its capacity (``R'_j = 1``, ``D'_ij = D_ij / R_j``; a resource of capacity 0 is left as
+    it is) and, for ``how == "users"``, every user's task in units of her per-task dominant share
+    (``D''_i = D'_i / mu_i``, ``T''_i = mu_i T_i``, so ``x_i = x''_i / mu_i``).  Weights, shared
+    quantities, groups and names are unchanged.  A price per unit of scaled resource ``j`` is
+    ``p_j R_j``: divide by ``resource_unit``; divide scaled tasks by ``task_unit``.
+
+    Refused with :class:`SolverError` when the scaled numbers leave float range (only an
+    instance built through the Python API beyond the case limits can do that)."""
+    if how not in SCALINGS:
+        raise FairallocError(f"{name}: scaling must be one of {', '.join(SCALINGS)} (got '{how}')")
+    R, D = instance.capacity, instance.demand
+    resource_unit = np.where(R > 0, R, 1.0)
+    task_unit = np.ones(instance.n)
+    with np.errstate(all="ignore"):
+        D = D / resource_unit
+        T = instance.max_tasks
+        if how == "users":
+            task_unit = D.max(axis=1)
+            D = D / task_unit[:, None]
+            if T is not None:
+                T = np.where(T > 0, T * task_unit, 0.0)
+    if not (np.all(np.isfinite(D)) and np.array_equal(D > 0, instance.demand > 0)
+            and np.all(np.isfinite(task_unit) & (task_unit > 0))):
+        raise SolverError(f"{name}: the instance spans more orders of magnitude than float64 holds once its "
+                          f"demands are measured in shares of capacity; the answer would not be trusted")
+    scaled = Instance(np.where(R > 0, 1.0, 0.0), D, resources=instance.resources, users=instance._users,
+                      weights=instance.weights, max_tasks=T, shared=instance.shared, name=instance.name,
+                      validate=False, groups=instance.groups)
+    return scaled, resource_unit, task_unit
+
+
+_REGISTRY: dict[str, Mechanism] = {}
+_entry_points_loaded = False
+
+
+def register(name: str | None = None, *, replace: bool = False):
+    """Class decorator (or function) adding a mechanism to the registry under ``name``."""
+    def add(cls_or_obj):
+        mech = cls_or_obj() if isinstance(cls_or_obj, type) else cls_or_obj
+        key = name or mech.name
+        if not key:
+            raise FairallocError("register: a mechanism needs a name")
+        if key in _REGISTRY and not replace:
+            raise FairallocError(f"register: mechanism '{key}' exists already (pass replace=True)")
+        mech.name = key
+        _REGISTRY[key] = mech
+        return cls_or_obj
+    return add
+
+
+def _load_plugins() -> None:
+    global _entry_points_loaded
+    if not _entry_points_loaded:
+        _entry_points_loaded = True
+        for ep in entry_points(group="fairalloc.mechanisms"):
+            if ep.name in _REGISTRY:
+                continue
+            try:
+                loaded = ep.load()
+                if ep.name in _REGISTRY:                # its module registered it on import
+                    continue
+                mech = loaded() if isinstance(loaded, type) else loaded
+                if not isinstance(mech, Mechanism):
+                    raise TypeError(f"{type(mech).__name__} object is not a fairalloc.Mechanism")
+                register(ep.name)(mech)
+            except Exception as exc:  # a broken plug-in must take down neither the built-ins nor the others
+                warnings.warn(f"plug-in skipped: entry point '{ep.name}' ({ep.value}) in group "
+                              f"'fairalloc.mechanisms' failed: {type(exc).__name__}: {exc}",
+                              FairallocWarning, stacklevel=3)
+
+
+def get(name: str | Mechanism) -> Mechanism:
+    """The mechanism registered as ``name`` (a :class:`Mechanism` is returned as is)."""
+    if isinstance(name, Mechanism):
+        return name
+    _load_plugins()
+    base, colon, parameters = name.partition(":")
+    try:
+        mech = _REGISTRY[base]
+    except KeyError:
+        raise UnknownNameError(f"mechanism: {unknown('mechanism', name, available())}") from None
+    if colon:
+        return mech.with_parameters(parameters)
+    if mech.parameters:
+        raise UnknownNameError(f"mechanism: '{base}' is a family; name a member as {base}:{mech.parameters}")
+    return mech
+
+
+def family(name: str) -> Mechanism | None:
+    """The registered family ``name`` (``alpha-fair``, ``fds``), or None if it is not one."""
+    _load_plugins()
+    mech = _REGISTRY.get(name)
+    return mech if mech is not None and mech.parameters else None
+
+
+def available(kind: str | None = None, *, families: bool = True) -> list[str]:
+    """Names of registered mechanisms (optionally only ``"static"`` or ``"dynamic"`` ones; without
+    the parametrised families when ``families=False``, as the "every mechanism" defaults use)."""
+    _load_plugins()
+    return [k for k, m in _REGISTRY.items() if (kind is None or m.kind == kind) and (families or not m.parameters)]

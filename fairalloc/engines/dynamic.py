@@ -1,0 +1,99 @@
+"""The machinery every dynamic mechanism shares (DMFA-SRQ paper, section 4; docs/formulations.md
+section 6): users arrive one at a time and allocations are never taken back.
+
+* :func:`normalised`: demands as shares of capacity scaled so each user's dominant share per
+  task is 1 (``d_ij = (D_ij / R_j) / mu_i``), so an allocation ``x_i`` *is* her dominant share,
+  and resources are normalised to 1;
+* :func:`shared_quantities`: the users' shared quantities ``q_i``, checked to sum to 1;
+* :class:`History`: the allocation after every arrival, ``x^k`` for ``k = 1..n``; step tables and
+  JSON are views of it;
+* :func:`binding_resources`: the resources a threshold step saturates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fairalloc.core.errors import CaseError
+from fairalloc.core.instance import Instance
+from fairalloc.core.tolerances import SATURATION
+
+SHARED_SUM_TOLERANCE = 1e-9
+
+
+def normalised(instance: Instance, mechanism: str) -> np.ndarray:
+    """``d_ij = (D_ij / R_j) / max_j (D_ij / R_j)``; dynamic mechanisms need every ``D_ij > 0``."""
+    D = instance.demand
+    zero = D <= 0
+    if zero.any():
+        i, j = (int(v) for v in np.argwhere(zero)[0])
+        raise CaseError(f"users.{instance.users[i]}.demand.{instance.resources[j]}: {mechanism} needs strictly "
+                        f"positive demands (got {D[i, j]:g}); every user must demand every resource")
+    share = instance.share_per_task
+    return share / share.max(axis=1, keepdims=True)
+
+
+def shared_quantities(instance: Instance, mechanism: str) -> np.ndarray:
+    """The users' shared quantities ``q_i``; they must be given for everyone and sum to 1."""
+    q = instance.shared
+    if q is None or np.isnan(q).any():
+        i = 0 if q is None else int(np.argmax(np.isnan(q)))
+        raise CaseError(f"users.{instance.users[i]}.shared: {mechanism} needs every user's shared quantity "
+                        f"(use ddrf for equal shares 1/n)")
+    total = float(q.sum())
+    if abs(total - 1.0) > SHARED_SUM_TOLERANCE:
+        raise CaseError(f"users: shared quantities must sum to 1 over all users (they sum to {total:.12g}); "
+                        f"fairalloc does not rescale them silently")
+    return q
+
+
+@dataclass
+class History:
+    """Dominant shares after every arrival.
+
+    Either *compact* (``M``: ``x_i^k = q_i max(M^i .. M^k)``, Lemma 1 of DMFA-SRQ, O(n) memory) or
+    *explicit* (``steps[k-1]`` is the array ``x^k``, for mechanisms without that structure).
+    """
+
+    instance: Instance
+    mu: np.ndarray                       # unweighted per-task dominant share (tasks = x / mu)
+    q: np.ndarray
+    M: np.ndarray | None = None
+    steps: list[np.ndarray] | None = None
+    binding: list[list[int]] | None = None
+
+    @property
+    def n(self) -> int:
+        return self.instance.n
+
+    def x_at(self, k: int) -> np.ndarray:
+        """Dominant shares of users 1..k after the k-th arrival."""
+        if self.steps is not None:
+            return self.steps[k - 1]
+        return self.q[:k] * np.maximum.accumulate(self.M[:k][::-1])[::-1]
+
+    def final(self) -> np.ndarray:
+        return self.x_at(self.n)
+
+    def step_dicts(self, limit: int | None = None) -> list[dict]:
+        inst, out = self.instance, []
+        for k in range(1, (self.n if limit is None else min(limit, self.n)) + 1):
+            x = self.x_at(k)
+            used = (x / self.mu[:k]) @ inst.demand[:k]
+            step = {"k": k, "arrived": inst.users[k - 1]}
+            if self.M is not None:
+                step["M"] = float(self.M[k - 1])
+            step["pool"] = float(self.q[:k].sum())
+            step["tasks"] = {u: float(v) for u, v in zip(inst.users, x / self.mu[:k])}
+            step["dominant_shares"] = {u: float(v) for u, v in zip(inst.users, x)}
+            step["utilization"] = {r: float(v) for r, v in zip(inst.resources, used / inst.capacity)}
+            if self.binding is not None:
+                step["binding"] = [inst.resources[j] for j in self.binding[k - 1]]
+            out.append(step)
+        return out
+
+
+def binding_resources(used: np.ndarray, pool: float) -> list[int]:
+    return [int(j) for j in np.flatnonzero(used >= pool * (1 - SATURATION))]

@@ -1,0 +1,878 @@
+"""YAML cases: safe loading, validation with field-path errors, the bundled case library.
+
+A case file::
+
+    name: drf-section-4-1
+    source: >-
+      Ghodsi et al., "Dominant Resource Fairness: Fair Allocation of Multiple Resource
+      Types", USENIX NSDI 2011, section 4.1
+    description: optional free text
+    resources: {cpu: 9, mem: 18}
+    users:
+      A: {demand: {cpu: 1, mem: 4}}
+      B: {demand: {cpu: 3, mem: 1}, weight: 1, max_tasks: 100, shared: 0.5}
+
+Users are listed in arrival order.  ``demand`` leaves out resources the user does not need.
+``weight`` is a number or a mapping per resource (missing resources weigh 1).  ``max_tasks``
+bounds the user's tasks; ``shared`` is her DMFA-SRQ shared quantity in ``(0, 1]``.
+
+Files are read with PyYAML's safe loader (no tag builds an object) and duplicate keys are
+refused.  Every problem is a :class:`~fairalloc.core.errors.CaseError` whose message starts with the
+exact field: ``users.B.demand.gpu: unknown resource 'gpu' (resources: cpu, mem)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import re
+import stat
+import typing
+from dataclasses import dataclass, field
+from fractions import Fraction
+from importlib import resources as importlib_resources
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import yaml
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
+from yaml.resolver import Resolver
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
+
+from fairalloc.core import limits
+from fairalloc.core.errors import (
+    CaseError,
+    FairallocError,
+    did_you_mean,
+    excerpt,
+    one_line,
+    quoted,
+    shown,
+    unknown,
+)
+from fairalloc.core.instance import Instance
+
+NonNegative = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
+Positive = Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0)]
+
+
+def _name(value) -> str:
+    """A resource, user, group or variant name as text: a number written as a name (``1``, ``2.5``)
+    is the same name as its text, wherever it appears (a key or a value)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValueError(f"name {excerpt(value)} is not valid (use text or a number)")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"name {value} is not valid (use text or a finite number)")
+    text = str(value)
+    if not text.strip():
+        raise ValueError("a name must not be empty")
+    if len(text) > limits.MAX_NAME_CHARS:
+        raise ValueError(f"a name of {len(text):,} characters {excerpt(text)} (at most {limits.MAX_NAME_CHARS})")
+    if not text.isprintable():
+        raise ValueError(f"name {excerpt(text)} is not printable text on one line")
+    return text
+
+
+def _names(mapping):
+    """The one place where the keys of every name -> value mapping of a case become text (``{1: 3}``
+    demands of the resource named ``1``); two keys naming the same name are refused."""
+    if not isinstance(mapping, dict):
+        return mapping                              # pydantic says it is not a mapping
+    out = {}
+    for key, value in mapping.items():
+        name = _name(key)
+        if name in out:
+            raise ValueError(f"{quoted(name)} is given twice")
+        out[name] = value
+    return out
+
+
+#: a name: text, or a number read as its text
+Name = Annotated[str, BeforeValidator(_name)]
+T = typing.TypeVar("T")
+#: a mapping from names (text, or numbers read as their text) to values
+Names = Annotated[dict[Name, T], BeforeValidator(_names)]
+
+
+class UserSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    demand: Names[NonNegative]
+    group: Name | None = None          # hierarchies: the group this user belongs to
+    weight: Positive | Names[Positive] | None = None
+    max_tasks: NonNegative | None = None
+    shared: Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0, le=1)] | None = None
+
+    @field_validator("weight", mode="before")
+    @classmethod
+    def _weight_shape(cls, v):
+        # one clear message instead of pydantic's two (number branch, mapping branch)
+        if v is None or isinstance(v, dict):
+            return v
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ValueError(f"must be a number or a mapping resource -> number (got {excerpt(v)})")
+        if not math.isfinite(v) or v <= 0:
+            raise ValueError(f"must be a finite number > 0 (got {excerpt(v)})")
+        return v
+
+
+class MisreportSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    user: Name
+    demand: Names[NonNegative]
+
+
+class NewUserSpec(UserSpec):
+    name: Name
+
+
+class VariantSpec(BaseModel):
+    """A derived scenario: exactly one change to the case's instance."""
+    model_config = ConfigDict(extra="forbid")
+    name: Name
+    description: str | None = None
+    misreport: MisreportSpec | None = None
+    remove_user: Name | None = None
+    add_user: NewUserSpec | None = None
+    capacity: Names[NonNegative] | None = None
+
+
+VARIANT_KINDS = ("misreport", "remove_user", "add_user", "capacity")
+
+Exact = int | float | str          # a number, or an exact value written as text: "100/31", "2.52"
+
+
+class StepSpec(BaseModel):
+    """Dynamic mechanisms: the level M and the task counts right after the k-th arrival."""
+    model_config = ConfigDict(extra="forbid")
+    k: Annotated[int, Field(strict=True, ge=1)]
+    M: Exact | None = None
+    tasks: Names[Exact] = {}
+
+
+class ExpectSpec(BaseModel):
+    """What a mechanism must compute on the case (or on one of its variants)."""
+    model_config = ConfigDict(extra="forbid")
+    mechanism: str
+    variant: Name | None = None
+    method: str = "auto"
+    tasks: Names[Exact] = {}
+    prices: Names[Exact] = {}
+    steps: list[StepSpec] = []
+    #: relative tolerance: |computed - expected| <= tolerance * |expected| + abs_tolerance
+    tolerance: Annotated[float, Field(strict=True, gt=0, lt=1e-2)] = 1e-6
+    #: absolute tolerance, 0 unless the expectation states one (an expected 0 needs one, or exact 0)
+    abs_tolerance: Annotated[float, Field(strict=True, ge=0, allow_inf_nan=False)] = 0.0
+    note: str | None = None
+
+
+class ClaimSpec(BaseModel):
+    """A statement the properties engine checks: '<mechanism> satisfies|violates <property>'."""
+    model_config = ConfigDict(extra="forbid")
+    mechanism: str
+    property: str
+    holds: bool
+    user: Name | None = None          # check the property for this user
+    variant: Name | None = None
+    budget: Annotated[int, Field(strict=True, gt=0)] = 300
+    note: str | None = None
+    #: a source states the opposite (that the property holds): where it says so. The case is then
+    #: the counterexample, and reproduce reports the row as "claim does not hold".
+    refutes: str | None = None
+
+    @field_validator("budget")
+    @classmethod
+    def _bounded_budget(cls, v):
+        if v > limits.MAX_BUDGET:
+            raise ValueError(f"{v:,} evaluations per user is more than fairalloc runs "
+                             f"(at most {limits.MAX_BUDGET:,})")
+        return v
+
+
+class ErratumSpec(BaseModel):
+    """Where a source states a different number: what it says, where, and the true value."""
+    model_config = ConfigDict(extra="forbid")
+    where: str
+    says: str
+    value: str
+    note: str | None = None
+
+
+class GroupSpec(BaseModel):
+    """A node of a hierarchy (H-DRF): its weight among its siblings and its parent group."""
+    model_config = ConfigDict(extra="forbid")
+    weight: Positive = 1.0
+    parent: Name | None = None
+
+
+class CaseSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = None
+    source: str | None = None
+    description: str | None = None
+    resources: Names[NonNegative]
+    users: Names[UserSpec]
+    arrivals: list[Name] | None = None        # arrival order (default: the order of 'users')
+    groups: Names[GroupSpec] = {}             # hierarchies: internal nodes of the tree
+    variants: list[VariantSpec] = []
+    expect: list[ExpectSpec] = []
+    claims: list[ClaimSpec | str] = []
+    errata: list[ErratumSpec] = []
+
+    @field_validator("resources", "users", mode="before")
+    @classmethod
+    def _names_are_text(cls, v):
+        if not isinstance(v, dict):
+            raise ValueError(f"must be a mapping name -> ... (got {type(v).__name__})")
+        if not v:
+            raise ValueError("must not be empty")
+        return v
+
+
+@dataclass(frozen=True)
+class Case:
+    """A loaded case: its instance plus where it comes from and the raw mapping."""
+
+    name: str
+    instance: Instance
+    source: str | None = None
+    description: str | None = None
+    path: Path | None = None
+    raw: dict = field(default_factory=dict, repr=False)
+    #: derived scenarios by name (a misreport, a user leaving or joining, new capacities)
+    variants: dict[str, Instance] = field(default_factory=dict, repr=False)
+    expect: list[ExpectSpec] = field(default_factory=list, repr=False)
+    claims: list[ClaimSpec] = field(default_factory=list, repr=False)
+    errata: list[ErratumSpec] = field(default_factory=list, repr=False)
+
+    def scenario(self, variant: str | None) -> Instance:
+        """The case's instance, or the named variant of it."""
+        return self.instance if variant is None else self.variants[variant]
+
+
+# -- YAML ---------------------------------------------------------------------------------------
+
+class _Refused(yaml.MarkedYAMLError):
+    """A document fairalloc will not read (too deep, too many nodes, a number too long)."""
+
+
+_CParser = getattr(getattr(yaml, "_yaml", None), "CParser", None)
+
+
+class _LibyamlLoader(Composer, _CParser or object, SafeConstructor, Resolver):
+    """libyaml's parser (C, twice as fast on a large case) under PyYAML's own composer: the composer
+    stays Python so that :class:`CaseLoader` checks depth and size while the document is built
+    (libyaml's composer recurses in C, where a deep document would overflow the stack)."""
+
+    def __init__(self, stream):
+        _CParser.__init__(self, stream)
+        Composer.__init__(self)
+        SafeConstructor.__init__(self)
+        Resolver.__init__(self)
+
+
+class CaseLoader(_LibyamlLoader if _CParser is not None else yaml.SafeLoader):
+    """PyYAML's safe loader (no tag builds a Python object), reading numbers as YAML 1.2 does
+    (``1e-9`` and ``1E+3`` are floats, not text), refusing integers of more than
+    :data:`~fairalloc.core.limits.MAX_EXACT_DIGITS` digits and documents nested deeper than
+    :data:`~fairalloc.core.limits.MAX_YAML_DEPTH` or of more than :data:`~fairalloc.core.limits.MAX_YAML_NODES`
+    nodes while they are composed (before any recursion or object can blow up).  Case, workload and
+    trace files are all read with it (:func:`read_yaml_file`).
+    """
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self._depth = self._nodes = 0
+        #: aliases composed: without any, the counts above are the expanded ones already
+        self.aliases = 0
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            self.aliases += 1
+        self._depth += 1
+        self._nodes += 1
+        try:
+            # both classes named: libyaml's check_event compares classes exactly, not by isinstance
+            if self._depth > limits.MAX_YAML_DEPTH and self.check_event(yaml.SequenceStartEvent,
+                                                                        yaml.MappingStartEvent):
+                raise _Refused(problem=f"nested deeper than {limits.MAX_YAML_DEPTH} levels "
+                                       f"(fairalloc reads at most {limits.MAX_YAML_DEPTH})",
+                               problem_mark=self.peek_event().start_mark)
+            if self._nodes > limits.MAX_YAML_NODES:
+                raise _Refused(problem=f"more than {limits.MAX_YAML_NODES:,} YAML nodes "
+                                       f"(fairalloc reads at most {limits.MAX_YAML_NODES:,} per file)",
+                               problem_mark=self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_yaml_int(self, node):
+        digits = len(node.value.replace("_", "").lstrip("+-"))
+        if digits > limits.MAX_EXACT_DIGITS:        # Python refuses int() of 4300+ digits; far less is useful
+            raise _Refused(problem=f"a number of {digits:,} digits (fairalloc reads at most "
+                                   f"{limits.MAX_EXACT_DIGITS})", problem_mark=node.start_mark)
+        return super().construct_yaml_int(node)
+
+
+CaseLoader.add_constructor("tag:yaml.org,2002:int", CaseLoader.construct_yaml_int)
+# YAML 1.2 floats: PyYAML (YAML 1.1) reads 1e-9 and 1.5e3 as text; the 1.1 forms stay as they are
+CaseLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."))
+
+
+def _children(node) -> list:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return node.value
+    return []
+
+
+def _line(node) -> str:
+    return f"line {node.start_mark.line + 1}: " if node.start_mark is not None else ""
+
+
+def _refuse_expansions(root, where: str) -> None:
+    """Count the nodes and levels of the document with its aliases expanded, without expanding
+    them: one pass over the composed graph, memoized per node (so a "billion laughs" document of a
+    few hundred bytes is refused in microseconds), iterative (no recursion however deep)."""
+    size: dict[int, tuple[int, int]] = {}           # id(node) -> (nodes, levels) once expanded
+    entered: set[int] = set()
+    stack = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        if finished:
+            entered.discard(key)
+            sizes = [size[id(c)] for c in _children(node)]
+            nodes = 1 + sum(n for n, _ in sizes)
+            levels = (not isinstance(node, yaml.ScalarNode)) + max((d for _, d in sizes), default=0)
+            if nodes > limits.MAX_YAML_NODES:
+                raise CaseError(f"{where}: {_line(node)}expands to more than {limits.MAX_YAML_NODES:,} YAML "
+                                f"nodes through its aliases (fairalloc reads at most "
+                                f"{limits.MAX_YAML_NODES:,} per file)")
+            if levels > limits.MAX_YAML_DEPTH:
+                raise CaseError(f"{where}: {_line(node)}nested deeper than {limits.MAX_YAML_DEPTH} levels "
+                                f"once its aliases are expanded (fairalloc reads at most {limits.MAX_YAML_DEPTH})")
+            size[key] = (nodes, levels)
+            continue
+        if key in size:
+            continue
+        if key in entered:
+            raise CaseError(f"{where}: {_line(node)}an alias refers to a node that contains it "
+                            f"(a recursive structure; fairalloc files are plain data)")
+        entered.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in _children(node) if id(c) not in size)
+
+
+def _field_path(parts) -> str:
+    text = ""
+    for p in parts:
+        text += f"[{p}]" if isinstance(p, int) else (f".{shown(p)}" if text else shown(p))
+    return text
+
+
+def _key(loader, key_node):
+    """What a key names: its text, or for a number the number's text (``0x1`` and ``1`` are both '1')."""
+    if not isinstance(key_node, yaml.ScalarNode):
+        return "?"
+    if key_node.tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float"):
+        value = loader.construct_object(key_node)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+    return key_node.value
+
+
+def _refuse_duplicate_keys(root, where: str, loader) -> None:
+    """PyYAML keeps the last of two equal keys silently; a case with two users 'A' is an error."""
+    seen_nodes: set[int] = set()
+    stack = [(root, ())]                            # iterative: no recursion however deep
+    while stack:
+        node, path = stack.pop()
+        if id(node) in seen_nodes:                  # aliases may share (or nest) nodes
+            continue
+        seen_nodes.add(id(node))
+        below = []
+        if isinstance(node, yaml.MappingNode):
+            lines: dict[str, int] = {}
+            for key_node, value_node in node.value:
+                key = _key(loader, key_node)
+                line = key_node.start_mark.line + 1
+                if key in lines:
+                    raise CaseError(f"{_field_path(path + (key,))}: duplicate key (lines {lines[key]} and {line} "
+                                    f"of {where})")
+                lines[key] = line
+                below.append((value_node, path + (key,)))
+        elif isinstance(node, yaml.SequenceNode):
+            below = [(item, path + (k,)) for k, item in enumerate(node.value)]
+        stack.extend(reversed(below))               # document order
+
+
+def _read_yaml(text: str, where: str) -> Any:
+    """Parse with :class:`CaseLoader` (PyYAML's *safe* loader), refusing duplicate keys, documents
+    too deep or too large once their aliases are expanded, and recursive aliases; every problem is
+    one :class:`CaseError` naming ``where`` (and the line)."""
+    loader = None
+    try:
+        loader = CaseLoader(text)
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if loader.aliases:
+            _refuse_expansions(node, where)
+        _refuse_duplicate_keys(node, where, loader)
+        return loader.construct_document(node)
+    except _Refused as exc:
+        mark = exc.problem_mark
+        raise CaseError(f"{where}: line {mark.line + 1}: {exc.problem}") from None
+    except yaml.reader.ReaderError as exc:          # a control character (NUL, ...) in the text
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - text.rfind("\n", 0, exc.position)
+        raise CaseError(f"{where}: not valid YAML: character #x{exc.character:04x} is not allowed "
+                        f"(a binary file?) at line {line}, column {column}") from None
+    except yaml.constructor.ConstructorError as exc:
+        mark = exc.problem_mark
+        line = f"line {mark.line + 1}: " if mark else ""
+        tag = re.search(r"for the tag '([^']*)'", exc.problem or "")
+        if tag:
+            raise CaseError(f"{where}: {line}tag {excerpt(tag.group(1))} is refused; fairalloc files are plain "
+                            f"data (tags that build Python objects are refused)") from None
+        raise CaseError(f"{where}: {line}{one_line(exc.problem, 200)}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise CaseError(f"{where}: not valid YAML: {one_line(problem, 200)}{line}") from None
+    except RecursionError:                          # not expected (depth is bounded): still one line
+        raise CaseError(f"{where}: nested too deeply for fairalloc to read") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+# -- validation -----------------------------------------------------------------------------------
+
+_BRANCH_TAGS = ("float", "constrained-float", "dict[", "function-")
+_MODEL_NAMES = {"UserSpec", "MisreportSpec", "NewUserSpec", "VariantSpec", "StepSpec", "ExpectSpec", "ClaimSpec",
+                "ErratumSpec", "GroupSpec"}     # union branches pydantic names in a location
+
+
+def _model_at(loc) -> type[BaseModel]:
+    """The schema model a location points into (to list its fields)."""
+    model: Any = CaseSpec
+    for part in loc:
+        if isinstance(model, type) and issubclass(model, BaseModel) and part in model.model_fields:
+            model = model.model_fields[part].annotation
+        while not (isinstance(model, type) and issubclass(model, BaseModel)):
+            if typing.get_origin(model) is Annotated:
+                model = typing.get_args(model)[0]
+                continue
+            args = [a for a in typing.get_args(model) if a is not type(None)]
+            models = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
+            if models:
+                model = models[0]
+            elif args:
+                model = args[-1]                # list[X] / dict[str, X]: the element type
+            else:
+                return CaseSpec
+    return model
+
+
+def _pydantic_message(exc: ValidationError) -> str:
+    """One line for the most telling error: a misspelt field before the 'missing' it causes, and
+    for a union (``weight``: number or mapping) the branch that matches what was written.  The
+    offending input is quoted as a bounded :func:`~fairalloc.core.errors.excerpt`, and so is every key
+    of the field path (an alias bomb or a megabyte of text never reaches the message)."""
+    def wrong_branch(err) -> bool:          # the number branch of a union given a mapping, or the
+        given = err.get("input")            # text branch (a claim as text) given a mapping
+        return isinstance(given, dict) and any(
+            str(p).startswith(("float", "constrained-float")) or p == "str" for p in err["loc"])
+
+    errors = [e for e in exc.errors() if not wrong_branch(e)] or exc.errors()
+    errors.sort(key=lambda e: e["type"] != "extra_forbidden")
+    err = errors[0]
+    parts = [p for p in err["loc"] if isinstance(p, int) or not (
+        str(p).startswith(_BRANCH_TAGS) or p in _MODEL_NAMES or p in ("str", "int", "[key]"))]
+    loc = _field_path(parts)
+    kind, msg = err["type"], err["msg"]
+    if kind == "missing":
+        return f"{loc}: required field is missing"
+    if kind == "extra_forbidden":
+        key = shown(err["loc"][-1])
+        fields = list(_model_at(err["loc"][:-1]).model_fields)
+        close = difflib.get_close_matches(key, fields, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        return f"{loc}: unknown field '{key}' (fields: {', '.join(fields)}){hint}"
+    msg = one_line(msg.removeprefix("Value error, "), 300)
+    msg = msg[0].lower() + msg[1:]
+    if "input" in err and kind != "value_error":
+        msg += f" (got {excerpt(err['input'])})"
+    return f"{loc}: {msg}"
+
+
+def parse_case(data: Any, where: str = "case") -> Case:
+    """Validate a case mapping (as read from YAML) and build its :class:`Case`."""
+    if data is None:
+        raise CaseError(f"{where}: empty file (a case needs 'resources' and 'users')")
+    if not isinstance(data, dict):
+        raise CaseError(f"{where}: a case must be a mapping with 'resources' and 'users' "
+                        f"(got {type(data).__name__})")
+    try:
+        spec = CaseSpec.model_validate(data)
+    except ValidationError as exc:
+        raise CaseError(_pydantic_message(exc)) from None
+    resources = list(spec.resources)
+    known = set(resources)
+    _refuse_too_many_cells(len(spec.users), len(resources), len(spec.variants))
+    if spec.arrivals is not None:
+        spec = spec.model_copy(update={"users": _in_arrival_order(spec.users, spec.arrivals)})
+
+    def vector(mapping: dict[str, float], field_name: str, default: float) -> list[float]:
+        for r in mapping:
+            if r not in known:
+                raise CaseError(f"{field_name}.{r}: {unknown('resource', r, resources)}")
+        return [mapping.get(r, default) for r in resources]
+
+    demand, weights, bounds, shared = [], [], [], []
+    per_resource = any(isinstance(u.weight, dict) for u in spec.users.values())
+    for name, user in spec.users.items():
+        demand.append(vector(user.demand, f"users.{name}.demand", 0.0))
+        if isinstance(user.weight, dict):
+            weights.append(vector(user.weight, f"users.{name}.weight", 1.0))
+        else:
+            w = 1.0 if user.weight is None else user.weight
+            weights.append([w] * len(resources) if per_resource else w)
+        bounds.append(np.inf if user.max_tasks is None else user.max_tasks)
+        shared.append(np.nan if user.shared is None else user.shared)
+    name = spec.name or (Path(where).stem if where != "case" else "case")
+    instance = Instance(list(spec.resources.values()), demand, resources=resources, users=list(spec.users),
+                        weights=weights, max_tasks=bounds, shared=shared, name=name,
+                        groups=_hierarchy(spec) if spec.groups or any(
+                            u.group is not None for u in spec.users.values()) else None)
+    variants = {}
+    for k, variant in enumerate(spec.variants):
+        where_v = f"variants[{k}]"
+        if variant.name in variants:
+            raise CaseError(f"{where_v}.name: duplicate variant name '{variant.name}'")
+        variants[variant.name] = _derive(instance, variant, where_v, vector)
+    case = Case(name, instance, spec.source, spec.description, raw=data, variants=variants, expect=spec.expect,
+                errata=spec.errata)
+    _check_expectations(case)
+    return dataclasses.replace(case, claims=[_claim(c, f"claims[{k}]", case) for k, c in enumerate(spec.claims)])
+
+
+def _refuse_too_many_cells(n: int, m: int, variants: int) -> None:
+    """A small file can name many users and many resources, each user demanding one of them: the
+    instance is a dense users x resources array (and each variant a copy), so its size is bounded
+    before anything is built."""
+    cells = n * m
+    if cells > limits.MAX_CASE_CELLS:
+        raise CaseError(f"users: {n:,} users x {m:,} resources is {cells:,} demands; fairalloc builds at most "
+                        f"{limits.MAX_CASE_CELLS:,} per case")
+    if cells * (1 + variants) > limits.MAX_CASE_CELLS:
+        raise CaseError(f"variants: {variants:,} variants of {n:,} users x {m:,} resources is "
+                        f"{cells * (1 + variants):,} demands; fairalloc builds at most "
+                        f"{limits.MAX_CASE_CELLS:,} per case (the case and its variants together)")
+
+
+def _hierarchy(spec) -> dict:
+    """Parents and weights of every node; checks names and that the groups form a tree."""
+    parent, weight = {}, {}
+    for g, group in spec.groups.items():
+        if g in spec.users:
+            raise CaseError(f"groups.{g}: a group cannot have a user's name")
+        if group.parent is not None and group.parent not in spec.groups:
+            raise CaseError(f"groups.{g}.parent: {unknown('group', group.parent, spec.groups)}")
+        parent[g], weight[g] = group.parent, group.weight
+    for u, user in spec.users.items():
+        if user.group is not None and user.group not in spec.groups:
+            raise CaseError(f"users.{u}.group: {unknown('group', user.group, spec.groups)}")
+        parent[u] = user.group
+        weight[u] = user.weight if isinstance(user.weight, (int, float)) else 1.0
+    for g in spec.groups:                    # walking up must reach the root
+        seen, node = set(), g
+        while node is not None:
+            if node in seen:
+                raise CaseError(f"groups.{g}.parent: the groups form a cycle")
+            seen.add(node)
+            node = parent[node]
+    return {"parent": parent, "weight": weight}
+
+
+def _in_arrival_order(users: dict, arrivals: list) -> dict:
+    order, seen = [], set()
+    for k, name in enumerate(map(str, arrivals)):
+        if name not in users:
+            raise CaseError(f"arrivals[{k}]: {unknown('user', name, users)}")
+        if name in seen:
+            raise CaseError(f"arrivals[{k}]: user '{name}' arrives twice")
+        seen.add(name)
+        order.append(name)
+    missing = [u for u in users if u not in seen]
+    if missing:
+        raise CaseError(f"arrivals: users {', '.join(missing)} never arrive (list every user once)")
+    return {u: users[u] for u in order}
+
+
+CLAIM_TEXT = re.compile(r"^\s*(?P<mechanism>\S+)\s+(?P<verb>satisfies|violates)\s+(?P<property>\S+)"
+                        r"(?:\s+for\s+user\s+(?P<user>\S+))?(?:\s+on\s+(?:variant\s+)?(?P<variant>\S+))?\s*$")
+
+
+_EXPONENT = re.compile(r"[eE]\s*([-+]?[0-9][0-9_]*)")
+
+
+def parse_exact(value, where: str) -> Fraction | float:
+    """A number as written in a case: ints and texts like "100/31" or "2.52" exactly (no eval).
+
+    Texts of more than :data:`~fairalloc.core.limits.MAX_EXACT_DIGITS` digits, and values outside the
+    range fairalloc computes with (:data:`~fairalloc.core.limits.MIN_MAGNITUDE` to
+    :data:`~fairalloc.core.limits.MAX_MAGNITUDE`, or 0), are refused before a Fraction is built (so
+    ``'1e999999999'`` is one line, not a billion-digit number).
+    """
+    if isinstance(value, bool):
+        raise CaseError(f"{where}: expected a number or a fraction like 100/31 (got {excerpt(value)})")
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise CaseError(f"{where}: must be finite (got {value})")
+        return _in_range(value, value, where)
+    if isinstance(value, str):
+        text = value.strip()
+        digits = sum(c.isdigit() for c in text)
+        if digits > limits.MAX_EXACT_DIGITS:
+            raise CaseError(f"{where}: a number of {digits:,} digits {excerpt(value)} (fairalloc reads at most "
+                            f"{limits.MAX_EXACT_DIGITS})")
+        exponent = _EXPONENT.search(text)
+        if exponent and abs(int(exponent.group(1))) > 2 * limits.MAX_EXACT_DIGITS:
+            # with at most MAX_EXACT_DIGITS digits before it, such an exponent puts any non-zero
+            # value far outside [MIN_MAGNITUDE, MAX_MAGNITUDE]: refuse it (or read 0) without 10**exponent
+            mantissa = text[: exponent.start()]
+            if any(c.isdigit() for c in mantissa):  # else not a number: Fraction says so at once
+                if mantissa.strip("+-0._"):
+                    raise CaseError(f"{where}: {excerpt(value)} is {_RANGE}")
+                text = mantissa                      # 0e999999999 is 0
+    try:
+        number = Fraction(text if isinstance(value, str) else value)
+    except (ValueError, ZeroDivisionError, TypeError):
+        raise CaseError(f"{where}: expected a number or a fraction like 100/31 (got {excerpt(value)})") from None
+    return _in_range(number, value, where)
+
+
+_RANGE = (f"outside the range fairalloc computes with ({limits.MIN_MAGNITUDE:g} to "
+          f"{limits.MAX_MAGNITUDE:g} for non-zero values)").replace("e+", "e")
+
+
+def _in_range(number, value, where: str):
+    low, high = limits.MIN_MAGNITUDE, limits.MAX_MAGNITUDE
+    if isinstance(number, Fraction):        # the bounds as written (1e-30), not their nearest doubles
+        low, high = Fraction(repr(low)), Fraction(repr(high))
+    if number != 0 and not low <= abs(number) <= high:
+        raise CaseError(f"{where}: {excerpt(value)} is {_RANGE}")
+    return number
+
+
+def _known(where: str, what: str, name, known) -> str:
+    if str(name) not in known:
+        raise CaseError(f"{where}: {unknown(what, name, known)}")
+    return str(name)
+
+
+def _known_mechanism(where: str, name) -> str:
+    from fairalloc.core import registry
+    try:
+        registry.get(str(name))
+    except FairallocError as exc:
+        raise CaseError(f"{where}: {str(exc).split(': ', 1)[1]}") from None
+    return str(name)
+
+
+def _check_expectations(case: Case) -> None:
+    from fairalloc.core import registry
+    for k, e in enumerate(case.expect):
+        where = f"expect[{k}]"
+        _known_mechanism(f"{where}.mechanism", e.mechanism)
+        if e.method not in registry.METHODS:
+            raise CaseError(f"{where}.method: {unknown('method', e.method, registry.METHODS)}")
+        if e.variant is not None:
+            _known(f"{where}.variant", "variant", e.variant, list(case.variants))
+        inst = case.scenario(e.variant)
+        if not e.tasks and not e.prices and not e.steps:
+            raise CaseError(f"{where}: expects nothing (give tasks, prices and/or steps)")
+        for s_k, step in enumerate(e.steps):
+            here = f"{where}.steps[{s_k}]"
+            if step.k > inst.n:
+                raise CaseError(f"{here}.k: step {step.k} but only {inst.n} users arrive")
+            if step.M is not None:
+                parse_exact(step.M, f"{here}.M")
+            for u, v in step.tasks.items():
+                _known(f"{here}.tasks.{u}", "user", u, inst.users[: step.k])
+                parse_exact(v, f"{here}.tasks.{u}")
+        for u, v in e.tasks.items():
+            _known(f"{where}.tasks.{u}", "user", u, inst.users)
+            parse_exact(v, f"{where}.tasks.{u}")
+        for r, v in e.prices.items():
+            _known(f"{where}.prices.{r}", "resource", r, inst.resources)
+            parse_exact(v, f"{where}.prices.{r}")
+
+
+def _claim(claim, where: str, case: Case) -> ClaimSpec:
+    from fairalloc.core import registry
+    from fairalloc.core.vocabulary import property_names
+    if isinstance(claim, str):
+        match = CLAIM_TEXT.match(claim)
+        if not match:
+            raise CaseError(f"{where}: cannot read claim {excerpt(claim)} (write '<mechanism> satisfies|violates "
+                            f"<property> [for user U] [on variant V]')")
+        parts = match.groupdict()
+        claim = ClaimSpec(mechanism=parts["mechanism"], property=parts["property"],
+                          holds=parts["verb"] == "satisfies", user=parts["user"], variant=parts["variant"])
+    _known_mechanism(f"{where}.mechanism", claim.mechanism)
+    if claim.refutes is not None and claim.holds:
+        raise CaseError(f"{where}.refutes: a refuted claim is a counterexample, so it states 'holds: false'")
+    try:
+        (prop,) = property_names(claim.property, registry.get(claim.mechanism).kind == "dynamic")
+    except FairallocError as exc:
+        raise CaseError(f"{where}.property: {str(exc).split(': ', 1)[1]}") from None
+    if claim.variant is not None:
+        _known(f"{where}.variant", "variant", claim.variant, list(case.variants))
+    if claim.user is not None:
+        _known(f"{where}.user", "user", claim.user, case.scenario(claim.variant).users)
+    return claim.model_copy(update={"property": prop, "user": None if claim.user is None else str(claim.user)})
+
+
+def _derive(instance: Instance, variant: VariantSpec, where: str, vector) -> Instance:
+    kinds = [k for k in VARIANT_KINDS if getattr(variant, k) is not None]
+    if len(kinds) != 1:
+        raise CaseError(f"{where}: a variant makes exactly one change ({' | '.join(VARIANT_KINDS)}); "
+                        f"got {', '.join(kinds) or 'none'}")
+    kind = kinds[0]
+
+    def user(name, field_name):
+        if str(name) not in instance.users:
+            raise CaseError(f"{where}.{field_name}: {unknown('user', name, instance.users)}")
+        return str(name)
+    if kind == "misreport":
+        return instance.with_demand(user(variant.misreport.user, "misreport.user"),
+                                    vector(variant.misreport.demand, f"{where}.misreport.demand", 0.0))
+    if kind == "remove_user":
+        return instance.without_user(user(variant.remove_user, "remove_user"))
+    if kind == "capacity":
+        vector(variant.capacity, f"{where}.capacity", 0.0)      # names checked with their path
+        return instance.with_capacity(variant.capacity)
+    new = variant.add_user
+    if str(new.name) in instance.users:
+        raise CaseError(f"{where}.add_user.name: duplicate user '{new.name}'")
+    weight = 1.0 if new.weight is None else (vector(new.weight, f"{where}.add_user.weight", 1.0)
+                                              if isinstance(new.weight, dict) else new.weight)
+    return instance.with_user(str(new.name), vector(new.demand, f"{where}.add_user.demand", 0.0), weight=weight,
+                              max_tasks=np.inf if new.max_tasks is None else new.max_tasks,
+                              shared=np.nan if new.shared is None else new.shared)
+
+
+# -- files ----------------------------------------------------------------------------------------
+
+def _library():
+    return importlib_resources.files("fairalloc.case_library")
+
+
+def bundled_cases() -> list[str]:
+    """Names of the cases shipped with fairalloc (``cases/*.yaml``)."""
+    return sorted(p.name[:-5] for p in _library().iterdir() if p.name.endswith(".yaml"))
+
+
+def load_case(path_or_name: str | Path) -> Case:
+    """Load a case from a YAML file, or a bundled case by name (see :func:`bundled_cases`)."""
+    if not str(path_or_name).strip():
+        raise CaseError("CASE: empty name (give a YAML file or a bundled case name)")
+    path = Path(path_or_name)
+    try:
+        exists = path.exists()
+    except (OSError, ValueError):           # a name too long, a NUL byte: read_yaml_file says why
+        exists = True
+    if not exists:
+        candidate = _library() / (path.name if path.suffix == ".yaml" else f"{path.name}.yaml")
+        if str(path_or_name) == path.name and candidate.is_file():
+            text = candidate.read_text(encoding="utf-8")
+            case = _parse_file(_read_yaml(text, candidate.name), candidate.name)
+            return dataclasses.replace(case, path=Path(str(candidate)))
+        hint = did_you_mean(path.name.removesuffix(".yaml"), bundled_cases()) or " (see 'fairalloc cases')"
+        raise CaseError(f"{_file(path_or_name)}: no such file, and no bundled case of that name{hint}")
+    case = _parse_file(read_yaml_file(path, "a case needs 'resources' and 'users'"), _file(path))
+    return dataclasses.replace(case, path=path)
+
+
+def _parse_file(data, where: str) -> Case:
+    """:func:`parse_case` naming the file in every message: ``users.A.group: ... (in my.yaml)``."""
+    try:
+        return parse_case(data, where)
+    except CaseError as exc:
+        text = str(exc)
+        if text.startswith(f"{where}: "):
+            raise
+        raise CaseError(f"{text} (in {where})") from None
+
+
+def _file(path) -> str:
+    """A file name for a message: as given, escaped when it is not printable (a newline in it)."""
+    text = str(path)
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+
+
+_CHUNK = 2**20
+
+
+def read_yaml_file(path: str | Path, needs: str) -> Any:
+    """A YAML file's data, read safely (no object-building tags, no duplicate keys); every problem
+    is one :class:`CaseError` line naming the file (``needs`` says what an empty file lacks).
+
+    A regular file larger than :data:`~fairalloc.core.limits.MAX_FILE_BYTES` is refused before it is
+    read; a device, a pipe or a FIFO (``/dev/zero``, ``<(...)``) is read in chunks up to that many
+    bytes and then refused, so no input makes fairalloc read without end.
+    """
+    path = Path(path)
+    where = _file(path)
+    too_large = (f"{where}: larger than {limits.MAX_FILE_BYTES // 2**20} MiB (fairalloc reads case, workload "
+                 f"and trace files of at most {limits.MAX_FILE_BYTES // 2**20} MiB)")
+    try:
+        info = path.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise CaseError(f"{where}: is a directory, not a file")
+        if stat.S_ISREG(info.st_mode) and info.st_size > limits.MAX_FILE_BYTES:
+            raise CaseError(too_large)
+        chunks, size = [], 0
+        with path.open("rb") as stream:
+            while size <= limits.MAX_FILE_BYTES:
+                chunk = stream.read(min(_CHUNK, limits.MAX_FILE_BYTES + 1 - size))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+        if size > limits.MAX_FILE_BYTES:    # a device or a pipe (or a file that grew meanwhile)
+            raise CaseError(too_large)
+        text = b"".join(chunks).decode("utf-8")
+    except CaseError:
+        raise
+    except FileNotFoundError:
+        raise CaseError(f"{where}: no such file") from None
+    except IsADirectoryError:
+        raise CaseError(f"{where}: is a directory, not a file") from None
+    except UnicodeDecodeError:
+        raise CaseError(f"{where}: not a text file (expected YAML)") from None
+    except OSError as exc:
+        raise CaseError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:               # a NUL byte in the name
+        raise CaseError(f"{where}: cannot read: {one_line(exc, 200)}") from None
+    if not text.strip():
+        raise CaseError(f"{where}: empty file ({needs})")
+    return _read_yaml(text, where)

@@ -1,0 +1,994 @@
+"""A discrete-event cluster simulator comparing multi-resource schedulers on a :class:`~fairalloc.scheduling.workloads.Workload`.
+
+Model
+-----
+* Identical nodes with CPU and memory (and, for slot schedulers, ``K`` slots). Events live in one
+  ``heapq``: job arrivals, task finishes and job deadlines (``until``). All events of one instant
+  are applied, then nodes are *offered* to the scheduler: a node where a task finished, and every
+  node on which newly runnable work fits when work appears (a job arrives or a reduce phase is
+  unlocked). For each offered node the simulator calls ``scheduler.pick(state, node)`` until it
+  returns ``None``; every pick launches one task there (Mesos-style offers, one task at a time).
+* A job's tasks run in phase order: its reduce tasks become runnable when all its map tasks have
+  finished. Within an owner, jobs are served in submit order (the owner's *next task* is the next
+  unstarted task of her earliest job that has one runnable).
+* Closed-loop jobs (``resubmit``) are resubmitted at their finish time while before the horizon;
+  ``until`` cancels a job's unstarted tasks at that time. The run stops at ``workload.horizon``
+  (tasks still running then are not finished) or when every job is done.
+
+Schedulers (``simulate(workload, name)``; unknown names raise :class:`~fairalloc.core.errors.CaseError`)
+---------------------------------------------------------------------------------------------------
+* ``drf``: offers a node to the owner with the lowest dominant share (over the whole cluster)
+  whose next task fits on it; ties to the owner seen first. (As in Mesos / the paper's section 7.)
+* ``cpu-fair``: the same with the CPU share instead of the dominant share (max-min on CPU only).
+* ``slots:K``: ``K`` slots per node, a task takes one slot whatever its demand; owners in deficit
+  order as in the Hadoop Fair Scheduler with equal weights: fewest running tasks first.
+* ``capacity:K``: Capacity Scheduler over ``K`` slots per node: queues (= owners) with capacity
+  fractions (``workload.queues``, equal by default), the queue with the lowest
+  ``running slots / capacity fraction`` first (so an idle queue's capacity is lent out), FIFO
+  inside the queue.
+* ``mfs``: the MFS paper's two-level DRF (Hadoop Multi-resource Fair Scheduler): owners are
+  *groups* of jobs. A job's dominant share is ``max_r (job's allocation of r / cluster's r) /
+  job.weight``; a group's is ``max_r (sum of its jobs' shares of r) / group weight``
+  (``workload.group_weights``, default 1). For each offered node: groups in increasing dominant
+  share (ties: owner seen first), inside a group its jobs with a runnable task in increasing
+  dominant share (ties: submit order); the first job whose next task fits the node's free CPU
+  and memory gets it (a map task; its reduce tasks only once its maps are done, as for every
+  scheduler). If no job of a group fits, the next group is tried. (The paper's pseudo-code
+  returns null at the first job that does not fit; we go on, as the text describes.) Cost: a sort
+  of groups and of one group's jobs per launch, ``O(n_jobs log n_jobs)``.
+* ``hdrf``: H-DRF (Bhattacharya et al., SoCC 2013) over a tree of owners declared by their names:
+  ``eng/web/alice`` is owner ``alice`` in group ``web`` in group ``eng`` (see :func:`owner_tree`);
+  ``workload.group_weights`` gives any node (owner or group path) its weight among its siblings
+  (default 1), as for ``mfs``. For each offered node: from the root, into the child with the lowest
+  ``dominant share / weight`` of what its whole subtree runs now (cluster-wide shares), skipping
+  children with nothing runnable below or no next task below that fits the node, down to an owner,
+  whose next task is launched. On a flat tree (no '/' in any owner name, no weights) this is
+  exactly ``drf`` (same heap, keys and ties). Cost: one lazy heap per internal node, so heap
+  operations along one root-to-owner path per launch (plus the children tried and declined).
+  The *fairness error* is still measured against flat DRF, not against H-DRF's own shares.
+* ``quincy``: a Quincy-style min-cost-flow scheduler (Isard et al., SOSP 2009; simplified, see
+  :class:`Quincy`): each instant's placements from one ``networkx.min_cost_flow`` over owners and
+  nodes, with DRF quotas and waiting-time costs; for small clusters (pure-Python flow solver).
+* ``fifo``: jobs in submit order, strict head of line: only the earliest job with a runnable task
+  is considered; if its next task does not fit on the node, nothing is launched there.
+
+**Over-commitment (our choice, documented).** By default every scheduler launches a task only
+where it physically fits (free CPU and memory), so no node is ever over-committed; slots then
+only *restrict* packing. The suffix ``:oc`` (``slots:K:oc``, ``capacity:K:oc``, ``cpu-fair:oc``)
+gives the paper's behaviour: the scheduler checks only what it knows (slots; CPU for cpu-fair),
+nodes may be over-committed, and a task launched on an over-committed node runs slower by the
+factor ``max(1, max_r used_r / capacity_r)`` on that node right after its launch (a crude model
+of swapping / CPU contention; tasks already running are not re-timed).
+
+Metrics (:class:`SimulationResult`)
+----------------------------------
+Jobs completed (by the horizon) and mean job completion time (finish - submit) per job class,
+time-averaged utilisation per resource, samples over time of utilisation and of every owner's
+dominant share, and the *fairness error*: at each sample, the mean over active owners (owners with
+an unfinished job) of ``|dominant share - DRF share|``, where the DRF share comes from progressive
+filling over the active owners (each with the demand of the current phase of her earliest active
+job, bounded by her remaining tasks); averaged over samples. The run is deterministic: the same
+workload and scheduler give the same result (generators take the seed).
+
+>>> from fairalloc.scheduling.workloads import drf_7_2
+>>> r = simulate(drf_7_2(nodes=4, horizon=300, tasks_per_job=20), "drf")
+>>> r.completed["small"] > 0 and r.max_overcommit <= 1 + 1e-9
+True
+"""
+
+from __future__ import annotations
+
+import heapq
+import sys
+import time as _time
+from dataclasses import dataclass, field
+
+from fairalloc.core import limits
+from fairalloc.core.errors import CaseError, excerpt, unknown
+from fairalloc.scheduling.workloads import PHASES, Workload, validate
+
+__all__ = ["Scheduler", "DRF", "CPUFair", "Slots", "Capacity", "FIFO", "MFS", "HDRF", "Quincy", "owner_tree", "make_scheduler",
+           "SCHEDULER_NAMES", "SimState", "SimulationResult", "TaskRecord", "simulate", "drf_shares"]
+
+EPS = 1e-9
+ARRIVE, FINISH, DEADLINE = 0, 1, 2
+
+#: the names ``make_scheduler`` accepts (K a positive integer)
+SCHEDULER_NAMES = ("drf", "mfs", "hdrf", "cpu-fair", "cpu-fair:oc", "slots:K", "slots:K:oc", "capacity:K",
+                   "capacity:K:oc", "fifo", "quincy")
+
+# --------------------------------------------------------------------------- state
+
+class _JobRun:
+    __slots__ = ("id", "spec", "name", "owner", "u", "submit", "phase", "next", "running", "done", "finish",
+                 "cancelled", "job_class", "cpu", "mem")
+
+    def __init__(self, jid, spec, name, u, submit):
+        self.id, self.spec, self.name, self.u, self.submit = jid, spec, name, u, submit
+        self.owner, self.job_class = spec.owner, spec.job_class or "all"
+        self.phase = self.next = self.running = self.done = 0
+        self.finish = None
+        self.cancelled = False
+        self.cpu = self.mem = 0.0            # allocated now (running tasks)
+
+    def runnable(self) -> bool:
+        return not self.cancelled and self.next < len(self.spec.phases[self.phase])
+
+    def next_task(self):
+        return self.spec.phases[self.phase][self.next]
+
+
+class SimState:
+    """What schedulers see. Per node: ``free_cpu``, ``free_mem``, ``slots_used`` (lists);
+    per owner (index ``u`` into ``owners``): ``cpu``, ``mem`` (allocated), ``running`` (tasks).
+    """
+
+    def __init__(self, workload: Workload):
+        self.workload = workload
+        self.n_nodes = workload.nodes
+        self.node_cpu, self.node_mem = float(workload.node_cpu), float(workload.node_mem)
+        self.total_cpu = self.node_cpu * self.n_nodes
+        self.total_mem = self.node_mem * self.n_nodes
+        self.free_cpu = [self.node_cpu] * self.n_nodes
+        self.free_mem = [self.node_mem] * self.n_nodes
+        self.slots_used = [0] * self.n_nodes
+        self.owners = workload.owners
+        self.owner_index = {o: i for i, o in enumerate(self.owners)}
+        n = len(self.owners)
+        self.cpu = [0.0] * n
+        self.mem = [0.0] * n
+        self.running = [0] * n
+        self.user_jobs: list[dict[int, _JobRun]] = [{} for _ in range(n)]   # active jobs, submit order
+        self.jobs: dict[int, _JobRun] = {}                                  # all active jobs, submit order
+        self.time = 0.0
+        #: scheduler work so far (offers, plus owners / jobs / heap entries examined): the simulation
+        #: stops at :data:`fairalloc.core.limits.MAX_SCHEDULER_STEPS`; built-in schedulers add to it
+        self.steps = 0
+
+    def dominant_share(self, u: int) -> float:
+        return max(self.cpu[u] / self.total_cpu, self.mem[u] / self.total_mem)
+
+    def next_job(self, u: int) -> _JobRun | None:
+        """The owner's earliest active job with a runnable task (its next task is hers)."""
+        for job in self.user_jobs[u].values():
+            if job.runnable():
+                return job
+        return None
+
+    def fits(self, node: int, task, check_cpu: bool = True, check_mem: bool = True) -> bool:
+        return ((not check_cpu or task.cpu <= self.free_cpu[node] + EPS)
+                and (not check_mem or task.mem <= self.free_mem[node] + EPS))
+
+
+# --------------------------------------------------------------------------- schedulers
+
+class Scheduler:
+    """Plug-in interface. ``pick(state, node)`` returns a job (``_JobRun``) whose next task to launch
+    on ``node``, or ``None``. ``changed(u)`` is called whenever owner ``u``'s allocation or
+    runnable work changes. ``check_cpu`` / ``check_mem``: whether launching requires the task to
+    fit on that resource (unchecked resources may be over-committed). ``slots``: per node, or None.
+    """
+
+    name = "scheduler"
+    check_cpu = True
+    check_mem = True
+    slots: int | None = None
+
+    def bind(self, state: SimState) -> None:
+        self.state = state
+
+    def changed(self, u: int) -> None:
+        pass
+
+    def pick(self, state: SimState, node: int):
+        raise NotImplementedError
+
+
+class _OwnerOrder(Scheduler):
+    """Owners in increasing ``key(u)`` (ties: owner seen first), kept in a lazily updated heap (the
+    heap of Algorithm 1): offer the node to each in turn until one's next task fits."""
+
+    def bind(self, state):
+        super().bind(state)
+        self.version = [0] * len(state.owners)
+        self.heap: list = []
+
+    def key(self, u: int) -> float:
+        raise NotImplementedError
+
+    def changed(self, u):
+        self.version[u] += 1
+        if self.state.next_job(u) is not None:
+            heapq.heappush(self.heap, (self.key(u), u, self.version[u], u))
+
+    def pick(self, state, node):
+        if self.slots is not None and state.slots_used[node] >= self.slots:
+            return None
+        return _first_taker(self.heap, self.version, state, node, self.check_cpu, self.check_mem)
+
+
+_IDLE = object()
+
+
+def _first_taker(heap, version, state, node, check_cpu=True, check_mem=True, group=None):
+    """The first taker of an offer of ``node`` in a lazy heap of entries ``(key, tie, version, id)``.
+
+    Entries are popped in order; stale ones (``version[id]`` moved on) are dropped. An id below
+    ``len(state.owners)`` is an owner: she takes the node if her next task fits it, is idle (entry
+    dropped: ``changed`` pushes her again when work appears) if she has nothing runnable, declines
+    otherwise. Another id is a group, asked with ``group(id, node)``: a job, ``None`` (declines) or
+    :data:`_IDLE`. Declined entries go back into the heap; the taker's entry does not (launching
+    bumps its version, and ``changed`` pushes it again). Returns the job taken, or ``None``.
+    """
+    n = len(state.owners)
+    declined = []
+    found = None
+    while heap:
+        entry = heapq.heappop(heap)
+        c = entry[3]
+        if entry[2] != version[c]:
+            continue
+        if c < n:
+            job = state.next_job(c)
+            if job is None:
+                continue
+            if state.fits(node, job.next_task(), check_cpu, check_mem):
+                found = job
+                break
+        else:
+            found = group(c, node)
+            if found is _IDLE:
+                found = None
+                continue
+            if found is not None:
+                break
+        declined.append(entry)
+    state.steps += len(declined)
+    for entry in declined:
+        heapq.heappush(heap, entry)
+    return found
+
+
+class DRF(_OwnerOrder):
+    name = "drf"
+
+    def key(self, u):
+        return self.state.dominant_share(u)
+
+
+class CPUFair(_OwnerOrder):
+    name = "cpu-fair"
+
+    def __init__(self, overcommit: bool = False):
+        self.check_mem = not overcommit
+        self.name = "cpu-fair:oc" if overcommit else "cpu-fair"
+
+    def key(self, u):
+        return self.state.cpu[u]
+
+
+class Slots(_OwnerOrder):
+    def __init__(self, k: int, overcommit: bool = False):
+        self.slots = k
+        self.check_cpu = self.check_mem = not overcommit
+        self.name = f"slots:{k}" + (":oc" if overcommit else "")
+
+    def key(self, u):
+        return self.state.running[u]
+
+
+class Capacity(_OwnerOrder):
+    def __init__(self, k: int, overcommit: bool = False):
+        self.slots = k
+        self.check_cpu = self.check_mem = not overcommit
+        self.name = f"capacity:{k}" + (":oc" if overcommit else "")
+
+    def bind(self, state):
+        super().bind(state)
+        queues = state.workload.queues
+        if queues:
+            missing = [o for o in state.owners if o not in queues]
+            if missing:
+                raise CaseError(f"queues.{missing[0]}: owner has no queue capacity (queues: {', '.join(queues)})")
+            total = sum(queues[o] for o in state.owners)
+            self.capacity = [queues[o] / total for o in state.owners]
+        else:
+            self.capacity = [1.0 / len(state.owners)] * len(state.owners)
+
+    def key(self, u):
+        return self.state.running[u] / self.capacity[u]
+
+
+class MFS(Scheduler):
+    """The MFS paper's two-level DRF: groups (owners) by weighted dominant share, then the group's
+    jobs by weighted dominant share; the first job whose next task fits the node gets it."""
+
+    name = "mfs"
+
+    def bind(self, state):
+        super().bind(state)
+        weights = state.workload.group_weights or {}
+        self.group_weight = [float(weights.get(o, 1.0)) for o in state.owners]
+
+    def group_share(self, u: int) -> float:
+        return self.state.dominant_share(u) / self.group_weight[u]
+
+    def job_share(self, job) -> float:
+        st = self.state
+        return max(job.cpu / st.total_cpu, job.mem / st.total_mem) / job.spec.weight
+
+    def pick(self, state, node):
+        free_cpu, free_mem = state.free_cpu[node], state.free_mem[node]
+        state.steps += len(state.owners)
+        for u in sorted(range(len(state.owners)), key=lambda u: (self.group_share(u), u)):
+            state.steps += len(state.user_jobs[u])
+            jobs = [j for j in state.user_jobs[u].values() if j.runnable()]
+            if not jobs:
+                continue
+            jobs.sort(key=lambda j: (self.job_share(j), j.id))
+            for job in jobs:
+                task = job.next_task()
+                if task.cpu <= free_cpu + EPS and task.mem <= free_mem + EPS:
+                    return job
+        return None
+
+
+def owner_tree(owners, weights: dict | None = None):
+    """The hierarchy a workload declares in its owner names: a networkx tree from
+    :func:`fairalloc.engines.hierarchy.tree_from`.
+
+    An owner ``eng/web/alice`` is the leaf ``alice`` of group ``web`` inside group ``eng`` (the
+    '/'-separated paths of Mesos' hierarchical roles); node names are the full paths (``eng``,
+    ``eng/web``, ``eng/web/alice``), an owner without '/' hangs from the root, and ``weights``
+    (the workload's ``group_weights``, as for ``mfs``) maps any node's path to its weight among its
+    siblings (default 1). Children are listed in order of first appearance in ``owners``. An owner
+    cannot also be a group (``eng`` owning jobs next to ``eng/web``), nor have an empty path part.
+
+    >>> g = owner_tree(["eng/alice", "ops", "eng/bob"], {"eng": 2})
+    >>> list(g.successors("__root__")), list(g.successors("eng")), g.nodes["eng"]["weight"]
+    (['eng', 'ops'], ['eng/alice', 'eng/bob'], 2.0)
+    """
+    from fairalloc.engines.hierarchy import tree_from
+    owners = list(owners)
+    parent: dict[str, str | None] = {}
+    for owner in owners:
+        parts = owner.split("/")
+        if len(parts) > limits.MAX_OWNER_DEPTH:
+            raise CaseError(f"owner {excerpt(owner)}: {len(parts)} levels of groups, more than the "
+                            f"{limits.MAX_OWNER_DEPTH:,} of a hierarchy fairalloc schedules")
+        if not all(parts):
+            raise CaseError(f"owner {excerpt(owner)}: empty group name in the path "
+                            "(hierarchical owners look like 'group/user')")
+        for k in range(len(parts)):
+            parent.setdefault("/".join(parts[:k + 1]), "/".join(parts[:k]) or None)
+    groups = set(parent.values())
+    both = [o for o in owners if o in groups]
+    if both:
+        child = next(n for n, p in parent.items() if p == both[0])
+        raise CaseError(f"owner {excerpt(both[0])}: owns jobs and is also the group of {excerpt(child)} "
+                        "(an owner must be a leaf)")
+    return tree_from(list(parent), parent, weights or {})
+
+
+class HDRF(Scheduler):
+    """H-DRF (Bhattacharya et al., SoCC 2013) over the owners' tree (:func:`owner_tree`).
+
+    The descent of :func:`fairalloc.engines.hierarchy.hdrf_schedule` on offers: from the root, into the
+    child with the lowest weighted dominant share (of everything its subtree runs now, over the
+    whole cluster), skipping blocked children (no runnable task below, or no next task below that
+    fits the node), down to an owner, whose next job is served as under ``drf``. Every internal node
+    keeps its children in a lazily updated heap, as ``drf`` keeps owners, so a decision costs heap
+    operations along the path (a flat tree is exactly ``drf``'s heap: same keys, same ties).
+    """
+
+    name = "hdrf"
+
+    def bind(self, state):
+        from fairalloc.engines.hierarchy import ROOT
+        super().bind(state)
+        g = owner_tree(state.owners, state.workload.group_weights)
+        n = len(state.owners)
+        # node ids: owners 0..n-1 (their index u), then groups, then the root
+        ids = {o: u for u, o in enumerate(state.owners)}
+        for name in g:
+            if name not in ids and g.out_degree(name):
+                ids[name] = len(ids)
+        self.n, self.root = n, ids[ROOT]
+        size = len(ids)
+        self.weight = [1.0] * size
+        self.parent = [-1] * size
+        self.rank = [0] * size                       # position among siblings: the tie-break
+        for name, v in ids.items():
+            self.weight[v] = g.nodes[name]["weight"]
+            for k, child in enumerate(g.successors(name)):
+                self.parent[ids[child]], self.rank[ids[child]] = v, k
+        self.groups_above = []                       # per owner: her groups, bottom up (not the root)
+        for u in range(n):
+            path, v = [], self.parent[u]
+            while v != self.root:
+                path.append(v)
+                v = self.parent[v]
+            self.groups_above.append(path)
+        self.cpu = [0.0] * size                      # groups' running totals (owners: state.cpu / mem)
+        self.mem = [0.0] * size
+        self.seen_cpu, self.seen_mem = [0.0] * n, [0.0] * n
+        self.has_work = [False] * n
+        self.working = [0] * size                    # groups: owners below with a runnable task
+        self.version = [0] * size
+        self.heaps: list[list] = [[] for _ in range(size)]
+
+    def changed(self, u):
+        st = self.state
+        version, heaps, parent, rank = self.version, self.heaps, self.parent, self.rank
+        version[u] += 1
+        work = st.next_job(u) is not None
+        delta = work - self.has_work[u]
+        self.has_work[u] = work
+        if work:
+            heapq.heappush(heaps[parent[u]], (st.dominant_share(u) / self.weight[u], rank[u], version[u], u))
+        dc, dm = st.cpu[u] - self.seen_cpu[u], st.mem[u] - self.seen_mem[u]
+        self.seen_cpu[u], self.seen_mem[u] = st.cpu[u], st.mem[u]
+        for v in self.groups_above[u]:
+            self.cpu[v] += dc
+            self.mem[v] += dm
+            self.working[v] += delta
+            version[v] += 1
+            if self.working[v]:
+                key = max(self.cpu[v] / st.total_cpu, self.mem[v] / st.total_mem) / self.weight[v]
+                heapq.heappush(heaps[parent[v]], (key, rank[v], version[v], v))
+
+    def pick(self, state, node):
+        return self._group_offer(self.root, node)
+
+    def _group_offer(self, v, node):
+        """The first taker below group ``v`` (the root included), or :data:`_IDLE` if none has work."""
+        if v != self.root and not self.working[v]:
+            return _IDLE
+        return _first_taker(self.heaps[v], self.version, self.state, node, group=self._group_offer)
+
+
+class Quincy(Scheduler):
+    """A Quincy-style scheduler (Isard et al., SOSP 2009): each instant's placements from one min-cost flow.
+
+    At the first offer of an instant, one flow problem (``networkx.min_cost_flow``) is solved over
+    every owner with runnable work and every node with free room; the offers of that instant then
+    hand out its placements. The network, per owner ``u`` (supply: her runnable tasks, at most
+    as many as fit the free room):
+
+    * ``u -> unscheduled -> sink``: cost ``B + 1 + w_u``, ``w_u`` the whole seconds since her next
+      job was submitted (Quincy's unscheduled edge: leaving work waiting costs more the longer it
+      has waited), ``B = 1 + max_u w_u``;
+    * ``u -> fair_u -> G_u``: capacity ``max(0, F_u - running_u)``, cost 0, ``F_u`` the whole tasks
+      of her DRF share among the owners with work (:func:`drf_shares`, as the fairness error); and
+      ``u -> G_u``: uncapped, cost ``B`` (above her share). Placing a task within its owner's share
+      saves at least ``B + 1``, above it at most ``B``: quota tasks are placed first, and spare room
+      goes to the owners waiting longest (the fairness bounds as costs, not as hard lower / upper
+      flow bounds, which could make the problem infeasible);
+    * ``G_u -> node k``: capacity how many of her next task fit the node's free CPU and memory;
+      ``node k -> sink``: capacity the most any owner fits there.
+
+    Simplifications (OUR choices): every runnable task of an owner is treated as having the shape of
+    her next task (the owner is the flow node, not each task, so the graph has owners x nodes edges);
+    a node's capacity is one number of tasks, so a plan may put more on a node than fits together:
+    each offer checks the real fit, launches only what fits (no node is ever over-committed), and
+    when a node's planned tasks did not all fit, the flow is solved again (once per node and
+    instant) with the room actually left. No preemption, no data locality (Quincy's preferred racks
+    and machines). Cost: a min-cost flow per instant with offers (more when plans over-fill nodes),
+    in pure Python: for small clusters only.
+    """
+
+    name = "quincy"
+
+    def bind(self, state):
+        super().bind(state)
+        edges = len(state.owners) * state.n_nodes
+        if edges > limits.MAX_QUINCY_EDGES:
+            raise CaseError(f"scheduler: quincy: {len(state.owners)} owners x {state.n_nodes} nodes = {edges} "
+                            f"flow edges, more than the {limits.MAX_QUINCY_EDGES:,} of its pure-Python flow network "
+                            "(quincy is for small clusters)")
+        self.plan_time = None
+        self.plan: dict[int, list[int]] = {}         # node -> owners planned there, in offer order
+        self.replanned: set[int] = set()             # nodes planned again in this instant
+
+    def _fit(self, task, node) -> int:
+        st = self.state
+        room = [st.free_cpu[node] / task.cpu if task.cpu > 0 else float("inf"),
+                st.free_mem[node] / task.mem if task.mem > 0 else float("inf")]
+        return max(0, int(min(room) + EPS))
+
+    def _make_plan(self):
+        import networkx as nx
+        st = self.state
+        work = {}
+        st.steps += len(st.owners) * (1 + st.n_nodes) + len(st.jobs)
+        for u in range(len(st.owners)):
+            job = st.next_job(u)
+            if job is not None:
+                runnable = sum(len(j.spec.phases[j.phase]) - j.next for j in st.user_jobs[u].values() if j.runnable())
+                work[u] = (job, runnable)
+        self.plan = {}
+        if not work:
+            return
+        fits = {u: {k: f for k in range(st.n_nodes) if (f := self._fit(job.next_task(), k)) > 0}
+                for u, (job, _) in work.items()}
+        users = list(work)
+        demands = [(work[u][0].next_task().cpu / st.total_cpu, work[u][0].next_task().mem / st.total_mem)
+                   for u in users]
+        shares = drf_shares(demands, [work[u][1] + st.running[u] for u in users])
+        wait = {u: int(st.time - work[u][0].submit) for u in users}
+        above = 1 + max(wait.values())          # the cost of a task above its owner's share
+        g = nx.DiGraph()
+        total = 0
+        for u, d, share in zip(users, demands, shares):
+            supply = min(work[u][1], sum(fits[u].values()))
+            if supply == 0:
+                continue
+            total += supply
+            quota = max(0, int(share / max(d) + 1e-9) - st.running[u])
+            g.add_node(("u", u), demand=-supply)
+            g.add_edge(("u", u), "unscheduled", weight=above + 1 + wait[u])
+            g.add_edge(("u", u), ("fair", u), capacity=quota, weight=0)
+            g.add_edge(("fair", u), ("G", u), weight=0)
+            g.add_edge(("u", u), ("G", u), weight=above)
+            for k, f in fits[u].items():
+                g.add_edge(("G", u), ("node", k), capacity=f, weight=0)
+                cap = g.edges[("node", k), "sink"]["capacity"] if g.has_edge(("node", k), "sink") else 0
+                g.add_edge(("node", k), "sink", capacity=max(cap, f), weight=0)
+        if total == 0:
+            return
+        g.add_edge("unscheduled", "sink", weight=0)
+        g.nodes["sink"]["demand"] = total
+        flow = nx.min_cost_flow(g)
+        for u in sorted(users, key=lambda u: (st.dominant_share(u), u)):    # on a node: lowest share first
+            for (_, k), units in flow.get(("G", u), {}).items():
+                self.plan.setdefault(k, []).extend([u] * units)
+
+    def pick(self, state, node):
+        if self.plan_time != state.time:
+            self.plan_time = state.time
+            self.replanned = set()
+            self._make_plan()
+        while True:
+            queue = self.plan.get(node, [])
+            declined = False
+            while queue:
+                u = queue.pop(0)
+                job = state.next_job(u)
+                if job is not None and state.fits(node, job.next_task()):
+                    return job
+                declined = True
+            if not declined or node in self.replanned:
+                return None
+            self.replanned.add(node)          # the plan over-filled this node: plan again with the
+            self._make_plan()                 # room really left, once per node and instant
+
+
+class FIFO(Scheduler):
+    name = "fifo"
+
+    def pick(self, state, node):
+        for job in state.jobs.values():
+            state.steps += 1
+            if job.runnable():
+                return job if state.fits(node, job.next_task()) else None
+        return None
+
+
+def make_scheduler(name: str) -> Scheduler:
+    """A scheduler from its name (:data:`SCHEDULER_NAMES`)."""
+    if isinstance(name, Scheduler):
+        return name
+    known = ", ".join(SCHEDULER_NAMES)
+    text = str(name).strip().lower()
+    parts = text.split(":")
+    if text == "drf":
+        return DRF()
+    if text == "mfs":
+        return MFS()
+    if text == "hdrf":
+        return HDRF()
+    if text == "quincy":
+        return Quincy()
+    if text == "fifo":
+        return FIFO()
+    if parts[0] == "cpu-fair" and (len(parts) == 1 or parts[1:] == ["oc"]):
+        return CPUFair(overcommit=len(parts) == 2)
+    if parts[0] in ("slots", "capacity") and len(parts) in (2, 3) and (len(parts) == 2 or parts[2] == "oc"):
+        try:
+            k = int(parts[1])
+        except ValueError:
+            k = 0
+        if k < 1:
+            raise CaseError(f"scheduler: {excerpt(name)}: K must be a positive integer (schedulers: {known})")
+        cls = Slots if parts[0] == "slots" else Capacity
+        return cls(k, overcommit=len(parts) == 3)
+    raise CaseError(f"scheduler: {unknown('scheduler', name, SCHEDULER_NAMES)}")
+
+
+# --------------------------------------------------------------------------- DRF reference shares
+
+def drf_shares(demands, bounds) -> list[float]:
+    """Continuous DRF (progressive filling) dominant shares on a cluster of capacity 1 per resource.
+
+    ``demands``: per owner a tuple of per-task demands as fractions of the cluster; ``bounds``:
+    per owner the maximum number of tasks (her remaining work). Owners demanding nothing get 0.
+
+    >>> [round(s, 4) for s in drf_shares([(1/9, 4/18), (3/9, 1/18)], [100, 100])]   # section 4.1
+    [0.6667, 0.6667]
+    """
+    n = len(demands)
+    m = len(demands[0]) if n else 0
+    mu = [max(d) for d in demands]
+    share = [0.0] * n
+    alive = [mu[i] > 0 and bounds[i] > 0 for i in range(n)]
+    left = sum(alive)
+    # O(n log n + n m): owners leave at their bound level (sorted once) or when a resource they
+    # demand saturates (each resource once); the rates drop as they leave
+    level = [bounds[i] * mu[i] if alive[i] else 0.0 for i in range(n)]
+    order = sorted((i for i in range(n) if alive[i]), key=lambda i: level[i])
+    users_of = [[i for i in range(n) if alive[i] and demands[i][j] > 0] for j in range(m)]
+    count = [len(users_of[j]) for j in range(m)]
+    rate = [sum(demands[i][j] / mu[i] for i in users_of[j]) for j in range(m)]
+    used = [0.0] * m
+    full = [False] * m
+    s = 0.0
+    ptr = 0
+
+    def leave(i):
+        nonlocal left
+        share[i] = s
+        alive[i] = False
+        left -= 1
+        for j in range(m):
+            if demands[i][j] > 0:
+                count[j] -= 1
+                rate[j] = rate[j] - demands[i][j] / mu[i] if count[j] else 0.0
+
+    while left:
+        while not alive[order[ptr]]:
+            ptr += 1
+        ds = level[order[ptr]] - s
+        for j in range(m):
+            if rate[j] > 0:
+                ds = min(ds, (1.0 - used[j]) / rate[j])
+        ds = max(ds, 0.0)
+        s += ds
+        used = [used[j] + ds * rate[j] for j in range(m)]
+        for j in range(m):
+            if not full[j] and used[j] >= 1.0 - 1e-12:
+                full[j] = True
+                for i in users_of[j]:
+                    if alive[i]:
+                        leave(i)
+        while ptr < len(order) and level[order[ptr]] <= s + 1e-12:
+            if alive[order[ptr]]:
+                leave(order[ptr])
+            ptr += 1
+    return share
+
+
+# --------------------------------------------------------------------------- result
+
+@dataclass
+class TaskRecord:
+    job: str
+    owner: str
+    phase: str
+    index: int
+    node: int
+    start: float
+    end: float
+    cpu: float
+    mem: float
+
+
+@dataclass
+class SimulationResult:
+    scheduler: str
+    workload: str
+    horizon: float | None
+    end_time: float
+    completed: dict                      # job class -> jobs completed by the end
+    mean_completion_time: dict           # job class -> mean (finish - submit) of completed jobs
+    cancelled: int
+    tasks_started: int
+    tasks_finished: int
+    utilization: dict                    # resource -> time-averaged allocated fraction
+    fairness_error: float
+    max_overcommit: float                # max over nodes and launches of max_r used_r / capacity_r (<= 1: never over-committed)
+    samples: dict                        # time, cpu, mem, shares: {owner: [...]}
+    events: int
+    wall_seconds: float
+    tasks: list = field(default_factory=list, repr=False)   # TaskRecord, when record_tasks=True
+
+    @property
+    def events_per_second(self) -> float:
+        return self.events / self.wall_seconds if self.wall_seconds > 0 else float("inf")
+
+    def to_dict(self, *, include_tasks: bool = False) -> dict:
+        d = {k: getattr(self, k) for k in ("scheduler", "workload", "horizon", "end_time", "completed",
+                                           "mean_completion_time", "cancelled", "tasks_started", "tasks_finished",
+                                           "utilization", "fairness_error", "max_overcommit", "samples", "events",
+                                           "wall_seconds")}
+        d["events_per_second"] = self.events_per_second
+        if include_tasks:
+            d["tasks"] = [vars(t) for t in self.tasks]
+        return d
+
+
+# --------------------------------------------------------------------------- the simulation
+
+def _estimate_end(w: Workload) -> float:
+    if w.horizon is not None:
+        return float(w.horizon)
+    cpu = sum(t.cpu * t.duration for j in w.jobs for p in j.phases for t in p)
+    mem = sum(t.mem * t.duration for j in w.jobs for p in j.phases for t in p)
+    longest = max(sum(max(t.duration for t in p) for p in j.phases) + j.submit for j in w.jobs)
+    return max(longest, cpu / (w.node_cpu * w.nodes), mem / (w.node_mem * w.nodes), 1.0)
+
+
+def _mean(values) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_tasks: bool = False,
+             progress: bool | None = None, max_events: int | None = None) -> SimulationResult:
+    """Run ``workload`` under ``scheduler`` (a name of :data:`SCHEDULER_NAMES` or a :class:`Scheduler`).
+
+    ``samples``: about how many timeline samples (every ``horizon / samples`` seconds, or the
+    estimated makespan's when there is no horizon); ``record_tasks`` keeps a :class:`TaskRecord`
+    per started task; ``progress``: a tqdm bar over simulated time (default: only on a TTY);
+    ``max_events``: stop after that many events (a safety valve).
+    """
+    sched = make_scheduler(scheduler)
+    if not isinstance(workload, Workload):
+        raise CaseError(f"workload: expected a fairalloc.scheduling.workloads.Workload, got {type(workload).__name__}")
+    validate(workload)                        # the bounds of fairalloc.core.limits, events included
+    if isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples <= limits.MAX_SAMPLES:
+        raise CaseError(f"samples: must be an integer in [1, {limits.MAX_SAMPLES:,}] (got {excerpt(samples)})")
+    event_limit = limits.MAX_EVENTS
+    step_limit = limits.MAX_SCHEDULER_STEPS
+    wall0 = _time.perf_counter()
+    st = SimState(workload)
+    sched.bind(st)
+    horizon = workload.horizon
+    n_nodes = st.n_nodes
+    node_cpu, node_mem = st.node_cpu, st.node_mem
+    owner_index = st.owner_index
+    free_cpu, free_mem, slots_used = st.free_cpu, st.free_mem, st.slots_used
+    ucpu, umem, urunning = st.cpu, st.mem, st.running
+    check_cpu, check_mem = sched.check_cpu, sched.check_mem
+    overcommit_possible = not (check_cpu and check_mem)
+
+    events: list = []
+    seq = 0
+    for k, spec in enumerate(sorted(workload.jobs, key=lambda j: j.submit)):
+        events.append((float(spec.submit), seq, ARRIVE, (spec, spec.name)))
+        seq += 1
+    heapq.heapify(events)
+    resubmits: dict[str, int] = {}
+    next_id = 0
+
+    completed: dict[str, int] = {}
+    jct_sum: dict[str, float] = {}
+    for spec in workload.jobs:
+        completed.setdefault(spec.job_class or "all", 0)
+        jct_sum.setdefault(spec.job_class or "all", 0.0)
+    cancelled = started = finished = n_events = 0
+    records: list[TaskRecord] = []
+    max_over = 0.0
+
+    # utilisation integral and samples
+    used_cpu = used_mem = 0.0
+    area_cpu = area_mem = 0.0
+    last_t = 0.0
+    interval = _estimate_end(workload) / max(1, samples)
+    next_sample = 0.0
+    s_time: list[float] = []
+    s_cpu: list[float] = []
+    s_mem: list[float] = []
+    s_share: dict[str, list[float]] = {o: [] for o in st.owners}
+    s_fair: list = []                        # per sample: its fairness error, or None (no active owner)
+    keep = 2 * samples                       # a run longer than estimated: thin out, double the interval
+
+    def sample(t):
+        nonlocal interval
+        if len(s_time) >= keep:
+            del s_time[1::2], s_cpu[1::2], s_mem[1::2], s_fair[1::2]
+            for values in s_share.values():
+                del values[1::2]
+            interval *= 2
+        s_time.append(round(t, 6))
+        s_cpu.append(used_cpu / st.total_cpu)
+        s_mem.append(used_mem / st.total_mem)
+        act, dem, bnd = [], [], []
+        for u, o in enumerate(st.owners):
+            s_share[o].append(st.dominant_share(u))
+            jobs = st.user_jobs[u]
+            if jobs:
+                first = next(iter(jobs.values()))
+                task = first.spec.phases[first.phase][0]
+                remaining = sum(sum(len(p) for p in j.spec.phases[j.phase:]) - j.done for j in jobs.values()
+                                if not j.cancelled) + sum(j.running for j in jobs.values() if j.cancelled)
+                act.append(u)
+                dem.append((task.cpu / st.total_cpu, task.mem / st.total_mem))
+                bnd.append(max(remaining, 0))
+        if act:
+            ref = drf_shares(dem, bnd)
+            s_fair.append(sum(abs(st.dominant_share(u) - r) for u, r in zip(act, ref)) / len(act))
+        else:
+            s_fair.append(None)
+
+    if progress is None:
+        progress = sys.stderr.isatty()
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=round(_estimate_end(workload)), unit="sim-s", desc=f"simulate {sched.name}",
+                   disable=not progress, leave=False)
+    bar_t = 0.0
+
+    def retire(job: _JobRun, t: float):
+        nonlocal cancelled, seq
+        u = job.u
+        del st.user_jobs[u][job.id]
+        del st.jobs[job.id]
+        if job.cancelled:
+            cancelled += 1
+        else:
+            job.finish = t
+            completed[job.job_class] += 1
+            jct_sum[job.job_class] += t - job.submit
+            if job.spec.resubmit and (horizon is None or t < horizon):
+                heapq.heappush(events, (t, seq, ARRIVE, (job.spec, None)))
+                seq += 1
+
+    t = 0.0
+    while events:
+        t = events[0][0]
+        if horizon is not None and t > horizon:
+            break
+        if max_events is not None and n_events >= max_events:
+            break
+        while next_sample <= t and (horizon is None or next_sample <= horizon):
+            sample(next_sample)
+            next_sample = interval * len(s_time)         # sample k at k * interval
+        dt = t - last_t
+        area_cpu += used_cpu * dt
+        area_mem += used_mem * dt
+        last_t = t
+        st.time = t
+        dirty = set()
+        new_work: list[_JobRun] = []
+        while events and events[0][0] == t:
+            _, _, kind, payload = heapq.heappop(events)
+            n_events += 1
+            if n_events > event_limit:
+                raise CaseError(f"workload: simulating {excerpt(workload.name)} under {sched.name} takes more than "
+                                f"{event_limit} events, the most fairalloc simulates")
+            if kind == FINISH:
+                job, node, cpu, mem = payload
+                free_cpu[node] += cpu
+                free_mem[node] += mem
+                slots_used[node] -= 1
+                used_cpu -= cpu
+                used_mem -= mem
+                u = job.u
+                ucpu[u] -= cpu
+                umem[u] -= mem
+                urunning[u] -= 1
+                job.cpu -= cpu
+                job.mem -= mem
+                job.running -= 1
+                job.done += 1
+                finished += 1
+                dirty.add(node)
+                if job.cancelled:
+                    if job.running == 0:
+                        retire(job, t)
+                elif job.done == len(job.spec.phases[job.phase]):
+                    job.phase += 1
+                    job.next = job.done = 0
+                    if job.phase == len(job.spec.phases):
+                        retire(job, t)
+                    else:
+                        new_work.append(job)
+                sched.changed(u)
+            elif kind == ARRIVE:
+                spec, name = payload
+                if name is None:
+                    resubmits[spec.name] = resubmits.get(spec.name, 0) + 1
+                    name = f"{spec.name}#{resubmits[spec.name]}"
+                u = owner_index[spec.owner]
+                job = _JobRun(next_id, spec, name, u, t)
+                next_id += 1
+                st.jobs[job.id] = job
+                st.user_jobs[u][job.id] = job
+                if spec.until is not None:
+                    if spec.until <= t:
+                        job.cancelled = True
+                        retire(job, t)
+                        continue
+                    heapq.heappush(events, (float(spec.until), seq, DEADLINE, job))
+                    seq += 1
+                new_work.append(job)
+                sched.changed(u)
+            else:                                      # DEADLINE
+                job = payload
+                last_phase_started = (job.phase == len(job.spec.phases) - 1
+                                      and job.next == len(job.spec.phases[job.phase]))
+                if job.finish is None and not job.cancelled and job.id in st.jobs and not last_phase_started:
+                    job.cancelled = True
+                    if job.running == 0:
+                        retire(job, t)
+                    sched.changed(job.u)
+        # offers
+        if new_work:
+            shapes = {(j.next_task().cpu, j.next_task().mem) for j in new_work if j.runnable()}
+            offer = sorted(set(n for n in range(n_nodes)
+                               if any((not check_cpu or c <= free_cpu[n] + EPS) and (not check_mem or m <= free_mem[n] + EPS)
+                                      for c, m in shapes)) | dirty)
+            st.steps += n_nodes
+        else:
+            offer = sorted(dirty)
+        for node in offer:
+            while True:
+                st.steps += 1
+                if st.steps > step_limit:
+                    raise CaseError(f"workload: scheduling {excerpt(workload.name)} under {sched.name} takes more than "
+                                    f"{step_limit} scheduler steps (offers of {n_nodes} nodes, owners and jobs "
+                                    "examined), the most fairalloc simulates")
+                job = sched.pick(st, node)
+                if job is None:
+                    break
+                task = job.next_task()
+                index = job.next
+                job.next += 1
+                job.running += 1
+                u = job.u
+                cpu, mem = task.cpu, task.mem
+                free_cpu[node] -= cpu
+                free_mem[node] -= mem
+                slots_used[node] += 1
+                used_cpu += cpu
+                used_mem += mem
+                ucpu[u] += cpu
+                umem[u] += mem
+                urunning[u] += 1
+                job.cpu += cpu
+                job.mem += mem
+                started += 1
+                duration = task.duration
+                load = max((node_cpu - free_cpu[node]) / node_cpu, (node_mem - free_mem[node]) / node_mem)
+                if load > max_over:
+                    max_over = load
+                if overcommit_possible and load > 1.0 + EPS:
+                    duration *= load
+                heapq.heappush(events, (t + duration, seq, FINISH, (job, node, cpu, mem)))
+                seq += 1
+                if record_tasks:
+                    records.append(TaskRecord(job.name, job.owner, PHASES[job.phase], index, node, t, t + duration,
+                                              cpu, mem))
+                sched.changed(u)
+        if bar is not None and (n_events & 1023) == 0 and t > bar_t:
+            bar.update(round(t) - round(bar_t))
+            bar_t = t
+    end = float(horizon) if horizon is not None and (not events or events[0][0] > horizon) else t
+    if end > last_t:
+        area_cpu += used_cpu * (end - last_t)
+        area_mem += used_mem * (end - last_t)
+    while next_sample <= end and (horizon is None or next_sample <= horizon):
+        sample(next_sample)
+        next_sample = interval * len(s_time)
+    if bar is not None:
+        bar.close()
+    span = end if end > 0 else 1.0
+    return SimulationResult(
+        scheduler=sched.name, workload=workload.name, horizon=horizon, end_time=end,
+        completed=dict(completed),
+        mean_completion_time={c: (jct_sum[c] / completed[c] if completed[c] else None) for c in completed},
+        cancelled=cancelled, tasks_started=started, tasks_finished=finished,
+        utilization={"cpu": area_cpu / (st.total_cpu * span), "mem": area_mem / (st.total_mem * span)},
+        fairness_error=_mean([f for f in s_fair if f is not None]), max_overcommit=max_over,
+        samples={"time": s_time, "cpu": s_cpu, "mem": s_mem, "shares": s_share},
+        events=n_events, wall_seconds=_time.perf_counter() - wall0, tasks=records)
