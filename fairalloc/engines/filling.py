@@ -152,3 +152,63 @@ def bottleneck_certificate(demand, capacity, key, tasks, bound=None) -> bool:
 def exact_key(values) -> list[Fraction]:
     """Floats as the short decimal fractions a person typed (``0.1`` -> ``1/10``)."""
     return [Fraction(repr(float(v))) for v in values]
+
+
+def drf_shares(demands, bounds) -> list[float]:
+    """Continuous DRF (progressive filling) dominant shares on a cluster of capacity 1 per resource.
+
+    ``demands``: per owner a tuple of per-task demands as fractions of the cluster; ``bounds``:
+    per owner the maximum number of tasks (her remaining work). Owners demanding nothing get 0.
+
+    >>> [round(s, 4) for s in drf_shares([(1/9, 4/18), (3/9, 1/18)], [100, 100])]   # section 4.1
+    [0.6667, 0.6667]
+    """
+    n = len(demands)
+    m = len(demands[0]) if n else 0
+    mu = [max(d) for d in demands]
+    share = [0.0] * n
+    alive = [mu[i] > 0 and bounds[i] > 0 for i in range(n)]
+    left = sum(alive)
+    # O(n log n + n m): owners leave at their bound level (sorted once) or when a resource they
+    # demand saturates (each resource once); the rates drop as they leave
+    level = [bounds[i] * mu[i] if alive[i] else 0.0 for i in range(n)]
+    order = sorted((i for i in range(n) if alive[i]), key=lambda i: level[i])
+    users_of = [[i for i in range(n) if alive[i] and demands[i][j] > 0] for j in range(m)]
+    count = [len(users_of[j]) for j in range(m)]
+    rate = [sum(demands[i][j] / mu[i] for i in users_of[j]) for j in range(m)]
+    used = [0.0] * m
+    full = [False] * m
+    s = 0.0
+    ptr = 0
+
+    def leave(i):
+        nonlocal left
+        share[i] = s
+        alive[i] = False
+        left -= 1
+        for j in range(m):
+            if demands[i][j] > 0:
+                count[j] -= 1
+                rate[j] = rate[j] - demands[i][j] / mu[i] if count[j] else 0.0
+
+    while left:
+        while not alive[order[ptr]]:
+            ptr += 1
+        ds = level[order[ptr]] - s
+        for j in range(m):
+            if rate[j] > 0:
+                ds = min(ds, (1.0 - used[j]) / rate[j])
+        ds = max(ds, 0.0)
+        s += ds
+        used = [used[j] + ds * rate[j] for j in range(m)]
+        for j in range(m):
+            if not full[j] and used[j] >= 1.0 - 1e-12:
+                full[j] = True
+                for i in users_of[j]:
+                    if alive[i]:
+                        leave(i)
+        while ptr < len(order) and level[order[ptr]] <= s + 1e-12:
+            if alive[order[ptr]]:
+                leave(order[ptr])
+            ptr += 1
+    return share
