@@ -1,4 +1,8 @@
-"""Helpers for testing mechanisms: hypothesis strategies for instances and agreement checks.
+"""Helpers for testing mechanisms: hypothesis strategies for instances, agreement checks, and
+:func:`check_mechanism`, the conformance battery a plug-in author runs on her mechanism (as
+scikit-learn's ``check_estimator``).  Instances are generated and failures shrunk by Hypothesis
+(MacIver, Hatfield-Dodds et al., "Hypothesis: A new approach to property-based testing", Journal of
+Open Source Software 4(43), 2019).
 
 Useful for your own mechanisms too::
 
@@ -14,20 +18,26 @@ Requires ``hypothesis`` (the ``dev`` extra).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fairalloc.core.errors import FairallocError, SolverError, UnknownNameError, unknown
 from fairalloc.core.instance import Instance
-from fairalloc.core.tolerances import AGREEMENT
+from fairalloc.core.tolerances import AGREEMENT, FEASIBILITY, NOISE
 
 
 @st.composite
 def instances(draw, max_users: int = 5, max_resources: int = 4, *, zeros: bool = True,
-              weights: str | None = "any", bounds: bool = True, max_demand: int = 10) -> Instance:
+              weights: str | None = "any", bounds: bool = True, max_demand: int = 10,
+              shared: bool = False) -> Instance:
     """Small instances with integer data.
 
     ``zeros``: demands may contain zeros (never a whole row).  ``weights``: ``None`` (none),
     ``"scalar"`` or ``"any"`` (scalar or per resource).  ``bounds``: some users get ``max_tasks``.
+    ``shared``: every user gets a DMFA-SRQ shared quantity (they sum to 1).
     """
     n = draw(st.integers(1, max_users))
     m = draw(st.integers(1, max_resources))
@@ -46,7 +56,11 @@ def instances(draw, max_users: int = 5, max_resources: int = 4, *, zeros: bool =
     T = None
     if bounds and draw(st.booleans()):
         T = np.array([draw(st.one_of(st.just(np.inf), st.integers(0, 12).map(float))) for _ in range(n)])
-    return Instance(capacity, demand, weights=w, max_tasks=T, name="hypothesis")
+    q = None
+    if shared:
+        k = np.array(draw(st.lists(st.integers(1, 4), min_size=n, max_size=n)), dtype=float)
+        q = k / k.sum()
+    return Instance(capacity, demand, weights=w, max_tasks=T, shared=q, name="hypothesis")
 
 
 def close(a, b, tol: float = AGREEMENT) -> bool:
@@ -74,3 +88,404 @@ def run_cli(capsys, *argv) -> tuple[int, str, str]:
     code = main(list(argv))
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+# -- the conformance battery ---------------------------------------------------------------------
+
+#: the checks of :func:`check_mechanism`, in the order they run
+CHECKS = ("feasibility", "bounds", "determinism", "degenerate_input", "agreement", "json_round_trip",
+          "errors", "scale_invariance")
+
+#: How the built-ins' fast path and program are compared (as tests/test_static_mechanisms.py and
+#: tests/test_alpha_fair.py do): a tolerance, and the task counts or an ``info`` entry where the
+#: tasks are not unique (an LP's optimal vertex: compare the welfare).  A plug-in declares its own
+#: with the attributes ``agreement_tolerance`` and ``agreement_on`` (or the keywords of
+#: :func:`check_mechanism`).
+BUILT_IN_AGREEMENT = {"ceei": (1e-4, "tasks"), "utilitarian": (AGREEMENT, "welfare"),
+                      "alpha-fair": (1e-3, "tasks"), "alpha-tasks": (1e-3, "tasks"), "fds": (1e-3, "tasks")}
+
+
+class MechanismCheckError(AssertionError):
+    """A mechanism failed a check of :func:`check_mechanism`; ``check`` names it and the message
+    shows the (shrunk) instance that broke it."""
+
+    def __init__(self, check: str, message: str, instance: Instance | None = None):
+        self.check, self.instance = check, instance
+        shown = f"\n  instance: {describe(instance)}" if instance is not None else ""
+        super().__init__(f"check '{check}' failed: {message}{shown}")
+
+
+@dataclass
+class CheckReport:
+    """What :func:`check_mechanism` did: ``ran`` maps each check run to the number of generated
+    instances the mechanism answered (the others it refused with a clean :class:`FairallocError`),
+    ``skipped`` each check not run to the reason."""
+
+    mechanism: str
+    methods: tuple[str, ...]
+    ran: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        head = (f"{self.mechanism} (methods {', '.join(self.methods)}): {len(self.ran)} checks passed, "
+                f"{len(self.skipped)} skipped")
+        lines = [head]
+        lines += [f"  passed   {name} ({n} instances answered)" for name, n in self.ran.items()]
+        lines += [f"  skipped  {name}: {why}" for name, why in self.skipped.items()]
+        return "\n".join(lines)
+
+
+def describe(instance: Instance) -> str:
+    """``users=..., capacity=..., demand=...`` (and weights, max_tasks, shared when given): one line."""
+    parts = [f"users={list(instance.users)}", f"capacity={instance.capacity.tolist()}",
+             f"demand={instance.demand.tolist()}"]
+    for name in ("weights", "max_tasks", "shared"):
+        value = getattr(instance, name)
+        if value is not None:
+            parts.append(f"{name}={value.tolist()}")
+    return ", ".join(parts)
+
+
+def check_mechanism(mechanism, *, methods=None, max_examples: int = 20, instances=None,
+                    agreement_tolerance: float | None = None, agreement_on: str | None = None) -> CheckReport:
+    """Run the conformance battery on ``mechanism`` (a registered name or a :class:`Mechanism`),
+    as scikit-learn's ``check_estimator`` does for estimators; :class:`MechanismCheckError` (an
+    ``AssertionError``) names the first failing check and shows the instance, shrunk by hypothesis.
+
+    On generated instances (``instances``: a hypothesis strategy; by default :func:`instances`,
+    with shared quantities and no bounds for a dynamic mechanism), for each of ``methods``
+    ("fast" and/or "program"; default: those the mechanism has):
+
+    * ``feasibility``: the answer is finite, ``>= 0`` and within capacity (a :class:`SolverError`
+      of the certificate, which refuses infeasible answers, is this check failing);
+    * ``bounds``: no user gets more than her ``max_tasks`` (tested on the raw answer too);
+    * ``determinism``: two calls give the same tasks (:data:`AGREEMENT`);
+    * ``degenerate_input``: a zero-capacity resource nobody demands, a user demanding one resource
+      only, a user with ``max_tasks`` 0: an answer, or a clean :class:`FairallocError`;
+    * ``agreement``: the fast path and the program agree (``agreement_tolerance`` on the tasks, or
+      on ``info[agreement_on]``; defaults: the mechanism's attributes of those names, else
+      :data:`BUILT_IN_AGREEMENT`, else :data:`AGREEMENT` on the tasks);
+    * ``json_round_trip``: ``Allocation.to_dict()`` as JSON text loads back to the same numbers;
+    * ``errors``: an unknown method, and a method the mechanism does not have, raise a
+      :class:`FairallocError`;
+    * ``scale_invariance``: per :attr:`Mechanism.scaling`, scaling a resource (capacity and
+      demands) changes no task count, and scaling a user's demands by ``c`` (her bound by
+      ``1 / c``) divides her task count by ``c`` and changes nobody else's.
+
+    Checks that do not apply (no program, ``scaling = "none"``, a dynamic mechanism's absent task
+    bounds) are skipped, with the reason, in the returned :class:`CheckReport`.  Reproducible:
+    hypothesis runs derandomised with ``max_examples`` examples per check.
+    """
+    from fairalloc.core.registry import get
+    mech = get(mechanism)
+    spec = _Spec(mech, methods, agreement_tolerance, agreement_on)
+    strategy = instances if instances is not None else _default_instances(mech)
+    report = CheckReport(mech.name, spec.methods)
+    config = settings(max_examples=max_examples, deadline=None, derandomize=True, database=None,
+                      suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+    for name in CHECKS:
+        why = _skip_reason(name, spec)
+        if why:
+            report.skipped[name] = why
+            continue
+        body, drawn = _BODIES[name]
+        # the feasibility run checks the bounds too: one solve per instance for both
+        report.ran[name] = report.ran["feasibility"] if body is None else \
+            _run(body, spec, _draw(drawn, strategy), config)
+    if not any(n for name, n in report.ran.items() if name != "errors"):     # "errors" solves nothing
+        raise MechanismCheckError("coverage", f"{mech.name} refused every generated instance; pass a strategy "
+                                  f"that makes instances it accepts as instances=")
+    return report
+
+
+# -- the battery's parts ---------------------------------------------------------------------------
+
+class _Spec:
+    """The mechanism and how to check it."""
+
+    def __init__(self, mech, methods, tolerance, on):
+        from fairalloc.core.registry import METHODS
+        self.mech = mech
+        has = {"fast": mech.has_fast, "program": mech.has_program}
+        self.methods = tuple(methods) if methods is not None else tuple(m for m in ("fast", "program") if has[m])
+        for method in self.methods:
+            if method not in METHODS:
+                raise UnknownNameError(f"methods: {unknown('method', method, METHODS)}")
+        base = mech.name.partition(":")[0]
+        default = BUILT_IN_AGREEMENT.get(base, (AGREEMENT, "tasks"))
+        if getattr(mech, "alpha", None) == 0:          # the LP end of the alpha family: no unique vertex
+            default = (AGREEMENT, "welfare")
+        self.tolerance = tolerance if tolerance is not None else getattr(mech, "agreement_tolerance", default[0])
+        self.on = on if on is not None else getattr(mech, "agreement_on", default[1])
+
+
+def _default_instances(mech):
+    if mech.kind == "dynamic":      # arrivals without bounds, and the shared quantities DMFA-SRQ needs
+        return instances(zeros=False, bounds=False, weights=None, shared=True)
+    return instances()
+
+
+def _skip_reason(name: str, spec: _Spec) -> str:
+    mech = spec.mech
+    if name == "bounds" and mech.kind == "dynamic":
+        return "dynamic mechanisms take no max_tasks (an instance with bounds is refused)"
+    if name == "agreement" and not {"fast", "program"} <= set(spec.methods):
+        return f"needs both a fast path and a program (checked: {', '.join(spec.methods) or 'none'})"
+    if name == "scale_invariance" and mech.scaling == "none":
+        return "the mechanism declares scaling = 'none' (no invariance)"
+    return ""
+
+
+def _draw(drawn: str, strategy):
+    """What a check's body is given: an instance, or an instance with a user, a resource and a factor."""
+    if drawn == "instance":
+        return strategy
+    return st.tuples(strategy, st.integers(0, 63), st.integers(0, 63), st.sampled_from([2.0, 0.25, 8.0]))
+
+
+def _run(body, spec, strategy, config) -> int:
+    answered = [0]
+
+    @config
+    @given(strategy)
+    def run(drawn):
+        answered[0] += bool(body(spec, drawn))
+    run()
+    return answered[0]
+
+
+def _answer(spec, instance, method, check):
+    """The certified allocation, or None for a clean refusal; a certificate's refusal and a crash
+    are failures (of ``feasibility`` / ``bounds``, and of ``check``)."""
+    from fairalloc.core.allocation import Allocation
+    try:
+        alloc = spec.mech.allocate(instance, method)
+    except SolverError as refused:
+        _raise_violation(spec, instance, method, _raw(spec.mech, instance, method))
+        raise MechanismCheckError("feasibility", f"{spec.mech.name} ({method}): {refused}", instance) from None
+    except FairallocError:
+        return None
+    except Exception as exc:
+        raise MechanismCheckError(check, f"{spec.mech.name} ({method}): crashed with {type(exc).__name__}: {exc}",
+                                  instance) from exc
+    if not isinstance(alloc, Allocation):
+        raise MechanismCheckError(check, f"{spec.mech.name} ({method}): returned {type(alloc).__name__}, not an "
+                                  f"Allocation", instance)
+    return alloc
+
+
+def _raw(mech, instance, method):
+    """The mechanism's answer before the certificate: its own ``allocate``, or its fast path or program."""
+    own = getattr(type(mech).allocate, "__wrapped__", None)
+    try:
+        with np.errstate(all="ignore"):
+            if own is not None:
+                return own(mech, instance, method)
+            fast = method == "fast" or (method == "auto" and mech.has_fast)
+            return mech.fast(instance) if fast else mech.program(instance).solve()
+    except (FairallocError, ArithmeticError, ValueError):      # no answer to diagnose: the refusal stands
+        return None
+
+
+def _violation(instance: Instance, tasks) -> tuple[str, str] | None:
+    """``(check, what)`` for the first constraint ``tasks`` breaks, or None; written afresh,
+    independently of :mod:`fairalloc.core.certificate`."""
+    x = np.asarray(tasks, dtype=float)
+    if x.shape != (instance.n,):
+        return "feasibility", f"{x.shape} task counts for {instance.n} users"
+    if not np.all(np.isfinite(x)):
+        return "feasibility", f"task counts not finite: {x.tolist()}"
+    T = instance.bounds()
+    scale = np.maximum(1.0, np.abs(x))
+    if np.any(x < -FEASIBILITY * scale):
+        return "feasibility", f"a task count below 0: {x.tolist()}"
+    over = np.isfinite(T) & (x > T + FEASIBILITY * np.maximum(1.0, T))
+    if over.any():
+        i = int(np.argmax(over))
+        return "bounds", f"user {instance.users[i]} gets {x[i]:.6g} tasks, above her max_tasks {T[i]:.6g}"
+    used, R = np.clip(x, 0, None) @ instance.demand, instance.capacity
+    bad = used > R * (1 + FEASIBILITY)          # nothing at all of a resource of capacity 0
+    if bad.any():
+        j = int(np.argmax(bad))
+        return "feasibility", f"resource {instance.resources[j]} used {used[j]:.6g} of capacity {R[j]:.6g}"
+    return None
+
+
+def _raise_violation(spec, instance, method, alloc) -> None:
+    found = None if alloc is None else _violation(instance, getattr(alloc, "tasks", None))
+    if found is not None:
+        check, what = found
+        raise MechanismCheckError(check, f"{spec.mech.name} ({method}): {what}", instance)
+
+
+def _feasible(spec, instance) -> bool:
+    answered = False
+    for method in spec.methods:
+        alloc = _answer(spec, instance, method, "feasibility")
+        if alloc is not None:
+            _raise_violation(spec, instance, method, alloc)
+            answered = True
+    return answered
+
+
+def _deterministic(spec, instance) -> bool:
+    answered = False
+    for method in spec.methods:
+        first = _answer(spec, instance, method, "determinism")
+        second = _answer(spec, instance, method, "determinism")
+        if (first is None) != (second is None):
+            raise MechanismCheckError("determinism", f"{method}: answered once and refused once", instance)
+        if first is not None and not close(first.tasks, second.tasks, AGREEMENT):
+            raise MechanismCheckError("determinism", f"{spec.mech.name} ({method}): two calls gave "
+                                      f"{first.tasks.tolist()} and "
+                                      f"{second.tasks.tolist()}", instance)
+        answered |= first is not None
+    return answered
+
+
+def _degenerate(spec, drawn) -> bool:
+    instance, user, resource, _ = drawn
+    single = np.zeros(instance.m)
+    single[resource % instance.m] = 1.0 + user % 5
+    variants = [lambda: instance.with_resource("zero-capacity", 0.0),
+                lambda: _with_user(instance, "one-resource", single),
+                lambda: _with_user(instance, "max-tasks-0", np.ones(instance.m), max_tasks=0.0)]
+    answered = False
+    for make in variants:
+        try:
+            variant = make()
+        except FairallocError:          # the instance itself is refused (a dynamic one with a bound)
+            continue
+        try:
+            answered |= _feasible(spec, variant)
+        except MechanismCheckError as failed:
+            raise MechanismCheckError("degenerate_input", f"({failed.check}) {failed.args[0]}", variant) from None
+    return answered
+
+
+def _with_user(instance: Instance, name: str, demand, max_tasks=np.inf) -> Instance:
+    """:meth:`Instance.with_user`, the shared quantities (if any) renormalised to sum to 1."""
+    q = None if instance.shared is None else float(np.mean(instance.shared))
+    variant = instance.with_user(name, demand, max_tasks=max_tasks, **({} if q is None else {"shared": q}))
+    if q is None:
+        return variant
+    return Instance(variant.capacity, variant.demand, resources=variant.resources, users=variant.users,
+                    weights=variant.weights, max_tasks=variant.max_tasks, shared=variant.shared / variant.shared.sum(),
+                    name=variant.name, groups=variant.groups)
+
+
+def _agree(spec, instance) -> bool:
+    fast = _answer(spec, instance, "fast", "agreement")
+    program = _answer(spec, instance, "program", "agreement")
+    if fast is None and program is None:
+        return False
+    if (fast is None) != (program is None):
+        which = "fast" if fast is None else "program"
+        raise MechanismCheckError("agreement", f"the {which} path refused an instance the other answered",
+                                  instance)
+    a, b = _compared(spec, fast), _compared(spec, program)
+    if not close(a, b, spec.tolerance):
+        raise MechanismCheckError("agreement", f"{spec.mech.name}: fast {spec.on} {np.round(a, 9).tolist()} vs program "
+                                  f"{np.round(b, 9).tolist()} (tolerance {spec.tolerance:g})", instance)
+    return True
+
+
+def _compared(spec, alloc):
+    if spec.on == "tasks":
+        return alloc.tasks
+    return np.asarray(alloc.info[spec.on], dtype=float)
+
+
+def _json(spec, instance) -> bool:
+    import json
+
+    from fairalloc.core.decimals import json_text
+    answered = False
+    for method in spec.methods:
+        alloc = _answer(spec, instance, method, "json_round_trip")
+        if alloc is None:
+            continue
+        try:
+            data = json.loads(json_text(alloc.to_dict(), indent=2))
+            tasks = [data["users"][u]["tasks"] for u in instance.users]
+            capacity = [data["resources"][r]["capacity"] for r in instance.resources]
+        except (TypeError, ValueError, KeyError) as exc:
+            raise MechanismCheckError("json_round_trip", f"{method}: {type(exc).__name__}: {exc}", instance) \
+                from exc
+        if not (close(tasks, alloc.tasks, NOISE) and close(capacity, instance.capacity, NOISE)):
+            raise MechanismCheckError("json_round_trip", f"{method}: tasks {alloc.tasks.tolist()} came back as "
+                                      f"{tasks}", instance)
+        answered = True
+    return answered
+
+
+def _errors(spec, instance) -> bool:
+    mech = spec.mech
+    attempts = [("an unknown method", "no-such-method")]
+    attempts += [(f"method {m!r}, which it does not have", m) for m, has in
+                 (("fast", mech.has_fast), ("program", mech.has_program)) if not has]
+    for what, method in attempts:
+        try:
+            mech.allocate(instance, method)
+        except FairallocError:
+            continue
+        except Exception as exc:
+            raise MechanismCheckError("errors", f"{what} raised {type(exc).__name__} ({exc}), not a "
+                                      f"FairallocError", instance) from exc
+        raise MechanismCheckError("errors", f"{what} raised no error", instance)
+    return True
+
+
+def _scaled(spec, drawn) -> bool:
+    instance, user, resource, c = drawn
+    checks = [("resource", resource % instance.m)]
+    if spec.mech.scaling == "users":
+        checks.append(("user", user % instance.n))
+    name = {"resource": instance.resources, "user": instance.users}
+    answered = False
+    for method in spec.methods:
+        base = _answer(spec, instance, method, "scale_invariance")
+        if base is None:
+            continue
+        for what, k in checks:
+            variant, expected = _rescaled(instance, base.tasks, what, k, c)
+            alloc = _answer(spec, variant, method, "scale_invariance")
+            if alloc is None:
+                raise MechanismCheckError("scale_invariance", f"{spec.mech.name} ({method}): refused the instance "
+                                          f"with {what} {name[what][k]} scaled by {c:g}", instance)
+            same = close(alloc.tasks, expected, spec.tolerance) if spec.on == "tasks" else \
+                close(_compared(spec, alloc), _compared(spec, base), spec.tolerance)
+            if not same:
+                got = alloc.tasks if spec.on == "tasks" else _compared(spec, alloc)
+                want = expected if spec.on == "tasks" else _compared(spec, base)
+                raise MechanismCheckError("scale_invariance", f"{spec.mech.name} ({method}): with {what} "
+                                          f"{name[what][k]} scaled by {c:g} "
+                                          f"(scaling = {spec.mech.scaling!r}), {spec.on} {np.asarray(got).tolist()}, "
+                                          f"expected {np.asarray(want).tolist()}", instance)
+        answered = True
+    return answered
+
+
+def _rescaled(instance: Instance, tasks, what: str, k: int, c: float):
+    """The instance with resource ``k`` (or user ``k``'s task) measured in a unit ``c`` times
+    smaller, and the task counts the same allocation has there."""
+    R, D, T = instance.capacity.copy(), instance.demand.copy(), instance.max_tasks
+    expected = np.array(tasks, dtype=float)
+    if what == "resource":
+        R[k] *= c
+        D[:, k] *= c
+    else:
+        D[k] *= c
+        expected[k] /= c
+        if T is not None:
+            T = T.copy()
+            T[k] /= c
+    variant = Instance(R, D, resources=instance.resources, users=instance.users, weights=instance.weights,
+                       max_tasks=T, shared=instance.shared, name=instance.name, groups=instance.groups)
+    return variant, expected
+
+
+_BODIES = {"feasibility": (_feasible, "instance"), "bounds": (None, "instance"),
+           "determinism": (_deterministic, "instance"), "degenerate_input": (_degenerate, "tuple"),
+           "agreement": (_agree, "instance"), "json_round_trip": (_json, "instance"),
+           "errors": (_errors, "instance"), "scale_invariance": (_scaled, "tuple")}
