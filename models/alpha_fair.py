@@ -58,7 +58,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from fairalloc.core.allocation import Allocation
-from fairalloc.core.backends import Program, convex_task_variables, solve_cvxpy
+from fairalloc.core.backends import Program, convex_legend, convex_task_variables, solve_cvxpy
 from fairalloc.core.errors import CaseError, SolverError, UnknownNameError
 from fairalloc.core.limits import MAX_FAST_ALPHA, MIN_FAST_ALPHA
 from fairalloc.engines.maxmin import MaxMinMechanism
@@ -222,7 +222,8 @@ class AlphaFair(Mechanism):
             problem = cp.Problem(cp.Minimize(cp.log_sum_exp(log_coef + (1 - a) * cp.log(x))), constraints)
         utility = "dominant share s_i = mu_i x_i" if self.on == "shares" else "task count x_i"
         description = (f"{self.name}: max sum_i w_i U(c_i x_i), U(z) = z^(1-{a:g})/(1-{a:g}), "
-                       f"c_i x_i = {utility} / w_i\n  s.t. D^T x <= R, 0 <= x <= T  (power-cone program)")
+                       f"c_i x_i = {utility} / w_i\n  s.t. D^T x <= R, 0 <= x <= T  (power-cone program)\n"
+                       f"x is the vector {convex_legend(instance.users, live)}")
 
         def solve(prog):
             solver = solve_cvxpy(problem, self.name)
@@ -248,7 +249,7 @@ class AlphaFair(Mechanism):
             return end.fast(instance)
         if not MIN_FAST_ALPHA <= self.alpha <= MAX_FAST_ALPHA:
             raise SolverError(f"{self.name}: the fast path (dual Newton) computes {MIN_FAST_ALPHA:g} <= alpha <= "
-                              f"{MAX_FAST_ALPHA:g} (fairalloc.core.limits); use --method program")
+                              f"{MAX_FAST_ALPHA:g} (fairalloc.core.limits); use method='program'")
         from fairalloc.engines.dual_newton import alpha_fair_dual
         tasks, prices, iterations = alpha_fair_dual(instance.demand, instance.capacity,
                                                     instance.scalar_weights(self.name),
@@ -318,7 +319,8 @@ class FDS(Mechanism):
         problem = cp.Problem(objective, constraints)
         description = (f"{self.name}: max F = f_beta(s) (sum s)^lambda, beta = {beta:g}, lambda = {lam:g}, "
                        f"as the convex program  {'max' if beta < 1 else 'min'} (lambda - lambda_0) log S "
-                       f"+ (1/beta) log sum_i s_i^(1-beta)\n  s.t. D^T x <= R, 0 <= x <= T")
+                       f"+ (1/beta) log sum_i s_i^(1-beta)\n  s.t. D^T x <= R, 0 <= x <= T\n"
+                       f"x is the vector {convex_legend(instance.users, live)}")
 
         def solve(prog):
             solver = solve_cvxpy(problem, self.name)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from fairalloc.core.allocation import Allocation
-from fairalloc.core.backends import Program, solve_cvxpy
+from fairalloc.core.backends import Program, convex_legend, solve_cvxpy
 from fairalloc.engines.dual_newton import alpha_fair_dual
 from fairalloc.core.exact import solve_linear
 from fairalloc.core.registry import Mechanism, register
@@ -77,7 +77,8 @@ class CEEI(Mechanism):
             return Program(self.name, description + "\n(every user has max_tasks = 0)", [],
                            lambda prog: Allocation(instance, np.zeros(instance.n), self.name, "program", "none",
                                                    prices=np.zeros(instance.m), info={"nash_welfare": 0.0}))
-        x = cp.Variable(D.shape[0], name="x")
+        description += f"\nx is the vector {convex_legend(instance.users, live)}"
+        x = cp.Variable(D.shape[0], name="tasks")
         capacity = D.T @ x <= R
         constraints = [capacity]
         bounded = np.flatnonzero(np.isfinite(T))

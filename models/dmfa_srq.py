@@ -48,7 +48,7 @@ import numpy as np
 import pulp
 
 from fairalloc.core.allocation import Allocation
-from fairalloc.core.backends import Program, linear_expression, solve_lp, task_variables
+from fairalloc.core.backends import Program, linear_expression, lp_name, lp_names, solve_lp, task_variables
 from fairalloc.engines.dynamic import History, binding_resources, normalised, shared_quantities
 from fairalloc.core.errors import CaseError, FairallocError
 from fairalloc.core.limits import MAX_DYNAMIC_PROGRAM_USERS
@@ -157,32 +157,48 @@ class DMFASRQ(Mechanism):
         description = (f"{self.name}: one LP per arrival k, in levels y_i = x_i / q_i (the same program, "
                        "well scaled when some q_i are tiny):\n"
                        "  max M  s.t.  y_i >= M (i <= k),  y_i >= y_i^(k-1) (i < k),  sum_i q_i d_ij y_i <= Q_k;\n"
-                       "then x_i^k = q_i max(M, y_i^(k-1)) (Lemma 1: the smallest allocation reaching M).")
-        return Program(self.name, description, solve=lambda prog: self._solve_lps(instance, prog))
-
-    def _solve_lps(self, instance, prog):
-        if instance.n > MAX_DYNAMIC_PROGRAM_USERS:
-            raise FairallocError(f"--method: {self.name} as a program solves one LP per arrival, the k-th with k "
-                                 f"variables; {instance.n:,} users are more than {MAX_DYNAMIC_PROGRAM_USERS:,} "
-                                 f"(fairalloc.core.limits.MAX_DYNAMIC_PROGRAM_USERS): use --method fast")
+                       "then x_i^k = q_i max(M, y_i^(k-1)) (Lemma 1: the smallest allocation reaching M).\n"
+                       "In arrival k's LP, y_i is level_<user>, M is arrival<k>_M; constraints at_M_<user>, "
+                       "pool_<resource>.")
         self._unbounded(instance)
         d = normalised(instance, self.name)
         q = self.shares(instance)
-        n, m = d.shape
+        names = (lp_names("level", instance.users), lp_names("at_M", instance.users),
+                 lp_names("pool", instance.resources))
+        first = self._arrival_lp(q[:, None] * d, q, names, np.zeros(0))
+        return Program(self.name, description, [("arrival 1", first[0])],
+                       solve=lambda prog: self._solve_lps(instance, q, d, names, first, prog),
+                       later="later arrivals are built as the sequence is solved (each starts from the one before)")
+
+    def _arrival_lp(self, qd, q, names, W):
+        """Arrival ``k = len(W) + 1``'s LP over users ``1..k``, above the levels ``W`` of the others."""
+        k, m = len(W) + 1, qd.shape[1]
+        levels, at_level, pools = names
+        lp = pulp.LpProblem(lp_name(f"{self.name}_arrival{k}"), pulp.LpMaximize)
+        level = lp.add_variable(f"arrival{k}_M", 0, None)
+        ys = task_variables(lp, np.append(W, 0.0), np.full(k, np.inf), levels[:k])     # y_i >= y_i^(k-1)
+        lp += level
+        for i in range(k):
+            lp += pulp.LpAffineExpression([(ys[i], 1.0), (level, -1.0)]) >= 0, at_level[i]
+        for j in range(m):
+            lp += linear_expression(ys, qd[:k, j]) <= float(q[:k].sum()), pools[j]
+        return lp, level
+
+    def _solve_lps(self, instance, q, d, names, first, prog):
+        if instance.n > MAX_DYNAMIC_PROGRAM_USERS:
+            raise FairallocError(f"method: {self.name} as a program solves one LP per arrival, the k-th with k "
+                                 f"variables; {instance.n:,} users are more than {MAX_DYNAMIC_PROGRAM_USERS:,} "
+                                 f"(fairalloc.core.limits.MAX_DYNAMIC_PROGRAM_USERS): use method='fast'")
+        n = instance.n
         qd = q[:, None] * d
         W = np.zeros(0)                                     # levels y_i^(k-1)
         M, binding, solver = np.zeros(n), [], ""
+        del prog.models[1:]                                 # a solve that failed half-way starts again
         for k in range(1, n + 1):
             pool = float(q[:k].sum())
-            lp = pulp.LpProblem(f"{self.name}_arrival{k}", pulp.LpMaximize)
-            level = lp.add_variable("M", 0, None)
-            ys = task_variables(lp, np.append(W, 0.0), np.full(k, np.inf))     # y_i >= y_i^(k-1)
-            lp += level
-            for i in range(k):
-                lp += pulp.LpAffineExpression([(ys[i], 1.0), (level, -1.0)]) >= 0, f"level_{i}"
-            for j in range(m):
-                lp += linear_expression(ys, qd[:k, j]) <= pool, f"pool_{j}"
-            prog.models.append((f"arrival {k}", lp))
+            lp, level = first if k == 1 else self._arrival_lp(qd, q, names, W)
+            if k > 1:
+                prog.models.append((f"arrival {k}", lp))
             solver = solve_lp(lp, f"{self.name} arrival {k}")
             M[k - 1] = level.varValue
             W = np.maximum(np.append(W, 0.0), M[k - 1])                        # Lemma 1, in levels

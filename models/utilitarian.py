@@ -30,7 +30,7 @@ import numpy as np
 import pulp
 
 from fairalloc.core.allocation import Allocation
-from fairalloc.core.backends import Program, linear_expression, solve_lp, task_variables, values
+from fairalloc.core.backends import Program, linear_expression, lp_names, solve_lp, task_variables, values
 from fairalloc.core.errors import SolverError
 from fairalloc.core.registry import Mechanism, register
 from fairalloc.core.tolerances import MAX_DENOMINATOR
@@ -63,16 +63,19 @@ class Utilitarian(Mechanism):
         D, R, T = instance.demand, instance.capacity, instance.bounds()
         v = self.task_value(instance)
         lp = pulp.LpProblem("linear_welfare", pulp.LpMaximize)
-        xs = task_variables(lp, np.zeros(instance.n), T)
+        xs = task_variables(lp, np.zeros(instance.n), T, lp_names("tasks", instance.users))
         lp += linear_expression(xs, v)
-        for j in range(instance.m):
-            lp += linear_expression(xs, D[:, j]) <= R[j], f"capacity_{j}"
-        description = f"{self.name}: max sum_i v_i x_i  s.t.  D^T x <= R, 0 <= x <= T   ({self.value_text})"
+        capacity = []
+        for j, name in enumerate(lp_names("capacity", instance.resources)):
+            capacity.append(linear_expression(xs, D[:, j]) <= R[j])
+            lp += capacity[-1], name
+        description = (f"{self.name}: max sum_i v_i x_i  s.t.  D^T x <= R, 0 <= x <= T   ({self.value_text})\n"
+                       "x_i is tasks_<user>; the constraints are capacity_<resource>.")
 
         def solve(prog):
             solver = solve_lp(lp, self.name)
             tasks = np.clip(values(xs), 0, None)
-            prices = np.array([lp.get_constraint_by_name(f"capacity_{j}").pi or 0.0 for j in range(instance.m)])
+            prices = np.array([c.pi or 0.0 for c in capacity])
             return self._allocation(instance, tasks, "program", f"pulp+{solver}", np.abs(prices))
         return Program(self.name, description, [("LP", lp)], solve)
 

@@ -61,7 +61,7 @@ def test_compare_lists_every_static_mechanism(capsys):
 
 def test_model_shows_and_writes_the_programs(capsys, tmp_path):
     code, out, _ = run(capsys, "model", "drf-section-4-1", "-m", "asset")
-    assert code == 0 and "capacity_0" in out and "share_1" in out
+    assert code == 0 and "capacity_cpu" in out and "share_B" in out
     code, out, _ = run(capsys, "model", "zero-demands-population-monotonicity", "--write", str(tmp_path / "drf.lp"))
     written = sorted(p.name for p in tmp_path.iterdir())
     assert written == ["drf.round1.lp", "drf.round2.lp"]            # users 1, 3 freeze, then user 2

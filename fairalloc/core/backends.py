@@ -2,14 +2,17 @@
 
 LPs are pulp models (HiGHS through ``highspy`` when it is installed, CBC otherwise); convex
 programs are cvxpy problems solved with Clarabel.  A :class:`Program` is what ``program()``
-returns: one or more models you can print, export and solve.
+returns: one or more models, built before any solving, that you can print, inspect, export and
+then solve; LP names are those of the users and resources (:func:`lp_name`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
+import unicodedata
 import warnings
 from pathlib import Path
 
@@ -95,11 +98,76 @@ def _reason(exc: BaseException) -> str:
     return one_line(exc, 160) or type(exc).__name__
 
 
-def task_variables(problem: pulp.LpProblem, lower, upper) -> list[pulp.LpVariable]:
-    """Variables ``x_0 .. x_{n-1}`` of ``problem`` with bounds ``lower <= x <= upper`` (inf = none)."""
+#: A name every LP reader takes (CPLEX LP format, which pulp writes): ASCII letters, digits and
+#: ``_``, not starting with a digit.  pulp itself would turn ``-+[] ->/`` into ``_`` silently,
+#: which makes ``a-b`` and ``a_b`` one name and the export fail.
+_LEGAL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ILLEGAL_CHAR = re.compile(r"[^A-Za-z0-9_]")
+#: Words the LP format reads as keywords (sections, bounds, infinity), whatever their case.
+_LP_KEYWORDS = frozenset(("max", "maximize", "maximise", "maximum", "min", "minimize", "minimise", "minimum",
+                          "st", "subject", "such", "bound", "bounds", "end", "free", "inf", "infinity", "gen",
+                          "general", "generals", "bin", "binary", "binaries", "int", "semi", "semis", "sos"))
+_MAX_NAME = 200       # CPLEX reads names up to 255 characters; room is left for a ``_k`` suffix
+
+
+def lp_name(text: str, taken: set[str] | None = None) -> str:
+    """``text`` (a user's or a resource's name, usually with a prefix: ``tasks_user 1``) as a legal
+    LP-format name: ``tasks_user_1``.
+
+    Characters other than ASCII letters, digits and ``_`` become ``_`` (accents are dropped first,
+    other non-ASCII letters are spelled by code point: ``α`` -> ``u3b1``); a name starting with a
+    digit (``1abc``), an LP keyword (``inf``) or ``e`` + digit (``e1``, read as a number) gets a
+    leading ``_``; an empty name is ``_``.  A legal name is its own image.  With ``taken`` (the
+    names given so far, updated) the name is also unique there: ``a b`` after ``a_b`` is ``a_b_2``.
+
+    >>> lp_name("tasks_user 1"), lp_name("1abc"), lp_name("a-b"), lp_name("+-")
+    ('tasks_user_1', '_1abc', 'a_b', '__')
+    >>> taken = set(); [lp_name(t, taken) for t in ("a_b", "a b", "a-b")]
+    ['a_b', 'a_b_2', 'a_b_3']
+    """
+    name = text if _LEGAL.fullmatch(text) else _sanitised(text)
+    if not name or name[0].isdigit() or name.lower() in _LP_KEYWORDS or re.match(r"[eE][0-9eE]", name):
+        name = "_" + name
+    name = name[:_MAX_NAME]
+    if taken is not None:
+        base, k = name, 2
+        while name in taken:
+            name, k = f"{base}_{k}", k + 1
+        taken.add(name)
+    return name
+
+
+def _sanitised(text: str) -> str:
+    """``text`` in ASCII letters, digits and ``_`` (see :func:`lp_name`)."""
+    out = []
+    for char in unicodedata.normalize("NFKD", str(text)):
+        if char.isascii():
+            out.append(char)
+        elif unicodedata.combining(char):
+            continue                            # the accent of a decomposed letter: e + ´ -> e
+        elif char.isalnum():
+            out.append(f"u{ord(char):x}")
+        else:
+            out.append("_")
+    return _ILLEGAL_CHAR.sub("_", "".join(out))
+
+
+def lp_names(prefix: str, texts) -> list[str]:
+    """``prefix_text`` for every text, legal (:func:`lp_name`) and unique among themselves.  Names
+    legal as written are given first, so a user called ``a_b`` keeps ``tasks_a_b`` whatever her
+    place, and ``a b`` gets ``tasks_a_b_2``."""
+    wanted = [f"{prefix}_{t}" for t in texts]
+    taken = {w for w in wanted if _LEGAL.fullmatch(w) and lp_name(w) == w}
+    first = {w: w for w in taken}
+    return [first.pop(w) if w in first else lp_name(w, taken) for w in wanted]
+
+
+def task_variables(problem: pulp.LpProblem, lower, upper, names) -> list[pulp.LpVariable]:
+    """One variable per name (legal LP names, :func:`lp_names`) with bounds ``lower <= x <= upper``
+    (inf = none)."""
     def bound(v):
         return None if np.isinf(v) else float(v)
-    return [problem.add_variable(f"x_{i}", bound(lo), bound(up)) for i, (lo, up) in enumerate(zip(lower, upper))]
+    return [problem.add_variable(name, bound(lo), bound(up)) for name, lo, up in zip(names, lower, upper)]
 
 
 def values(variables) -> np.ndarray:
@@ -145,13 +213,14 @@ def convex_task_variables(instance):
     """The feasible set of a convex program over the users who may run tasks (``T_i > 0``).
 
     Returns ``(live, x, capacity, constraints)``: the mask of those users, the cvxpy variable of
-    their task counts, the capacity constraint (its duals are the prices) and every constraint
-    (capacity, ``x >= 0``, ``x <= T`` where bounded).
+    their task counts (``tasks``, one vector: :func:`convex_legend` says which entry is whose),
+    the capacity constraint (its duals are the prices) and every constraint (capacity,
+    ``x >= 0``, ``x <= T`` where bounded).
     """
     import cvxpy as cp
     live = instance.bounds() > 0
     T = instance.bounds()[live]
-    x = cp.Variable(int(live.sum()), name="x")
+    x = cp.Variable(int(live.sum()), name="tasks")
     capacity = instance.demand[live].T @ x <= instance.capacity
     constraints = [capacity, x >= 0]
     bounded = np.flatnonzero(np.isfinite(T))
@@ -160,18 +229,36 @@ def convex_task_variables(instance):
     return live, x, capacity, constraints
 
 
+def convex_legend(users, live) -> str:
+    """Which entry of the cvxpy vector ``tasks`` is whose: ``tasks = (A, B, ...)`` (the first 20).
+
+    A convex program keeps one vector variable, however many users: cvxpy builds it in one piece
+    (a variable per user would be canonicalised one by one), and cvxpy names no constraint.
+    """
+    names = [u for u, on in zip(users, live) if on]
+    return f"tasks = ({', '.join(map(str, names[:20]))}{', ...' if len(names) > 20 else ''})"
+
+
 class Program:
     """The declarative program behind an allocation.
 
-    ``models`` is a list of ``(title, model)``: pulp ``LpProblem`` objects, or cvxpy ``Problem``
-    objects.  Mechanisms that solve a *sequence* of LPs (progressive filling) fill the list as
-    they go; :meth:`solve` runs the sequence.
+    ``models`` is a list of ``(title, model)``: pulp ``LpProblem`` or cvxpy ``Problem`` objects,
+    built by ``program()`` before anything is solved, so that they can be printed, inspected
+    (variables, constraints, objective) and exported first; :meth:`solve` is a separate step.
+    LP variables and constraints are named after the users and resources (``tasks_A``,
+    ``capacity_cpu``: :func:`lp_name`).
+
+    A *sequence* of LPs (the max-min rounds of progressive filling, one LP per arrival of
+    DMFA-SRQ) holds its first LP from the start; each later LP depends on the solution of the
+    one before, so it is built, and appended to ``models``, as the sequence is solved.  ``later``
+    says so (empty for a program built whole); :attr:`pending` is true until then.
     """
 
-    def __init__(self, mechanism: str, description: str, models=None, solve=None):
+    def __init__(self, mechanism: str, description: str, models=None, solve=None, later: str = ""):
         self.mechanism = mechanism
         self.description = description
         self.models: list[tuple[str, object]] = list(models or [])
+        self.later = later
         self._solve = solve
         self.allocation = None
 
@@ -182,29 +269,42 @@ class Program:
         return self.allocation
 
     @property
+    def pending(self) -> bool:
+        """A sequence whose later models are not built yet (they are built as it is solved)."""
+        return bool(self.later) and self.allocation is None
+
+    @property
     def is_convex(self) -> bool:
-        """A cvxpy program (as opposed to pulp LPs, which may not be built until solved)."""
+        """A cvxpy program (as opposed to pulp LPs)."""
         return any(not isinstance(model, pulp.LpProblem) for _, model in self.models)
 
     def text(self) -> str:
         parts = [self.description.strip(), ""]
         for title, model in self.models:
             parts += [f"--- {title} ---", str(model), ""]
+        if self.pending:
+            parts += [f"--- {self.later} ---", ""]
         return "\n".join(parts)
+
+    def __repr__(self) -> str:
+        titles = ", ".join(title for title, _ in self.models)
+        state = f"; {self.later}" if self.pending else ("; solved" if self.allocation is not None else "")
+        return f"<Program {self.mechanism}: {len(self.models)} built ({titles}){state}>"
 
     def check_target(self, path: Path) -> str:
         """The export format of ``path`` (checked before any solving)."""
         suffix = path.suffix.lower()
         if suffix not in (".lp", ".mps", ".txt"):
-            raise FairallocError(f"--write: unknown format '{path.suffix}' (use .lp, .mps or .txt)")
+            raise FairallocError(f"path: unknown format '{path.suffix}' (use .lp, .mps or .txt)")
         if suffix != ".txt" and self.is_convex:
-            raise FairallocError(f"--write: {self.mechanism} is a convex program, not an LP; write it as .txt")
+            raise FairallocError(f"path: {self.mechanism} is a convex program, not an LP; write it as .txt")
         return suffix
 
     def write(self, path: str | Path) -> list[Path]:
         """Export every model: ``.lp`` / ``.mps`` for LPs, ``.txt`` for any program.
 
-        A sequence of LPs is written as ``NAME.round1.lp``, ``NAME.round2.lp``, ...
+        A sequence of LPs is written as ``NAME.round1.lp``, ``NAME.round2.lp``, ... (the rounds built
+        so far: solve it first for them all).
         """
         path = Path(path)
         suffix = self.check_target(path)
@@ -212,8 +312,9 @@ class Program:
             write_atomically(path, lambda tmp: tmp.write_text(self.text()))
             return [path]
         written = []
+        single = len(self.models) == 1 and not self.pending
         for k, (_, model) in enumerate(self.models, 1):
-            target = path if len(self.models) == 1 else path.with_name(f"{path.stem}.round{k}{path.suffix}")
+            target = path if single else path.with_name(f"{path.stem}.round{k}{path.suffix}")
             write_atomically(target, lambda tmp: (model.writeLP if suffix == ".lp" else model.writeMPS)(str(tmp)))
             written.append(target)
         return written
