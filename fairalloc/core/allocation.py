@@ -10,13 +10,17 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, SupportsFloat
 
 import numpy as np
+from numpy.typing import NDArray
 from tabulate import tabulate
 
 from fairalloc.core.instance import Instance
 from fairalloc.core.tolerances import SATURATION
+
+if TYPE_CHECKING:
+    from fairalloc.core.exact import ExactInstance
 
 #: above this many users the JSON form leaves the per-arrival steps out (they grow as n^2)
 STEPS_IN_JSON = 2000
@@ -33,56 +37,58 @@ class Allocation:
     """
 
     instance: Instance
-    tasks: np.ndarray
+    tasks: NDArray[np.float64]
     mechanism: str
     method: str
     solver: str = "numpy"
-    prices: np.ndarray | None = None
+    prices: NDArray[np.float64] | None = None
     info: dict[str, Any] = field(default_factory=dict)
-    #: exact verifier: (instance, candidate Fractions) -> bool; set by the mechanism
-    certify: Callable[[Instance, list[Fraction]], bool] | None = field(default=None, repr=False)
+    #: exact verifier: (the instance's numbers as fractions, candidate Fractions) -> bool; set by
+    #: the mechanism
+    certify: Callable[[ExactInstance, list[Fraction]], bool] | None = field(default=None, repr=False)
     #: dynamic mechanisms: the allocation after every arrival (:class:`fairalloc.analysis.dynamic_properties.History`)
     history: Any = field(default=None, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.tasks.flags.writeable = False
 
     # -- views ----------------------------------------------------------------------------
     @cached_property
-    def bundles(self) -> np.ndarray:
+    def bundles(self) -> NDArray[np.float64]:
         """``(n, m)``: ``A_i = x_i D_i``."""
         return self.tasks[:, None] * self.instance.demand
 
     @cached_property
-    def dominant_shares(self) -> np.ndarray:
+    def dominant_shares(self) -> NDArray[np.float64]:
         """``s_i = x_i * max_j D_ij / R_j`` (unweighted)."""
         return self.tasks * self.instance.per_task_dominant_share
 
     @cached_property
-    def weighted_dominant_shares(self) -> np.ndarray:
+    def weighted_dominant_shares(self) -> NDArray[np.float64]:
         """``max_j (A_ij / R_j) / w_ij``: what weighted DRF equalises."""
         inst = self.instance
         if inst.weights is None:
             return self.dominant_shares
-        return self.tasks * (inst.share_per_task / inst.weight_matrix()).max(axis=1)
+        per_weight: NDArray[np.float64] = (inst.share_per_task / inst.weight_matrix()).max(axis=1)
+        return self.tasks * per_weight
 
     @cached_property
-    def used(self) -> np.ndarray:
+    def used(self) -> NDArray[np.float64]:
         """``sum_i x_i D_ij`` per resource."""
         return self.tasks @ self.instance.demand
 
     @cached_property
-    def utilization(self) -> np.ndarray:
+    def utilization(self) -> NDArray[np.float64]:
         cap = self.instance.capacity
         return np.divide(self.used, cap, out=np.zeros_like(self.used), where=cap > 0)
 
     @cached_property
-    def saturated(self) -> np.ndarray:
+    def saturated(self) -> NDArray[np.bool_]:
         """Boolean mask of resources used up (to the saturation tolerance)."""
         cap = self.instance.capacity
         return (cap > 0) & (self.used >= cap * (1 - SATURATION))
 
-    def __getitem__(self, user) -> float:
+    def __getitem__(self, user: str | int) -> float:
         """Task count of a user by name: ``alloc["A"]``."""
         return float(self.tasks[self.instance.user_index(user)])
 
@@ -99,7 +105,7 @@ class Allocation:
         return recover(self)
 
     # -- output ---------------------------------------------------------------------------
-    def to_dict(self, exact: bool = False) -> dict:
+    def to_dict(self, exact: bool = False) -> dict[str, Any]:
         """The JSON contract: case, mechanism, users{tasks, dominant_share, allocation}, resources.
 
         Never NaN or infinity (not JSON): an allocation returned by a mechanism is certified finite
@@ -108,27 +114,27 @@ class Allocation:
         """
         inst = self.instance
         fractions = self.exact if exact else None
-        users = {}
+        users: dict[str, dict[str, Any]] = {}
         with np.errstate(all="ignore"):
             shares, bundles = self.dominant_shares, self.bundles
             weighted = self.weighted_dominant_shares if inst.weighted else None
             used, utilization = self.used, self.utilization
         for i, u in enumerate(inst.users):
-            entry = {"tasks": _finite(self.tasks[i]), "dominant_share": _finite(shares[i])}
-            if inst.weighted:
+            entry: dict[str, Any] = {"tasks": _finite(self.tasks[i]), "dominant_share": _finite(shares[i])}
+            if weighted is not None:
                 entry["weighted_dominant_share"] = _finite(weighted[i])
             entry["allocation"] = {r: _finite(bundles[i, j]) for j, r in enumerate(inst.resources)}
             if fractions is not None:
                 entry["tasks_exact"] = str(fractions[i])
             users[u] = entry
-        resources = {}
+        resources: dict[str, dict[str, Any]] = {}
         for j, r in enumerate(inst.resources):
             resources[r] = {"capacity": _finite(inst.capacity[j]), "used": _finite(used[j]),
                             "utilization": _finite(utilization[j]), "saturated": bool(self.saturated[j])}
             if self.prices is not None:
                 resources[r]["price"] = _finite(self.prices[j])
-        out = {"case": inst.name, "mechanism": self.mechanism, "method": self.method, "solver": self.solver,
-               "users": users, "resources": resources}
+        out: dict[str, Any] = {"case": inst.name, "mechanism": self.mechanism, "method": self.method,
+                               "solver": self.solver, "users": users, "resources": resources}
         if exact:
             out["exact"] = fractions is not None
         if self.info:
@@ -219,13 +225,13 @@ def _fmt(v: float, digits: int) -> str:
     return text if text not in ("", "0", "-0") else f"{v:.{digits}g}"    # 1e-09 is not 0
 
 
-def _finite(v) -> float | None:
+def _finite(v: SupportsFloat) -> float | None:
     """``float(v)``, or ``None`` (JSON ``null``) for NaN and infinities."""
-    v = float(v)
-    return v if math.isfinite(v) else None
+    f = float(v)
+    return f if math.isfinite(f) else None
 
 
-def _plain(v):
+def _plain(v: object) -> object:
     if isinstance(v, np.ndarray):
         return [_plain(e) for e in v.tolist()]
     if isinstance(v, np.integer):

@@ -25,18 +25,22 @@ The natural scale of a task count is what the user could run alone, ``min(T_i, 1
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fairalloc.core.errors import SolverError
 from fairalloc.core.tolerances import FEASIBILITY
 
+if TYPE_CHECKING:
+    from fairalloc.core.allocation import Allocation
+
 __all__ = ["certify"]
 
 _UNTRUSTED = "the answer is not trusted"
 
 
-def _label(allocation) -> str:
+def _label(allocation: Allocation) -> str:
     return f"{allocation.mechanism} ({allocation.method}, {allocation.solver})"
 
 
@@ -44,7 +48,7 @@ def _num(v: float) -> str:
     return f"{float(v):.3g}"
 
 
-def certify(allocation, name: str | None = None):
+def certify(allocation: object, name: str | None = None) -> Allocation:
     """``allocation`` if it passes the feasibility certificate (with noise within tolerance
     clipped: then a copy), else :class:`SolverError`.  ``name``: the mechanism's name for the
     message when the allocation does not carry one."""

@@ -19,13 +19,16 @@ as ``null`` by the code that builds the document, which says so.
 from __future__ import annotations
 
 import math
+from typing import Any, SupportsFloat, TypeVar
 
 import numpy as np
 
 from fairalloc.core.tolerances import NOISE_ULPS
 
+_Data = TypeVar("_Data")
 
-def shortest(value) -> int | float:
+
+def shortest(value: SupportsFloat) -> int | float:
     """An integral value as ``int``, else the shortest decimal within float noise of ``value``."""
     v = float(value)
     if not math.isfinite(v):
@@ -40,7 +43,7 @@ def shortest(value) -> int | float:
     return v
 
 
-def plain(data):
+def plain(data: object) -> Any:
     """``data`` with numpy scalars and arrays as Python values and every float :func:`shortest`."""
     if isinstance(data, dict):
         return {k: plain(v) for k, v in data.items()}
@@ -57,11 +60,11 @@ def plain(data):
     return data
 
 
-def finite(data, where: str = "output"):
+def finite(data: _Data, where: str = "output") -> _Data:
     """``data`` unchanged, or a :class:`~fairalloc.core.errors.FairallocError` naming the first NaN or
     infinity in it (``output.users.A.gain: not a finite number (inf)``)."""
     from fairalloc.core.errors import FairallocError, shown
-    stack = [(where, data)]
+    stack: list[tuple[str, object]] = [(where, data)]
     while stack:
         path, value = stack.pop()
         if isinstance(value, dict):
@@ -73,7 +76,7 @@ def finite(data, where: str = "output"):
     return data
 
 
-def json_text(data, **options) -> str:
+def json_text(data: object, **options: Any) -> str:
     """``data`` as standard JSON (:func:`plain` numbers; never ``NaN`` or ``Infinity``)."""
     import json
     return json.dumps(finite(plain(data)), allow_nan=False, **options)

@@ -1,6 +1,7 @@
 """Errors a user can cause.  The CLI prints ``str(error)`` as one line and exits with code 2."""
 
 import reprlib
+from collections.abc import Iterable
 
 
 class FairallocError(Exception):
@@ -26,46 +27,46 @@ class UnknownNameError(FairallocError, KeyError):
         return str(self.args[0])
 
 
-def closest(name, known, n: int = 3) -> list[str]:
+def closest(name: object, known: Iterable[object], n: int = 3) -> list[str]:
     """The known names closest to ``name`` (case-insensitive), best first; empty when none is close."""
     import difflib
-    known = [str(k) for k in known]
-    lowered = {k.lower(): k for k in known}
+    names = [str(k) for k in known]
+    lowered = {k.lower(): k for k in names}
     hits = difflib.get_close_matches(str(name).lower(), list(lowered), n=n, cutoff=0.6)
     return [lowered[h] for h in hits]
 
 
-def did_you_mean(name, known) -> str:
+def did_you_mean(name: object, known: Iterable[object]) -> str:
     """``"; did you mean 'drf'?"`` for the closest known names, or ``""`` when none is close."""
     close = closest(name, known)
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
-def unknown(what: str, name, known, plural: str | None = None) -> str:
+def unknown(what: str, name: object, known: Iterable[object], plural: str | None = None) -> str:
     """``unknown mechanism 'dfr'; did you mean 'drf'?``, or the known names when none is close.
 
     Every "unknown name" message of fairalloc is written by this function, so they all suggest.
     """
-    known = [str(k) for k in known]
-    hint = did_you_mean(name, known)
-    listing = ", ".join(map(shown, known[:12])) + (f", ... ({len(known)} in all)" if len(known) > 12 else "")
+    names = [str(k) for k in known]
+    hint = did_you_mean(name, names)
+    listing = ", ".join(map(shown, names[:12])) + (f", ... ({len(names)} in all)" if len(names) > 12 else "")
     listing = f" ({plural or what + 's'}: {listing or 'none'})"
     # a short list helps beside the suggestion ('gpu' is no typo of 'cpu'); a long one buries it
-    return f"unknown {what} {quoted(name)}{hint}" + (listing if not hint or len(known) <= 6 else "")
+    return f"unknown {what} {quoted(name)}{hint}" + (listing if not hint or len(names) <= 6 else "")
 
 
-def one_line(text, limit: int | None = None) -> str:
+def one_line(text: object, limit: int | None = None) -> str:
     r"""``text`` (an exception, a library's message) on one line, its whitespace runs made single
     spaces, cut at ``limit`` characters with ``...``: error messages are one line.
 
     >>> one_line("a\n  b"), one_line("x" * 10, 6)
     ('a b', 'xxx...')
     """
-    text = " ".join(str(text).split())
-    return text if limit is None or len(text) <= limit else text[: limit - 3] + "..."
+    flat = " ".join(str(text).split())
+    return flat if limit is None or len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-def shown(text) -> str:
+def shown(text: object) -> str:
     r"""A name, a path or a field of a message as written, unless it is long or not printable
     (a newline would break the one-line message): then its bounded :func:`excerpt`.
 
@@ -73,15 +74,15 @@ def shown(text) -> str:
     ('cpu', "'a\\nb'", True)
     """
     from fairalloc.core.limits import MAX_EXCERPT
-    text = str(text)
-    return text if len(text) <= MAX_EXCERPT and text.isprintable() else excerpt(text)
+    string = str(text)
+    return string if len(string) <= MAX_EXCERPT and string.isprintable() else excerpt(string)
 
 
-def quoted(text) -> str:
+def quoted(text: object) -> str:
     """``'cpu'``: a name in quotes for a message, bounded and on one line like :func:`shown`."""
-    text = str(text)
-    plain_text = shown(text)
-    return f"'{plain_text}'" if plain_text == text else plain_text
+    string = str(text)
+    plain_text = shown(string)
+    return f"'{plain_text}'" if plain_text == string else plain_text
 
 
 _BOUNDED = reprlib.Repr()              # keyword arguments need Python 3.12
@@ -89,7 +90,7 @@ _BOUNDED.maxlevel, _BOUNDED.maxstring, _BOUNDED.maxother, _BOUNDED.maxlong = 3, 
 _BOUNDED.maxdict = _BOUNDED.maxlist = _BOUNDED.maxtuple = _BOUNDED.maxset = 4
 
 
-def excerpt(value, limit: int | None = None) -> str:
+def excerpt(value: object, limit: int | None = None) -> str:
     """A bounded ``repr`` of an offending value for an error message: nested and shared
     structures (YAML aliases) are cut at a few levels and items, and the text at ``limit``
     characters (default :data:`fairalloc.core.limits.MAX_EXCERPT`), so a message never expands a

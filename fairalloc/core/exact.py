@@ -8,42 +8,68 @@ only if the mechanism's certificate (optimality conditions checked with
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
+from typing import TYPE_CHECKING, Protocol, SupportsFloat
 
 from fairalloc.core.tolerances import EXACT_MAX_USERS, MAX_DENOMINATOR
 
+if TYPE_CHECKING:
+    from fairalloc.core.instance import Instance
 
-def as_fraction(v) -> Fraction | None:
+
+def as_fraction(v: SupportsFloat) -> Fraction | None:
     """A float as the short decimal a person typed (``0.1`` -> ``1/10``); ``inf`` -> ``None``."""
-    v = float(v)
-    if v != v or v in (float("inf"), float("-inf")):
+    f = float(v)
+    if f != f or f in (float("inf"), float("-inf")):
         return None
-    return Fraction(repr(v))
+    return Fraction(repr(f))
+
+
+def _finite_fraction(v: SupportsFloat) -> Fraction:
+    """:func:`as_fraction` of a number a validated instance holds finite (a capacity, a demand, a
+    weight); ``ValueError`` if it is not (``Instance(validate=False)``): then there is no exact form."""
+    f = as_fraction(v)
+    if f is None:
+        raise ValueError(f"{float(v)}: not a finite number")
+    return f
 
 
 class ExactInstance:
     """The instance's numbers as fractions: ``R``, ``D``, ``W`` (n x m weights), ``T`` (None = no bound)."""
 
-    def __init__(self, instance):
+    def __init__(self, instance: Instance) -> None:
         self.n, self.m = instance.n, instance.m
-        self.R = [as_fraction(v) for v in instance.capacity]
-        self.D = [[as_fraction(v) for v in row] for row in instance.demand]
-        self.W = [[as_fraction(v) for v in row] for row in instance.weight_matrix()]
+        self.R = [_finite_fraction(v) for v in instance.capacity]
+        self.D = [[_finite_fraction(v) for v in row] for row in instance.demand]
+        self.W = [[_finite_fraction(v) for v in row] for row in instance.weight_matrix()]
         self.T = [as_fraction(v) for v in instance.bounds()]
 
     def dominant_share_per_task(self) -> list[Fraction]:
         """``mu_i = max_j D_ij / R_j`` (unweighted), as :attr:`Instance.per_task_dominant_share`."""
         return [max(self.D[i][j] / self.R[j] for j in range(self.m) if self.R[j] > 0) for i in range(self.n)]
 
-    def used(self, x) -> list[Fraction]:
+    def used(self, x: Sequence[Fraction]) -> list[Fraction]:
         return [sum((x[i] * self.D[i][j] for i in range(self.n)), Fraction(0)) for j in range(self.m)]
 
-    def feasible(self, x) -> bool:
-        return all(v >= 0 for v in x) and all(self.T[i] is None or x[i] <= self.T[i] for i in range(self.n)) \
+    def feasible(self, x: Sequence[Fraction]) -> bool:
+        return all(v >= 0 for v in x) and all(t is None or x[i] <= t for i, t in enumerate(self.T)) \
             and all(u <= r for u, r in zip(self.used(x), self.R))
 
 
-def recover(allocation) -> list[Fraction] | None:
+class _Certifiable(Protocol):
+    """What :func:`recover` reads of an :class:`~fairalloc.core.allocation.Allocation` (a protocol:
+    allocation.py imports this module, so this one does not import it back)."""
+
+    @property
+    def instance(self) -> Instance: ...
+    @property
+    def tasks(self) -> Iterable[SupportsFloat]: ...
+    @property
+    def certify(self) -> Callable[[ExactInstance, list[Fraction]], bool] | None: ...
+
+
+def recover(allocation: _Certifiable) -> list[Fraction] | None:
     """Verified exact form of ``allocation`` (see the module docstring), or ``None``."""
     if allocation.certify is None or allocation.instance.n > EXACT_MAX_USERS:
         return None
@@ -71,7 +97,7 @@ def solve_linear(A: list[list[Fraction]], b: list[Fraction]) -> list[Fraction] |
     """
     rows, cols = len(A), (len(A[0]) if A else 0)
     M = [list(r) + [v] for r, v in zip(A, b)]
-    pivots = []
+    pivots: list[int] = []
     r = 0
     for c in range(cols):
         p = next((k for k in range(r, rows) if M[k][c] != 0), None)

@@ -7,12 +7,13 @@ never leaves a half-written file under the name the user gave.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from fairalloc.core.errors import FairallocError, shown
 
 
-def write_atomically(path: Path, write, suffix: str = "") -> None:
+def write_atomically(path: Path | str, write: Callable[[Path], object], suffix: str = "") -> None:
     """``write(tmp)`` then rename ``tmp`` to ``path``; on failure ``tmp`` is removed and an
     :class:`OSError` becomes one :class:`~fairalloc.core.errors.FairallocError` line naming ``path``.
     ``suffix``: kept at the end of the temporary name (a figure's format is read from it)."""

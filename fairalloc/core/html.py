@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from html import escape
+from typing import SupportsFloat
 
 #: users shown before a table is cut short (the rest are counted, never built)
 MAX_ROWS = 20
@@ -36,7 +37,7 @@ def badge(text: str, colour: str) -> Markup:
     return Markup(f'<span style="{_BADGE.format(COLOURS[colour])}">{escape(text)}</span>')
 
 
-def _cell(tag: str, value, style: str, span: int = 1) -> str:
+def _cell(tag: str, value: object, style: str, span: int = 1) -> str:
     text = value if isinstance(value, Markup) else escape(str(value))
     colspan = f' colspan="{span}"' if span > 1 else ""
     return f"<{tag}{colspan}{style}>{text}</{tag}>"
@@ -46,13 +47,14 @@ def _align(align: str, k: int) -> str:
     return _LEFT if k < len(align) and align[k] == "l" else _RIGHT
 
 
-def _row(values: Sequence, align: str) -> str:
+def _row(values: Sequence[object], align: str) -> str:
     """The first cell is the row header."""
     cells = [_cell("th" if k == 0 else "td", v, _align(align, k)) for k, v in enumerate(values)]
     return "<tr>" + "".join(cells) + "</tr>"
 
 
-def table(head: Sequence[str], rows: Iterable[Sequence], *, caption: str = "", foot: Iterable[Sequence] = (),
+def table(head: Sequence[str], rows: Iterable[Sequence[object]], *, caption: str = "",
+          foot: Iterable[Sequence[object]] = (),
           more: str = "", groups: Sequence[tuple[str, int]] = (), align: str = "l") -> str:
     """An HTML table.
 
@@ -74,9 +76,9 @@ def table(head: Sequence[str], rows: Iterable[Sequence], *, caption: str = "", f
     if more:
         parts.append("<tr>" + _cell("td", more, ' style="text-align: left; font-style: italic"', len(head)) + "</tr>")
     parts.append("</tbody>")
-    foot = list(foot)
-    if foot:
-        parts.append("\n<tfoot>" + "".join(_row(r, "l") for r in foot) + "</tfoot>")
+    footer = list(foot)
+    if footer:
+        parts.append("\n<tfoot>" + "".join(_row(r, "l") for r in footer) + "</tfoot>")
     parts.append("\n</table>")
     return "".join(parts)
 
@@ -88,16 +90,16 @@ def shown(count: int, noun: str = "users", limit: int = MAX_ROWS) -> tuple[int, 
     return limit, f"... {count - limit:,} more {noun} ({count:,} in all)"
 
 
-def first_users(instance, k: int) -> list[str]:
+def first_users(instance: object, k: int) -> list[str]:
     """The names of the first ``k`` users, without generating a million default names."""
     names = getattr(instance, "_users", None)
     return list(names[:k]) if names is not None else [str(i + 1) for i in range(k)]
 
 
-def number(value, digits: int = 6) -> str:
+def number(value: SupportsFloat | str, digits: int = 6) -> str:
     """An input number as written in a case (``inf`` as the infinity sign)."""
-    value = float(value)
-    return "∞" if value == float("inf") else f"{value:.{digits}g}"
+    real = float(value)
+    return "∞" if real == float("inf") else f"{real:.{digits}g}"
 
 
 __all__ = ["MAX_ROWS", "Markup", "badge", "first_users", "number", "shown", "table"]

@@ -15,26 +15,33 @@ Instance(2 users x 2 resources: cpu, mem)
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cached_property
+from typing import Any, TypeVar, cast
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from fairalloc.core import limits
 from fairalloc.core.decimals import shortest
 from fairalloc.core.errors import CaseError, UnknownNameError, one_line, unknown
 
 
-def _readonly(a: np.ndarray) -> np.ndarray:
+_Array = TypeVar("_Array", bound=np.ndarray)
+#: turns the index of an offending entry into its field name (``users.A.demand.cpu``)
+_Field = Callable[[tuple[int, ...]], str]
+
+
+def _readonly(a: _Array) -> _Array:
     a.flags.writeable = False
     return a
 
 
-def _first_bad(mask: np.ndarray) -> tuple[int, ...]:
+def _first_bad(mask: NDArray[np.bool_]) -> tuple[int, ...]:
     return tuple(int(v) for v in np.argwhere(mask)[0])
 
 
-def _check_numbers(values: np.ndarray, field, *, allow_zero: bool = True) -> None:
+def _check_numbers(values: NDArray[np.float64], field: _Field, *, allow_zero: bool = True) -> None:
     """Raise CaseError naming the first non-finite / negative (or non-positive) entry.
 
     ``field(index)`` turns the index of the offending entry into its field name.
@@ -50,7 +57,7 @@ def _check_numbers(values: np.ndarray, field, *, allow_zero: bool = True) -> Non
         raise CaseError(f"{field(idx)}: {need} (got {values[idx]:g})")
 
 
-def _number(v) -> str:
+def _number(v: float) -> str:
     """``1e-320``, ``1e30``, ``2.5``: a value as Python writes it, without ``e+``."""
     return repr(float(v)).replace("e+", "e")
 
@@ -59,7 +66,7 @@ _RANGE = (f"is outside the range fairalloc computes with ({_number(limits.MIN_MA
           f"{_number(limits.MAX_MAGNITUDE)} for non-zero values; float64 loses digits beyond)")
 
 
-def _check_magnitudes(values: np.ndarray, field) -> None:
+def _check_magnitudes(values: NDArray[np.float64], field: _Field) -> None:
     """Raise CaseError naming the first non-zero finite entry outside [MIN_MAGNITUDE, MAX_MAGNITUDE]
     (subnormals lose digits, products of large values overflow); ``inf`` is left to the caller."""
     a = np.abs(values)
@@ -69,7 +76,7 @@ def _check_magnitudes(values: np.ndarray, field) -> None:
         raise CaseError(f"{field(idx)}: {_number(values[idx])} {_RANGE}")
 
 
-def _as_float_array(values, field: str, ndim: int) -> np.ndarray:
+def _as_float_array(values: ArrayLike, field: str, ndim: int) -> NDArray[np.float64]:
     try:
         a = np.array(values, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -96,16 +103,18 @@ class Instance:
     __slots__ = ("capacity", "demand", "weights", "max_tasks", "shared", "name", "groups",
                  "_resources", "_users", "__dict__")
 
-    def __init__(self, capacity, demand, *, resources=None, users=None, weights=None,
-                 max_tasks=None, shared=None, name: str = "instance", validate: bool = True, groups=None):
-        capacity = _as_float_array(capacity, "resources", 1)
-        demand = _as_float_array(demand, "demand", 2)
-        m = capacity.shape[0]
+    def __init__(self, capacity: ArrayLike, demand: ArrayLike, *, resources: Iterable[object] | None = None,
+                 users: Iterable[object] | None = None, weights: ArrayLike | None = None,
+                 max_tasks: ArrayLike | None = None, shared: ArrayLike | None = None, name: str = "instance",
+                 validate: bool = True, groups: dict[str, dict[str, Any]] | None = None):
+        R = _as_float_array(capacity, "resources", 1)
+        D = _as_float_array(demand, "demand", 2)
+        m = R.shape[0]
         if m == 0:
             raise CaseError("resources: at least one resource is needed")
-        if demand.shape[1] != m:
-            raise CaseError(f"demand: has {demand.shape[1]} columns for {m} resources")
-        n = demand.shape[0]
+        if D.shape[1] != m:
+            raise CaseError(f"demand: has {D.shape[1]} columns for {m} resources")
+        n = D.shape[0]
         if n == 0:
             raise CaseError("users: at least one user is needed")
         self.name = name
@@ -114,36 +123,36 @@ class Instance:
         self.groups = groups
         self._resources = self._names(resources, m, "resources", lambda j: f"r{j + 1}")
         self._users = None if users is None else self._names(users, n, "users", None)
+        W = T = q = None
         if weights is not None:
-            weights = _as_float_array(weights, "weight", np.ndim(weights))
-            if weights.ndim == 1 and weights.shape != (n,) or weights.ndim == 2 and weights.shape != (n, m) \
-                    or weights.ndim > 2:
-                raise CaseError(f"weight: expected shape ({n},) or ({n}, {m}), got {weights.shape}")
-            if np.all(weights == 1.0):
-                weights = None
+            W = _as_float_array(weights, "weight", np.ndim(weights))
+            if W.ndim == 1 and W.shape != (n,) or W.ndim == 2 and W.shape != (n, m) or W.ndim > 2:
+                raise CaseError(f"weight: expected shape ({n},) or ({n}, {m}), got {W.shape}")
+            if np.all(W == 1.0):
+                W = None
         if max_tasks is not None:
-            max_tasks = _as_float_array(max_tasks, "max_tasks", 1)
-            if max_tasks.shape != (n,):
-                raise CaseError(f"max_tasks: expected {n} values, got {max_tasks.shape[0]}")
-            if np.all(np.isposinf(max_tasks)):
-                max_tasks = None
+            T = _as_float_array(max_tasks, "max_tasks", 1)
+            if T.shape != (n,):
+                raise CaseError(f"max_tasks: expected {n} values, got {T.shape[0]}")
+            if np.all(np.isposinf(T)):
+                T = None
         if shared is not None:
-            shared = _as_float_array(shared, "shared", 1)
-            if shared.shape != (n,):
-                raise CaseError(f"shared: expected {n} values, got {shared.shape[0]}")
-            if np.all(np.isnan(shared)):
-                shared = None
-        self.capacity = _readonly(capacity)
-        self.demand = _readonly(demand)
-        self.weights = None if weights is None else _readonly(weights)
-        self.max_tasks = None if max_tasks is None else _readonly(max_tasks)
-        self.shared = None if shared is None else _readonly(shared)
+            q = _as_float_array(shared, "shared", 1)
+            if q.shape != (n,):
+                raise CaseError(f"shared: expected {n} values, got {q.shape[0]}")
+            if np.all(np.isnan(q)):
+                q = None
+        self.capacity: NDArray[np.float64] = _readonly(R)
+        self.demand: NDArray[np.float64] = _readonly(D)
+        self.weights: NDArray[np.float64] | None = None if W is None else _readonly(W)
+        self.max_tasks: NDArray[np.float64] | None = None if T is None else _readonly(T)
+        self.shared: NDArray[np.float64] | None = None if q is None else _readonly(q)
         if validate:
             self._validate()
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
-    def from_arrays(cls, capacity, demand, **kwargs) -> "Instance":
+    def from_arrays(cls, capacity: ArrayLike, demand: ArrayLike, **kwargs: Any) -> "Instance":
         """Build an instance from arrays; users are named ``"1" .. "n"`` unless given.
 
         Cheap for large generated instances: one pass over ``demand`` to validate it.
@@ -151,19 +160,23 @@ class Instance:
         return cls(capacity, demand, **kwargs)
 
     @staticmethod
-    def _names(names, count: int, field: str, default) -> tuple[str, ...]:
+    def _names(names: Iterable[object] | None, count: int, field: str,
+               default: Callable[[int], str] | None) -> tuple[str, ...]:
         if names is None:
+            assert default is not None, f"{field}: no default names"     # users are named lazily instead
             return tuple(default(k) for k in range(count))
-        names = tuple(str(v) for v in names)
-        if len(names) != count:
-            raise CaseError(f"{field}: {len(names)} names for {count} entries")
-        if len(set(names)) != len(names):
-            seen = set()
-            dup = next(v for v in names if v in seen or seen.add(v))
-            raise CaseError(f"{field}.{dup}: duplicate name")
-        if any(not v for v in names):
+        given = tuple(str(v) for v in names)
+        if len(given) != count:
+            raise CaseError(f"{field}: {len(given)} names for {count} entries")
+        if len(set(given)) != len(given):
+            seen: set[str] = set()
+            for v in given:
+                if v in seen:
+                    raise CaseError(f"{field}.{v}: duplicate name")
+                seen.add(v)
+        if any(not v for v in given):
             raise CaseError(f"{field}: names must not be empty")
-        return names
+        return given
 
     def _validate(self) -> None:
         res, D = self._resources, self.demand
@@ -187,8 +200,8 @@ class Instance:
         self._check_share_ratios()
         if self.weights is not None:
             w = self.weights
-            field = (lambda ij: f"users.{self.users[ij[0]]}.weight") if w.ndim == 1 else \
-                (lambda ij: f"users.{self.users[ij[0]]}.weight.{res[ij[1]]}")
+            field: _Field = (lambda ij: f"users.{self.users[ij[0]]}.weight") if w.ndim == 1 \
+                else (lambda ij: f"users.{self.users[ij[0]]}.weight.{res[ij[1]]}")
             _check_numbers(w, field, allow_zero=False)
             _check_magnitudes(w, field)
             low, high = _first_bad(w == w.min()), _first_bad(w == w.max())
@@ -246,11 +259,11 @@ class Instance:
 
     @property
     def n(self) -> int:
-        return self.demand.shape[0]
+        return int(self.demand.shape[0])
 
     @property
     def m(self) -> int:
-        return self.demand.shape[1]
+        return int(self.demand.shape[1])
 
     @cached_property
     def _user_index(self) -> dict[str, int]:
@@ -275,12 +288,12 @@ class Instance:
 
     # -- derived quantities ---------------------------------------------------------------
     @cached_property
-    def share_per_task(self) -> np.ndarray:
+    def share_per_task(self) -> NDArray[np.float64]:
         """``D_ij / R_j``: the share of each resource one task takes (0 where ``D_ij = 0``)."""
         return _readonly(self.demand / np.where(self.capacity > 0, self.capacity, np.inf))
 
     @cached_property
-    def per_task_dominant_share(self) -> np.ndarray:
+    def per_task_dominant_share(self) -> NDArray[np.float64]:
         """``mu_i = max_j D_ij / R_j`` (unweighted)."""
         return _readonly(self.share_per_task.max(axis=1))
 
@@ -292,7 +305,7 @@ class Instance:
     def bounded(self) -> bool:
         return self.max_tasks is not None
 
-    def scalar_weights(self, mechanism: str) -> np.ndarray:
+    def scalar_weights(self, mechanism: str) -> NDArray[np.float64]:
         """Weights as an ``(n,)`` vector; per-resource weights are refused with a clear error."""
         if self.weights is None:
             return np.ones(self.n)
@@ -302,7 +315,7 @@ class Instance:
             raise CaseError(f"weight: {mechanism} takes one scalar weight per user, not a weight per resource")
         return self.weights
 
-    def weight_matrix(self) -> np.ndarray:
+    def weight_matrix(self) -> NDArray[np.float64]:
         """Weights as ``(n, m)`` (scalar weights repeated per resource)."""
         if self.weights is None:
             return np.ones((self.n, self.m))
@@ -310,20 +323,20 @@ class Instance:
             return np.repeat(self.weights[:, None], self.m, axis=1)
         return self.weights
 
-    def bounds(self) -> np.ndarray:
+    def bounds(self) -> NDArray[np.float64]:
         """Task bounds ``T_i`` with ``inf`` for unbounded users."""
         return np.full(self.n, np.inf) if self.max_tasks is None else self.max_tasks
 
     # -- derived instances ----------------------------------------------------------------
-    def _replace(self, **changes) -> "Instance":
-        fields = dict(capacity=self.capacity, demand=self.demand, resources=self._resources,
+    def _replace(self, **changes: Any) -> "Instance":
+        fields: dict[str, Any] = dict(capacity=self.capacity, demand=self.demand, resources=self._resources,
                       users=self._users, weights=self.weights, max_tasks=self.max_tasks,
                       shared=self.shared, name=self.name, groups=self.groups)
         fields.update(changes)
         capacity, demand = fields.pop("capacity"), fields.pop("demand")
         return Instance(np.array(capacity, dtype=float), np.array(demand, dtype=float), **fields)
 
-    def demand_vector(self, demand: Mapping[str, float] | Sequence[float]) -> np.ndarray:
+    def demand_vector(self, demand: Mapping[str, float] | ArrayLike) -> NDArray[np.float64]:
         """A demand given as ``{resource: amount}`` (missing = 0) or a sequence, as an array."""
         if isinstance(demand, Mapping):
             vec = np.zeros(self.m)
@@ -335,26 +348,28 @@ class Instance:
             raise CaseError(f"demand: expected {self.m} values ({', '.join(self._resources)}), got {vec.shape}")
         return vec
 
-    def with_demand(self, user, demand) -> "Instance":
+    def with_demand(self, user: str | int, demand: Mapping[str, float] | ArrayLike) -> "Instance":
         """The instance in which ``user`` reports ``demand`` instead (a misreport)."""
         i = self.user_index(user)
         D = np.array(self.demand)
         D[i] = self.demand_vector(demand)
         return self._replace(demand=D)
 
-    def without_user(self, user) -> "Instance":
+    def without_user(self, user: str | int) -> "Instance":
         """The instance with ``user`` removed (she relinquishes her bundle)."""
         i = self.user_index(user)
         if self.n == 1:
             raise CaseError("users: cannot remove the only user")
         keep = np.arange(self.n) != i
 
-        def sub(a):
+        def sub(a: NDArray[np.float64] | None) -> NDArray[np.float64] | None:
             return None if a is None else a[keep]
         return self._replace(demand=self.demand[keep], users=[u for k, u in enumerate(self.users) if k != i],
                              weights=sub(self.weights), max_tasks=sub(self.max_tasks), shared=sub(self.shared))
 
-    def with_user(self, name: str, demand, *, weight=1.0, max_tasks=np.inf, shared=np.nan) -> "Instance":
+    def with_user(self, name: str, demand: Mapping[str, float] | ArrayLike, *,
+                  weight: float | Mapping[str, float] | ArrayLike = 1.0, max_tasks: float = np.inf,
+                  shared: float = np.nan) -> "Instance":
         """The instance with a new user appended (she arrives last)."""
         if str(name) in self._user_index:
             raise CaseError(f"users.{name}: duplicate name")
@@ -367,19 +382,19 @@ class Instance:
                 for r, v in weight.items():
                     new[self.resource_index(r)] = v
             elif np.ndim(weight) == 1:                          # one weight per resource
-                new = self.demand_vector(weight)
+                new = self.demand_vector(cast(ArrayLike, weight))
             else:
-                new = np.full(self.m, float(weight))
+                new = np.full(self.m, float(cast(float, weight)))
             weights = np.vstack([self.weight_matrix(), new])
         elif self.weights is None and weight == 1.0:
             weights = None
         else:
-            weights = np.append(np.ones(self.n) if self.weights is None else self.weights, weight)
+            weights = np.append(np.ones(self.n) if self.weights is None else self.weights, cast(float, weight))
         T = np.append(self.bounds(), max_tasks)
         q = np.append(self.shared if self.shared is not None else np.full(self.n, np.nan), shared)
         return self._replace(demand=D, users=[*self.users, str(name)], weights=weights, max_tasks=T, shared=q)
 
-    def with_capacity(self, changes: Mapping[str, float] | Sequence[float]) -> "Instance":
+    def with_capacity(self, changes: Mapping[str, float] | ArrayLike) -> "Instance":
         """The instance with some capacities changed (``{resource: new capacity}``)."""
         R = np.array(self.capacity)
         if isinstance(changes, Mapping):
@@ -389,7 +404,7 @@ class Instance:
             R = np.array(changes, dtype=float)
         return self._replace(capacity=R)
 
-    def with_resource(self, name: str, capacity: float, demand=None) -> "Instance":
+    def with_resource(self, name: str, capacity: float, demand: ArrayLike | None = None) -> "Instance":
         """The instance with a new resource (``demand``: per-user amounts, default 0)."""
         if name in self._resources:
             raise CaseError(f"resources.{name}: duplicate name")
@@ -400,7 +415,7 @@ class Instance:
                              demand=np.hstack([self.demand, col[:, None]]),
                              resources=[*self._resources, name], weights=W if W is not None else self.weights)
 
-    def without_resource(self, resource) -> "Instance":
+    def without_resource(self, resource: str | int) -> "Instance":
         """The instance with a resource removed (every user must still demand something)."""
         j = resource if isinstance(resource, (int, np.integer)) else self.resource_index(resource)
         if self.m == 1:
@@ -435,11 +450,11 @@ class Instance:
         caption = f"{self.name or 'instance'}: {self.n:,} users x {self.m} resources (demand per task)"
         return table(head, rows, caption=caption, foot=foot, more=more)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The instance as a case mapping (the YAML schema of :mod:`fairalloc.io.cases`)."""
         users = {}
         for i, u in enumerate(self.users):
-            spec = {"demand": {r: shortest(self.demand[i, j]) for j, r in enumerate(self._resources)
+            spec: dict[str, object] = {"demand": {r: shortest(self.demand[i, j]) for j, r in enumerate(self._resources)
                                if self.demand[i, j] != 0}}
             if self.weights is not None:
                 w = self.weights[i]

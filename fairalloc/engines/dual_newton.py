@@ -54,9 +54,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from fairalloc.core.errors import SolverError
 from fairalloc.core.limits import DUAL_NEWTON_ITERATIONS, LINE_SEARCH_STEPS
+
+_Floats = NDArray[np.float64]
+_Mask = NDArray[np.bool_]
 
 #: Newton stops when the projected gradient, relative to capacity, is below this.
 GRADIENT_TOL = 1e-13
@@ -69,8 +73,9 @@ MAX_ITER = DUAL_NEWTON_ITERATIONS
 SHRINK = 1e-3
 
 
-def alpha_fair_dual(D, R, w, c, T, alpha: float, *, max_iter: int = MAX_ITER, name: str = "alpha-fair",
-                    check: bool = True) -> tuple[np.ndarray, np.ndarray, int]:
+def alpha_fair_dual(D: ArrayLike, R: ArrayLike, w: ArrayLike, c: ArrayLike, T: ArrayLike, alpha: float, *,
+                    max_iter: int = MAX_ITER, name: str = "alpha-fair",
+                    check: bool = True) -> tuple[_Floats, _Floats, int]:
     """Solve the alpha-fair program exactly through its dual: ``(tasks, prices, iterations)``.
 
     ``D`` ``(n, m)`` demands per task, ``R`` ``(m,)`` capacities, ``w`` ``(n,)`` weights > 0,
@@ -105,20 +110,20 @@ def alpha_fair_dual(D, R, w, c, T, alpha: float, *, max_iter: int = MAX_ITER, na
     >>> (tasks * 11).round(12).tolist(), prices.round(6).tolist()
     ([45.0, 18.0], [0.2, 0.011111])
     """
-    D, R, w, c, T, alpha = _checked(D, R, w, c, T, alpha, check)
-    n, m = D.shape
-    live = T > 0
+    Da, Ra, wa, ca, Ta, alpha = _checked(D, R, w, c, T, alpha, check)
+    n, m = Da.shape
+    live = Ta > 0
     everyone = live.all()
     tasks, prices = np.zeros(n), np.zeros(m)
     if not live.any():
         return tasks, prices, 0
     if not everyone:
-        D, w, c, T = D[live], w[live], c[live], T[live]
-    used_cols = D.any(axis=0)               # resources nobody demands carry price 0
+        Da, wa, ca, Ta = Da[live], wa[live], ca[live], Ta[live]
+    used_cols = Da.any(axis=0)              # resources nobody demands carry price 0
     if not used_cols.all():
-        D, R = D[:, used_cols], R[used_cols]
+        Da, Ra = Da[:, used_cols], Ra[used_cols]
     with np.errstate(all="ignore"):     # what an overflow spoils is not finite: refused below
-        dual = _Dual(D, R, w, c, T, alpha, name)
+        dual = _Dual(Da, Ra, wa, ca, Ta, alpha, name)
         if not np.all(np.isfinite(dual.p0)):
             raise SolverError(f"{name}: the dual Newton method found no starting prices in floating-point range "
                               f"(the instance's numbers span too many orders of magnitude)")
@@ -127,16 +132,17 @@ def alpha_fair_dual(D, R, w, c, T, alpha: float, *, max_iter: int = MAX_ITER, na
     if not np.all(np.isfinite(x)):
         raise SolverError(f"{name}: the dual Newton method ended with task counts that are not finite numbers "
                           f"(numerical trouble)")
-    over = (x @ D / R).max()                # rounding may overshoot by an ulp: scale back
+    over = (x @ Da / Ra).max()              # rounding may overshoot by an ulp: scale back
     tasks[live] = x / over if over > 1 else x
     with np.errstate(over="ignore", under="ignore"):
         prices[used_cols] = np.ldexp(p, dual.shift)   # back from the rescaled welfare
     return tasks, prices, iterations
 
 
-def _checked(D, R, w, c, T, alpha, check):
-    D, R = np.asarray(D, dtype=float), np.asarray(R, dtype=float)
-    w, c, T = (np.asarray(v, dtype=float) for v in (w, c, T))
+def _checked(D_in: ArrayLike, R_in: ArrayLike, w_in: ArrayLike, c_in: ArrayLike, T_in: ArrayLike,
+             alpha: float, check: bool) -> tuple[_Floats, _Floats, _Floats, _Floats, _Floats, float]:
+    D, R = np.asarray(D_in, dtype=float), np.asarray(R_in, dtype=float)
+    w, c, T = (np.asarray(v, dtype=float) for v in (w_in, c_in, T_in))
     if D.ndim != 2 or R.shape != (D.shape[1],) or any(v.shape != (D.shape[0],) for v in (w, c, T)):
         raise ValueError(f"alpha_fair_dual: shapes D {D.shape}, R {R.shape}, w {w.shape}, c {c.shape}, "
                          f"T {T.shape}; expected (n, m), (m,), (n,), (n,), (n,)")
@@ -158,7 +164,7 @@ def _checked(D, R, w, c, T, alpha, check):
     return D, R, w, c, T, alpha
 
 
-def _price_guess(D, R, T, logk, alpha):
+def _price_guess(D: _Floats, R: _Floats, T: _Floats, logk: _Floats, alpha: float) -> _Floats:
     """Relative prices (``p . R = 1``) near the optimum's, for ``alpha != 1``.
 
     The prices of one instance may span hundreds of orders of magnitude (a user alone on a
@@ -191,11 +197,11 @@ def _price_guess(D, R, T, logk, alpha):
         weight = x0[:, None] * shares
         log_p = ((log_task - np.log(shares.sum(axis=1))) @ weight) / weight.sum(axis=0) - np.log(R)
     log_p = np.maximum(log_p, log_p.max() - 600)    # keep the spread within float range
-    direction = np.exp(log_p - log_p.max())
+    direction: _Floats = np.exp(log_p - log_p.max())
     return direction / (direction @ R)
 
 
-def _ray_scale(a, b, alpha) -> float:
+def _ray_scale(a: _Floats, b: _Floats, alpha: float) -> float:
     """``log t`` where the users' spending at prices ``t * direction`` meets the budget
     ``direction . R = 1``: ``sum_i min(exp(b_i), exp(a_i - log t / alpha)) = 1``, with
     ``a_i = log k_i / alpha + (1 - 1/alpha) log s_i`` (her spending uncapped at ``t = 1``) and
@@ -206,7 +212,7 @@ def _ray_scale(a, b, alpha) -> float:
     ``L_i``, each run of capped users gives the root in closed form; where none does (bounds
     that fit within the budget), the largest ``L_i``, where everybody is just capped.
     """
-    top = a.max()
+    top: float = a.max()
     tau = alpha * (top + math.log(np.exp(a - top).sum()))
     with np.errstate(invalid="ignore"):
         L = alpha * (a - b)                 # -inf for unbounded users
@@ -240,7 +246,12 @@ class _Dual:
         -w_i log1p(du / u) - T_i de                                                (alpha = 1)
     """
 
-    def __init__(self, D, R, w, c, T, alpha, name):
+    #: alpha = 1 only: the weights (``x = w / s``); otherwise ``log k_i`` in the rescaled welfare
+    w: _Floats
+    logk: _Floats
+
+    def __init__(self, D: _Floats, R: _Floats, w: _Floats, c: _Floats, T: _Floats, alpha: float,
+                 name: str) -> None:
         self.D, self.R, self.T, self.alpha, self.name = D, R, T, alpha, name
         self.unbounded = ~np.isfinite(T)
         self.everyone_unbounded = bool(self.unbounded.all())
@@ -268,19 +279,19 @@ class _Dual:
             self.cap = np.exp(self.logk - alpha * np.log(T))                # k T^-alpha
             self.cap_value = np.exp(self.logk + (1 - alpha) * np.log(T))    # T cap
 
-    def tasks(self, s):
+    def tasks(self, s: _Floats) -> _Floats:
         """Every user's response ``min(T_i, (k_i / s_i)^(1/alpha))`` to the price ``s_i`` of her task."""
         with np.errstate(divide="ignore", over="ignore"):
             if self.alpha == 1:
                 return np.minimum(self.T, self.w / s)
             return np.minimum(self.T, np.exp((self.logk - np.log(s)) / self.alpha))
 
-    def response(self, p):
+    def response(self, p: _Floats) -> tuple[_Floats, _Floats]:
         """``(x, s)``: every user's tasks at prices ``p`` and the price ``s_i = p . D_i`` of her task."""
         s = self.D @ p
         return self.tasks(s), s
 
-    def curvature(self, x, s):
+    def curvature(self, x: _Floats, s: _Floats) -> _Floats:
         """``-dx_i/ds_i`` for uncapped users (0 for capped ones): the Hessian's per-user weight."""
         free = x < self.T
         with np.errstate(over="ignore"):
@@ -288,7 +299,7 @@ class _Dual:
                 return np.where(free, self.w / np.where(free, s, 1.0) ** 2, 0.0)
             return np.where(free, x / (self.alpha * np.where(free, s, 1.0)), 0.0)
 
-    def change(self, s, x, dp):
+    def change(self, s: _Floats, x: _Floats, dp: _Floats) -> tuple[float, float, _Floats]:
         """``(df, noise, s_new)``: the change of the dual from prices with task prices ``s`` (and
         responses ``x``) to those prices plus ``dp``, the size of its rounding error, and the new
         task prices.  ``df = inf`` where an unbounded user would face price 0."""
@@ -321,12 +332,12 @@ class _Dual:
         noise = 64 * np.finfo(float).eps * float(np.abs(supply).sum() + np.abs(dphi).sum())
         return df, noise, s_new
 
-    def kkt(self, p, g) -> float:
+    def kkt(self, p: _Floats, g: _Floats) -> float:
         """Largest violation of the dual optimality conditions, relative to capacity."""
         return float(np.max(np.where(p == 0, np.maximum(-g, 0), np.abs(g)) / self.R, initial=0.0))
 
 
-def _to_kink(dual: _Dual, p, s, g, linear):
+def _to_kink(dual: _Dual, p: _Floats, s: _Floats, g: _Floats, linear: _Mask) -> _Floats:
     """Steps for the prices ``linear`` only capped users pay, along which the dual is linear:
     to 0 where the gradient pushes the price down; up to where the first of its users reaches
     her cap price (and the dual bends) where it pushes it up, and at least a gradient step."""
@@ -342,7 +353,7 @@ def _to_kink(dual: _Dual, p, s, g, linear):
     return step
 
 
-def _can_vanish(dual: _Dual, p, s, candidates):
+def _can_vanish(dual: _Dual, p: _Floats, s: _Floats, candidates: _Mask) -> _Mask:
     """The candidates for the active set, less those some unbounded user would be left with
     nothing else to pay for: were all her prices 0, she would take infinitely many tasks.
     For each such user the candidate she pays most for stays free (a user alone on a resource,
@@ -363,7 +374,7 @@ def _can_vanish(dual: _Dual, p, s, candidates):
     return candidates
 
 
-def _projected_newton(dual: _Dual, max_iter: int):
+def _projected_newton(dual: _Dual, max_iter: int) -> tuple[_Floats, int]:
     """Minimise the dual over ``p >= 0`` by projected Newton (Bertsekas, 1982).
 
     Prices within ``eps`` of zero whose gradient pushes them down form the epsilon-active set:
@@ -440,7 +451,8 @@ def _projected_newton(dual: _Dual, max_iter: int):
                       f"(KKT residual {residual:.2g})")
 
 
-def _line_search(dual: _Dual, p, s, x, g, step, residual, expand):
+def _line_search(dual: _Dual, p: _Floats, s: _Floats, x: _Floats, g: _Floats, step: _Floats, residual: float,
+                 expand: bool) -> tuple[_Floats, float] | None:
     """Armijo along the projection arc ``max(p + a step, 0)``, halving ``a`` from 1: the new
     prices and ``a``, or None if no step is accepted.
 
@@ -459,7 +471,7 @@ def _line_search(dual: _Dual, p, s, x, g, step, residual, expand):
     capped the dual is linear); if the full step passes, it is doubled while the dual keeps
     falling (at most ``2**60``).
     """
-    def trial(a):
+    def trial(a: float) -> tuple[_Floats, float, float, _Floats]:
         q = np.maximum(p + a * step, 0.0)
         df, noise, s_q = dual.change(s, x, q - p)
         if df == np.inf:

@@ -13,8 +13,10 @@ section 6): users arrive one at a time and allocations are never taken back.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from fairalloc.core.errors import CaseError
 from fairalloc.core.instance import Instance
@@ -23,7 +25,7 @@ from fairalloc.core.tolerances import SATURATION
 SHARED_SUM_TOLERANCE = 1e-9
 
 
-def normalised(instance: Instance, mechanism: str) -> np.ndarray:
+def normalised(instance: Instance, mechanism: str) -> NDArray[np.float64]:
     """``d_ij = (D_ij / R_j) / max_j (D_ij / R_j)``; dynamic mechanisms need every ``D_ij > 0``."""
     D = instance.demand
     zero = D <= 0
@@ -32,10 +34,11 @@ def normalised(instance: Instance, mechanism: str) -> np.ndarray:
         raise CaseError(f"users.{instance.users[i]}.demand.{instance.resources[j]}: {mechanism} needs strictly "
                         f"positive demands (got {D[i, j]:g}); every user must demand every resource")
     share = instance.share_per_task
-    return share / share.max(axis=1, keepdims=True)
+    dominant: NDArray[np.float64] = share.max(axis=1, keepdims=True)
+    return share / dominant
 
 
-def shared_quantities(instance: Instance, mechanism: str) -> np.ndarray:
+def shared_quantities(instance: Instance, mechanism: str) -> NDArray[np.float64]:
     """The users' shared quantities ``q_i``; they must be given for everyone and sum to 1."""
     q = instance.shared
     if q is None or np.isnan(q).any():
@@ -58,31 +61,32 @@ class History:
     """
 
     instance: Instance
-    mu: np.ndarray                       # unweighted per-task dominant share (tasks = x / mu)
-    q: np.ndarray
-    M: np.ndarray | None = None
-    steps: list[np.ndarray] | None = None
+    mu: NDArray[np.float64]              # unweighted per-task dominant share (tasks = x / mu)
+    q: NDArray[np.float64]
+    M: NDArray[np.float64] | None = None
+    steps: list[NDArray[np.float64]] | None = None
     binding: list[list[int]] | None = None
 
     @property
     def n(self) -> int:
         return self.instance.n
 
-    def x_at(self, k: int) -> np.ndarray:
+    def x_at(self, k: int) -> NDArray[np.float64]:
         """Dominant shares of users 1..k after the k-th arrival."""
         if self.steps is not None:
             return self.steps[k - 1]
+        assert self.M is not None, "History: needs M (compact) or steps (explicit)"
         return self.q[:k] * np.maximum.accumulate(self.M[:k][::-1])[::-1]
 
-    def final(self) -> np.ndarray:
+    def final(self) -> NDArray[np.float64]:
         return self.x_at(self.n)
 
-    def step_dicts(self, limit: int | None = None) -> list[dict]:
+    def step_dicts(self, limit: int | None = None) -> list[dict[str, Any]]:
         inst, out = self.instance, []
         for k in range(1, (self.n if limit is None else min(limit, self.n)) + 1):
             x = self.x_at(k)
             used = (x / self.mu[:k]) @ inst.demand[:k]
-            step = {"k": k, "arrived": inst.users[k - 1]}
+            step: dict[str, Any] = {"k": k, "arrived": inst.users[k - 1]}
             if self.M is not None:
                 step["M"] = float(self.M[k - 1])
             step["pool"] = float(self.q[:k].sum())
@@ -95,5 +99,5 @@ class History:
         return out
 
 
-def binding_resources(used: np.ndarray, pool: float) -> list[int]:
+def binding_resources(used: NDArray[np.float64], pool: float) -> list[int]:
     return [int(j) for j in np.flatnonzero(used >= pool * (1 - SATURATION))]

@@ -18,24 +18,31 @@ saturated resource on which no other user of it has a larger share).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import SupportsFloat
 
 import numpy as np
+from numpy.typing import NDArray
 
 from fairalloc.core.tolerances import SATURATION
+
+_Floats = NDArray[np.float64]
+#: :func:`bottleneck_certificate` runs on exact fractions or on floats alike
+_Number = Fraction | float
 
 
 @dataclass
 class FillingResult:
-    tasks: np.ndarray
+    tasks: _Floats
     rounds: int
     #: resources in the order they saturated (indices), one list per round
     saturated: list[list[int]]
 
 
-def progressive_filling(demand: np.ndarray, capacity: np.ndarray, key: np.ndarray,
-                        bound: np.ndarray | None = None) -> FillingResult:
+def progressive_filling(demand: _Floats, capacity: _Floats, key: _Floats,
+                        bound: _Floats | None = None) -> FillingResult:
     """Max-min fair task counts for shares ``key * x`` under ``demand @ x <= capacity``.
 
     >>> D = np.array([[1., 4.], [3., 1.]]); R = np.array([9., 18.])
@@ -65,6 +72,8 @@ def progressive_filling(demand: np.ndarray, capacity: np.ndarray, key: np.ndarra
             t, capped = _level_with_bounds(Da, inv_a, bound[active] * key[active], bound[active],
                                            room, rate, open_res)
         if np.isinf(t):                    # only bounds remain: every active user is capped
+            # without bounds some open resource is in use (validated demands), so t is finite
+            assert bound is not None, "progressive filling: no resource to saturate and no bound"
             x[active] = bound[active]
             break
         xa = t * inv_a if bound is None else np.where(capped, bound[active], t * inv_a)
@@ -82,7 +91,7 @@ def progressive_filling(demand: np.ndarray, capacity: np.ndarray, key: np.ndarra
     return FillingResult(x, rounds, saturated_log)
 
 
-def _saturation_level(room: np.ndarray, rate: np.ndarray, open_res: np.ndarray) -> float:
+def _saturation_level(room: _Floats, rate: _Floats, open_res: NDArray[np.bool_]) -> float:
     """Smallest level ``t`` at which an open resource fills (``inf`` if none is used)."""
     using = open_res & (rate > 0)
     if not using.any():
@@ -90,7 +99,8 @@ def _saturation_level(room: np.ndarray, rate: np.ndarray, open_res: np.ndarray) 
     return float(np.min(np.maximum(room[using], 0.0) / rate[using]))
 
 
-def _level_with_bounds(Da, inv, level_cap, bound, room, rate, open_res):
+def _level_with_bounds(Da: _Floats, inv: _Floats, level_cap: _Floats, bound: _Floats, room: _Floats,
+                       rate: _Floats, open_res: NDArray[np.bool_]) -> tuple[float, NDArray[np.bool_]]:
     """Level at which the next resource saturates when users stop growing at their bounds.
 
     Sort users by the level ``T_i key_i`` at which they hit their bound.  Past the first ``k``
@@ -125,7 +135,9 @@ def _level_with_bounds(Da, inv, level_cap, bound, room, rate, open_res):
 
 # -- exact certificate --------------------------------------------------------------------------
 
-def bottleneck_certificate(demand, capacity, key, tasks, bound=None) -> bool:
+def bottleneck_certificate(demand: Sequence[Sequence[_Number]], capacity: Sequence[_Number],
+                           key: Sequence[_Number], tasks: Sequence[_Number],
+                           bound: Sequence[_Number | None] | None = None) -> bool:
     """Decide *exactly* whether ``tasks`` is the max-min fair allocation on shares ``key * x``.
 
     All arguments may hold :class:`fractions.Fraction` values (then the answer is exact) or floats.
@@ -136,7 +148,7 @@ def bottleneck_certificate(demand, capacity, key, tasks, bound=None) -> bool:
     used = [sum(tasks[i] * demand[i][j] for i in range(n)) for j in range(m)]
     if any(t < 0 for t in tasks) or any(used[j] > capacity[j] for j in range(m)):
         return False
-    if bound is not None and any(bound[i] is not None and tasks[i] > bound[i] for i in range(n)):
+    if bound is not None and any(b is not None and t > b for t, b in zip(tasks, bound)):
         return False
     share = [key[i] * tasks[i] for i in range(n)]
     saturated = [used[j] == capacity[j] for j in range(m)]
@@ -149,12 +161,12 @@ def bottleneck_certificate(demand, capacity, key, tasks, bound=None) -> bool:
     return True
 
 
-def exact_key(values) -> list[Fraction]:
+def exact_key(values: Iterable[SupportsFloat]) -> list[Fraction]:
     """Floats as the short decimal fractions a person typed (``0.1`` -> ``1/10``)."""
     return [Fraction(repr(float(v))) for v in values]
 
 
-def drf_shares(demands, bounds) -> list[float]:
+def drf_shares(demands: Sequence[Sequence[float]], bounds: Sequence[float]) -> list[float]:
     """Continuous DRF (progressive filling) dominant shares on a cluster of capacity 1 per resource.
 
     ``demands``: per owner a tuple of per-task demands as fractions of the cluster; ``bounds``:
@@ -181,7 +193,7 @@ def drf_shares(demands, bounds) -> list[float]:
     s = 0.0
     ptr = 0
 
-    def leave(i):
+    def leave(i: int) -> None:
         nonlocal left
         share[i] = s
         alive[i] = False
