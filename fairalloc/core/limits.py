@@ -62,6 +62,9 @@ MAX_PLACEMENT_CELLS = 10_000_000
 #: nodes of a simulated cluster (``nodes.count``, ``--nodes``): the simulator offers every node
 #: when work arrives; refused when the workload is loaded
 MAX_NODES = 100_000
+#: named resources of a simulated cluster (cpu, mem and the pools' others, ``nodes[k].resources``):
+#: every node keeps a free amount of each; refused when the workload is loaded
+MAX_SIM_RESOURCES = 64
 #: jobs of a workload (as written: resubmitted copies count in MAX_EVENTS); refused when loaded
 MAX_JOBS = 100_000
 #: owners (users / queues / groups) of a workload: every timeline sample computes their DRF shares

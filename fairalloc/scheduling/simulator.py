@@ -2,7 +2,10 @@
 
 Model
 -----
-* Identical nodes with CPU and memory (and, for slot schedulers, ``K`` slots). Events live in one
+* Nodes with CPU, memory and any other named resources (``gpu``...), identical or in pools of
+  different sizes (:class:`~fairalloc.scheduling.workloads.NodePool`), and, for slot schedulers,
+  ``K`` slots. A task launches only where every resource it demands fits (CPU and memory excepted
+  under ``:oc``, below); dominant shares are over every resource of the cluster. Events live in one
   ``heapq``: job arrivals, task finishes and job deadlines (``until``). All events of one instant
   are applied, then nodes are *offered* to the scheduler: a node where a task finished, and every
   node on which newly runnable work fits when work appears (a job arrives or a reduce phase is
@@ -53,21 +56,25 @@ Schedulers (``simulate(workload, name)``; unknown names raise :class:`~fairalloc
   is considered; if its next task does not fit on the node, nothing is launched there.
 
 **Over-commitment (our choice, documented).** By default every scheduler launches a task only
-where it physically fits (free CPU and memory), so no node is ever over-committed; slots then
+where it physically fits (free CPU, memory and every other resource), so no node is ever over-committed; slots then
 only *restrict* packing. The suffix ``:oc`` (``slots:K:oc``, ``capacity:K:oc``, ``cpu-fair:oc``)
 gives the paper's behaviour: the scheduler checks only what it knows (slots; CPU for cpu-fair),
 nodes may be over-committed, and a task launched on an over-committed node runs slower by the
 factor ``max(1, max_r used_r / capacity_r)`` on that node right after its launch (a crude model
-of swapping / CPU contention; tasks already running are not re-timed).
+of swapping / CPU contention; tasks already running are not re-timed). Other resources (GPUs)
+are never over-committed: a scheduler that picks a task whose demand of one does not fit the node
+stops the simulation with an error naming it (:meth:`SimState.fits` checks every resource).
 
 Metrics (:class:`SimulationResult`)
 ----------------------------------
 Jobs completed (by the horizon) and mean job completion time (finish - submit) per job class,
-time-averaged utilisation per resource, samples over time of utilisation and of every owner's
-dominant share, and the *fairness error*: at each sample, the mean over active owners (owners with
-an unfinished job) of ``|dominant share - DRF share|``, where the DRF share comes from progressive
-filling over the active owners (each with the demand of the current phase of her earliest active
-job, bounded by her remaining tasks); averaged over samples. The run is deterministic: the same
+time-averaged utilisation per resource (``cpu``, ``mem``, then the cluster's other resources by
+name), samples over time of each resource's utilisation and of every owner's dominant share, and
+the *fairness error*: at each sample, the mean over active owners (owners with an unfinished job)
+of ``|dominant share - DRF share|``, where the DRF share comes from progressive filling over every
+resource (the cluster taken as one pool) over the active owners (each with the demand of the
+current phase of her earliest active job, bounded by her remaining tasks); averaged over
+samples. The run is deterministic: the same
 workload and scheduler give the same result (generators take the seed).
 
 >>> from fairalloc.scheduling.workloads import drf_7_2
@@ -118,24 +125,36 @@ class _JobRun:
 
 
 class SimState:
-    """What schedulers see. Per node: ``free_cpu``, ``free_mem``, ``slots_used`` (lists);
-    per owner (index ``u`` into ``owners``): ``cpu``, ``mem`` (allocated), ``running`` (tasks).
+    """What schedulers see, over the cluster's resources ``resources`` (``cpu``, ``mem``, then the
+    node pools' others) with cluster totals ``total``.
+
+    Per node: its free amounts, ``free_vector(node)``, kept by resource as the lists
+    ``free_by_resource[r]`` (so ``free_cpu`` and ``free_mem`` *are* the lists of ``cpu`` and
+    ``mem``), its capacities ``capacity_by_resource[r]``, and ``slots_used``. Per owner (index
+    ``u`` into ``owners``): ``used_vector(u)`` (allocated now), kept the same way
+    (``used_by_resource``, with ``cpu`` and ``mem`` the lists of the first two), and ``running``
+    (tasks). ``total_cpu`` / ``total_mem`` are the first two totals; ``node_cpu`` / ``node_mem``
+    the largest node's CPU and memory (the node size when all nodes are identical).
     """
 
     def __init__(self, workload: Workload):
         self.workload = workload
+        self.resources = workload.resources
+        self.index = {r: k for k, r in enumerate(self.resources)}
+        self.total = workload.totals
         self.n_nodes = workload.nodes
         self.node_cpu, self.node_mem = float(workload.node_cpu), float(workload.node_mem)
-        self.total_cpu = self.node_cpu * self.n_nodes
-        self.total_mem = self.node_mem * self.n_nodes
-        self.free_cpu = [self.node_cpu] * self.n_nodes
-        self.free_mem = [self.node_mem] * self.n_nodes
+        self.capacity_by_resource = [[float(c) for p in workload.node_pools for c in [p.capacity.get(r, 0.0)] * p.count]
+                                     for r in self.resources]
+        self.free_by_resource = [list(col) for col in self.capacity_by_resource]
+        self.free_cpu, self.free_mem = self.free_by_resource[0], self.free_by_resource[1]
+        self.total_cpu, self.total_mem = self.total[0], self.total[1]
         self.slots_used = [0] * self.n_nodes
         self.owners = workload.owners
         self.owner_index = {o: i for i, o in enumerate(self.owners)}
         n = len(self.owners)
-        self.cpu = [0.0] * n
-        self.mem = [0.0] * n
+        self.used_by_resource = [[0.0] * n for _ in self.resources]
+        self.cpu, self.mem = self.used_by_resource[0], self.used_by_resource[1]
         self.running = [0] * n
         self.user_jobs: list[dict[int, _JobRun]] = [{} for _ in range(n)]   # active jobs, submit order
         self.jobs: dict[int, _JobRun] = {}                                  # all active jobs, submit order
@@ -143,9 +162,24 @@ class SimState:
         #: scheduler work so far (offers, plus owners / jobs / heap entries examined): the simulation
         #: stops at :data:`fairalloc.core.limits.MAX_SCHEDULER_STEPS`; built-in schedulers add to it
         self.steps = 0
+        if len(self.resources) > 2:          # the two-resource methods stay the plain, fast ones
+            self.dominant_share = self._dominant_share_any
+            self.fits = self._fits_any
+
+    def free_vector(self, node: int) -> tuple[float, ...]:
+        """The node's free amount of each of :attr:`resources`."""
+        return tuple(col[node] for col in self.free_by_resource)
+
+    def used_vector(self, u: int) -> tuple[float, ...]:
+        """What owner ``u`` holds now of each of :attr:`resources`."""
+        return tuple(col[u] for col in self.used_by_resource)
 
     def dominant_share(self, u: int) -> float:
+        """The largest of owner ``u``'s shares of the cluster's resources."""
         return max(self.cpu[u] / self.total_cpu, self.mem[u] / self.total_mem)
+
+    def _dominant_share_any(self, u: int) -> float:
+        return max(col[u] / t for col, t in zip(self.used_by_resource, self.total))
 
     def next_job(self, u: int) -> _JobRun | None:
         """The owner's earliest active job with a runnable task (its next task is hers)."""
@@ -155,8 +189,22 @@ class SimState:
         return None
 
     def fits(self, node: int, task, check_cpu: bool = True, check_mem: bool = True) -> bool:
+        """Whether ``task`` fits the node's free room in every resource; with ``check_cpu`` /
+        ``check_mem`` false, CPU / memory are not checked (they may be over-committed; the other
+        resources never are)."""
         return ((not check_cpu or task.cpu <= self.free_cpu[node] + EPS)
                 and (not check_mem or task.mem <= self.free_mem[node] + EPS))
+
+    def _fits_any(self, node: int, task, check_cpu: bool = True, check_mem: bool = True) -> bool:
+        return ((not check_cpu or task.cpu <= self.free_cpu[node] + EPS)
+                and (not check_mem or task.mem <= self.free_mem[node] + EPS)
+                and (not task.extra or self.fits_extra(node, task.extra)))
+
+    def fits_extra(self, node: int, extra) -> bool:
+        """Whether the demands ``extra`` (``((resource, amount), ...)``, a task's other than cpu and
+        mem) fit the node's free room."""
+        free, index = self.free_by_resource, self.index
+        return all(a <= free[index[r]][node] + EPS for r, a in extra)
 
 
 # --------------------------------------------------------------------------- result
@@ -172,6 +220,13 @@ class TaskRecord:
     end: float
     cpu: float
     mem: float
+    extra: dict = field(default_factory=dict)      # the task's other demands, {resource: amount}
+
+
+def _demand(task, st: SimState) -> tuple[float, ...]:
+    """``task``'s demand of each of ``st.resources``."""
+    more = dict(task.extra)
+    return (task.cpu, task.mem, *(more.get(r, 0.0) for r in st.resources[2:]))
 
 
 @dataclass
@@ -204,7 +259,7 @@ class SimulationResult:
                                            "wall_seconds")}
         d["events_per_second"] = self.events_per_second
         if include_tasks:
-            d["tasks"] = [vars(t) for t in self.tasks]
+            d["tasks"] = [{k: v for k, v in vars(t).items() if k != "extra" or v} for t in self.tasks]
         return d
 
 
@@ -216,7 +271,13 @@ def _estimate_end(w: Workload) -> float:
     cpu = sum(t.cpu * t.duration for j in w.jobs for p in j.phases for t in p)
     mem = sum(t.mem * t.duration for j in w.jobs for p in j.phases for t in p)
     longest = max(sum(max(t.duration for t in p) for p in j.phases) + j.submit for j in w.jobs)
-    return max(longest, cpu / (w.node_cpu * w.nodes), mem / (w.node_mem * w.nodes), 1.0)
+    totals, names = w.totals, w.resources
+    work = {r: 0.0 for r in names[2:]}
+    for t in (t for j in w.jobs for p in j.phases for t in p) if len(names) > 2 else ():
+        for r, a in t.extra:
+            work[r] += a * t.duration
+    others = (work[r] / tot for r, tot in zip(names[2:], totals[2:]))
+    return max(longest, cpu / totals[0], mem / totals[1], *others, 1.0)
 
 
 def _mean(values) -> float:
@@ -245,8 +306,10 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
     sched.bind(st)
     horizon = workload.horizon
     n_nodes = st.n_nodes
-    node_cpu, node_mem = st.node_cpu, st.node_mem
+    cap_cpu, cap_mem = st.capacity_by_resource[0], st.capacity_by_resource[1]
     owner_index = st.owner_index
+    index, free_by, cap_by, used_by = st.index, st.free_by_resource, st.capacity_by_resource, st.used_by_resource
+    extras = st.resources[2:]                # resources beyond cpu and mem: only touched by tasks demanding them
     free_cpu, free_mem, slots_used = st.free_cpu, st.free_mem, st.slots_used
     ucpu, umem, urunning = st.cpu, st.mem, st.running
     check_cpu, check_mem = sched.check_cpu, sched.check_mem
@@ -270,15 +333,18 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
     records: list[TaskRecord] = []
     max_over = 0.0
 
-    # utilisation integral and samples
+    # utilisation integral and samples (other resources: by their index in st.resources)
     used_cpu = used_mem = 0.0
     area_cpu = area_mem = 0.0
+    used_x = [0.0] * len(st.resources)
+    area_x = [0.0] * len(st.resources)
     last_t = 0.0
     interval = _estimate_end(workload) / max(1, samples)
     next_sample = 0.0
     s_time: list[float] = []
     s_cpu: list[float] = []
     s_mem: list[float] = []
+    s_x: dict[str, list[float]] = {r: [] for r in extras}
     s_share: dict[str, list[float]] = {o: [] for o in st.owners}
     s_fair: list = []                        # per sample: its fairness error, or None (no active owner)
     keep = 2 * samples                       # a run longer than estimated: thin out, double the interval
@@ -287,12 +353,15 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
         nonlocal interval
         if len(s_time) >= keep:
             del s_time[1::2], s_cpu[1::2], s_mem[1::2], s_fair[1::2]
-            for values in s_share.values():
+            for values in (*s_share.values(), *s_x.values()):
                 del values[1::2]
             interval *= 2
         s_time.append(round(t, 6))
         s_cpu.append(used_cpu / st.total_cpu)
         s_mem.append(used_mem / st.total_mem)
+        for r in extras:
+            k = index[r]
+            s_x[r].append(used_x[k] / st.total[k])
         act, dem, bnd = [], [], []
         for u, o in enumerate(st.owners):
             s_share[o].append(st.dominant_share(u))
@@ -303,7 +372,8 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
                 remaining = sum(sum(len(p) for p in j.spec.phases[j.phase:]) - j.done for j in jobs.values()
                                 if not j.cancelled) + sum(j.running for j in jobs.values() if j.cancelled)
                 act.append(u)
-                dem.append((task.cpu / st.total_cpu, task.mem / st.total_mem))
+                dem.append((task.cpu / st.total_cpu, task.mem / st.total_mem) if not extras else
+                           tuple(a / t for a, t in zip(_demand(task, st), st.total)))
                 bnd.append(max(remaining, 0))
         if act:
             ref = drf_shares(dem, bnd)
@@ -348,6 +418,9 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
         dt = t - last_t
         area_cpu += used_cpu * dt
         area_mem += used_mem * dt
+        if extras:
+            for k in range(2, len(used_x)):
+                area_x[k] += used_x[k] * dt
         last_t = t
         st.time = t
         dirty = set()
@@ -359,9 +432,15 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
                 raise CaseError(f"workload: simulating {excerpt(workload.name)} under {sched.name} takes more than "
                                 f"{event_limit} events, the most fairalloc simulates")
             if kind == FINISH:
-                job, node, cpu, mem = payload
+                job, node, cpu, mem, extra = payload
                 free_cpu[node] += cpu
                 free_mem[node] += mem
+                if extra:
+                    for r, a in extra:
+                        k = index[r]
+                        free_by[k][node] += a
+                        used_by[k][job.u] -= a
+                        used_x[k] -= a
                 slots_used[node] -= 1
                 used_cpu -= cpu
                 used_mem -= mem
@@ -415,11 +494,16 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
                         retire(job, t)
                     sched.changed(job.u)
         # offers
-        if new_work:
+        if new_work and not extras:
             shapes = {(j.next_task().cpu, j.next_task().mem) for j in new_work if j.runnable()}
             offer = sorted(set(n for n in range(n_nodes)
                                if any((not check_cpu or c <= free_cpu[n] + EPS) and (not check_mem or m <= free_mem[n] + EPS)
                                       for c, m in shapes)) | dirty)
+            st.steps += n_nodes
+        elif new_work:
+            shapes = {j.next_task() for j in new_work if j.runnable()}
+            offer = sorted(set(n for n in range(n_nodes) if any(st.fits(n, task, check_cpu, check_mem)
+                                                                for task in shapes)) | dirty)
             st.steps += n_nodes
         else:
             offer = sorted(dirty)
@@ -434,7 +518,12 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
                 if job is None:
                     break
                 task = job.next_task()
-                index = job.next
+                extra = task.extra
+                if extra and not st.fits_extra(node, extra):
+                    raise CaseError(f"scheduler: {sched.name} chose a task of {excerpt(job.name)} for node {node}, "
+                                    f"where its {', '.join(r for r, _ in extra)} demand does not fit (a scheduler "
+                                    "must check every resource with state.fits)")
+                position = job.next
                 job.next += 1
                 job.running += 1
                 u = job.u
@@ -451,16 +540,26 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
                 job.mem += mem
                 started += 1
                 duration = task.duration
-                load = max((node_cpu - free_cpu[node]) / node_cpu, (node_mem - free_mem[node]) / node_mem)
+                nc, nm = cap_cpu[node], cap_mem[node]
+                load = max((nc - free_cpu[node]) / nc, (nm - free_mem[node]) / nm)
+                if extra:
+                    for r, a in extra:
+                        k = index[r]
+                        free_by[k][node] -= a
+                        used_by[k][u] += a
+                        used_x[k] += a
+                        cap = cap_by[k][node]
+                        if cap > 0:                    # (a demand within EPS fits a node without the resource)
+                            load = max(load, (cap - free_by[k][node]) / cap)
                 if load > max_over:
                     max_over = load
                 if overcommit_possible and load > 1.0 + EPS:
                     duration *= load
-                heapq.heappush(events, (t + duration, seq, FINISH, (job, node, cpu, mem)))
+                heapq.heappush(events, (t + duration, seq, FINISH, (job, node, cpu, mem, extra)))
                 seq += 1
                 if record_tasks:
-                    records.append(TaskRecord(job.name, job.owner, PHASES[job.phase], index, node, t, t + duration,
-                                              cpu, mem))
+                    records.append(TaskRecord(job.name, job.owner, PHASES[job.phase], position, node, t, t + duration,
+                                              cpu, mem, dict(extra)))
                 sched.changed(u)
         if bar is not None and (n_events & 1023) == 0 and t > bar_t:
             bar.update(round(t) - round(bar_t))
@@ -469,6 +568,8 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
     if end > last_t:
         area_cpu += used_cpu * (end - last_t)
         area_mem += used_mem * (end - last_t)
+        for k in range(2, len(used_x)):
+            area_x[k] += used_x[k] * (end - last_t)
     while next_sample <= end and (horizon is None or next_sample <= horizon):
         sample(next_sample)
         next_sample = interval * len(s_time)
@@ -480,7 +581,8 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
         completed=dict(completed),
         mean_completion_time={c: (jct_sum[c] / completed[c] if completed[c] else None) for c in completed},
         cancelled=cancelled, tasks_started=started, tasks_finished=finished,
-        utilization={"cpu": area_cpu / (st.total_cpu * span), "mem": area_mem / (st.total_mem * span)},
+        utilization={"cpu": area_cpu / (st.total_cpu * span), "mem": area_mem / (st.total_mem * span),
+                     **{r: area_x[index[r]] / (st.total[index[r]] * span) for r in extras}},
         fairness_error=_mean([f for f in s_fair if f is not None]), max_overcommit=max_over,
-        samples={"time": s_time, "cpu": s_cpu, "mem": s_mem, "shares": s_share},
+        samples={"time": s_time, "cpu": s_cpu, "mem": s_mem, **s_x, "shares": s_share},
         events=n_events, wall_seconds=_time.perf_counter() - wall0, tasks=records)

@@ -1,11 +1,14 @@
 """Cluster workloads for the discrete-event simulator (:mod:`fairalloc.scheduling.simulator`).
 
 A :class:`Workload` is a cluster of identical nodes (``count`` nodes of ``cpu`` cores and ``mem``
-GB) and a list of :class:`Job` s. A job has an ``owner`` (the user / queue / group fairness is
+GB), or of node *pools* (:class:`NodePool`: ``count`` nodes with capacities of any named resources,
+``cpu`` and ``mem`` always among them, e.g. ``gpu``; a pool without a resource has none of it), and
+a list of :class:`Job` s. A job has an ``owner`` (the user / queue / group fairness is
 computed over), a ``submit`` time (seconds), an optional ``job_class`` (``small`` / ``large``...,
 used only to group metrics) and its phases **in order**: ``map`` then optionally ``reduce``; a
 reduce task starts only after every map task of its job finished. A phase is a tuple of
-:class:`Task` (``cpu``, ``mem``, ``duration`` seconds).
+:class:`Task` (``cpu``, ``mem``, ``duration`` seconds, and ``extra``: its demands of the cluster's
+other resources).
 
 Two extra job fields express the DRF paper's experiments:
 
@@ -46,14 +49,29 @@ YAML format (read with ``yaml.safe_load``)::
           map: {count: 80, cpu: 1, mem: 0.5, duration: 20}        # count + one task shape
           reduce: {tasks: [{cpu: 1, mem: 1, duration: 30}]}      # or an explicit list
 
+Node pools and named resources: ``nodes`` may give its capacities in ``resources:`` (``cpu`` and
+``mem`` there or as fields, not both), and may be a list of such pools; a task (a ``count`` shape
+or an item of ``tasks``) demands any declared resource the same way. One pool of CPU and memory
+only is the plain cluster (it simulates exactly as ``{count, cpu, mem}``)::
+
+    nodes:
+      - {count: 30, resources: {cpu: 32, mem: 256, gpu: 8}}
+      - {count: 100, resources: {cpu: 64, mem: 512}}
+    jobs:
+      - {owner: vision, submit: 0, phases: {map: {count: 40, duration: 60, resources: {cpu: 4, mem: 16, gpu: 1}}}}
+
+A demand of a resource no pool declares is refused with the resource named (and a did-you-mean),
+so is a task fitting no node of any pool (the job and task named); ``time`` and ``shares`` are
+not resource names (they name series of the simulation's samples).
+
 CSV format (:func:`load_csv`): a header and one row per task with the columns ``job, user,
 submit, phase, cpu, mem, duration``; the rows of one job must agree on ``user`` and ``submit``;
 the cluster comes from the arguments.
 
 Every loader raises :class:`fairalloc.core.errors.CaseError` with a one-line message starting with the
 field (or file and row) at fault: a zero or negative duration, a negative demand (or a task
-demanding nothing), a task larger than every node, a reduce phase without a map phase, an
-unknown phase name, an empty workload.
+demanding nothing), a task larger than every node (fitting no node of any pool), a demand of an
+undeclared resource, a reduce phase without a map phase, an unknown phase name, an empty workload.
 
 Generators: :func:`drf_7_2` (the DRF paper's section 7.2), :func:`drf_7_1` (section 7.1),
 :func:`mfs_workload` (the MFS paper's small / large / mixed sets). Trace adapters:
@@ -78,20 +96,57 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from fairalloc.core import limits
-from fairalloc.core.errors import CaseError, excerpt
+from fairalloc.core.errors import CaseError, excerpt, shown, unknown
 
-__all__ = ["PHASES", "Task", "Job", "Workload", "validate", "check_limits", "event_bound", "parse_workload", "load_yaml", "load_csv",
+__all__ = ["PHASES", "Task", "NodePool", "Job", "Workload", "RESERVED_RESOURCE_NAMES", "validate", "check_limits",
+           "event_bound", "parse_workload", "load_yaml", "load_csv",
            "drf_7_1", "drf_7_2", "mfs_workload", "ALIBABA_BATCH_TASK_COLUMNS", "load_alibaba_batch_task",
            "workload_from_google"]
 
 PHASES = ("map", "reduce")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Task:
+    """One task: its CPU and memory demands, its duration (seconds) and, in ``extra``, its demands
+    of the cluster's other named resources as ``((name, amount), ...)`` (non-zero amounts only)."""
+
     cpu: float
     mem: float
     duration: float
+    extra: tuple = ()
+
+    def __init__(self, cpu: float, mem: float, duration: float, extra: tuple = ()):
+        # written out so that a CPU / memory task stores three fields, not four (``extra`` then
+        # reads the class default): traces build millions of tasks
+        setter = object.__setattr__
+        setter(self, "cpu", cpu)
+        setter(self, "mem", mem)
+        setter(self, "duration", duration)
+        if extra:
+            setter(self, "extra", tuple(extra))
+
+    def __repr__(self) -> str:                  # the two-resource form reads as it always did
+        more = f", extra={self.extra!r}" if self.extra else ""
+        return f"Task(cpu={self.cpu!r}, mem={self.mem!r}, duration={self.duration!r}{more})"
+
+    @property
+    def resources(self) -> dict:
+        """Every demand by resource name: ``{'cpu': ..., 'mem': ..., **extra}``."""
+        return {"cpu": self.cpu, "mem": self.mem, **dict(self.extra)}
+
+
+@dataclass(frozen=True)
+class NodePool:
+    """``count`` identical nodes with the capacities ``resources``, ``((name, capacity), ...)``:
+    ``cpu`` and ``mem`` first, then the pool's other named resources."""
+
+    count: int
+    resources: tuple
+
+    @property
+    def capacity(self) -> dict:
+        return dict(self.resources)
 
 
 @dataclass(frozen=True)
@@ -120,6 +175,64 @@ class Workload:
     horizon: float | None = None
     queues: dict = field(default_factory=dict)
     group_weights: dict = field(default_factory=dict)   # MFS group (= owner) weights, default 1
+    #: node pools (:class:`NodePool`), or ``()``: ``nodes`` identical nodes of ``node_cpu`` / ``node_mem``.
+    #: With pools, ``nodes`` is their total count and ``node_cpu`` / ``node_mem`` the largest node's
+    #: (:meth:`from_pools` computes them)
+    pools: tuple = ()
+
+    @classmethod
+    def from_pools(cls, pools, jobs, name: str = "workload", horizon: float | None = None, queues: dict | None = None,
+                   group_weights: dict | None = None) -> "Workload":
+        """A workload on node pools: ``pools`` is a list of :class:`NodePool` or of ``(count,
+        {resource: capacity})`` pairs (``cpu`` and ``mem`` in every pool). One pool of CPU and memory
+        only is the plain form (``pools == ()``), so it simulates exactly as ``Workload(count, cpu, mem, ...)``.
+
+        >>> w = Workload.from_pools([(2, {"cpu": 8, "mem": 64, "gpu": 4}), (6, {"cpu": 16, "mem": 64})], ())
+        >>> w.nodes, w.node_cpu, w.resources, w.totals
+        (8, 16.0, ('cpu', 'mem', 'gpu'), (112.0, 512.0, 8.0))
+        """
+        built = []
+        total = 0
+        for k, pool in enumerate(pools):
+            count, caps = (pool.count, pool.capacity) if isinstance(pool, NodePool) else pool
+            total += _count(count, f"nodes[{k}].count", limits.MAX_NODES, "nodes")
+            if total > limits.MAX_NODES:
+                raise CaseError(f"nodes[{k}].count: the pools up to this one have {total:,} nodes, more than the "
+                                f"{limits.MAX_NODES:,} fairalloc simulates")
+            if not isinstance(caps, dict):
+                raise CaseError(f"nodes[{k}].resources: expected a mapping {{resource: capacity}}")
+            for key in ("cpu", "mem"):
+                if key not in caps:
+                    raise CaseError(f"nodes[{k}].resources.{key}: missing (every node has cpu and mem)")
+            order = ["cpu", "mem"] + [str(r) for r in caps if r not in ("cpu", "mem")]
+            values = {str(r): v for r, v in caps.items()}
+            built.append(NodePool(count, tuple((r, _num(values[r], f"nodes[{k}].resources.{_short(r)}",
+                                                       positive=r in ("cpu", "mem"))) for r in order)))
+        if not built:
+            raise CaseError("nodes: no node pool")
+        jobs, queues, group_weights = tuple(jobs), dict(queues or {}), dict(group_weights or {})
+        plain = len(built) == 1 and len(built[0].resources) == 2
+        cpu = max(p.capacity["cpu"] for p in built)
+        mem = max(p.capacity["mem"] for p in built)
+        return cls(total, cpu, mem, jobs, name, horizon, queues, group_weights, () if plain else tuple(built))
+
+    @property
+    def node_pools(self) -> tuple[NodePool, ...]:
+        """The pools, the plain form included (one pool of ``nodes`` nodes of ``node_cpu`` / ``node_mem``)."""
+        return self.pools or (NodePool(self.nodes, (("cpu", self.node_cpu), ("mem", self.node_mem))),)
+
+    @property
+    def resources(self) -> tuple[str, ...]:
+        """The cluster's resource names: ``cpu``, ``mem``, then the others in order of appearance."""
+        seen = {"cpu": None, "mem": None}
+        for pool in self.pools:
+            seen.update((r, None) for r, _ in pool.resources if r not in seen)
+        return tuple(seen)
+
+    @property
+    def totals(self) -> tuple[float, ...]:
+        """The cluster's capacity of each of :attr:`resources` (count x capacity, summed over pools)."""
+        return tuple(sum(p.count * float(p.capacity.get(r, 0.0)) for p in self.node_pools) for r in self.resources)
 
     @property
     def n_tasks(self) -> int:
@@ -176,13 +289,28 @@ def _count(value, where: str, limit: int, what: str) -> int:
     return int(value)
 
 
-def _task(cpu, mem, duration, where: str) -> Task:
+def _task(cpu, mem, duration, where: str, extra=()) -> Task:
+    """A checked task; ``extra``: its other demands ``((name, amount), ...)`` (zeros are dropped)."""
+    return Task(*_task_values(cpu, mem, duration, where, extra))
+
+
+def _task_values(cpu, mem, duration, where: str, extra=()) -> tuple:
+    """The checked fields of :func:`_task` (:func:`validate` checks tasks without building them)."""
     c = _num(cpu, f"{where}.cpu")
     m = _num(mem, f"{where}.mem")
     d = _num(duration, f"{where}.duration", positive=True)
-    if c == 0 and m == 0:
-        raise CaseError(f"{where}: demands nothing (cpu and mem both 0)")
-    return Task(c, m, d)
+    more = tuple((r, a) for r, a in ((r, _num(a, f"{where}.resources.{_short(r)}")) for r, a in extra)
+                 if a != 0) if extra else ()
+    if c == 0 and m == 0 and not more:
+        raise CaseError(f"{where}: demands nothing (cpu and mem both 0)" if not extra else
+                        f"{where}: demands nothing (every resource 0)")
+    return c, m, d, more
+
+
+def _show(demands: dict) -> str:
+    """``<1 CPU, 2 GB, 1 gpu>``: a task's demands or a node's capacities in a message."""
+    names = {"cpu": "CPU", "mem": "GB"}
+    return "<" + ", ".join(f"{v:g} {names.get(r, _short(r))}" for r, v in demands.items()) + ">"
 
 
 def event_bound(w: Workload) -> float:
@@ -253,6 +381,8 @@ def validate(w: Workload) -> Workload:
     check_limits(w, events=False)
     _num(w.node_cpu, "nodes.cpu", positive=True)
     _num(w.node_mem, "nodes.mem", positive=True)
+    pools = _check_pools(w)
+    resource_names = w.resources
     if w.horizon is not None:
         _num(w.horizon, "horizon", positive=True)
     if not w.jobs:
@@ -278,10 +408,13 @@ def validate(w: Workload) -> Workload:
                 if task is checked:              # ``count`` tasks: one object, checked once
                     continue
                 tw = f"{where}.phases.{PHASES[p]}[{t}]"
-                _task(task.cpu, task.mem, task.duration, tw)
-                if task.cpu > w.node_cpu or task.mem > w.node_mem:
-                    raise CaseError(f"{tw}: task <{task.cpu:g} CPU, {task.mem:g} GB> is larger than every node "
-                                    f"(<{w.node_cpu:g} CPU, {w.node_mem:g} GB>)")
+                if pools is None and not task.extra:         # the plain cluster: one node shape, cpu and mem
+                    _task_values(task.cpu, task.mem, task.duration, tw)
+                    if task.cpu > w.node_cpu or task.mem > w.node_mem:
+                        raise CaseError(f"{tw}: task <{task.cpu:g} CPU, {task.mem:g} GB> is larger than every node "
+                                        f"(<{w.node_cpu:g} CPU, {w.node_mem:g} GB>)")
+                else:
+                    _check_task_on_pools(task, tw, w, pools, resource_names)
                 checked = task
         if j.resubmit and w.horizon is None:
             raise CaseError(f"{where}.resubmit: a closed-loop job needs a workload horizon")
@@ -293,6 +426,68 @@ def validate(w: Workload) -> Workload:
     for g, weight in w.group_weights.items():
         _num(weight, f"group_weights.{excerpt(g)}", positive=True)
     return check_limits(w)
+
+
+def _check_pools(w: Workload) -> list[dict] | None:
+    """The capacities of ``w``'s node pools, checked (``None`` for the plain form)."""
+    if not w.pools:
+        return None
+    names = w.resources
+    if len(names) > limits.MAX_SIM_RESOURCES:
+        raise CaseError(f"nodes: {len(names):,} resources, more than the {limits.MAX_SIM_RESOURCES:,} of a cluster "
+                        "fairalloc simulates")
+    caps, total = [], 0
+    for k, pool in enumerate(w.pools):
+        if not isinstance(pool, NodePool):
+            raise CaseError(f"nodes[{k}]: expected a NodePool, got {type(pool).__name__} (use Workload.from_pools)")
+        total += _count(pool.count, f"nodes[{k}].count", limits.MAX_NODES, "nodes")
+        cap = pool.capacity
+        for r in ("cpu", "mem"):
+            _num(cap.get(r), f"nodes[{k}].resources.{r}", positive=True)
+        for r, v in cap.items():
+            _resource_name(r, f"nodes[{k}].resources")
+            _num(v, f"nodes[{k}].resources.{_short(r)}")
+        caps.append(cap)
+    if total != w.nodes or w.node_cpu != max(c["cpu"] for c in caps) or w.node_mem != max(c["mem"] for c in caps):
+        raise CaseError(f"nodes: count {excerpt(w.nodes)}, cpu {excerpt(w.node_cpu)}, mem {excerpt(w.node_mem)} differ "
+                        "from the pools' total count and largest cpu / mem (build it with Workload.from_pools)")
+    for r, t in zip(names, w.totals):
+        if t <= 0:
+            raise CaseError(f"nodes: no pool has any {_short(r)} (a resource of the cluster needs a capacity)")
+    return caps
+
+
+def _resource_name(name, where: str) -> str:
+    """A resource name: text on one line of at most :data:`~fairalloc.core.limits.MAX_NAME_CHARS`
+    characters, not one of the sample series' names."""
+    if not isinstance(name, str) or not name.strip() or not name.isprintable() or len(name) > limits.MAX_NAME_CHARS:
+        raise CaseError(f"{where}: resource name {excerpt(name)} must be printable text on one line of 1 to "
+                        f"{limits.MAX_NAME_CHARS} characters")
+    if name in RESERVED_RESOURCE_NAMES:
+        raise CaseError(f"{where}.{name}: a reserved name (the simulation's samples hold "
+                        f"{', '.join(RESERVED_RESOURCE_NAMES)}); name the resource otherwise")
+    return name
+
+
+#: names no resource may have: keys of :attr:`SimulationResult.samples` beside the resources' series
+RESERVED_RESOURCE_NAMES = ("time", "shares")
+
+
+def _check_task_on_pools(task: Task, where: str, w: Workload, pools, names: tuple[str, ...]) -> None:
+    """A task's demands are declared resources (``names``) and fit the nodes of at least one pool."""
+    _task_values(task.cpu, task.mem, task.duration, where, task.extra)
+    for r, _ in task.extra:
+        if r in ("cpu", "mem") or r not in names:
+            what = "given twice (as a field and in resources)" if r in ("cpu", "mem") else unknown("resource", r, names)
+            raise CaseError(f"{where}.resources.{_short(r)}: {what}")
+    demand = task.resources
+    for cap in pools or [{"cpu": w.node_cpu, "mem": w.node_mem}]:
+        if all(a <= cap.get(r, 0.0) for r, a in demand.items()):
+            return
+    listed = [_show(c) for c in (pools or [{"cpu": w.node_cpu, "mem": w.node_mem}])]
+    listing = ", ".join(listed[:3]) + (f", ... ({len(listed)} pools)" if len(listed) > 3 else "")
+    raise CaseError(f"{where}: task {_show({r: a for r, a in demand.items() if a})} fits no node of any pool "
+                    f"(nodes: {listing})")
 
 
 # --------------------------------------------------------------------------- YAML
@@ -316,22 +511,89 @@ def _phase(spec, where: str) -> tuple[Task, ...]:
         out = []
         for t, item in enumerate(tasks):
             if not isinstance(item, dict):
-                raise CaseError(f"{where}.tasks[{t}]: expected a mapping {{cpu, mem, duration}}")
-            unknown = set(item) - {"cpu", "mem", "duration"}
-            if unknown:
-                raise CaseError(f"{where}.tasks[{t}]: unknown field {excerpt(sorted(map(str, unknown))[0])}")
+                raise CaseError(f"{where}.tasks[{t}]: expected a mapping {{cpu, mem, resources, duration}}")
+            extra = set(item) - {"cpu", "mem", "resources", "duration"}
+            if extra:
+                raise CaseError(f"{where}.tasks[{t}]: unknown field {excerpt(sorted(map(str, extra))[0])}")
             if "duration" not in item:
                 raise CaseError(f"{where}.tasks[{t}].duration: missing")
-            out.append(_task(item.get("cpu", 0), item.get("mem", 0), item["duration"], f"{where}.tasks[{t}]"))
+            out.append(_task_spec(item, f"{where}.tasks[{t}]"))
         return tuple(out)
-    unknown = set(spec) - {"count", "cpu", "mem", "duration"}
-    if unknown:
-        raise CaseError(f"{where}: unknown field {excerpt(sorted(map(str, unknown))[0])}")
+    extra = set(spec) - {"count", "cpu", "mem", "resources", "duration"}
+    if extra:
+        raise CaseError(f"{where}: unknown field {excerpt(sorted(map(str, extra))[0])}")
     for key in ("count", "duration"):
         if key not in spec:
             raise CaseError(f"{where}.{key}: missing")
     count = _count(spec["count"], f"{where}.count", limits.MAX_TASKS_PER_JOB, "tasks")
-    return (_task(spec.get("cpu", 0), spec.get("mem", 0), spec["duration"], where),) * count
+    return (_task_spec(spec, where),) * count
+
+
+def _amounts(spec: dict, where: str) -> dict:
+    """The ``cpu:`` / ``mem:`` fields of a task or node pool and its ``resources:`` mapping, merged
+    (``resources.cpu`` beside ``cpu:`` is refused): ``{name: value}`` as written, in that order."""
+    amounts = {k: spec[k] for k in ("cpu", "mem") if k in spec}
+    more = spec.get("resources")
+    if more is None:
+        return amounts
+    if not isinstance(more, dict):
+        raise CaseError(f"{where}.resources: expected a mapping {{resource: amount}}")
+    if len(more) > limits.MAX_SIM_RESOURCES:
+        raise CaseError(f"{where}.resources: {len(more):,} resources, more than the {limits.MAX_SIM_RESOURCES:,} "
+                        "of a cluster fairalloc simulates")
+    for r, v in more.items():
+        name = _resource_name(str(r) if isinstance(r, (int, float)) and not isinstance(r, bool) else r,
+                              f"{where}.resources")
+        if name in amounts:
+            raise CaseError(f"{where}.resources.{name}: given twice (as {name}: and in resources)")
+        amounts[name] = v
+    return amounts
+
+
+def _task_spec(spec: dict, where: str) -> Task:
+    amounts = _amounts(spec, where)
+    extra = tuple((r, v) for r, v in amounts.items() if r not in ("cpu", "mem"))
+    return _task(amounts.get("cpu", 0), amounts.get("mem", 0), spec["duration"], where, extra)
+
+
+_POOL_KEYS = ("count", "cpu", "mem", "resources")
+
+
+def _parse_nodes(nodes):
+    """``nodes:`` of a workload file: ``{count, cpu, mem}`` (identical nodes), the same with
+    ``resources: {name: capacity}``, or a list of such pools. Returns ``(count, cpu, mem, pools)``,
+    the arguments of :class:`Workload` (pools ``()`` for one pool of CPU and memory only)."""
+    if isinstance(nodes, dict):
+        specs, wheres = [nodes], ["nodes"]
+    elif isinstance(nodes, list) and nodes:
+        specs, wheres = nodes, [f"nodes[{k}]" for k in range(len(nodes))]
+    else:
+        raise CaseError("nodes: expected a mapping {count, cpu, mem} or a list of node pools "
+                        "{count, resources: {cpu, mem, ...}}")
+    pools = []
+    total = 0
+    for spec, where in zip(specs, wheres):
+        if not isinstance(spec, dict):
+            raise CaseError(f"{where}: expected a node pool {{count, resources: {{cpu, mem, ...}}}}")
+        extra = [k for k in spec if k not in _POOL_KEYS]
+        if extra:
+            raise CaseError(f"{where}.{shown(extra[0])}: unknown field (a node pool has "
+                            f"{', '.join(_POOL_KEYS)}; name other resources in resources:)")
+        if "count" not in spec:
+            raise CaseError(f"{where}.count: missing")
+        total += _count(spec["count"], f"{where}.count", limits.MAX_NODES, "nodes")
+        if total > limits.MAX_NODES:
+            raise CaseError(f"{where}.count: the pools up to this one have {total:,} nodes, more than the "
+                            f"{limits.MAX_NODES:,} fairalloc simulates")
+        amounts = _amounts(spec, where)
+        for key in ("cpu", "mem"):
+            if key not in amounts:
+                raise CaseError(f"{where}.{key}: missing")
+        caps = {r: _num(v, f"{where}.{r}" if r in ("cpu", "mem") and r in spec else f"{where}.resources.{r}",
+                        positive=r in ("cpu", "mem")) for r, v in amounts.items()}
+        pools.append((spec["count"], caps))
+    w = Workload.from_pools(pools, ())
+    return w.nodes, w.node_cpu, w.node_mem, w.pools
 
 
 def parse_workload(data, name: str = "workload") -> Workload:
@@ -342,15 +604,7 @@ def parse_workload(data, name: str = "workload") -> Workload:
     if unknown:
         raise CaseError(f"{excerpt(sorted(map(str, unknown))[0])}: unknown field (fields: name, nodes, jobs, horizon, queues, "
                         "group_weights)")
-    nodes = data.get("nodes")
-    if not isinstance(nodes, dict):
-        raise CaseError("nodes: expected a mapping {count, cpu, mem}")
-    for key in ("count", "cpu", "mem"):
-        if key not in nodes:
-            raise CaseError(f"nodes.{key}: missing")
-    count = _count(nodes["count"], "nodes.count", limits.MAX_NODES, "nodes")
-    node_cpu = _num(nodes["cpu"], "nodes.cpu", positive=True)
-    node_mem = _num(nodes["mem"], "nodes.mem", positive=True)
+    count, node_cpu, node_mem, pools = _parse_nodes(data.get("nodes"))
     horizon = None if data.get("horizon") is None else _num(data["horizon"], "horizon", positive=True)
     queues = data.get("queues") or {}
     if not isinstance(queues, dict):
@@ -399,7 +653,7 @@ def parse_workload(data, name: str = "workload") -> Workload:
                         until=None if until is None else _num(until, f"{where}.until"),
                         weight=_num(jd.get("weight", 1.0), f"{where}.weight", positive=True)))
     return validate(Workload(count, node_cpu, node_mem, tuple(jobs), str(data.get("name", name)), horizon, queues,
-                             group_weights))
+                             group_weights, pools))
 
 
 def load_yaml(path) -> Workload:
