@@ -87,10 +87,10 @@ class Mechanism:
         return type(self).program is not Mechanism.program
 
     def program(self, instance: Instance) -> Program:
-        raise FairallocError(f"--method: {self.name} has no declarative program; use --method fast")
+        raise FairallocError(f"method: {self.name} has no declarative program; use method='fast'")
 
     def fast(self, instance: Instance) -> Allocation:
-        raise FairallocError(f"--method: {self.name} has no fast path; use --method program")
+        raise FairallocError(f"method: {self.name} has no fast path; use method='program'")
 
     def allocate(self, instance: Instance, method: str = "auto") -> Allocation:
         """The allocation by ``method``; certified (:func:`fairalloc.core.certificate.certify`) before
@@ -106,7 +106,7 @@ class Mechanism:
         the certificate refuses it.
         """
         if method not in METHODS:
-            raise UnknownNameError(f"--method: {unknown('method', method, METHODS)}")
+            raise UnknownNameError(f"method: {unknown('method', method, METHODS)}")
         fast = method == "fast" or (method == "auto" and self.has_fast)
         if method == "auto" and fast and self.has_program:
             try:

@@ -36,10 +36,10 @@ def property_names(spec: str | None, dynamic: bool = False) -> list[str]:
             [p for p in known if "".join(w[0] for w in p.split("_")) == part] or \
             [p for p in known if p.startswith(part)]
         if len(matches) > 1:
-            raise UnknownNameError(f"--property: '{part}' is ambiguous (it could be {', '.join(matches)})")
+            raise UnknownNameError(f"property: '{part}' is ambiguous (it could be {', '.join(matches)})")
         if not matches:
             other, kind = (PROPERTIES, "static") if dynamic else (DYNAMIC_PROPERTIES, "dynamic")
             why = f"; '{part}' is a property of {kind} mechanisms" if part in other else ""
-            raise UnknownNameError(f"--property: {unknown('property', part, known, 'properties')}{why}")
+            raise UnknownNameError(f"property: {unknown('property', part, known, 'properties')}{why}")
         names.append(matches[0])
     return names

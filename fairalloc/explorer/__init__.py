@@ -450,7 +450,7 @@ def _listening_socket(host: str, port: int):
         address = socket.getaddrinfo(host, port, family, socket.SOCK_STREAM)[0][4]
         sock = socket.socket(family, socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:
-        raise FairallocError(f"--host: cannot listen on {shown(host)} ({getattr(exc, 'strerror', None) or exc})") \
+        raise FairallocError(f"host: cannot listen on {shown(host)} ({getattr(exc, 'strerror', None) or exc})") \
             from None
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -458,7 +458,7 @@ def _listening_socket(host: str, port: int):
         sock.listen(128)
     except OSError as exc:
         sock.close()
-        raise FairallocError(f"--port: cannot listen on {shown(host)} port {port} ({exc.strerror or exc})") from None
+        raise FairallocError(f"port: cannot listen on {shown(host)} port {port} ({exc.strerror or exc})") from None
     return sock
 
 
