@@ -6,8 +6,8 @@ weighted groups (``groups:`` in a case, ``group:`` on a user); every internal no
 children receive equal dominant share per unit of weight of what the node receives.  The
 allocation is computed by the discrete H-DRF descent of :mod:`fairalloc.engines.hierarchy` (whole tasks:
 from the root, always into the child with the lowest weighted dominant share, skipping blocked
-subtrees).  On a flat instance it is discrete DRF (Algorithm 1, skipping users whose task no
-longer fits).
+subtrees), which runs the one discrete DRF / H-DRF engine, :mod:`fairalloc.engines.discrete`.  On a
+flat instance it is discrete DRF (Algorithm 1, skipping users whose task no longer fits).
 
 The two tests of the Volcano scheduler's DRF plug-in are cases (``hdrf-volcano-1``, ``-2``):
 

@@ -16,8 +16,6 @@ nothing (not even the collapsed variant's sibling weights).
 
 from __future__ import annotations
 
-import heapq
-
 import networkx as nx
 import numpy as np
 
@@ -25,6 +23,7 @@ from fairalloc.core.errors import CaseError, FairallocError, SolverError
 from fairalloc.core.instance import Instance
 from fairalloc.core.limits import MAX_HDRF_DECISIONS, MAX_HDRF_LAUNCHES
 from fairalloc.core.tolerances import FIT
+from fairalloc.engines.discrete import DiscreteEngine
 
 ROOT = "__root__"
 
@@ -69,15 +68,6 @@ def occupied_tree(instance: Instance) -> nx.DiGraph:
     return g
 
 
-#: leaf runs launched in one go by :func:`hdrf_schedule` grow geometrically up to this many rows
-HDRF_CHUNK = 1 << 17
-#: ... and to about this many floats per run (deep trees, many resources)
-_CHUNK_CELLS = 1 << 20
-#: a run is launched in chunks (the first of at least ``_RUN_START`` rows) when it is expected to
-#: last ``_RUN_START`` launches, or when the leaf was chosen ``_RUN_AFTER`` times in a row
-_RUN_AFTER, _RUN_START = 8, 16
-
-
 def hdrf_schedule(instance: Instance, max_launches: int | None = None, *, batch: bool = True) -> np.ndarray:
     """Task counts per user from the H-DRF descent (see the module docstring).
 
@@ -85,12 +75,13 @@ def hdrf_schedule(instance: Instance, max_launches: int | None = None, *, batch:
     launches; when it is reached while a further task could still be launched, :class:`SolverError`
     is raised (a truncated schedule is never returned as if it were complete).
 
-    Every group keeps its children in a heap keyed ``(share, position)``, so a decision costs heap
-    operations along the path, not a scan of every sibling.
+    The descent is :class:`fairalloc.engines.discrete.DiscreteEngine`'s over :func:`occupied_tree`
+    (every group keeps its children in a heap keyed ``(share, position)``, so a decision costs heap
+    operations along the path, not a scan of every sibling; a blocked leaf is parked for good).
 
     ``batch=True`` launches the runs of identical decisions in one go (the same floats as one by
-    one, see :func:`_leaf_run`); ``batch=False`` makes every decision with a descent from the root
-    (the reference: both give the same task counts, bit for bit).
+    one, see :meth:`~fairalloc.engines.discrete.DiscreteEngine.run_leaf`); ``batch=False`` makes every
+    decision with a descent from the root (the reference: both give the same task counts, bit for bit).
 
     A user demanding nothing (of any resource of finite capacity) and without ``max_tasks`` would
     receive tasks without end: refused with :class:`CaseError`, as :class:`Instance` refuses an
@@ -115,155 +106,49 @@ def hdrf_schedule(instance: Instance, max_launches: int | None = None, *, batch:
     need, who, what = launches_lower_bound(instance)
     if need > MAX_HDRF_LAUNCHES and (cap is None or cap > MAX_HDRF_LAUNCHES):
         raise FairallocError(_too_many_launches(instance, f"needs at least {need:.3g}", who, what))
-    g = occupied_tree(instance)
-    nodes = list(g)                                   # the root first, children in their order
-    ids = {v: k for k, v in enumerate(nodes)}
-    kids = [[ids[c] for c in g.successors(v)] for v in nodes]
-    parent = [-1] * len(nodes)
-    for k, ch in enumerate(kids):
-        for c in ch:
-            parent[c] = k
-    user = [-1] * len(nodes)
-    for i, u in enumerate(instance.users):
-        user[ids[u]] = i
-    safe_R = np.where(R > 0, R, np.inf)
-    # the same arithmetic as Algorithm 1 (U / (R w)): exact ties must compare equal in both
-    denom = [safe_R * g.nodes[v]["weight"] for v in nodes]
-    usage = [np.zeros(instance.m) for _ in nodes]    # every node's subtree usage
-    share = [float(np.max(usage[k] / denom[k])) for k in range(len(nodes))]
-    open_kids = [len(ch) for ch in kids]
-    blocked = [False] * len(nodes)
-    Rtol = R * (1 + FIT)
-    tasks = np.zeros(instance.n)
+    engine = hdrf_engine(instance)
     idle = (~np.any(D != 0, axis=1)).tolist()
-    paths: dict[int, list[int]] = {}
-    steps: dict[int, list[float]] = {}
-
-    def path_to(leaf: int) -> list[int]:
-        if leaf not in paths:
-            p, v = [], leaf
-            while v >= 0:
-                p.append(v)
-                v = parent[v]
-            paths[leaf] = p[::-1]
-            # at most how much one of her tasks raises the share of each node below the root
-            steps[leaf] = [float(np.max(D[user[leaf]] / denom[v])) for v in paths[leaf][1:]]
-        return paths[leaf]
-
-    def block(v: int) -> None:
-        # a group is blocked when all its children are (nothing ever unblocks)
-        blocked[v] = True
-        p = parent[v]
-        while p >= 0:
-            open_kids[p] -= 1
-            if open_kids[p]:
-                break
-            blocked[p] = True
-            p = parent[p]
-
-    # every group's children in a heap of (share, rank among siblings, child, version): its valid top
-    # is min() over the open children by share, ties to the first listed; entries of blocked children
-    # and of updated ones (an older version) are dropped when they surface
-    rank = [0] * len(nodes)
-    for ch in kids:
-        for k, c in enumerate(ch):
-            rank[c] = k
-    version = [0] * len(nodes)
-    heaps = [[(share[c], rank[c], c, 0) for c in ch] for ch in kids]
-    for h in heaps:
-        heapq.heapify(h)
-
-    def top(h: list) -> tuple:
-        for _ in range(len(h)):                       # stale entries are dropped: at most all of them
-            entry = h[0]
-            if entry[3] == version[entry[2]] and not blocked[entry[2]]:
-                return entry
-            heapq.heappop(h)
-        raise SolverError("hdrf: a group that is not blocked has no open child (internal error)")
-
-    def updated(v: int) -> None:
-        version[v] += 1
-        p = parent[v]
-        h = heaps[p]
-        heapq.heappush(h, (share[v], rank[v], v, version[v]))
-        if len(h) > 2 * len(kids[p]) + 64:            # too many stale entries: rebuild
-            h[:] = [(share[c], rank[c], c, version[c]) for c in kids[p] if not blocked[c]]
-            heapq.heapify(h)
-
-    def runner_up(v: int) -> tuple[float, float]:
-        """``(before, after)`` for the chosen child of ``v`` (the valid top of its heap): the smallest
-        share of the open siblings listed before it, and after it -- as far as the decision goes: it
-        stays chosen while its share stays below the runner-up's, or equal to it if the runner-up is
-        listed after it."""
-        if open_kids[v] < 2:
-            return np.inf, np.inf
-        h = heaps[v]
-        first = heapq.heappop(h)
-        second = top(h)
-        heapq.heappush(h, first)
-        return (second[0], second[0]) if second[1] < first[1] else (np.inf, second[0])
-
     launches = decisions = free = 0                   # free: tasks of users demanding nothing (one batch)
-    last, streak, size = -1, 0, _RUN_START            # the current run's leaf, launches, next chunk
-    while not blocked[0]:
-        node = 0
-        while kids[node]:
-            node = top(heaps[node])[2]
-        i = user[node]
-        d = D[i]
-        if tasks[i] + 1 > bounds[i] or np.any(usage[0] + d > Rtol):   # whole tasks within max_tasks
-            block(node)
-            continue
+    while True:
+        i = engine.choose()                           # a leaf at her bound or whose task no longer fits: parked
+        if i is None:
+            break
         if launches - free >= MAX_HDRF_LAUNCHES and (cap is None or cap > MAX_HDRF_LAUNCHES):
             raise FairallocError(_too_many_launches(instance, f"needs more than {MAX_HDRF_LAUNCHES:,}",
-                                                    int(np.argmax(tasks)), None))
+                                                    int(np.argmax(engine.launched)), None))
         decisions += 1
         if decisions > MAX_HDRF_DECISIONS and (cap is None or cap > launches):
             raise FairallocError(_too_many_launches(instance, f"needs more than {MAX_HDRF_DECISIONS:,} scheduling "
-                                                    f"decisions for its", int(np.argmax(tasks)), None,
+                                                    f"decisions for its", int(np.argmax(engine.launched)), None,
                                                     "MAX_HDRF_DECISIONS", MAX_HDRF_DECISIONS))
         if cap is not None and launches >= cap:
             raise SolverError(f"hdrf: max_launches={cap} reached after {launches} launches while more tasks "
                               f"could still be launched (user {instance.users[i]}); pass max_launches=None "
                               f"for no cap")
-        path = path_to(node)
-        limits = None
-        if not batch:
-            room = 1
-        elif idle[i]:                                 # no demand (so a bound): nothing ever changes
-            room = int(np.floor(bounds[i] - tasks[i]))
-        elif node != last:                            # a new run: its first launch is a single step
-            last, streak, size = node, 0, _RUN_START
-            room = 1
-        else:
-            limits = [runner_up(v) for v in path[:-1]]
-            # a share grows by at most its step per launch: about this many more launches keep the
-            # leaf chosen (a guess; _leaf_run checks every one); short runs go one step at a time
-            expect = min([(min(lim) - share[v]) / step if step > 0 else np.inf
-                          for lim, v, step in zip(limits, path[1:], steps[node])])
-            if expect >= _RUN_START or streak >= _RUN_AFTER:
-                room = int(min(max(size, expect + 2), HDRF_CHUNK,
-                               max(256, _CHUNK_CELLS // (len(path) * instance.m))))
-                size = min(2 * size, HDRF_CHUNK)
-            else:
-                room = 1
-        if cap is not None:
-            room = min(room, cap - launches)
-        if room <= 1:
-            usage[0] = usage[0] + d
-            for v in path[1:]:
-                usage[v] = usage[v] + d
-                share[v] = float(np.max(usage[v] / denom[v]))
-            done = 1
-        else:
-            done = _leaf_run(path, d, usage, share, denom, limits, Rtol, bounds[i] - tasks[i], room)
-        for v in path[1:]:
-            updated(v)
-        tasks[i] += done
+        done = engine.run_leaf(i, np.inf if cap is None else cap - launches, batch=batch)
         launches += done
         free += done if idle[i] else 0
-        streak += done
-    return tasks
+    return engine.launched.astype(float)
+
+
+def hdrf_engine(instance: Instance) -> DiscreteEngine:
+    """The discrete engine over :func:`occupied_tree` (leaves: the users, by index), with H-DRF's
+    rules: ties to the child listed first, whole tasks within ``max_tasks`` (``floor``), the skip policy."""
+    g = occupied_tree(instance)
+    n = instance.n
+    index = {u: i for i, u in enumerate(instance.users)}
+    groups = [v for v in g if v != ROOT and v not in index]
+    index.update({v: n + k for k, v in enumerate(groups)})
+    parent = [None] * (n + len(groups))
+    for v, k in index.items():
+        above = next(iter(g.predecessors(v)))
+        parent[k] = None if above == ROOT else index[above]
+    order = [index[c] for v in g for c in g.successors(v)]       # every node's children in their order
+    weights = [g.nodes[u]["weight"] for u in instance.users]
+    return DiscreteEngine(instance.capacity, weights, parent=parent,
+                          group_weights=[g.nodes[v]["weight"] for v in groups], order=order,
+                          demand=instance.demand, limit=np.floor(instance.bounds()), tie_break="order",
+                          policy="skip")
 
 
 def launches_lower_bound(instance: Instance) -> tuple[float, int, int | None]:
@@ -300,49 +185,6 @@ def _too_many_launches(instance: Instance, amount: str, i: int, j: int | None,
     return (f"hdrf: this instance {amount} task launches ({why}); H-DRF launches whole tasks and stops at "
             f"{value:,} {what} (the launch limit, fairalloc.core.limits.{limit}); for the divisible "
             f"allocation use drf")
-
-
-def _leaf_run(path, d, usage, share, denom, limits, Rtol, left, room) -> int:
-    """Launch up to ``room`` tasks of the leaf at the end of ``path`` in one go; the first is decided.
-
-    The descent chose the leaf ``path[-1]`` (``path[0]`` is the root) and her task fits.  The next
-    decision chooses her again iff at every level ``l >= 1`` the node ``path[l]``'s new share stays
-    strictly below ``limits[l-1][0]`` (the smallest share of its open siblings listed before it) and
-    at most ``limits[l-1][1]`` (those listed after it: min() keeps the first of equals), and launches
-    her task iff it still fits and she is below her bound.  Nothing else changes meanwhile: the
-    siblings' usages and blocked states do not.  The usages after 1, 2, ... further launches are a
-    sequential ``np.cumsum`` of rows ``[U_v, d, d, ...]`` (the very floats of ``U_v + d`` one at a
-    time; ``np.sum`` would add pairwise) and the shares the same division and maximum as one step,
-    so the first launch whose decision could differ is found exactly; the ones before it are
-    applied.  Returns the number of launches (>= 1).
-    """
-    if left < room:                                   # her bound: launch t needs t <= left
-        room = max(1, int(np.floor(left)))
-    if room == 1 or not np.any(d):                    # (no demand: nothing changes, all the same)
-        for v in path:
-            usage[v] = usage[v] + d
-            share[v] = float(np.max(usage[v] / denom[v]))
-        return room
-    L, m = len(path), d.size
-    A = np.empty((L, m, room + 1))                    # launches along the last (contiguous) axis
-    for k, v in enumerate(path):
-        A[k, :, 0] = usage[v]
-    A[:, :, 1:] = d[None, :, None]
-    cum = np.cumsum(A, axis=2)                        # cum[k, :, t]: usage of path[k] after t launches
-    den = np.stack([denom[v] for v in path[1:]])
-    S = np.max(cum[1:] / den[:, :, None], axis=1)    # S[k - 1, t]: share of path[k] after t launches
-    before = np.array([b for b, _ in limits])[:, None]
-    after = np.array([a for _, a in limits])[:, None]
-    # decision t + 1 (t = 1 .. room - 1) chooses this leaf again and launches her task
-    ok = np.all((S[:, 1:room] < before) & (S[:, 1:room] <= after), axis=0)
-    ok &= ~np.any(cum[0, :, 2:room + 1] > Rtol[:, None], axis=0)
-    bad = np.flatnonzero(~ok)
-    done = int(bad[0]) + 1 if bad.size else room
-    for k, v in enumerate(path):
-        usage[v] = cum[k, :, done].copy()
-        if k:
-            share[v] = float(S[k - 1, done])
-    return done
 
 
 # -- the two variants that starve (docs/formulations.md section 7) --------------------------------------
