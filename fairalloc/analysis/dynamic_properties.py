@@ -14,7 +14,10 @@ import numpy as np
 
 from fairalloc.core.errors import CaseError
 from fairalloc.core.instance import Instance
-from fairalloc.analysis.results import PropertyResult
+from fairalloc.core.registry import Mechanism
+from fairalloc.analysis.results import (DynamicEnvyWitness, DynamicLieWitness, DynamicParetoWitness,
+                                        DynamicSharingIncentiveWitness, IrreversibilityWitness, PropertyResult,
+                                        SharedMonotonicityWitness)
 from fairalloc.analysis.valuation import tolerance
 from fairalloc.core.vocabulary import DYNAMIC_PROPERTIES
 from fairalloc.engines.dynamic import History, normalised, shared_quantities  # noqa: F401  (re-exported)
@@ -37,9 +40,8 @@ def irreversibility(history: History, **_) -> PropertyResult:
         return PropertyResult("irreversibility", True, None if worst[1] is None else worst[0])
     k, i = worst[1]
     inst = history.instance
-    return PropertyResult("irreversibility", False, worst[0], {
-        "step": k, "arrived": inst.users[k - 1], "user": inst.users[i],
-        "dominant_share_before": float(history.x_at(k - 1)[i]), "dominant_share_after": float(history.x_at(k)[i])})
+    return PropertyResult("irreversibility", False, worst[0], IrreversibilityWitness(
+        k, inst.users[k - 1], inst.users[i], float(history.x_at(k - 1)[i]), float(history.x_at(k)[i])))
 
 
 def dynamic_sharing_incentive(history: History, **_) -> PropertyResult:
@@ -53,8 +55,8 @@ def dynamic_sharing_incentive(history: History, **_) -> PropertyResult:
     if slack >= -1e-9:
         return PropertyResult("sharing_incentive", True, slack)
     inst = history.instance
-    return PropertyResult("sharing_incentive", False, slack, {
-        "step": k, "user": inst.users[i], "dominant_share": float(history.x_at(k)[i]), "shared": float(history.q[i])})
+    return PropertyResult("sharing_incentive", False, slack, DynamicSharingIncentiveWitness(
+        k, inst.users[i], float(history.x_at(k)[i]), float(history.q[i])))
 
 
 def dynamic_pareto_optimality(history: History, d: np.ndarray, **_) -> PropertyResult:
@@ -73,9 +75,8 @@ def dynamic_pareto_optimality(history: History, d: np.ndarray, **_) -> PropertyR
     if gain <= 1e-7 * max(1.0, history.n):
         return PropertyResult("dynamic_pareto_optimality", True, 0.0 - gain)
     inst = history.instance
-    return PropertyResult("dynamic_pareto_optimality", False, -gain, {
-        "step": k, "total_gain": gain,
-        "better_off": [inst.users[i] for i in range(k) if y[i] > history.x_at(k)[i] + 1e-9]})
+    return PropertyResult("dynamic_pareto_optimality", False, -gain, DynamicParetoWitness(
+        k, gain, [inst.users[i] for i in range(k) if y[i] > history.x_at(k)[i] + 1e-9]))
 
 
 def dynamic_envy_freeness(history: History, d: np.ndarray, **_) -> PropertyResult:
@@ -91,17 +92,15 @@ def dynamic_envy_freeness(history: History, d: np.ndarray, **_) -> PropertyResul
                     continue
                 before = history.x_at(i)[h] if i > 0 and h < i else None      # h's share when i arrived
                 if h > i or before is None or x[h] > before + 1e-9 * max(1.0, before):
-                    return PropertyResult("dynamic_envy_freeness", False, float(x[i] - value[h]), {
-                        "step": k, "user": inst.users[i], "envies": inst.users[h],
-                        "dominant_share": float(x[i]), "value_of_other_bundle": float(value[h]),
-                        "other_arrived_first": bool(h < i)})
+                    return PropertyResult("dynamic_envy_freeness", False, float(x[i] - value[h]), DynamicEnvyWitness(
+                        k, inst.users[i], inst.users[h], float(x[i]), float(value[h]), bool(h < i)))
     return PropertyResult("dynamic_envy_freeness", True)
 
 
-def dynamic_strategy_proofness(history: History, mechanism, *, budget: int = 300, seed: int = 0, method="auto",
-                               focus=None, **_) -> PropertyResult:
+def dynamic_strategy_proofness(history: History, mechanism: Mechanism, *, budget: int = 300, seed: int = 0,
+                               method="auto", focus=None, **_) -> PropertyResult:
     """No user raises her true value at any step after her arrival by misreporting on arrival."""
-    from fairalloc.analysis.manipulation import best_lie
+    from fairalloc.analysis.manipulation import search_lie
     inst = history.instance
     worst = None
     users = range(inst.n) if focus is None else [focus]
@@ -115,7 +114,7 @@ def dynamic_strategy_proofness(history: History, mechanism, *, budget: int = 300
             true_d = inst.demand[i]
             values = [np.min(lied.x_at(k)[i] / lied.mu[i] * report / true_d) for k in range(i + 1, inst.n + 1)]
             return float(np.max(np.array(values) - np.array(truthful)))
-        lie = best_lie(mechanism, inst, i, budget=budget, seed=seed, method=method, evaluate=gain_of)
+        lie = search_lie(mechanism, inst, i, budget=budget, seed=seed, method=method, evaluate=gain_of)
         evaluations += lie.evaluations
         if worst is None or lie.manipulated_tasks > worst.manipulated_tasks:
             worst = lie
@@ -123,9 +122,8 @@ def dynamic_strategy_proofness(history: History, mechanism, *, budget: int = 300
     note = f"no profitable lie found in {evaluations} evaluations (a search, not a proof)"
     if gain <= 1e-7 * max(1.0, float(np.max(history.final() / history.mu))):
         return PropertyResult("strategy_proofness", True, 0.0 - gain, note=note, evaluations=evaluations)
-    return PropertyResult("strategy_proofness", False, -gain, {
-        "user": worst.user, "reported_demand": worst.reported_demand, "gain_in_tasks_at_some_later_step": gain},
-        evaluations=evaluations)
+    return PropertyResult("strategy_proofness", False, -gain,
+                          DynamicLieWitness(worst.user, worst.reported_demand, gain), evaluations=evaluations)
 
 
 def shared_monotonicity(history: History, **_) -> PropertyResult:
@@ -149,9 +147,8 @@ def shared_monotonicity(history: History, **_) -> PropertyResult:
         return PropertyResult("shared_monotonicity", True, None if worst[1] is None else worst[0])
     k, i, h = worst[1]
     inst, x = history.instance, history.x_at(k)
-    return PropertyResult("shared_monotonicity", False, worst[0], {
-        "step": k, "user": inst.users[i], "shared": float(history.q[i]), "dominant_share": float(x[i]),
-        "other": inst.users[h], "other_shared": float(history.q[h]), "other_dominant_share": float(x[h])})
+    return PropertyResult("shared_monotonicity", False, worst[0], SharedMonotonicityWitness(
+        k, inst.users[i], float(history.q[i]), float(x[i]), inst.users[h], float(history.q[h]), float(x[h])))
 
 
 DYNAMIC_CHECKERS: dict[str, Callable] = {

@@ -17,15 +17,17 @@ Instance styles (the "adversarial" part: structures under which the papers' coun
 
 from __future__ import annotations
 
+import copy
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from functools import partial
 
 import numpy as np
 
 from fairalloc.core.errors import FairallocError
 from fairalloc.core.instance import Instance
-from fairalloc.analysis.properties import PROPERTIES, check_property, describe_witness, property_names
+from fairalloc.analysis.properties import PROPERTIES, check_one, describe_witness, property_names
+from fairalloc.analysis.results import Lie, PopulationWitness, PropertyResult, ResourceWitness, Witness
 from fairalloc.core.registry import Mechanism, get
 
 STYLES = ("uniform", "scarce", "bottleneck", "mirror")
@@ -43,13 +45,13 @@ class InstanceSpace:
 
     def __post_init__(self):
         from fairalloc.core import limits
-        for name, (lo, hi), most in (("--users", self.users, limits.MAX_SPACE_USERS),
-                                     ("--resources", self.resources, limits.MAX_SPACE_RESOURCES)):
+        for name, (lo, hi), most in (("users", self.users, limits.MAX_SPACE_USERS),
+                                     ("resources", self.resources, limits.MAX_SPACE_RESOURCES)):
             if lo < 1 or hi < lo:
                 raise FairallocError(f"{name}: need 1 <= low <= high (got {lo}..{hi})")
             if hi > most:
                 raise FairallocError(f"{name}: at most {most} (got {hi}; fairalloc.core.limits.MAX_SPACE_"
-                                     f"{name[2:].upper()})")
+                                     f"{name.upper()})")
 
 
 def random_instance(space: InstanceSpace, prop: str, rng: np.random.Generator, name: str = "random") -> Instance:
@@ -81,7 +83,7 @@ def falsify_trial(trial: int, *, mechanism: Mechanism, prop: str, space: Instanc
     """Trial ``trial``: draw an instance, check the property; a violation carries its case."""
     rng = np.random.default_rng([seed, trial])
     inst = random_instance(space, prop, rng, name=f"{mechanism.name}-{prop}-seed{seed}-trial{trial}")
-    result = check_property(mechanism, inst, prop, method=method, budget=budget, seed=trial)
+    result = check_one(mechanism, inst, prop, method=method, budget=budget, seed=trial)
     out = {"mechanism": mechanism.name, "property": prop, "violated": not result.holds,
            "applicable": result.applicable, "margin": result.margin}
     if not result.holds:
@@ -91,32 +93,39 @@ def falsify_trial(trial: int, *, mechanism: Mechanism, prop: str, space: Instanc
 
 # -- shrinking ----------------------------------------------------------------------------------------
 
-def _fails(mechanism, prop, inst, budget, method, seed, liar=None):
+def _fails(mech: Mechanism, prop, inst, budget, method, seed, liar=None) -> PropertyResult | None:
     try:
         if liar is not None:                # shrinking a lie: only the liar's reports matter
-            from fairalloc.analysis.manipulation import best_lie
-            from fairalloc.analysis.results import PropertyResult
-            lie = best_lie(mechanism, inst, liar[0], budget=budget, seed=seed, method=method, hints=[liar[1]],
-                           first_profit=True)
-            return PropertyResult(prop, False, -lie.gain, lie.to_dict()) if lie.profitable else None
-        result = check_property(mechanism, inst, prop, method=method, budget=budget, seed=seed)
+            from fairalloc.analysis.manipulation import search_lie
+            lie = search_lie(mech, inst, liar[0], budget=budget, seed=seed, method=method, hints=[liar[1]],
+                             first_profit=True)
+            return PropertyResult(prop, False, -lie.gain, lie) if lie.profitable else None
+        result = check_one(mech, inst, prop, method=method, budget=budget, seed=seed)
     except FairallocError:
         return None
     return None if result.holds else result
 
 
 def _smaller_numbers(v: float) -> list[float]:
-    out = {1.0, float(np.floor(v / 2)), float(v - 1), float(np.round(v, -int(np.floor(np.log10(v)))))} if v > 1 else set()
+    out = {1.0, float(np.floor(v / 2)), float(v - 1), float(np.round(v, -int(np.floor(np.log10(v)))))} \
+        if v > 1 else set()
     return sorted(x for x in out if 0 < x < v)
 
 
 def shrink(mechanism, prop: str, inst: Instance, *, budget: int = 200, method: str = "auto", seed: int = 0,
            max_checks: int = 400):
-    """Fewer users, fewer resources, smaller integers, while the property still fails."""
-    result = _fails(mechanism, prop, inst, budget, method, seed)
+    """Fewer users, fewer resources, smaller integers, while the property still fails.
+
+    ``mechanism``: a registered name or a :class:`~fairalloc.core.registry.Mechanism`.
+    """
+    return _shrink(get(mechanism), prop, inst, budget=budget, method=method, seed=seed, max_checks=max_checks)
+
+
+def _shrink(mech: Mechanism, prop: str, inst: Instance, *, budget: int, method: str, seed: int, max_checks: int):
+    result = _fails(mech, prop, inst, budget, method, seed)
     if result is None:
         raise FairallocError(f"shrink: {prop} does not fail on this instance")
-    liar = (result.witness["user"], result.witness["reported_demand"]) if prop == "strategy_proofness" else None
+    liar = (result.witness.user, result.witness.reported_demand) if prop == "strategy_proofness" else None
     checks = 0
 
     def attempt(candidate):
@@ -126,11 +135,11 @@ def shrink(mechanism, prop: str, inst: Instance, *, budget: int = 200, method: s
         checks += 1
         if liar is not None and liar[0] not in candidate.users:
             return False
-        found = _fails(mechanism, prop, candidate, budget, method, seed, liar)
+        found = _fails(mech, prop, candidate, budget, method, seed, liar)
         if found is not None:
             inst, result = candidate, found
             if liar is not None:
-                liar = (liar[0], found.witness["reported_demand"])
+                liar = (liar[0], found.witness.reported_demand)
             return True
         return False
 
@@ -168,10 +177,9 @@ def shrink(mechanism, prop: str, inst: Instance, *, budget: int = 200, method: s
                         changed = True
                         break
     if liar is not None:                    # the final lie: a full search from the one that worked, rounded
-        from fairalloc.analysis.manipulation import best_lie
-        from fairalloc.analysis.results import PropertyResult
-        lie = best_lie(mechanism, inst, liar[0], budget=budget, seed=seed, method=method, hints=[liar[1]])
-        result = PropertyResult(prop, False, -lie.gain, lie.to_dict())
+        from fairalloc.analysis.manipulation import search_lie
+        lie = search_lie(mech, inst, liar[0], budget=budget, seed=seed, method=method, hints=[liar[1]])
+        result = PropertyResult(prop, False, -lie.gain, lie)
     return inst, result, checks
 
 
@@ -179,13 +187,16 @@ def shrink(mechanism, prop: str, inst: Instance, *, budget: int = 200, method: s
 
 @dataclass
 class FalsifyResult:
+    """What :func:`falsify` returns (and :func:`table2`, per cell): the shrunk counterexample as a
+    YAML ``case`` and its typed ``witness``, or how many instances the property held on."""
+
     mechanism: str
     property: str
     trials: int
     found: bool
     seconds: float
     case: dict | None = None
-    witness: dict | None = None
+    witness: Witness | None = None
     summary: str = ""
     first_trial: int | None = None
     shrink_checks: int = 0
@@ -193,7 +204,9 @@ class FalsifyResult:
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The JSON shape: every field in order, the witness as its ``to_dict()``."""
+        return {f.name: getattr(self, f.name).to_dict() if f.name == "witness" and self.witness is not None
+                else copy.deepcopy(getattr(self, f.name)) for f in fields(self)}
 
 
 def case_for(mechanism: str, prop: str, inst: Instance, result, source: str) -> dict:
@@ -202,19 +215,20 @@ def case_for(mechanism: str, prop: str, inst: Instance, result, source: str) -> 
     case["name"] = f"{mechanism}-violates-{prop.replace('_', '-')}"
     case["source"] = source
     case["description"] = f"{mechanism} violates {prop}: {describe_witness(prop, result.witness)}."
-    w = result.witness or {}
+    w = result.witness
     variant = None
-    if prop == "population_monotonicity":
-        variant = {"name": "user-leaves", "remove_user": w["removed_user"]}
-    elif prop == "resource_monotonicity":
-        variant = {"name": "more-capacity", "capacity": w["capacity_after"]}
-    elif prop == "strategy_proofness":
-        report = (w.get("shrunk") or {}).get("reported_demand", w["reported_demand"])
-        variant = {"name": "lie", "misreport": {"user": w["user"], "demand": {k: v for k, v in report.items() if v}}}
+    if isinstance(w, PopulationWitness):
+        variant = {"name": "user-leaves", "remove_user": w.removed_user}
+    elif isinstance(w, ResourceWitness):
+        variant = {"name": "more-capacity", "capacity": dict(w.capacity_after)}
+    elif isinstance(w, Lie):
+        report = (w.shrunk or w).reported_demand
+        variant = {"name": "lie", "misreport": {"user": w.user, "demand": {k: v for k, v in report.items() if v}}}
     if variant:
         case["variants"] = [variant]
     # replayed by 'fairalloc reproduce' (the violation is of the instance itself; the variant shows it)
-    focus = f" for user {w['user']}" if "user" in w and prop != "pareto_efficiency" else ""
+    user = getattr(w, "user", None)
+    focus = f" for user {user}" if user is not None and prop != "pareto_efficiency" else ""
     case["claims"] = [f"{mechanism} violates {prop}{focus}"]
     return case
 
@@ -230,9 +244,9 @@ def falsify(mechanism, prop: str, *, space: InstanceSpace = InstanceSpace(), tri
             dask_address: str | None = None, progress: bool | None = None) -> FalsifyResult:
     """Search ``trials`` random instances for a violation of ``prop``; shrink the first one found."""
     if trials <= 0:
-        raise FairallocError(f"--trials: must be positive (got {trials})")
+        raise FairallocError(f"trials: must be positive (got {trials})")
     if budget <= 0:
-        raise FairallocError(f"--budget: must be positive (got {budget})")
+        raise FairallocError(f"budget: must be positive (got {budget})")
     mech = get(mechanism)
     (prop,) = property_names(prop)
     start = time.perf_counter()
@@ -272,7 +286,8 @@ def _conclude(mech, prop, results, seed, budget, method, start) -> FalsifyResult
     first = violated[0]
     from fairalloc.io.cases import parse_case
     inst = parse_case(first["case"]).instance
-    small, result, checks = shrink(mech, prop, inst, budget=budget, method=method, seed=first["trial"])
+    small, result, checks = _shrink(mech, prop, inst, budget=budget, method=method, seed=first["trial"],
+                                    max_checks=400)
     source = f"fairalloc falsify -m {mech.name} -p {prop} --seed {seed} (trial {first['trial']}, shrunk)"
     case = case_for(mech.name, prop, small, result, source)
     return FalsifyResult(mech.name, prop, len(results), True, time.perf_counter() - start, case, result.witness,
@@ -288,7 +303,7 @@ def table2(mechanisms=None, properties=None, *, space: InstanceSpace = InstanceS
     stay busy and an interrupted table resumes as a whole.
     """
     if trials <= 0:
-        raise FairallocError(f"--trials: must be positive (got {trials})")
+        raise FairallocError(f"trials: must be positive (got {trials})")
     from fairalloc.core import registry
     mechs = [get(m) for m in (mechanisms or registry.available("static", families=False))]
     props = property_names(properties if isinstance(properties, (str, type(None))) else ",".join(properties))

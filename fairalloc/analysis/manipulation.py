@@ -35,8 +35,9 @@ import numpy as np
 from fairalloc.core.decimals import shortest
 from fairalloc.core.errors import FairallocError, excerpt
 from fairalloc.core.instance import Instance
+from fairalloc.analysis.results import Lie, ShrunkLie, finite_or_none
 from fairalloc.analysis.valuation import leontief
-from fairalloc.core.registry import get
+from fairalloc.core.registry import Mechanism, get
 from fairalloc.core.tolerances import GAIN
 
 #: scale factors tried on one resource at a time, most telling first
@@ -46,40 +47,10 @@ SWITCH_ON = (0.1, 0.5, 1.0, 0.25, 2.0)
 
 
 @dataclass
-class Lie:
-    """The best report found for one user."""
-
-    user: str
-    truthful_tasks: float
-    manipulated_tasks: float
-    reported_demand: dict[str, float]
-    evaluations: int
-    shrunk: dict | None = None
-
-    @property
-    def gain(self) -> float:
-        return self.manipulated_tasks - self.truthful_tasks
-
-    @property
-    def relative_gain(self) -> float:
-        return self.gain / self.truthful_tasks if self.truthful_tasks > 0 else (np.inf if self.gain > 0 else 0.0)
-
-    @property
-    def profitable(self) -> bool:
-        return self.gain > GAIN * max(1.0, abs(self.truthful_tasks))
-
-    def to_dict(self) -> dict:
-        out = {"user": self.user, "reported_demand": self.reported_demand, "truthful_tasks": self.truthful_tasks,
-               "manipulated_tasks": self.manipulated_tasks, "gain": self.gain,
-               # null when undefined: a gain over a truthful count of 0 (JSON has no infinity)
-               "relative_gain": _finite_or_none(self.relative_gain), "evaluations": self.evaluations}
-        if self.shrunk:
-            out["shrunk"] = self.shrunk
-        return out
-
-
-@dataclass
 class VerifyResult:
+    """The verifier's answer: the best lie per user; ``witness`` is the YAML case of the best
+    profitable one (see :func:`witness_case`)."""
+
     mechanism: str
     case: str
     lies: list[Lie]
@@ -106,13 +77,8 @@ class VerifyResult:
                 "best": best.to_dict() if best else None, "profitable": bool(best and best.profitable),
                 "users": {lie.user: lie.to_dict() for lie in self.lies}, "evaluations": self.evaluations,
                 # null when the search was too fast to time
-                "evaluations_per_second": _finite_or_none(self.evaluations_per_second), "seconds": self.seconds,
+                "evaluations_per_second": finite_or_none(self.evaluations_per_second), "seconds": self.seconds,
                 "seed": self.seed, "budget_per_user": self.budget, "witness_case": self.witness}
-
-
-def _finite_or_none(value) -> float | None:
-    value = float(value)
-    return value if np.isfinite(value) else None
 
 
 class _BudgetSpent(Exception):
@@ -242,12 +208,19 @@ def best_lie(mechanism, instance: Instance, user, *, budget: int = 2000, seed: i
              hints=(), first_profit: bool = False, evaluate=None) -> Lie:
     """Search one user's reports (see the module docstring) within ``budget`` evaluations.
 
+    ``mechanism``: a registered name or a :class:`~fairalloc.core.registry.Mechanism`.
     ``hints``: reports (``{resource: amount}``) to try first; ``first_profit``: stop at the first
     profitable lie (enough to show a violation, as when shrinking a counterexample).
     ``evaluate(report) -> float``: what a report is worth to the user (default: her true tasks
     under the static mechanism; dynamic mechanisms pass her best gain over later steps).
     """
-    mech = get(mechanism)
+    return search_lie(get(mechanism), instance, user, budget=budget, seed=seed, method=method, hints=hints,
+                      first_profit=first_profit, evaluate=evaluate)
+
+
+def search_lie(mech: Mechanism, instance: Instance, user, *, budget: int = 2000, seed: int = 0,
+               method: str = "auto", hints=(), first_profit: bool = False, evaluate=None) -> Lie:
+    """:func:`best_lie` for a resolved mechanism (the form the checkers and the finder call)."""
     i = instance.user_index(user)
     truth = instance.demand[i].copy()
     search = _Search(mech, instance, i, max(1, budget), method, evaluate)
@@ -279,15 +252,16 @@ def best_lie(mechanism, instance: Instance, user, *, budget: int = 2000, seed: i
     return lie
 
 
-def _shrink(search: _Search, report: np.ndarray, truth: np.ndarray, truthful: float, gain: float) -> dict | None:
+def _shrink(search: _Search, report: np.ndarray, truth: np.ndarray, truthful: float,
+            gain: float) -> ShrunkLie | None:
     for level in ROUNDING:
         rounded = _round_report(report, truth, level)
         if not np.any(rounded > 0):
             continue
         value = search.value(rounded, extra=True)
         if value - truthful >= 0.5 * gain and value - truthful > GAIN * max(1.0, truthful):
-            return {"reported_demand": _as_mapping(search.instance, rounded), "manipulated_tasks": float(value),
-                    "gain": float(value - truthful), "rounding": f"{level[0]} {level[1]}"}
+            return ShrunkLie(_as_mapping(search.instance, rounded), float(value), float(value - truthful),
+                             f"{level[0]} {level[1]}")
     return None
 
 
@@ -339,16 +313,23 @@ def verify(mechanism, instance: Instance, user=None, *, budget: int = 2000, seed
            method: str = "auto", hints: dict[str, list[dict]] | None = None) -> VerifyResult:
     """Search profitable lies for ``user`` (or every user); ``budget`` is evaluations per user.
 
+    ``mechanism``: a registered name or a :class:`~fairalloc.core.registry.Mechanism`.
     ``instance`` may be a loaded case: its ``misreport`` variants are then tried first.
     """
     check_budget(budget)
-    mech = get(mechanism)
+    return search_lies(get(mechanism), instance, user, budget=budget, seed=seed, method=method, hints=hints)
+
+
+def search_lies(mech: Mechanism, instance: Instance, user=None, *, budget: int = 2000, seed: int = 0,
+                method: str = "auto", hints: dict[str, list[dict]] | None = None) -> VerifyResult:
+    """:func:`verify` for a resolved mechanism (the form the strategy-proofness checker calls)."""
+    check_budget(budget)
     hints = case_hints(instance) if hints is None else hints
     instance = getattr(instance, "instance", instance)
     users = instance.users if user is None else [instance.users[instance.user_index(user)]]
     check_search(instance, len(users), budget)
     start = time.perf_counter()
-    lies = [best_lie(mech, instance, u, budget=budget, seed=seed, method=method, hints=hints.get(u, ()))
+    lies = [search_lie(mech, instance, u, budget=budget, seed=seed, method=method, hints=hints.get(u, ()))
             for u in users]
     result = VerifyResult(mech.name, instance.name, lies, time.perf_counter() - start, seed, budget)
     best = result.best
@@ -359,8 +340,8 @@ def verify(mechanism, instance: Instance, user=None, *, budget: int = 2000, seed
 
 def witness_case(instance: Instance, mechanism: str, lie: Lie) -> dict:
     """The instance as a YAML case with the lie as a ``misreport`` variant."""
-    report = (lie.shrunk or {}).get("reported_demand", lie.reported_demand)
-    value = (lie.shrunk or {}).get("manipulated_tasks", lie.manipulated_tasks)
+    report = (lie.shrunk or lie).reported_demand
+    value = (lie.shrunk or lie).manipulated_tasks
     case = instance.to_dict()
     case = {"name": f"{instance.name}-{mechanism}-lie-user-{lie.user}",
             "source": f"found by fairalloc verify -m {mechanism} on {instance.name}", **case}

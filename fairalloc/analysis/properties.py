@@ -2,8 +2,9 @@
 
 Every checker takes a mechanism (registered name or object) and an instance and returns a
 :class:`PropertyResult`: whether the property holds, the *margin* (the smallest slack, in tasks;
-negative when violated) and, when it fails, a structured *witness* (which user, which other user,
-removed user, capacity change or lie, and the numbers before and after).
+negative when violated) and, when it fails, a typed *witness* (which user, which other user,
+removed user, capacity change or lie, and the numbers before and after; one dataclass per property
+kind in :mod:`fairalloc.analysis.results`, read as ``witness.user`` or, as before, ``witness["user"]``).
 
 Bundles are always valued with the Leontief utility of the user's *true* demand, capped by her
 task bound: ``u_i(B) = min(T_i, min_{j: D_ij > 0} B_j / D_ij)``.
@@ -24,7 +25,9 @@ from typing import Callable
 
 import numpy as np
 
-from fairalloc.analysis.results import PropertyReport, PropertyResult, describe_witness
+from fairalloc.analysis.results import (BottleneckWitness, EnvyWitness, InfeasibleWitness, ParetoWitness,
+                                        PopulationWitness, PropertyReport, PropertyResult, ResourceWitness,
+                                        SharingIncentiveWitness, SingleResourceWitness, describe_witness)
 from fairalloc.analysis.valuation import leontief, tolerance
 from fairalloc.core.errors import FairallocError
 from fairalloc.core.vocabulary import DYNAMIC_PROPERTIES, PROPERTIES, property_names
@@ -67,9 +70,8 @@ def sharing_incentive(allocate: Allocate, inst: Instance, focus=None, **_) -> Pr
     i = _worst(slack, focus)
     if slack[i] >= -tolerance(x[i], fair[i]):
         return PropertyResult("sharing_incentive", True, float(slack[i]))
-    return PropertyResult("sharing_incentive", False, float(slack[i]), {
-        "user": inst.users[i], "tasks": float(x[i]), "fair_share_tasks": float(fair[i]),
-        "fair_share_bundle": dict(zip(inst.resources, map(float, fair_bundles[i])))})
+    return PropertyResult("sharing_incentive", False, float(slack[i]), SharingIncentiveWitness(
+        inst.users[i], float(x[i]), float(fair[i]), dict(zip(inst.resources, map(float, fair_bundles[i])))))
 
 
 def _envy_blocks(inst: Instance, x: np.ndarray, rows=None, block_cells: int | None = None):
@@ -202,10 +204,9 @@ def envy_freeness(allocate: Allocate, inst: Instance, focus=None, block_cells: i
     k, slack, value = int(others[t]), slacks[t], values[t]
     if slack >= -tolerance(x[i], value):
         return PropertyResult("envy_freeness", True, float(slack))
-    return PropertyResult("envy_freeness", False, float(slack), {
-        "user": inst.users[i], "envies": inst.users[k], "tasks": float(x[i]),
-        "tasks_from_other_bundle": float(value),
-        "other_bundle": dict(zip(inst.resources, map(float, x[k] * inst.demand[k])))})
+    return PropertyResult("envy_freeness", False, float(slack), EnvyWitness(
+        inst.users[i], inst.users[k], float(x[i]), float(value),
+        dict(zip(inst.resources, map(float, x[k] * inst.demand[k])))))
 
 
 def pareto_improvement(inst: Instance, x: np.ndarray) -> tuple[float, np.ndarray]:
@@ -239,15 +240,14 @@ def pareto_efficiency(allocate: Allocate, inst: Instance, **_) -> PropertyResult
     used = x @ inst.demand
     if np.any(used > inst.capacity * (1 + SATURATION) + 1e-12):
         j = int(np.argmax(used - inst.capacity))
-        return PropertyResult("pareto_efficiency", False, None, {
-            "infeasible": inst.resources[j], "used": float(used[j]), "capacity": float(inst.capacity[j])})
+        return PropertyResult("pareto_efficiency", False, None, InfeasibleWitness(
+            inst.resources[j], float(used[j]), float(inst.capacity[j])))
     gain, y = pareto_improvement(inst, x)            # in dominant shares: unit-free
     better = [u for u, a, b in zip(inst.users, x, y) if b > a + tolerance(a)]
     if gain <= PROPERTY * max(1.0, float(np.sum(x * inst.per_task_dominant_share))) or not better:
         return PropertyResult("pareto_efficiency", True, 0.0 - gain)
-    return PropertyResult("pareto_efficiency", False, float(-gain), {
-        "total_gain": float(np.sum(y - x)), "better_off": better, "tasks": _names(inst, x),
-        "improvement": _names(inst, y)})
+    return PropertyResult("pareto_efficiency", False, float(-gain), ParetoWitness(
+        float(np.sum(y - x)), better, _names(inst, x), _names(inst, y)))
 
 
 def _max_min_on(inst: Instance, j: int) -> np.ndarray:
@@ -263,9 +263,9 @@ def _compare_to_max_min(name: str, x: np.ndarray, ref: np.ndarray, inst: Instanc
     margin = 0.0 - float(np.abs(diff[i]))
     if abs(diff[i]) <= tolerance(x[i], ref[i]):
         return PropertyResult(name, True, margin)
-    return PropertyResult(name, False, margin, {"resource": resource, "user": inst.users[i], "tasks": float(x[i]),
-                                                "max_min_fair_tasks": float(ref[i]),
-                                                "allocation": _names(inst, x), "max_min_fair": _names(inst, ref)})
+    kind = BottleneckWitness if name == "bottleneck_fairness" else SingleResourceWitness
+    return PropertyResult(name, False, margin, kind(resource, inst.users[i], float(x[i]), float(ref[i]),
+                                                    _names(inst, x), _names(inst, ref)))
 
 
 @_checker("single_resource_fairness")
@@ -316,8 +316,8 @@ def population_monotonicity(allocate: Allocate, inst: Instance, focus=None, **_)
     if slack >= -tolerance(before, after):
         return PropertyResult("population_monotonicity", True, slack)
     user = [u for u in inst.users if u != inst.users[k]][i]
-    return PropertyResult("population_monotonicity", False, slack, {
-        "removed_user": inst.users[k], "user": user, "tasks_before": float(before), "tasks_after": float(after)})
+    return PropertyResult("population_monotonicity", False, slack, PopulationWitness(
+        inst.users[k], user, float(before), float(after)))
 
 
 #: capacity factors tried per resource (and for all resources at once) by resource_monotonicity
@@ -340,27 +340,24 @@ def resource_monotonicity(allocate: Allocate, inst: Instance, factors=RM_FACTORS
     if slack >= -tolerance(x[i], after):
         return PropertyResult("resource_monotonicity", True, slack)
     changed = "all" if j is None else inst.resources[j]
-    return PropertyResult("resource_monotonicity", False, slack, {
-        "resource": changed, "factor": f,
-        "capacity_before": dict(zip(inst.resources, map(float, inst.capacity))),
-        "capacity_after": dict(zip(inst.resources, map(float, inst.capacity * f if j is None else
-                                                       np.where(np.arange(inst.m) == j, inst.capacity * f,
-                                                                inst.capacity)))),
-        "user": inst.users[i], "tasks_before": float(x[i]), "tasks_after": float(after)})
+    more = inst.capacity * f if j is None else np.where(np.arange(inst.m) == j, inst.capacity * f, inst.capacity)
+    return PropertyResult("resource_monotonicity", False, slack, ResourceWitness(
+        changed, f, dict(zip(inst.resources, map(float, inst.capacity))), dict(zip(inst.resources, map(float, more))),
+        inst.users[i], float(x[i]), float(after)))
 
 
 @_checker("strategy_proofness")
-def strategy_proofness(allocate: Allocate, inst: Instance, *, mechanism=None, budget: int = 500, seed: int = 0,
+def strategy_proofness(allocate: Allocate, inst: Instance, *, mechanism: Mechanism, budget: int = 500, seed: int = 0,
                        method: str = "auto", hints=None, focus=None, **_) -> PropertyResult:
     """No user gains true tasks by reporting another demand (searched by the verifier)."""
-    from fairalloc.analysis.manipulation import verify
-    result = verify(mechanism, inst, focus, budget=budget, seed=seed, method=method, hints=hints or {})
+    from fairalloc.analysis.manipulation import search_lies
+    result = search_lies(mechanism, inst, focus, budget=budget, seed=seed, method=method, hints=hints or {})
     note = f"no profitable lie found in {result.evaluations} evaluations (a search, not a proof)"
     best = result.best
     if best is None or not best.profitable:
         return PropertyResult("strategy_proofness", True, 0.0 - (best.gain if best else 0.0), note=note,
                               evaluations=result.evaluations)
-    return PropertyResult("strategy_proofness", False, -best.gain, best.to_dict(), evaluations=result.evaluations)
+    return PropertyResult("strategy_proofness", False, -best.gain, best, evaluations=result.evaluations)
 
 
 def check_work(names, inst: Instance, *, budget: int = 500, focus=None) -> None:
@@ -386,14 +383,20 @@ def allocator(mechanism: Mechanism, method: str = "auto") -> Allocate:
 
 def check_property(mechanism, instance: Instance, prop: str, *, method: str = "auto", budget: int = 500,
                    seed: int = 0, user=None) -> PropertyResult:
-    """Check one property (see :data:`PROPERTIES`) of ``mechanism`` on ``instance``.
+    """Check one property (see :data:`PROPERTIES`) of ``mechanism`` (a registered name or a
+    :class:`~fairalloc.core.registry.Mechanism`) on ``instance``.
 
     ``instance`` may be a loaded case; its ``misreport`` variants are the verifier's first guesses.
     ``user``: check the property for this user only ("violates P for user U"; Pareto efficiency,
     a property of the whole allocation, ignores it).
     """
+    return check_one(get(mechanism), instance, prop, method=method, budget=budget, seed=seed, user=user)
+
+
+def check_one(mech: Mechanism, instance: Instance, prop: str, *, method: str = "auto", budget: int = 500,
+              seed: int = 0, user=None, checked: bool = False) -> PropertyResult:
+    """:func:`check_property` for a resolved mechanism; ``checked``: :func:`check_work` already ran."""
     from fairalloc.analysis.manipulation import case_hints
-    mech = get(mechanism)
     inst = getattr(instance, "instance", instance)
     focus = None if user is None else inst.user_index(user)
     if mech.kind == "dynamic":
@@ -403,14 +406,16 @@ def check_property(mechanism, instance: Instance, prop: str, *, method: str = "a
         return DYNAMIC_CHECKERS[name](history, mechanism=mech, d=normalised(inst, mech.name), budget=budget,
                                       seed=seed, method=method, focus=focus)
     (name,) = property_names(prop)
-    check_work([name], inst, budget=budget, focus=focus)
+    if not checked:
+        check_work([name], inst, budget=budget, focus=focus)
     return CHECKERS[name](allocator(mech, method), inst, mechanism=mech, budget=budget, seed=seed, method=method,
                           hints=case_hints(instance), focus=focus)
 
 
 def check(mechanism, instance: Instance, properties=None, *, method: str = "auto", budget: int = 500,
           seed: int = 0) -> PropertyReport:
-    """Check several properties (default: all eight) of ``mechanism`` on ``instance``.
+    """Check several properties (default: all eight) of ``mechanism`` (a registered name or a
+    :class:`~fairalloc.core.registry.Mechanism`) on ``instance``.
 
     The :class:`PropertyReport` is a ``dict`` ``{property: PropertyResult}``; Jupyter shows it as
     a table.
@@ -420,12 +425,12 @@ def check(mechanism, instance: Instance, properties=None, *, method: str = "auto
                            mech.kind == "dynamic")
     if mech.kind != "dynamic":
         check_work(names, getattr(instance, "instance", instance), budget=budget)
-    return PropertyReport({p: check_property(mechanism, instance, p, method=method, budget=budget, seed=seed)
-                           for p in names}, mechanism=mech.name,
+    return PropertyReport({p: check_one(mech, instance, p, method=method, budget=budget, seed=seed,
+                                        checked=True) for p in names}, mechanism=mech.name,
                           instance=getattr(getattr(instance, "instance", instance), "name", ""))
 
 
 assert set(PROPERTIES) == set(CHECKERS)
 
-__all__ = ["CHECKERS", "PROPERTIES", "PropertyReport", "PropertyResult", "check", "check_property", "check_work",
-           "envious_users", "envy_values", "leontief", "property_names", "worst_envy"]
+__all__ = ["CHECKERS", "PROPERTIES", "PropertyReport", "PropertyResult", "check", "check_one", "check_property",
+           "check_work", "envious_users", "envy_values", "leontief", "property_names", "worst_envy"]

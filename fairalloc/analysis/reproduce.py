@@ -101,7 +101,7 @@ def _claim_rows(case: Case) -> list[Row]:
                 c.holds
         else:
             computed = "violates: " + describe_witness(c.property, result.witness)
-            ok = not c.holds and (c.user is None or str((result.witness or {}).get("user")) == c.user)
+            ok = not c.holds and (c.user is None or str(getattr(result.witness, "user", None)) == c.user)
         if c.refutes is not None:           # a source's claim, and this case its counterexample
             rows.append(Row(case.name, "refuted claim", f"{c.mechanism} satisfies {c.property}{scope}",
                             f"{c.refutes}: holds", computed, REFUTED if ok else "MISMATCH"))

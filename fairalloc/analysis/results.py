@@ -3,14 +3,19 @@
 A :class:`PropertyResult` says whether a property holds, its margin (the smallest slack, in
 tasks; negative when violated) and, when it fails, a *witness*: which user, which other user,
 removed user, capacity change or lie, with the numbers before and after.
-:func:`describe_witness` turns a witness into one line a person can read.
+
+Witnesses are typed: one dataclass per property kind (:class:`EnvyWitness`, :class:`Lie`, ...),
+each with ``to_dict()`` (the JSON shape) and ``describe()`` (one line a person can read;
+:func:`describe_witness` gives it for a witness or its dict).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
 
-from fairalloc.core.tolerances import NOISE
+from fairalloc.core.tolerances import GAIN, NOISE
 
 
 @dataclass
@@ -20,7 +25,7 @@ class PropertyResult:
     name: str
     holds: bool
     margin: float | None = None
-    witness: dict | None = None
+    witness: Witness | None = None
     applicable: bool = True
     note: str = ""
     evaluations: int = 0
@@ -32,9 +37,17 @@ class PropertyResult:
             self.margin = max(margin, 0.0) if self.holds else margin
             if abs(self.margin) <= NOISE:
                 self.margin = 0.0
+        if isinstance(self.witness, dict) and (self.name in WITNESS_TYPES or "infeasible" in self.witness):
+            # a witness given as its dict: typed here
+            self.witness = witness_from_dict(self.name, self.witness)
 
     def to_dict(self) -> dict:
-        out = {k: v for k, v in asdict(self).items() if v not in (None, "") and k != "name"}
+        """The JSON shape: every set field but the name, the witness as its ``to_dict()``."""
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name != "name" and value is not None and not (isinstance(value, str) and value == ""):
+                out[f.name] = value.to_dict() if isinstance(value, Witness) else value
         out["holds"] = self.holds
         return out
 
@@ -78,49 +91,328 @@ def _report_table(results, caption: str = "") -> str:
                  caption=caption, align="llrl")
 
 
-def describe_witness(prop: str, w: dict | None) -> str:
-    """One readable line for a witness."""
+# -- witnesses ----------------------------------------------------------------------------------------
+
+class Witness(Mapping):
+    """Base of the typed witnesses: a dataclass per property kind, with :meth:`to_dict` (the JSON
+    shape: its keys, in order) and :meth:`describe` (one readable line).
+
+    The compatibility view: a witness is also a read-only mapping over its :meth:`to_dict` keys,
+    so ``result.witness["user"]``, ``w.get("shrunk")``, ``"user" in w`` and ``w == {...}`` work as
+    they did when witnesses were plain dicts.
+    """
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Witness":
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+
+    def __getitem__(self, key):
+        return self.to_dict()[key]
+
+    def __iter__(self):
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self.to_dict())
+
+
+# eq=False: equality is the Mapping's (by to_dict items), so a witness equals the dict it replaces
+_witness = dataclass(eq=False)
+
+
+@_witness
+class SharingIncentiveWitness(Witness):
+    """``x_i < u_i(R w_i / sum w)``: user ``user`` prefers her slice of a static partition."""
+
+    user: str
+    tasks: float
+    fair_share_tasks: float
+    fair_share_bundle: dict[str, float]
+
+    def describe(self) -> str:
+        return f"user {self.user} gets {self.tasks:.6g} tasks, her fair share runs {self.fair_share_tasks:.6g}"
+
+
+@_witness
+class DynamicSharingIncentiveWitness(Witness):
+    """At step ``step`` a user's dominant share is below her shared quantity."""
+
+    step: int
+    user: str
+    dominant_share: float
+    shared: float
+
+    def describe(self) -> str:
+        return (f"at step {self.step} user {self.user} has dominant share {self.dominant_share:.6g} < her shared "
+                f"quantity {self.shared:.6g}")
+
+
+@_witness
+class EnvyWitness(Witness):
+    """User ``user`` runs more tasks with ``envies``'s (weight-scaled) bundle than with her own."""
+
+    user: str
+    envies: str
+    tasks: float
+    tasks_from_other_bundle: float
+    other_bundle: dict[str, float]
+
+    def describe(self) -> str:
+        return (f"user {self.user} ({self.tasks:.6g} tasks) could run {self.tasks_from_other_bundle:.6g} with "
+                f"user {self.envies}'s bundle")
+
+
+@_witness
+class InfeasibleWitness(Witness):
+    """The allocation uses more of ``infeasible`` than there is."""
+
+    infeasible: str
+    used: float
+    capacity: float
+
+    def describe(self) -> str:
+        return f"resource {self.infeasible} over capacity ({self.used:.6g} > {self.capacity:.6g})"
+
+
+@_witness
+class ParetoWitness(Witness):
+    """A feasible ``improvement`` gives everyone as much and ``better_off`` more."""
+
+    total_gain: float
+    better_off: list[str]
+    tasks: dict[str, float]
+    improvement: dict[str, float]
+
+    def describe(self) -> str:
+        return f"users {', '.join(self.better_off)} can gain {self.total_gain:.6g} tasks in all, nobody losing"
+
+
+@_witness
+class SingleResourceWitness(Witness):
+    """On one resource, ``user`` does not get her max-min fair task count."""
+
+    resource: str
+    user: str
+    tasks: float
+    max_min_fair_tasks: float
+    allocation: dict[str, float]
+    max_min_fair: dict[str, float]
+
+    def describe(self) -> str:
+        return f"user {self.user} gets {self.tasks:.6g}, max-min fair is {self.max_min_fair_tasks:.6g}"
+
+
+@_witness
+class BottleneckWitness(SingleResourceWitness):
+    """On the common bottleneck ``resource``, ``user`` does not get her max-min fair task count."""
+
+    def describe(self) -> str:
+        return f"on common bottleneck {self.resource}: " + super().describe()
+
+
+@_witness
+class PopulationWitness(Witness):
+    """Removing ``removed_user`` lowers ``user``'s task count."""
+
+    removed_user: str
+    user: str
+    tasks_before: float
+    tasks_after: float
+
+    def describe(self) -> str:
+        return (f"removing user {self.removed_user} lowers user {self.user} from {self.tasks_before:.6g} to "
+                f"{self.tasks_after:.6g}")
+
+
+@_witness
+class ResourceWitness(Witness):
+    """``factor`` times the capacity of ``resource`` (or of ``"all"``) lowers ``user``'s task count."""
+
+    resource: str
+    factor: float
+    capacity_before: dict[str, float]
+    capacity_after: dict[str, float]
+    user: str
+    tasks_before: float
+    tasks_after: float
+
+    def describe(self) -> str:
+        return (f"x{self.factor:g} capacity of {self.resource} lowers user {self.user} from {self.tasks_before:.6g} "
+                f"to {self.tasks_after:.6g}")
+
+
+@_witness
+class ShrunkLie(Witness):
+    """The best lie rounded to a rounder report whose gain survives."""
+
+    reported_demand: dict[str, float]
+    manipulated_tasks: float
+    gain: float
+    rounding: str
+
+
+@_witness
+class Lie(Witness):
+    """The best report found for one user (the verifier's answer, and the witness of a static
+    strategy-proofness violation)."""
+
+    user: str
+    truthful_tasks: float
+    manipulated_tasks: float
+    reported_demand: dict[str, float]
+    evaluations: int
+    shrunk: ShrunkLie | None = None
+
+    def __post_init__(self):
+        if isinstance(self.shrunk, dict):
+            self.shrunk = ShrunkLie.from_dict(self.shrunk)
+
+    @property
+    def gain(self) -> float:
+        return self.manipulated_tasks - self.truthful_tasks
+
+    @property
+    def relative_gain(self) -> float:
+        return self.gain / self.truthful_tasks if self.truthful_tasks > 0 else (math.inf if self.gain > 0 else 0.0)
+
+    @property
+    def profitable(self) -> bool:
+        return self.gain > GAIN * max(1.0, abs(self.truthful_tasks))
+
+    def to_dict(self) -> dict:
+        out = {"user": self.user, "reported_demand": dict(self.reported_demand), "truthful_tasks": self.truthful_tasks,
+               "manipulated_tasks": self.manipulated_tasks, "gain": self.gain,
+               # null when undefined: a gain over a truthful count of 0 (JSON has no infinity)
+               "relative_gain": finite_or_none(self.relative_gain), "evaluations": self.evaluations}
+        if self.shrunk:
+            out["shrunk"] = self.shrunk.to_dict()
+        return out
+
+    def describe(self) -> str:
+        lie = self.shrunk or self
+        return (f"user {self.user} reporting {_demand_text(lie.reported_demand)} runs "
+                f"{lie.manipulated_tasks:.6g} true tasks instead of {self.truthful_tasks:.6g}")
+
+
+@_witness
+class DynamicLieWitness(Witness):
+    """A misreport at arrival that raises the user's true value at some later step."""
+
+    user: str
+    reported_demand: dict[str, float]
+    gain_in_tasks_at_some_later_step: float
+
+    def describe(self) -> str:
+        return (f"user {self.user} reporting {_demand_text(self.reported_demand)} gains "
+                f"{self.gain_in_tasks_at_some_later_step:.6g} true tasks at a later step")
+
+
+@_witness
+class IrreversibilityWitness(Witness):
+    """When ``arrived`` arrives (step ``step``), ``user``'s dominant share drops."""
+
+    step: int
+    arrived: str
+    user: str
+    dominant_share_before: float
+    dominant_share_after: float
+
+    def describe(self) -> str:
+        return (f"when user {self.arrived} arrives (step {self.step}) user {self.user} drops from "
+                f"{self.dominant_share_before:.6g} to {self.dominant_share_after:.6g}")
+
+
+@_witness
+class DynamicParetoWitness(Witness):
+    """At step ``step`` the pool allows ``better_off`` more, nobody less."""
+
+    step: int
+    total_gain: float
+    better_off: list[str]
+
+    def describe(self) -> str:
+        return (f"at step {self.step} users {', '.join(self.better_off)} can gain {self.total_gain:.6g} in all "
+                f"within the pool")
+
+
+@_witness
+class SharedMonotonicityWitness(Witness):
+    """A larger shared quantity (``user``) ends with a smaller dominant share than ``other``'s."""
+
+    step: int
+    user: str
+    shared: float
+    dominant_share: float
+    other: str
+    other_shared: float
+    other_dominant_share: float
+
+    def describe(self) -> str:
+        return (f"at step {self.step} user {self.user} (shared {self.shared:.6g}) has dominant share "
+                f"{self.dominant_share:.6g} < {self.other_dominant_share:.6g} of user {self.other} "
+                f"(shared {self.other_shared:.6g})")
+
+
+@_witness
+class DynamicEnvyWitness(Witness):
+    """At step ``step`` ``user`` envies ``envies`` though the dynamic definition allows no envy."""
+
+    step: int
+    user: str
+    envies: str
+    dominant_share: float
+    value_of_other_bundle: float
+    other_arrived_first: bool
+
+    def describe(self) -> str:
+        return (f"at step {self.step} user {self.user} envies user {self.envies} "
+                f"({self.value_of_other_bundle:.6g} > {self.dominant_share:.6g})")
+
+
+#: per property, ``(test on a witness dict, witness class)`` pairs, the first that passes wins
+WITNESS_TYPES: dict[str, tuple] = {
+    "sharing_incentive": ((lambda d: "tasks" in d, SharingIncentiveWitness),
+                          (lambda d: True, DynamicSharingIncentiveWitness)),
+    "envy_freeness": ((lambda d: True, EnvyWitness),),
+    "pareto_efficiency": ((lambda d: True, ParetoWitness),),
+    "single_resource_fairness": ((lambda d: True, SingleResourceWitness),),
+    "bottleneck_fairness": ((lambda d: True, BottleneckWitness),),
+    "population_monotonicity": ((lambda d: True, PopulationWitness),),
+    "resource_monotonicity": ((lambda d: True, ResourceWitness),),
+    "strategy_proofness": ((lambda d: "truthful_tasks" in d, Lie), (lambda d: True, DynamicLieWitness)),
+    "irreversibility": ((lambda d: True, IrreversibilityWitness),),
+    "dynamic_pareto_optimality": ((lambda d: True, DynamicParetoWitness),),
+    "shared_monotonicity": ((lambda d: True, SharedMonotonicityWitness),),
+    "dynamic_envy_freeness": ((lambda d: True, DynamicEnvyWitness),),
+}
+
+
+def witness_from_dict(prop: str, data: dict) -> Witness:
+    """The typed witness of property ``prop`` that ``data`` (its :meth:`~Witness.to_dict`) describes."""
+    if "infeasible" in data:
+        return InfeasibleWitness.from_dict(data)
+    cls = next(cls for test, cls in WITNESS_TYPES[prop] if test(data))
+    return cls.from_dict(data)
+
+
+def describe_witness(prop: str, w: Witness | dict | None) -> str:
+    """One readable line for a witness (a :class:`Witness`, or the dict of one)."""
     if not w:
         return ""
-    if "infeasible" in w:
-        return f"resource {w['infeasible']} over capacity ({w['used']:.6g} > {w['capacity']:.6g})"
-    texts = {
-        "sharing_incentive": lambda: f"user {w['user']} gets {w['tasks']:.6g} tasks, her fair share runs "
-                                     f"{w['fair_share_tasks']:.6g}" if "tasks" in w else
-        f"at step {w['step']} user {w['user']} has dominant share {w['dominant_share']:.6g} < her shared "
-        f"quantity {w['shared']:.6g}",
-        "envy_freeness": lambda: f"user {w['user']} ({w['tasks']:.6g} tasks) could run "
-                                 f"{w['tasks_from_other_bundle']:.6g} with user {w['envies']}'s bundle",
-        "pareto_efficiency": lambda: f"users {', '.join(w['better_off'])} can gain {w['total_gain']:.6g} tasks "
-                                     f"in all, nobody losing",
-        "single_resource_fairness": lambda: f"user {w['user']} gets {w['tasks']:.6g}, max-min fair is "
-                                            f"{w['max_min_fair_tasks']:.6g}",
-        "bottleneck_fairness": lambda: f"on common bottleneck {w['resource']}: user {w['user']} gets "
-                                       f"{w['tasks']:.6g}, max-min fair is {w['max_min_fair_tasks']:.6g}",
-        "population_monotonicity": lambda: f"removing user {w['removed_user']} lowers user {w['user']} from "
-                                           f"{w['tasks_before']:.6g} to {w['tasks_after']:.6g}",
-        "resource_monotonicity": lambda: f"x{w['factor']:g} capacity of {w['resource']} lowers user {w['user']} "
-                                         f"from {w['tasks_before']:.6g} to {w['tasks_after']:.6g}",
-        "strategy_proofness": lambda: _lie_text(w) if "truthful_tasks" in w else
-        f"user {w['user']} reporting {_demand_text(w['reported_demand'])} gains "
-        f"{w['gain_in_tasks_at_some_later_step']:.6g} true tasks at a later step",
-        "irreversibility": lambda: f"when user {w['arrived']} arrives (step {w['step']}) user {w['user']} drops from "
-                                   f"{w['dominant_share_before']:.6g} to {w['dominant_share_after']:.6g}",
-        "dynamic_pareto_optimality": lambda: f"at step {w['step']} users {', '.join(w['better_off'])} can gain "
-                                             f"{w['total_gain']:.6g} in all within the pool",
-        "shared_monotonicity": lambda: f"at step {w['step']} user {w['user']} (shared {w['shared']:.6g}) has "
-                                       f"dominant share {w['dominant_share']:.6g} < {w['other_dominant_share']:.6g}"
-                                       f" of user {w['other']} (shared {w['other_shared']:.6g})",
-        "dynamic_envy_freeness": lambda: f"at step {w['step']} user {w['user']} envies user {w['envies']} "
-                                         f"({w['value_of_other_bundle']:.6g} > {w['dominant_share']:.6g})",
-    }
-    return texts[prop]()
+    if not isinstance(w, Witness):
+        w = witness_from_dict(prop, w)
+    return w.describe()
 
 
-def _lie_text(w: dict) -> str:
-    lie = w.get("shrunk") or w
-    return (f"user {w['user']} reporting {_demand_text(lie['reported_demand'])} runs "
-            f"{lie['manipulated_tasks']:.6g} true tasks instead of {w['truthful_tasks']:.6g}")
+def finite_or_none(value) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
 
 
 def _demand_text(demand: dict) -> str:

@@ -26,7 +26,8 @@ from fairalloc.core.allocation import Allocation
 from fairalloc.core.errors import FairallocError, unknown
 from fairalloc.core.instance import Instance
 from fairalloc.core import limits
-from fairalloc.analysis.properties import PropertyResult, check, check_work, envious_users, pairwise_cells, property_names
+from fairalloc.analysis.properties import (PropertyResult, check, check_work, envious_users, pairwise_cells,
+                                           property_names)
 
 DEFAULT_ALPHAS = (0.0, 0.5, 1.0, 2.0, 5.0, math.inf)
 REFERENCES = ("drf", "ceei", "asset", "utilitarian")
@@ -53,7 +54,7 @@ class Point:
 
 def parse_alphas(text) -> list[float]:
     """``"0,0.5,1,2,5,inf"`` (or a list of numbers and ``"inf"``) -> sorted floats; one clear error
-    naming ``--alphas`` otherwise."""
+    naming ``alphas`` otherwise."""
     alphas = []
     for part in (str(p).strip() for p in (text.split(",") if isinstance(text, str) else text)):
         if not part:
@@ -61,14 +62,14 @@ def parse_alphas(text) -> list[float]:
         try:
             value = math.inf if part.lower() in ("inf", "infinity") else float(part)
         except ValueError:
-            raise FairallocError(f"--alphas: '{part}' is not a number (write e.g. 0,0.5,1,2,5,inf)") from None
+            raise FairallocError(f"alphas: '{part}' is not a number (write e.g. 0,0.5,1,2,5,inf)") from None
         if math.isnan(value) or value < 0:
-            raise FairallocError(f"--alphas: alpha must be >= 0 (got {part})")
+            raise FairallocError(f"alphas: alpha must be >= 0 (got {part})")
         alphas.append(value)
     if not alphas:
-        raise FairallocError("--alphas: give at least one alpha (e.g. 0,1,inf)")
+        raise FairallocError("alphas: give at least one alpha (e.g. 0,1,inf)")
     if len(set(alphas)) > limits.MAX_ALPHAS:
-        raise FairallocError(f"--alphas: at most {limits.MAX_ALPHAS} alphas (got {len(set(alphas))}; "
+        raise FairallocError(f"alphas: at most {limits.MAX_ALPHAS} alphas (got {len(set(alphas))}; "
                              f"fairalloc.core.limits.MAX_ALPHAS)")
     return sorted(set(alphas))
 
@@ -104,22 +105,23 @@ def frontier(instance, alphas=DEFAULT_ALPHAS, *, on: str = "shares", references=
              progress=None) -> list[Point]:
     """Points of the alpha-fair family on ``instance`` (then the reference mechanisms).
 
+    ``references``: mechanisms (registered names or :class:`~fairalloc.core.registry.Mechanism`
+    objects), resolved with the family members before any point is solved.
     ``properties``: names (or a comma-separated string) to check at every point; ``""`` none,
     ``None`` all of them.  ``progress``: a callable called with each finished point.
     """
     from fairalloc.core import registry
     inst: Instance = getattr(instance, "instance", instance)
     if on not in FAMILIES:
-        raise FairallocError(f"--on: {unknown('utility', on, FAMILIES)}")
+        raise FairallocError(f"on: {unknown('utility', on, FAMILIES)}")
     wanted = [] if properties == "" else property_names(
         properties if isinstance(properties, (str, type(None))) else ",".join(properties))
-    plan = [(alpha_label(a), f"{FAMILIES[on]}:{a}", a) for a in parse_alphas(alphas)]
-    plan += [(name, name, None) for name in references]
+    plan = [(alpha_label(a), registry.get(f"{FAMILIES[on]}:{a}"), a) for a in parse_alphas(alphas)]
+    plan += [(ref if isinstance(ref, str) else ref.name, registry.get(ref), None) for ref in references]
     if wanted:
         check_work(wanted, inst, budget=budget)     # refused before any point is solved
     points = []
-    for label, name, alpha in plan:
-        mech = registry.get(name)
+    for label, mech, alpha in plan:
         allocation = mech.allocate(inst, method)
         checked = check(mech, instance, wanted, method=method, budget=budget) if wanted else {}
         points.append(Point(label, allocation.mechanism, alpha, allocation, measures(allocation), checked))

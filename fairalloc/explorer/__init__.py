@@ -45,11 +45,18 @@ import numpy as np
 import yaml
 
 from fairalloc.core import registry
-from fairalloc.io.cases import Case, bundled_cases, load_case, parse_case
 from fairalloc.core.decimals import finite
 from fairalloc.core.errors import CaseError, FairallocError, excerpt, one_line, shown, unknown
-from fairalloc.core.limits import (EXPLORER_WAIT_SECONDS, MAX_EXPLORER_BUDGET, MAX_EXPLORER_CONCURRENT, MAX_EXPLORER_MECHANISMS,
-                     MAX_EXPLORER_RESOURCES, MAX_EXPLORER_USERS, MAX_REQUEST_BYTES)
+from fairalloc.core.limits import (
+    EXPLORER_WAIT_SECONDS,
+    MAX_EXPLORER_BUDGET,
+    MAX_EXPLORER_CONCURRENT,
+    MAX_EXPLORER_MECHANISMS,
+    MAX_EXPLORER_RESOURCES,
+    MAX_EXPLORER_USERS,
+    MAX_REQUEST_BYTES,
+)
+from fairalloc.io.cases import Case, bundled_cases, load_case, parse_case
 
 STATIC = Path(__file__).with_name("static")
 #: the reference mechanisms the page offers, beside the alpha-fair family
@@ -86,12 +93,16 @@ def case_from_page(data) -> Case:
         raise CaseError("users: give at least one user")
     for what, rows, limit in (("resources", resources, MAX_EXPLORER_RESOURCES), ("users", users, MAX_EXPLORER_USERS)):
         if len(rows) > limit:
-            raise CaseError(f"{what}: the explorer takes at most {limit} {what} (got {len(rows)}; "
-                            f"fairalloc.core.limits.MAX_EXPLORER_{what.upper()}); use the command line for larger cases")
+            raise CaseError(
+                f"{what}: the explorer takes at most {limit} {what} (got {len(rows)}; "
+                f"fairalloc.core.limits.MAX_EXPLORER_{what.upper()}); use the command line for larger cases"
+            )
     resource_names, user_names = _names(resources, "resources"), _names(users, "users")
-    mapping = {"name": str(data.get("name") or "explorer"),
-               "resources": {r: row.get("capacity") for r, row in zip(resource_names, resources)},
-               "users": {}}
+    mapping = {
+        "name": str(data.get("name") or "explorer"),
+        "resources": {r: row.get("capacity") for r, row in zip(resource_names, resources)},
+        "users": {},
+    }
     for name, row in zip(user_names, users):
         demand = row.get("demand") or {}
         if not isinstance(demand, dict):
@@ -110,19 +121,27 @@ def page_form(case: Case) -> dict:
     inst = case.instance
     users = []
     for i, u in enumerate(inst.users):
-        row = {"name": u, "demand": {r: float(inst.demand[i, j]) for j, r in enumerate(inst.resources)},
-               "weight": 1.0 if inst.weights is None else float(np.ravel(inst.weights[i])[0])}
+        row = {
+            "name": u,
+            "demand": {r: float(inst.demand[i, j]) for j, r in enumerate(inst.resources)},
+            "weight": 1.0 if inst.weights is None else float(np.ravel(inst.weights[i])[0]),
+        }
         if inst.max_tasks is not None and np.isfinite(inst.max_tasks[i]):
             row["max_tasks"] = float(inst.max_tasks[i])
         users.append(row)
-    return {"name": case.name, "source": case.source or "", "description": case.description or "",
-            "resources": [{"name": r, "capacity": float(c)} for r, c in zip(inst.resources, inst.capacity)],
-            "users": users}
+    return {
+        "name": case.name,
+        "source": case.source or "",
+        "description": case.description or "",
+        "resources": [{"name": r, "capacity": float(c)} for r, c in zip(inst.resources, inst.capacity)],
+        "users": users,
+    }
 
 
 # -- what the page shows -----------------------------------------------------------------------
 def _alpha_name(body) -> str:
     from fairalloc.analysis.tradeoff import FAMILIES
+
     alpha = body.get("alpha", 2)
     family = FAMILIES.get(body.get("on", "shares"))
     if family is None:
@@ -136,8 +155,10 @@ def _mechanism_names(body) -> list[str]:
     if not isinstance(asked, list) or not all(isinstance(n, str) for n in asked):
         raise FairallocError(f"mechanisms: expected a list of mechanism names (got {excerpt(asked)})")
     if len(asked) > MAX_EXPLORER_MECHANISMS:
-        raise FairallocError(f"mechanisms: at most {MAX_EXPLORER_MECHANISMS} per request (got {len(asked)}; "
-                             f"fairalloc.core.limits.MAX_EXPLORER_MECHANISMS)")
+        raise FairallocError(
+            f"mechanisms: at most {MAX_EXPLORER_MECHANISMS} per request (got {len(asked)}; "
+            f"fairalloc.core.limits.MAX_EXPLORER_MECHANISMS)"
+        )
     names = list(dict.fromkeys(asked))
     if body.get("alpha") is not None:
         names.append(_alpha_name(body))
@@ -148,23 +169,27 @@ def _mechanism_names(body) -> list[str]:
 
 def allocation_view(allocation) -> dict:
     from fairalloc.analysis.tradeoff import measures
+
     inst = allocation.instance
     exact = allocation.exact
-    return {"mechanism": allocation.mechanism, "method": allocation.method, "solver": allocation.solver,
-            "tasks": dict(zip(inst.users, map(float, allocation.tasks))),
-            "exact": None if exact is None else dict(zip(inst.users, map(str, exact))),
-            "dominant_shares": dict(zip(inst.users, map(float, allocation.dominant_shares))),
-            "bundles": {u: dict(zip(inst.resources, map(float, allocation.bundles[i])))
-                        for i, u in enumerate(inst.users)},
-            "prices": None if allocation.prices is None else dict(zip(inst.resources, map(float, allocation.prices))),
-            "measures": measures(allocation)}
+    return {
+        "mechanism": allocation.mechanism,
+        "method": allocation.method,
+        "solver": allocation.solver,
+        "tasks": dict(zip(inst.users, map(float, allocation.tasks))),
+        "exact": None if exact is None else dict(zip(inst.users, map(str, exact))),
+        "dominant_shares": dict(zip(inst.users, map(float, allocation.dominant_shares))),
+        "bundles": {u: dict(zip(inst.resources, map(float, allocation.bundles[i]))) for i, u in enumerate(inst.users)},
+        "prices": None if allocation.prices is None else dict(zip(inst.resources, map(float, allocation.prices))),
+        "measures": measures(allocation),
+    }
 
 
 def _svg(fig) -> str:
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight")
     text = buf.getvalue()
-    return text[text.index("<svg"):]
+    return text[text.index("<svg") :]
 
 
 def figure4_svg(allocations) -> str:
@@ -172,6 +197,7 @@ def figure4_svg(allocations) -> str:
     user's share of it."""
     import matplotlib
     from matplotlib.figure import Figure
+
     with _PLOT_LOCK, matplotlib.rc_context({"svg.fonttype": "none", "font.size": 9}):
         fig = Figure(figsize=(2.3 * len(allocations) + 0.6, 2.9))
         axes = np.atleast_1d(fig.subplots(1, len(allocations), sharey=True))
@@ -181,12 +207,26 @@ def figure4_svg(allocations) -> str:
             shares = a.bundles / np.where(inst.capacity > 0, inst.capacity, 1.0)
             bottom = np.zeros(inst.m)
             for i, u in enumerate(inst.users):
-                ax.bar(inst.resources, shares[i], bottom=bottom, color=colours(i % 10), edgecolor="white",
-                       label=u, width=0.6)
+                ax.bar(
+                    inst.resources,
+                    shares[i],
+                    bottom=bottom,
+                    color=colours(i % 10),
+                    edgecolor="white",
+                    label=u,
+                    width=0.6,
+                )
                 for j in range(inst.m):
                     if shares[i, j] >= 0.06:
-                        ax.text(j, bottom[j] + shares[i, j] / 2, f"{u} {shares[i, j]:.0%}", ha="center",
-                                va="center", fontsize=7, color="white")
+                        ax.text(
+                            j,
+                            bottom[j] + shares[i, j] / 2,
+                            f"{u} {shares[i, j]:.0%}",
+                            ha="center",
+                            va="center",
+                            fontsize=7,
+                            color="white",
+                        )
                 bottom += shares[i]
             ax.set_title(a.mechanism, fontsize=9)
             ax.set_ylim(0, 1)
@@ -200,8 +240,11 @@ def figure4_svg(allocations) -> str:
 def solve_view(body) -> dict:
     case = case_from_page(body.get("case"))
     allocations = [registry.get(n).allocate(case.instance) for n in _mechanism_names(body)]
-    return {"instance": case.instance.to_dict(), "results": [allocation_view(a) for a in allocations],
-            "chart": figure4_svg(allocations) if allocations else ""}
+    return {
+        "instance": case.instance.to_dict(),
+        "results": [allocation_view(a) for a in allocations],
+        "chart": figure4_svg(allocations) if allocations else "",
+    }
 
 
 def _one_name(body, default: str) -> str:
@@ -215,29 +258,49 @@ def _budget(body, default: int) -> int:
     """The verifier's evaluation budget from a request, bounded so one request stays short."""
     budget = body.get("budget", default)
     if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_EXPLORER_BUDGET:
-        raise FairallocError(f"budget: must be a whole number between 1 and {MAX_EXPLORER_BUDGET} "
-                             f"(got {excerpt(budget)})")
+        raise FairallocError(
+            f"budget: must be a whole number between 1 and {MAX_EXPLORER_BUDGET} (got {excerpt(budget)})"
+        )
     return budget
 
 
 def properties_view(body) -> dict:
-    from fairalloc.analysis.properties import check, describe_witness
     from fairalloc.analysis.manipulation import check_search
+    from fairalloc.analysis.properties import check, describe_witness
+
     case = case_from_page(body.get("case"))
     name = _one_name(body, "drf")
     budget = _budget(body, 150)
     # dynamic mechanisms search lies too (their own checkers): the same bound, before any work
-    check_search(case.instance, case.instance.n, budget, "strategy_proofness", "MAX_EXPLORER_SEARCH_WORK",
-                 hint="lower the verifier budget or use fewer users")
+    check_search(
+        case.instance,
+        case.instance.n,
+        budget,
+        "strategy_proofness",
+        "MAX_EXPLORER_SEARCH_WORK",
+        hint="lower the verifier budget or use fewer users",
+    )
     report = check(name, case.instance, budget=budget)
-    return {"mechanism": name, "properties": [
-        {"name": p, "holds": r.holds, "applicable": r.applicable, "margin": r.margin, "note": r.note,
-         "text": r.summary() if r.holds or not r.applicable else describe_witness(p, r.witness),
-         "witness": r.witness} for p, r in report.items()]}
+    return {
+        "mechanism": name,
+        "properties": [
+            {
+                "name": p,
+                "holds": r.holds,
+                "applicable": r.applicable,
+                "margin": r.margin,
+                "note": r.note,
+                "text": r.summary() if r.holds or not r.applicable else describe_witness(p, r.witness),
+                "witness": r.witness.to_dict() if r.witness else None,
+            }
+            for p, r in report.items()
+        ],
+    }
 
 
 def frontier_view(body) -> dict:
     from fairalloc.analysis.tradeoff import DEFAULT_ALPHAS, frontier, plot_frontier
+
     case = case_from_page(body.get("case"))
     on = body.get("on", "shares")
     points = frontier(case.instance, DEFAULT_ALPHAS, on=on)
@@ -246,24 +309,28 @@ def frontier_view(body) -> dict:
         current = frontier(case.instance, [registry.get(_alpha_name(body)).alpha], on=on, references=[])[0]
     with _PLOT_LOCK:
         import matplotlib
+
         with matplotlib.rc_context({"svg.fonttype": "none"}):
             svg = _svg(plot_frontier(points, current=current))
     keys = ("total_dominant_share", "min_dominant_share", "jain_index")
-    return {"svg": svg, "points": [{"label": p.label, **{k: p.metrics[k] for k in keys}} for p in points],
-            "current": None if current is None else {"label": current.label, **{k: current.metrics[k] for k in keys}}}
+    return {
+        "svg": svg,
+        "points": [{"label": p.label, **{k: p.metrics[k] for k in keys}} for p in points],
+        "current": None if current is None else {"label": current.label, **{k: current.metrics[k] for k in keys}},
+    }
 
 
 def probe_view(body) -> dict:
     from fairalloc.analysis.manipulation import best_lie, probe
+
     case = case_from_page(body.get("case"))
     inst, name = case.instance, _one_name(body, "drf")
     user = str(body.get("user", ""))
     if user not in inst.users:
         raise CaseError(f"probe.user: {unknown('user', user, inst.users)}")
     report = body.get("report") or {}
-    checked = {"resources": {r: 1.0 for r in inst.resources},
-               "users": {user: {"demand": report}}}
-    try:          # the reported demand is validated like a case's demand (its own field names)
+    checked = {"resources": {r: 1.0 for r in inst.resources}, "users": {user: {"demand": report}}}
+    try:  # the reported demand is validated like a case's demand (its own field names)
         parse_case(checked, where="probe")
     except CaseError as exc:
         raise CaseError(str(exc).replace(f"users.{user}.demand", "probe.report", 1)) from None
@@ -280,12 +347,18 @@ def playback_view(body) -> dict:
     name = _one_name(body, "dmfa-srq")
     mech = registry.get(name)
     if mech.kind != "dynamic":
-        raise FairallocError(f"mechanism: '{name}' is static; playback is for dynamic mechanisms "
-                             f"({', '.join(registry.available('dynamic'))})")
+        raise FairallocError(
+            f"mechanism: '{name}' is static; playback is for dynamic mechanisms "
+            f"({', '.join(registry.available('dynamic'))})"
+        )
     history = mech.allocate(case.instance).history
     steps = history.step_dicts(limit=MAX_PLAYBACK_STEPS)
-    return {"mechanism": name, "users": case.instance.users, "steps": steps,
-            "truncated": case.instance.n > MAX_PLAYBACK_STEPS}
+    return {
+        "mechanism": name,
+        "users": case.instance.users,
+        "steps": steps,
+        "truncated": case.instance.n > MAX_PLAYBACK_STEPS,
+    }
 
 
 def yaml_text(body) -> str:
@@ -312,6 +385,7 @@ def read_body(request) -> dict:
     a :class:`RequestError` (413) beyond, a :class:`FairallocError` (400) if it is not a JSON
     object (``NaN`` and nesting deeper than Python parses included)."""
     from werkzeug.exceptions import RequestEntityTooLarge
+
     if request.content_length is not None and request.content_length > MAX_REQUEST_BYTES:
         raise RequestError(_too_large(request.content_length), 413)
     try:
@@ -375,7 +449,7 @@ def create_app(case: str | None = None):
             return error(str(exc), 400)
         except (RecursionError, MemoryError) as exc:
             return error(f"request: too large to compute ({type(exc).__name__})", 400)
-        except Exception as exc:      # a bug must not take the page down: report it, keep serving
+        except Exception as exc:  # a bug must not take the page down: report it, keep serving
             traceback.print_exc(file=sys.stderr)
             return error(f"internal error ({type(exc).__name__}: {shown(exc)}); please report it", 500)
         finally:
@@ -413,7 +487,7 @@ def create_app(case: str | None = None):
     @app.get("/api/case/<name>")
     def one_case(name):
         known = bundled_cases()
-        if name not in known:           # bundled cases only: never a file of the server's disk
+        if name not in known:  # bundled cases only: never a file of the server's disk
             return error(f"case: {unknown('bundled case', name, known)}", 404)
         try:
             return jsonify(page_form(load_case(name)))
@@ -424,16 +498,22 @@ def create_app(case: str | None = None):
     def mechanisms():
         return jsonify({"static": list(OFFERED), "dynamic": registry.available("dynamic")})
 
-    for route, view in (("solve", solve_view), ("properties", properties_view), ("frontier", frontier_view),
-                        ("probe", probe_view), ("playback", playback_view)):
+    for route, view in (
+        ("solve", solve_view),
+        ("properties", properties_view),
+        ("frontier", frontier_view),
+        ("probe", probe_view),
+        ("playback", playback_view),
+    ):
         app.add_url_rule(f"/api/{route}", route, (lambda v: lambda: answer(v))(view), methods=["POST"])
 
     def yaml_answer(body):
         text = yaml_text(body)
         name = (body.get("case") or {}).get("name") or "case"
         safe = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in str(name)[:100]) or "case"
-        return Response(text, mimetype="application/x-yaml",
-                        headers={"Content-Disposition": f'attachment; filename="{safe}.yaml"'})
+        return Response(
+            text, mimetype="application/x-yaml", headers={"Content-Disposition": f'attachment; filename="{safe}.yaml"'}
+        )
 
     @app.post("/api/yaml")
     def download_yaml():
@@ -445,13 +525,15 @@ def create_app(case: str | None = None):
 def _listening_socket(host: str, port: int):
     """A socket bound to ``host:port`` and listening; one clear error when it cannot be."""
     import socket
+
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
         address = socket.getaddrinfo(host, port, family, socket.SOCK_STREAM)[0][4]
         sock = socket.socket(family, socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:
-        raise FairallocError(f"host: cannot listen on {shown(host)} ({getattr(exc, 'strerror', None) or exc})") \
-            from None
+        raise FairallocError(
+            f"host: cannot listen on {shown(host)} ({getattr(exc, 'strerror', None) or exc})"
+        ) from None
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
@@ -465,17 +547,19 @@ def _listening_socket(host: str, port: int):
 def serve(case: str | None, host: str = "127.0.0.1", port: int = 8050, open_browser: bool = False) -> None:
     """Serve the explorer until interrupted (Ctrl-C)."""
     from werkzeug.serving import make_server
+
     app = create_app(case)
     sock = _listening_socket(host, port)
     try:
         server = make_server(host, port, app, threaded=True, fd=sock.fileno())
     finally:
-        sock.close()                    # the server holds its own duplicate of the socket
+        sock.close()  # the server holds its own duplicate of the socket
     shown_host = f"[{host}]" if ":" in host else host
     url = f"http://{shown_host}:{server.port}/"
     print(f"fairalloc explorer on {url}  (Ctrl-C to stop)", flush=True)
     if open_browser:
         import webbrowser
+
         webbrowser.open(url)
     try:
         server.serve_forever()
