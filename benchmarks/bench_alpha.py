@@ -29,7 +29,7 @@ SEED = 7
 def instance(n: int, m: int = 8) -> fairalloc.Instance:
     rng = np.random.default_rng(SEED)
     demand = rng.uniform(0.1, 4.0, size=(n, m))
-    capacity = demand.sum(axis=0) * 3            # 3 tasks of every user; they want unbounded tasks
+    capacity = demand.sum(axis=0) * 3  # 3 tasks of every user; they want unbounded tasks
     return fairalloc.Instance.from_arrays(capacity, demand)
 
 
@@ -56,21 +56,62 @@ def main(argv=None) -> int:
         t_prog, prog = timed(lambda: fairalloc.solve(inst, name, "program"), max(1, args.repeats - 1))
         welfare_gap = (fast.info["welfare"] - prog.info["welfare"]) / max(1.0, abs(prog.info["welfare"]))
         task_gap = float(np.max(np.abs(fast.tasks - prog.tasks) / np.maximum(1.0, np.abs(prog.tasks))))
-        figures.append({"alpha": alpha, "users": args.users, "fast_s": t_fast, "program_s": t_prog,
-                        "speedup": t_prog / t_fast, "welfare_fast_minus_program_rel": welfare_gap,
-                        "max_task_diff_rel": task_gap, "newton_iterations": fast.info.get("newton_iterations")})
-        rows.append([name, f"{t_fast:.3f}", f"{t_prog:.3f}", f"{t_prog / t_fast:.0f}x", f"{welfare_gap:+.1e}",
-                     f"{task_gap:.1e}", fast.info.get("newton_iterations")])
+        figures.append(
+            {
+                "alpha": alpha,
+                "users": args.users,
+                "fast_s": t_fast,
+                "program_s": t_prog,
+                "speedup": t_prog / t_fast,
+                "welfare_fast_minus_program_rel": welfare_gap,
+                "max_task_diff_rel": task_gap,
+                "newton_iterations": fast.info.get("newton_iterations"),
+            }
+        )
+        rows.append(
+            [
+                name,
+                f"{t_fast:.3f}",
+                f"{t_prog:.3f}",
+                f"{t_prog / t_fast:.0f}x",
+                f"{welfare_gap:+.1e}",
+                f"{task_gap:.1e}",
+                fast.info.get("newton_iterations"),
+            ]
+        )
     points = [f"alpha-fair:{a}" for a in ("0", "0.5", "1", "2", "5", "inf")] + ["drf", "ceei", "asset", "utilitarian"]
-    small = instance(min(args.users, 1000))          # envy is O(n^2 m): the frontier at 1,000 users at most
+    small = instance(min(args.users, 1000))  # envy is O(n^2 m): the frontier at 1,000 users at most
     t_solves, _ = timed(lambda: [fairalloc.solve(small, p) for p in points], 1)
     t_front, _ = timed(lambda: frontier(small), 1)
-    figures.append({"frontier_users": small.n, "frontier_s": t_front, "solves_s": t_solves, "frontier_over_solves": t_front / t_solves})
+    figures.append(
+        {
+            "frontier_users": small.n,
+            "frontier_s": t_front,
+            "solves_s": t_solves,
+            "frontier_over_solves": t_front / t_solves,
+        }
+    )
     print(f"alpha-fair on {args.users:,} users x 8 resources (fast = dual Newton, program = cvxpy + Clarabel)")
-    print(tabulate(rows, ["mechanism", "fast s", "program s", "program / fast", "welfare fast - program (rel)",
-                          "max task diff (rel)", "Newton its"], disable_numparse=True))
-    print(f"frontier on {small.n:,} users (6 alphas + drf, ceei, asset, utilitarian, with every measure): {t_front:.2f} s = "
-          f"{t_front / t_solves:.2f}x the same 10 solves alone ({t_solves:.2f} s)")
+    print(
+        tabulate(
+            rows,
+            [
+                "mechanism",
+                "fast s",
+                "program s",
+                "program / fast",
+                "welfare fast - program (rel)",
+                "max task diff (rel)",
+                "Newton its",
+            ],
+            disable_numparse=True,
+        )
+    )
+    print(
+        f"frontier on {small.n:,} users (6 alphas + drf, ceei, asset, utilitarian, with every measure): "
+        f"{t_front:.2f} s = "
+        f"{t_front / t_solves:.2f}x the same 10 solves alone ({t_solves:.2f} s)"
+    )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(figures, fh, indent=2)

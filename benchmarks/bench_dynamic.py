@@ -42,8 +42,14 @@ def fast_vs_lp(n: int, m: int = 2) -> dict:
     t_lp, lp = timed(lambda: fairalloc.solve(inst, "dmfa-srq", method="program"))
     a, b = fast.history.M, lp.history.M
     diff = float(np.max(np.abs(a - b) / np.maximum(1, np.maximum(np.abs(a), np.abs(b)))))
-    return {"users": n, "resources": m, "fast_s": t_fast, "lp_s": t_lp, "speedup": t_lp / t_fast,
-            "max_rel_diff_M": diff}
+    return {
+        "users": n,
+        "resources": m,
+        "fast_s": t_fast,
+        "lp_s": t_lp,
+        "speedup": t_lp / t_fast,
+        "max_rel_diff_M": diff,
+    }
 
 
 def scaling(sizes: list[int], m: int = 4) -> dict:
@@ -64,14 +70,27 @@ def main() -> None:
     args = parser.parse_args()
     pairs = [fast_vs_lp(n) for n in ((50, 100) if args.quick else (100, 500))]
     growth = scaling([250, 500, 1000] if args.quick else [1000, 2000, 4000, 7000, 10000])
-    rows = [[f"fast vs LP, {p['users']} users x {p['resources']}", f"{p['fast_s']:.4f} s", f"{p['lp_s']:.2f} s",
-             f"{p['speedup']:.0f}x", f"{p['max_rel_diff_M']:.1e}"] for p in pairs]
+    rows = [
+        [
+            f"fast vs LP, {p['users']} users x {p['resources']}",
+            f"{p['fast_s']:.4f} s",
+            f"{p['lp_s']:.2f} s",
+            f"{p['speedup']:.0f}x",
+            f"{p['max_rel_diff_M']:.1e}",
+        ]
+        for p in pairs
+    ]
     print(tabulate(rows, ["measurement", "fast", "per-arrival LP", "speed-up", "max |M diff| (rel)"]))
     print()
-    print(tabulate([[n, f"{t:.3f}"] for n, t in zip(growth["sizes"], growth["seconds"])],
-                   [f"arrivals (x {growth['resources']} resources)", "fast path seconds"]))
-    print(f"growth exponent (log-log slope, {growth['sizes'][0]}..{growth['sizes'][-1]}): "
-          f"{growth['growth_exponent']:.2f}")
+    print(
+        tabulate(
+            [[n, f"{t:.3f}"] for n, t in zip(growth["sizes"], growth["seconds"])],
+            [f"arrivals (x {growth['resources']} resources)", "fast path seconds"],
+        )
+    )
+    print(
+        f"growth exponent (log-log slope, {growth['sizes'][0]}..{growth['sizes'][-1]}): {growth['growth_exponent']:.2f}"
+    )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"fast_vs_lp": pairs, "scaling": growth}, fh, indent=2)

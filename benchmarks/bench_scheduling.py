@@ -42,8 +42,7 @@ SEED = 20110330
 
 
 # -- the plain loop ---------------------------------------------------------------------------------
-def plain_loop(inst: fairalloc.Instance, max_launches: float = np.inf, policy: str = "stop",
-               record: int = 0):
+def plain_loop(inst: fairalloc.Instance, max_launches: float = np.inf, policy: str = "stop", record: int = 0):
     """Algorithm 1 on ``heapq``: task counts per user (and the first ``record`` users chosen)."""
     R = [float(r) for r in inst.capacity]
     W = inst.weight_matrix().tolist()
@@ -73,7 +72,7 @@ def plain_loop(inst: fairalloc.Instance, max_launches: float = np.inf, policy: s
         if not fits:
             if policy == "stop":
                 break
-            continue                                    # skip: set aside for good (no releases here)
+            continue  # skip: set aside for good (no releases here)
         u, rw = U[i], RW[i]
         share = 0.0
         for j in cols:
@@ -92,13 +91,14 @@ def plain_loop(inst: fairalloc.Instance, max_launches: float = np.inf, policy: s
 
 
 # -- instances ----------------------------------------------------------------------------------------
-def instance(n: int, m: int, launches: int, *, seed: int = SEED, weights: bool = False, tiny: int = 0,
-             room: float = 1.0) -> fairalloc.Instance:
+def instance(
+    n: int, m: int, launches: int, *, seed: int = SEED, weights: bool = False, tiny: int = 0, room: float = 1.0
+) -> fairalloc.Instance:
     """Random demands ``U(0.1, 1)``; capacity about what ``room * launches`` average tasks use."""
     rng = np.random.default_rng(seed)
     demand = rng.uniform(0.1, 1.0, (n, m))
     if tiny:
-        demand[:tiny] *= 1e-3                           # a few users with tiny tasks
+        demand[:tiny] *= 1e-3  # a few users with tiny tasks
     capacity = room * launches * demand.mean(axis=0)
     w = rng.integers(1, 5, n).astype(float) if weights else None
     return fairalloc.Instance(capacity, demand, weights=w, name=f"random-{n}x{m}")
@@ -110,8 +110,7 @@ def timed(fn):
     return time.perf_counter() - start, result
 
 
-def compare(label: str, inst: fairalloc.Instance, launches: float, policy: str, repeat: int,
-            single: bool) -> dict:
+def compare(label: str, inst: fairalloc.Instance, launches: float, policy: str, repeat: int, single: bool) -> dict:
     """Interleaved timings of the plain loop, ``run_counts`` (and the lean single step)."""
     times = {"plain": [], "run_counts": [], "single": []}
     counts = {}
@@ -124,7 +123,7 @@ def compare(label: str, inst: fairalloc.Instance, launches: float, policy: str, 
         t, counts["run_counts"] = timed(lambda: sched.run_counts(limit))
         times["run_counts"].append(t)
         stats = dict(sched.stats)
-        if single and rep < 2:                          # slow: two runs are enough
+        if single and rep < 2:  # slow: two runs are enough
             lean = DRFScheduler(inst, policy=policy)
             t, counts["single"] = timed(lambda: lean.run_counts(limit, batch=False))
             times["single"].append(t)
@@ -132,14 +131,24 @@ def compare(label: str, inst: fairalloc.Instance, launches: float, policy: str, 
     same = all(np.array_equal(counts["plain"], c) for c in counts.values())
     rate = {k: total / statistics.median(v) for k, v in times.items() if v}
     best = {k: total / min(v) for k, v in times.items() if v}
-    return {"case": label, "policy": policy, "users": inst.n, "resources": inst.m, "launches": total,
-            "same_counts": bool(same),
-            "plain_per_s": rate["plain"], "run_counts_per_s": rate["run_counts"],
-            "single_per_s": rate.get("single"),
-            "ratio": rate["run_counts"] / rate["plain"], "ratio_best": best["run_counts"] / best["plain"],
-            "single_ratio": rate["single"] / rate["plain"] if "single" in rate else None,
-            "batches": stats["chunks"], "batched": stats["batched"], "single_steps": stats["single"],
-            "seconds": {k: v for k, v in times.items() if v}}
+    return {
+        "case": label,
+        "policy": policy,
+        "users": inst.n,
+        "resources": inst.m,
+        "launches": total,
+        "same_counts": bool(same),
+        "plain_per_s": rate["plain"],
+        "run_counts_per_s": rate["run_counts"],
+        "single_per_s": rate.get("single"),
+        "ratio": rate["run_counts"] / rate["plain"],
+        "ratio_best": best["run_counts"] / best["plain"],
+        "single_ratio": rate["single"] / rate["plain"] if "single" in rate else None,
+        "batches": stats["chunks"],
+        "batched": stats["batched"],
+        "single_steps": stats["single"],
+        "seconds": {k: v for k, v in times.items() if v},
+    }
 
 
 def prefix_check(inst: fairalloc.Instance, launches: float, policy: str, prefix: int) -> dict:
@@ -148,11 +157,14 @@ def prefix_check(inst: fairalloc.Instance, launches: float, policy: str, prefix:
     sched = DRFScheduler(inst, policy=policy)
     mine = []
     for _ in range(min(prefix, int(counts.sum()))):
-        mine.append(sched._decide()[0])                 # the lean single step (no Launch record)
+        mine.append(sched._decide()[0])  # the lean single step (no Launch record)
     rest = None if not np.isfinite(launches) else int(launches) - len(mine)
     sched.run_counts(rest)
-    return {"prefix": len(order), "same_prefix": mine == order,
-            "same_counts_after": bool(np.array_equal(sched.launched, counts))}
+    return {
+        "prefix": len(order),
+        "same_prefix": mine == order,
+        "same_counts_after": bool(np.array_equal(sched.launched, counts)),
+    }
 
 
 def main(argv=None) -> int:
@@ -180,35 +192,93 @@ def main(argv=None) -> int:
     rows.append(compare("capacity-bound", full, np.inf, "stop", repeat, single=False))
     # skip: every user set aside one by one at the end
     rows.append(compare("capacity-bound", full, np.inf, "skip", max(1, repeat // 2), single=False))
-    rows.append(compare("weighted", instance(n, m, launches, seed=SEED + 2, weights=True, room=1.2),
-                        launches, "stop", max(1, repeat // 2), single=False))
-    rows.append(compare("10 tiny-task users", instance(n, m, launches, seed=SEED + 3, tiny=10, room=1.2),
-                        launches, "stop", max(1, repeat // 2), single=False))
+    rows.append(
+        compare(
+            "weighted",
+            instance(n, m, launches, seed=SEED + 2, weights=True, room=1.2),
+            launches,
+            "stop",
+            max(1, repeat // 2),
+            single=False,
+        )
+    )
+    rows.append(
+        compare(
+            "10 tiny-task users",
+            instance(n, m, launches, seed=SEED + 3, tiny=10, room=1.2),
+            launches,
+            "stop",
+            max(1, repeat // 2),
+            single=False,
+        )
+    )
 
-    checks = [dict(case="headline", **prefix_check(main_inst, launches, "stop", prefix)),
-              dict(case="capacity-bound skip", **prefix_check(full, np.inf, "skip", prefix))]
+    checks = [
+        dict(case="headline", **prefix_check(main_inst, launches, "stop", prefix)),
+        dict(case="capacity-bound skip", **prefix_check(full, np.inf, "skip", prefix)),
+    ]
 
-    table = [[r["case"], r["policy"], f"{r['users']}x{r['resources']}", r["launches"], r["same_counts"],
-              f"{r['plain_per_s']:,.0f}", f"{r['run_counts_per_s']:,.0f}",
-              f"{r['ratio']:.1f}x ({r['ratio_best']:.1f}x)",
-              "-" if r["single_per_s"] is None else f"{r['single_per_s']:,.0f} ({r['single_ratio']:.2f}x)",
-              f"{r['batches']} / {r['batched']} / {r['single_steps']}"] for r in rows]
-    print(tabulate(table, headers=["case", "policy", "n x m", "launches", "same counts", "plain loop /s",
-                                   "run_counts /s", "ratio median (best)", "lean step /s (ratio)",
-                                   "batches / batched / single"]))
+    table = [
+        [
+            r["case"],
+            r["policy"],
+            f"{r['users']}x{r['resources']}",
+            r["launches"],
+            r["same_counts"],
+            f"{r['plain_per_s']:,.0f}",
+            f"{r['run_counts_per_s']:,.0f}",
+            f"{r['ratio']:.1f}x ({r['ratio_best']:.1f}x)",
+            "-" if r["single_per_s"] is None else f"{r['single_per_s']:,.0f} ({r['single_ratio']:.2f}x)",
+            f"{r['batches']} / {r['batched']} / {r['single_steps']}",
+        ]
+        for r in rows
+    ]
+    print(
+        tabulate(
+            table,
+            headers=[
+                "case",
+                "policy",
+                "n x m",
+                "launches",
+                "same counts",
+                "plain loop /s",
+                "run_counts /s",
+                "ratio median (best)",
+                "lean step /s (ratio)",
+                "batches / batched / single",
+            ],
+        )
+    )
     print()
-    print(tabulate([[c["case"], c["prefix"], c["same_prefix"], c["same_counts_after"]] for c in checks],
-                   headers=["prefix check", "decisions", "same sequence", "same counts after run_counts"]))
+    print(
+        tabulate(
+            [[c["case"], c["prefix"], c["same_prefix"], c["same_counts_after"]] for c in checks],
+            headers=["prefix check", "decisions", "same sequence", "same counts after run_counts"],
+        )
+    )
     head = rows[0]
     ok = all(r["same_counts"] for r in rows) and all(c["same_prefix"] and c["same_counts_after"] for c in checks)
     met = head["ratio"] >= 2
-    print(f"\nheadline: {head['ratio']:.1f}x the plain loop (target >= 2x): {'met' if met else 'MISSED'}; "
-          f"decisions identical: {ok}")
+    print(
+        f"\nheadline: {head['ratio']:.1f}x the plain loop (target >= 2x): {'met' if met else 'MISSED'}; "
+        f"decisions identical: {ok}"
+    )
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"quick": args.quick, "repeat": repeat, "rows": rows, "checks": checks,
-                       "target_met": met, "identical": ok}, fh, indent=2)
+            json.dump(
+                {
+                    "quick": args.quick,
+                    "repeat": repeat,
+                    "rows": rows,
+                    "checks": checks,
+                    "target_met": met,
+                    "identical": ok,
+                },
+                fh,
+                indent=2,
+            )
     return 0 if ok else 1
 
 

@@ -38,8 +38,14 @@ def build(tasks: int, nodes: int, users: int, per_job: int, seed: int) -> Worklo
         n = min(per_job, left)
         left -= n
         cpu, mem = float(rng.randint(1, 4)), float(rng.randint(1, 8))
-        jobs.append(Job(f"job-{k}", f"user-{k % users}", round(t, 3),
-                        (tuple(Task(cpu, mem, round(max(0.5, rng.expovariate(1 / mean_dur)), 3)) for _ in range(n)),)))
+        jobs.append(
+            Job(
+                f"job-{k}",
+                f"user-{k % users}",
+                round(t, 3),
+                (tuple(Task(cpu, mem, round(max(0.5, rng.expovariate(1 / mean_dur)), 3)) for _ in range(n)),),
+            )
+        )
         t += rng.expovariate(1 / gap)
     return Workload(nodes, node_cpu, node_mem, tuple(jobs), f"synthetic-{tasks}")
 
@@ -49,7 +55,7 @@ def heap_baseline(n_events: int, nodes: int, seed: int) -> float:
     rng = random.Random(seed)
     start = time.perf_counter()
     heap, seq = [], 0
-    for _ in range(min(n_events, 4 * nodes * 16)):      # keep ~ as many in flight as the cluster holds
+    for _ in range(min(n_events, 4 * nodes * 16)):  # keep ~ as many in flight as the cluster holds
         heapq.heappush(heap, (rng.random() * 30, seq, None))
         seq += 1
     done = 0
@@ -78,27 +84,49 @@ def main() -> None:
     t1 = time.perf_counter()
     validate(w)
     t2 = time.perf_counter()
-    out = {"tasks": w.n_tasks, "jobs": len(w.jobs), "nodes": w.nodes, "users": args.users,
-           "build_seconds": round(t1 - t0, 2), "validate_seconds": round(t2 - t1, 2), "runs": []}
-    print(f"workload: {w.n_tasks:,} tasks, {len(w.jobs):,} jobs, {args.users} users, {w.nodes} nodes "
-          f"(build {t1 - t0:.1f} s, validate {t2 - t1:.1f} s)")
+    out = {
+        "tasks": w.n_tasks,
+        "jobs": len(w.jobs),
+        "nodes": w.nodes,
+        "users": args.users,
+        "build_seconds": round(t1 - t0, 2),
+        "validate_seconds": round(t2 - t1, 2),
+        "runs": [],
+    }
+    print(
+        f"workload: {w.n_tasks:,} tasks, {len(w.jobs):,} jobs, {args.users} users, {w.nodes} nodes "
+        f"(build {t1 - t0:.1f} s, validate {t2 - t1:.1f} s)"
+    )
     runs = [("drf", w)]
     if args.slots_tasks:
-        runs.append(("slots:12", build(min(args.slots_tasks, args.tasks), args.nodes, args.users,
-                                       args.tasks_per_job, args.seed)))
+        runs.append(
+            (
+                "slots:12",
+                build(min(args.slots_tasks, args.tasks), args.nodes, args.users, args.tasks_per_job, args.seed),
+            )
+        )
     for name, wl in runs:
         r = simulate(wl, name, samples=200)
-        row = {"scheduler": name, "tasks": wl.n_tasks, "events": r.events, "wall_seconds": round(r.wall_seconds, 2),
-               "events_per_second": round(r.events_per_second), "tasks_per_second": round(r.tasks_started / r.wall_seconds),
-               "simulated_seconds": round(r.end_time), "tasks_finished": r.tasks_finished,
-               "utilization": {k: round(v, 3) for k, v in r.utilization.items()},
-               "fairness_error": round(r.fairness_error, 4),
-               "mean_completion_time": round(r.mean_completion_time["all"], 1)}
+        row = {
+            "scheduler": name,
+            "tasks": wl.n_tasks,
+            "events": r.events,
+            "wall_seconds": round(r.wall_seconds, 2),
+            "events_per_second": round(r.events_per_second),
+            "tasks_per_second": round(r.tasks_started / r.wall_seconds),
+            "simulated_seconds": round(r.end_time),
+            "tasks_finished": r.tasks_finished,
+            "utilization": {k: round(v, 3) for k, v in r.utilization.items()},
+            "fairness_error": round(r.fairness_error, 4),
+            "mean_completion_time": round(r.mean_completion_time["all"], 1),
+        }
         out["runs"].append(row)
-        print(f"{name:9s}: {wl.n_tasks:,} tasks, {r.events:,} events in {r.wall_seconds:.1f} s = "
-              f"{r.events_per_second:,.0f} events/s ({row['tasks_per_second']:,} tasks/s); simulated "
-              f"{r.end_time:,.0f} s, utilisation cpu {r.utilization['cpu']:.3f} mem {r.utilization['mem']:.3f}, "
-              f"fairness error {r.fairness_error:.4f}, mean JCT {row['mean_completion_time']} s")
+        print(
+            f"{name:9s}: {wl.n_tasks:,} tasks, {r.events:,} events in {r.wall_seconds:.1f} s = "
+            f"{r.events_per_second:,.0f} events/s ({row['tasks_per_second']:,} tasks/s); simulated "
+            f"{r.end_time:,.0f} s, utilisation cpu {r.utilization['cpu']:.3f} mem {r.utilization['mem']:.3f}, "
+            f"fairness error {r.fairness_error:.4f}, mean JCT {row['mean_completion_time']} s"
+        )
     base = heap_baseline(out["runs"][0]["events"], args.nodes, args.seed)
     out["heapq_baseline_events_per_second"] = round(base)
     print(f"baseline : bare heapq replay (no scheduling) {base:,.0f} events/s")

@@ -45,8 +45,13 @@ def _blas_threads_from_argv() -> None:
     pass (no BLAS) barely moves; pinning BLAS to one thread keeps the ratios meaningful there.
     """
     for k, arg in enumerate(sys.argv):
-        value = arg.split("=", 1)[1] if arg.startswith("--blas-threads=") else \
-            sys.argv[k + 1] if arg == "--blas-threads" and k + 1 < len(sys.argv) else None
+        value = (
+            arg.split("=", 1)[1]
+            if arg.startswith("--blas-threads=")
+            else sys.argv[k + 1]
+            if arg == "--blas-threads" and k + 1 < len(sys.argv)
+            else None
+        )
         if value is not None:
             for var in _BLAS_VARS:
                 os.environ[var] = value
@@ -61,10 +66,10 @@ from tabulate import tabulate  # noqa: E402
 import fairalloc  # noqa: E402
 from fairalloc import Instance, SolverError  # noqa: E402
 
-SEED = 20110330          # fixed: every array below is drawn from generators seeded with it
-M = 8                    # resources
+SEED = 20110330  # fixed: every array below is drawn from generators seeded with it
+M = 8  # resources
 CAPACITY_PER_USER = 0.3  # R_j = n * 0.3 with demands ~ U(0.1, 1): every resource is contended
-ZERO_FRACTION = 0.2      # share of zero entries in the zero-demand variant
+ZERO_FRACTION = 0.2  # share of zero entries in the zero-demand variant
 
 # size sets: (full, quick)
 SIZES = {
@@ -78,13 +83,14 @@ SIZES = {
 REPEATS = {"fast": (7, 5), "program": (3, 2), "program_mid": (2, 1)}
 
 TARGETS = {
-    "filling_ratio": 3.0,          # fast / numpy pass, at most
-    "ceei_nash_rel": 1e-9,         # |NW_fast - NW_program| / |NW_program|, at most
-    "ceei_speedup_mid": 20.0,      # program / fast at ceei_mid_n, at least
+    "filling_ratio": 3.0,  # fast / numpy pass, at most
+    "ceei_nash_rel": 1e-9,  # |NW_fast - NW_program| / |NW_program|, at most
+    "ceei_speedup_mid": 20.0,  # program / fast at ceei_mid_n, at least
 }
 
 
 # -- data -------------------------------------------------------------------------------------
+
 
 def demands(n: int, *, zeros: bool = False, seed: int = SEED) -> tuple[np.ndarray, np.ndarray]:
     """``(capacity, demand)``: demands ~ U(0.1, 1) (strictly positive unless ``zeros``)."""
@@ -92,7 +98,7 @@ def demands(n: int, *, zeros: bool = False, seed: int = SEED) -> tuple[np.ndarra
     D = rng.uniform(0.1, 1.0, (n, M))
     if zeros:
         D[rng.random((n, M)) < ZERO_FRACTION] = 0.0
-        empty = ~(D > 0).any(axis=1)                 # a user must demand something
+        empty = ~(D > 0).any(axis=1)  # a user must demand something
         D[empty, rng.integers(0, M, int(empty.sum()))] = rng.uniform(0.1, 1.0, int(empty.sum()))
     R = np.full(M, n * CAPACITY_PER_USER)
     return R, D
@@ -109,6 +115,7 @@ def baseline_pass(R, D):
 
 
 # -- timing -----------------------------------------------------------------------------------
+
 
 def _timed(fn, arg):
     gc.collect()
@@ -155,14 +162,18 @@ def ceei_program_default_tolerances(inst: Instance):
     (``fairalloc.program(inst, "ceei")``) solved with Clarabel's default tolerances, bypassing
     ``fairalloc.core.backends.solve_cvxpy``.  Positive demands, no bounds, unit weights only."""
     import cvxpy as cp
+
     problem = fairalloc.program(inst, "ceei").models[0][1]
     problem.solve(solver=cp.CLARABEL)
     if problem.status != cp.OPTIMAL:
         raise SolverError(f"ceei fallback: Clarabel (default tolerances) returned '{problem.status}'")
     (x,) = problem.variables()
     tasks = np.clip(np.asarray(x.value, dtype=float), 0, None)
-    return SimpleNamespace(tasks=tasks, info={"nash_welfare": float(np.sum(np.log(tasks)))},
-                           solver="cvxpy+clarabel (default tol, fallback)")
+    return SimpleNamespace(
+        tasks=tasks,
+        info={"nash_welfare": float(np.sum(np.log(tasks)))},
+        solver="cvxpy+clarabel (default tol, fallback)",
+    )
 
 
 def program_or_fallback(repeats, make_arg, fn, fallback=None):
@@ -190,7 +201,7 @@ class Row:
     reference: str = ""
     ref_med: float | None = None
     ref_min: float | None = None
-    figure: str = ""               # what ``value`` is
+    figure: str = ""  # what ``value`` is
     value: float | None = None
     value_min: float | None = None  # the same figure from the minimum times
     target: str = ""
@@ -204,8 +215,20 @@ def _size(n):
     return f"{n:,} x {M}"
 
 
-def ratio_row(section, what, n, times, ref_times, reference, figure="time / ref", target=None,
-              at_least=False, notes="", extra=None, invert=False) -> Row:
+def ratio_row(
+    section,
+    what,
+    n,
+    times,
+    ref_times,
+    reference,
+    figure="time / ref",
+    target=None,
+    at_least=False,
+    notes="",
+    extra=None,
+    invert=False,
+) -> Row:
     """A row whose figure is ``time / ref`` (or ``ref / time`` with ``invert``: a speed-up)."""
     tm, tn = statistics.median(times), min(times)
     rm, rn = statistics.median(ref_times), min(ref_times)
@@ -215,11 +238,28 @@ def ratio_row(section, what, n, times, ref_times, reference, figure="time / ref"
     if target is not None:
         met = value >= target if at_least else value <= target
         tgt = f"{'>=' if at_least else '<='} {target:g}"
-    return Row(section, what, _size(n), tm, tn, reference, rm, rn, figure, value, value_min, tgt, met,
-               notes, len(times), extra or {})
+    return Row(
+        section,
+        what,
+        _size(n),
+        tm,
+        tn,
+        reference,
+        rm,
+        rn,
+        figure,
+        value,
+        value_min,
+        tgt,
+        met,
+        notes,
+        len(times),
+        extra or {},
+    )
 
 
 # -- the measurements -------------------------------------------------------------------------
+
 
 def bench_filling(n, repeats) -> list[Row]:
     rows = []
@@ -227,21 +267,44 @@ def bench_filling(n, repeats) -> list[Row]:
         R, D = demands(n, zeros=zeros)
         for mech in ("drf", "asset"):
             times, ref_times, alloc = measure(
-                repeats, lambda inst: fairalloc.solve(inst, mech, method="fast"), lambda: fresh(R, D),
-                lambda D: baseline_pass(R, D), lambda: D)
+                repeats,
+                lambda inst: fairalloc.solve(inst, mech, method="fast"),
+                lambda R=R, D=D: fresh(R, D),  # bound now: D is deleted after the loop body
+                lambda D: baseline_pass(R, D),
+                lambda D=D: D,
+            )
             rounds = alloc.info.get("rounds")
             zero_note = f"{(D == 0).mean():.0%} zero demands, " if zeros else ""
-            rows.append(ratio_row("1 filling", f"{mech} fast" + (" (zeros)" if zeros else ""), n, times,
-                                  ref_times, "numpy (D/R).max(1)", target=TARGETS["filling_ratio"],
-                                  notes=f"{zero_note}{rounds} round(s)", extra={"rounds": rounds}))
+            rows.append(
+                ratio_row(
+                    "1 filling",
+                    f"{mech} fast" + (" (zeros)" if zeros else ""),
+                    n,
+                    times,
+                    ref_times,
+                    "numpy (D/R).max(1)",
+                    target=TARGETS["filling_ratio"],
+                    notes=f"{zero_note}{rounds} round(s)",
+                    extra={"rounds": rounds},
+                )
+            )
             del alloc
         del D
     return rows
 
 
 def _failed_row(section, what, n, error) -> Row:
-    return Row(section, what, _size(n), None, None, figure="program FAILED", met=False,
-               notes=error.split(": ", 1)[-1].split(" (")[0], extra={"error": error})
+    return Row(
+        section,
+        what,
+        _size(n),
+        None,
+        None,
+        figure="program FAILED",
+        met=False,
+        notes=error.split(": ", 1)[-1].split(" (")[0],
+        extra={"error": error},
+    )
 
 
 def _fallback_note(error) -> str:
@@ -250,8 +313,8 @@ def _fallback_note(error) -> str:
 
 def bench_ceei(n_small, n_mid, n_large, rep_fast, rep_prog, rep_prog_mid) -> list[Row]:
     rows = []
-    fast = lambda inst: fairalloc.solve(inst, "ceei", method="fast")        # noqa: E731
-    prog = lambda inst: fairalloc.solve(inst, "ceei", method="program")     # noqa: E731
+    fast = lambda inst: fairalloc.solve(inst, "ceei", method="fast")  # noqa: E731
+    prog = lambda inst: fairalloc.solve(inst, "ceei", method="program")  # noqa: E731
     fallback = ceei_program_default_tolerances
 
     # small: agreement of the Nash welfare, and the speed ratio
@@ -266,19 +329,42 @@ def bench_ceei(n_small, n_mid, n_large, rep_fast, rep_prog, rep_prog_mid) -> lis
     # tight ones end 'optimal_inaccurate' at this size) can be the lower one by ~1e-9.
     nw_rel = max(0.0, nw_p - nw_f) / abs(nw_p)
     tasks_rel = rel_diff(a_fast.tasks, a_prog.tasks)
-    rows.append(Row("2 ceei", "ceei Nash welfare: fast vs program", _size(n_small), None, None,
-                    a_prog.solver, None, None, "(NW_p - NW_f)+ / |NW_p|", nw_rel, None,
-                    f"<= {TARGETS['ceei_nash_rel']:g}", nw_rel <= TARGETS["ceei_nash_rel"],
-                    f"{_fallback_note(error)}NW fast {nw_f:.13g}, program {nw_p:.13g} (fast "
-                    f"{'higher' if nw_f > nw_p else 'lower'} by {abs(nw_f - nw_p) / abs(nw_p):.1e} relative); "
-                    f"tasks max rel diff {tasks_rel:.1e}",
-                    extra={"nw_fast": nw_f, "nw_program": nw_p, "tasks_rel_diff": tasks_rel,
-                           "program_error": error}))
-    rows.append(ratio_row("2 ceei", "ceei fast vs program", n_small, t_fast, t_prog, a_prog.solver,
-                          figure="speed-up (program / fast)", invert=True,
-                          notes=f"{_fallback_note(error)}{a_fast.info['newton_iterations']} Newton its; "
-                                f"fast/program = {statistics.median(t_fast) / statistics.median(t_prog):.2e}",
-                          extra={"newton_iterations": a_fast.info["newton_iterations"], "program_error": error}))
+    rows.append(
+        Row(
+            "2 ceei",
+            "ceei Nash welfare: fast vs program",
+            _size(n_small),
+            None,
+            None,
+            a_prog.solver,
+            None,
+            None,
+            "(NW_p - NW_f)+ / |NW_p|",
+            nw_rel,
+            None,
+            f"<= {TARGETS['ceei_nash_rel']:g}",
+            nw_rel <= TARGETS["ceei_nash_rel"],
+            f"{_fallback_note(error)}NW fast {nw_f:.13g}, program {nw_p:.13g} (fast "
+            f"{'higher' if nw_f > nw_p else 'lower'} by {abs(nw_f - nw_p) / abs(nw_p):.1e} relative); "
+            f"tasks max rel diff {tasks_rel:.1e}",
+            extra={"nw_fast": nw_f, "nw_program": nw_p, "tasks_rel_diff": tasks_rel, "program_error": error},
+        )
+    )
+    rows.append(
+        ratio_row(
+            "2 ceei",
+            "ceei fast vs program",
+            n_small,
+            t_fast,
+            t_prog,
+            a_prog.solver,
+            figure="speed-up (program / fast)",
+            invert=True,
+            notes=f"{_fallback_note(error)}{a_fast.info['newton_iterations']} Newton its; "
+            f"fast/program = {statistics.median(t_fast) / statistics.median(t_prog):.2e}",
+            extra={"newton_iterations": a_fast.info["newton_iterations"], "program_error": error},
+        )
+    )
     del a_fast, a_prog
 
     # mid: speed-up of the fast path over the program
@@ -288,23 +374,45 @@ def bench_ceei(n_small, n_mid, n_large, rep_fast, rep_prog, rep_prog_mid) -> lis
     if error:
         rows.append(_failed_row("2 ceei", "ceei program (fairalloc)", n_mid, error))
     nw_f, nw_p = a_fast.info["nash_welfare"], a_prog.info["nash_welfare"]
-    rows.append(ratio_row("2 ceei", "ceei fast vs program", n_mid, t_fast, t_prog, a_prog.solver,
-                          figure="speed-up (program / fast)", invert=True,
-                          target=TARGETS["ceei_speedup_mid"], at_least=True,
-                          notes=f"{_fallback_note(error)}{a_fast.info['newton_iterations']} Newton its; "
-                                f"NW rel diff {abs(nw_f - nw_p) / abs(nw_p):.1e}",
-                          extra={"newton_iterations": a_fast.info["newton_iterations"],
-                                 "nw_rel_diff": abs(nw_f - nw_p) / abs(nw_p), "program_error": error}))
+    rows.append(
+        ratio_row(
+            "2 ceei",
+            "ceei fast vs program",
+            n_mid,
+            t_fast,
+            t_prog,
+            a_prog.solver,
+            figure="speed-up (program / fast)",
+            invert=True,
+            target=TARGETS["ceei_speedup_mid"],
+            at_least=True,
+            notes=f"{_fallback_note(error)}{a_fast.info['newton_iterations']} Newton its; "
+            f"NW rel diff {abs(nw_f - nw_p) / abs(nw_p):.1e}",
+            extra={
+                "newton_iterations": a_fast.info["newton_iterations"],
+                "nw_rel_diff": abs(nw_f - nw_p) / abs(nw_p),
+                "program_error": error,
+            },
+        )
+    )
     del a_fast, a_prog, D
 
     # large: the fast path alone, against the numpy pass
     R, D = demands(n_large)
-    t_fast, t_base, a_fast = measure(rep_fast, fast, lambda: fresh(R, D), lambda D: baseline_pass(R, D),
-                                     lambda: D)
+    t_fast, t_base, a_fast = measure(rep_fast, fast, lambda: fresh(R, D), lambda D: baseline_pass(R, D), lambda: D)
     its = a_fast.info["newton_iterations"]
-    rows.append(ratio_row("2 ceei", "ceei fast", n_large, t_fast, t_base, "numpy (D/R).max(1)",
-                          notes=f"{its} Newton its; {statistics.median(t_fast):.3f} s",
-                          extra={"newton_iterations": its}))
+    rows.append(
+        ratio_row(
+            "2 ceei",
+            "ceei fast",
+            n_large,
+            t_fast,
+            t_base,
+            "numpy (D/R).max(1)",
+            notes=f"{its} Newton its; {statistics.median(t_fast):.3f} s",
+            extra={"newton_iterations": its},
+        )
+    )
     return rows
 
 
@@ -312,11 +420,15 @@ def bench_programs(n, rep_fast, rep_prog) -> list[Row]:
     rows = []
     R, D = demands(n)
     for mech in ("drf", "asset", "ceei", "utilitarian"):
-        t_fast, _, a_fast = measure(rep_fast, lambda inst: fairalloc.solve(inst, mech, method="fast"),
-                                    lambda: fresh(R, D))
+        t_fast, _, a_fast = measure(
+            rep_fast, lambda inst: fairalloc.solve(inst, mech, method="fast"), lambda: fresh(R, D)
+        )
         t_prog, a_prog, error = program_or_fallback(
-            rep_prog, lambda: fresh(R, D), lambda inst: fairalloc.program(inst, mech).solve(),
-            ceei_program_default_tolerances if mech == "ceei" else None)
+            rep_prog,
+            lambda: fresh(R, D),
+            lambda inst: fairalloc.program(inst, mech).solve(),
+            ceei_program_default_tolerances if mech == "ceei" else None,
+        )
         if error:
             rows.append(_failed_row("3 programs", f"{mech} program (fairalloc)", n, error))
             if t_prog is None:
@@ -325,10 +437,18 @@ def bench_programs(n, rep_fast, rep_prog) -> list[Row]:
             what, agree = "welfare rel diff", rel_diff(a_fast.info["welfare"], a_prog.info["welfare"])
         else:
             what, agree = "tasks max rel diff", rel_diff(a_fast.tasks, a_prog.tasks)
-        rows.append(ratio_row("3 programs", f"{mech} program vs fast", n, t_prog, t_fast, f"{mech} fast",
-                              notes=f"{_fallback_note(error)}{what} {agree:.1e} ({a_prog.solver})",
-                              extra={"agreement_metric": what, "agreement": agree,
-                                     "solver": a_prog.solver, "program_error": error}))
+        rows.append(
+            ratio_row(
+                "3 programs",
+                f"{mech} program vs fast",
+                n,
+                t_prog,
+                t_fast,
+                f"{mech} fast",
+                notes=f"{_fallback_note(error)}{what} {agree:.1e} ({a_prog.solver})",
+                extra={"agreement_metric": what, "agreement": agree, "solver": a_prog.solver, "program_error": error},
+            )
+        )
     return rows
 
 
@@ -347,51 +467,99 @@ def warm_up():
 
 # -- output -----------------------------------------------------------------------------------
 
+
 def _f(v, fmt):
     return "" if v is None else format(v, fmt)
 
 
 def table(rows: list[Row]) -> str:
-    head = ["section", "measurement", "n x m", "time med (s)", "reference", "ref med (s)", "figure",
-            "value", "(from min)", "target", "met", "notes"]
-    body = [[r.section, r.what, r.size, _f(r.time_med, ".4g"), r.reference, _f(r.ref_med, ".4g"), r.figure,
-             _f(r.value, ".3g"), _f(r.value_min, ".3g"), r.target,
-             "" if r.met is None else ("yes" if r.met else "MISSED"), r.notes] for r in rows]
+    head = [
+        "section",
+        "measurement",
+        "n x m",
+        "time med (s)",
+        "reference",
+        "ref med (s)",
+        "figure",
+        "value",
+        "(from min)",
+        "target",
+        "met",
+        "notes",
+    ]
+    body = [
+        [
+            r.section,
+            r.what,
+            r.size,
+            _f(r.time_med, ".4g"),
+            r.reference,
+            _f(r.ref_med, ".4g"),
+            r.figure,
+            _f(r.value, ".3g"),
+            _f(r.value_min, ".3g"),
+            r.target,
+            "" if r.met is None else ("yes" if r.met else "MISSED"),
+            r.notes,
+        ]
+        for r in rows
+    ]
     return tabulate(body, head, disable_numparse=True)
 
 
 def _git() -> dict:
     """Commit and uncommitted core files: the figures belong to the code as it was at run time."""
     import subprocess
+
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
-                              text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "fairalloc", "models"], cwd=root,
-                               capture_output=True, text=True, timeout=10).stdout.split("\n")
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "fairalloc", "models"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.split("\n")
         return {"head": head, "uncommitted": [line[3:] for line in dirty if line.strip()]}
     except (OSError, subprocess.SubprocessError):
         return {}
 
 
 def machine() -> dict:
-    return {"git": _git(), "load_avg": os.getloadavg() if hasattr(os, "getloadavg") else None, "nproc": os.cpu_count(), "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-            else None, "platform": platform.platform(), "processor": platform.processor(),
-            "python": sys.version.split()[0],
-            "blas_threads_env": {v: os.environ[v] for v in _BLAS_VARS if v in os.environ}, "numpy": np.__version__, "fairalloc": fairalloc.__version__}
+    return {
+        "git": _git(),
+        "load_avg": os.getloadavg() if hasattr(os, "getloadavg") else None,
+        "nproc": os.cpu_count(),
+        "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "platform": platform.platform(),
+        "processor": platform.processor(),
+        "python": sys.version.split()[0],
+        "blas_threads_env": {v: os.environ[v] for v in _BLAS_VARS if v in os.environ},
+        "numpy": np.__version__,
+        "fairalloc": fairalloc.__version__,
+    }
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes: a smoke test in under a minute")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
-    ap.add_argument("--blas-threads", type=int, metavar="N",
-                    help="limit BLAS threads (sets OPENBLAS/OMP/MKL_NUM_THREADS before numpy loads)")
+    ap.add_argument(
+        "--blas-threads",
+        type=int,
+        metavar="N",
+        help="limit BLAS threads (sets OPENBLAS/OMP/MKL_NUM_THREADS before numpy loads)",
+    )
     ap.add_argument("--strict", action="store_true", help="exit with status 1 when a target is missed")
-    ap.add_argument("--only", choices=["filling", "ceei", "programs"], action="append",
-                    help="run only these sections (repeatable)")
+    ap.add_argument(
+        "--only", choices=["filling", "ceei", "programs"], action="append", help="run only these sections (repeatable)"
+    )
     args = ap.parse_args(argv)
-    import warnings   # a failed program is reported in the table; cvxpy's own warning is noise here
+    import warnings  # a failed program is reported in the table; cvxpy's own warning is noise here
+
     warnings.filterwarnings("ignore", message="Solution may be inaccurate")
     k = 1 if args.quick else 0
     size = {name: v[k] for name, v in SIZES.items()}
@@ -399,11 +567,15 @@ def main(argv=None) -> int:
     sections = args.only or ["filling", "ceei", "programs"]
 
     info = machine()
-    print(f"fairalloc static benchmark ({'quick' if args.quick else 'full'}), seed {SEED}, "
-          f"nproc {info['nproc']}, numpy {info['numpy']}, python {info['python']}, "
-          f"git {info['git'].get('head')}{' +' + ','.join(info['git']['uncommitted']) if info['git'].get('uncommitted') else ''}, "
-          f"load {' '.join(f'{v:.2f}' for v in info['load_avg'] or [])}, "
-          f"BLAS threads {os.environ.get('OPENBLAS_NUM_THREADS', 'default')}", flush=True)
+    print(
+        f"fairalloc static benchmark ({'quick' if args.quick else 'full'}), seed {SEED}, "
+        f"nproc {info['nproc']}, numpy {info['numpy']}, python {info['python']}, "
+        f"git {info['git'].get('head')}"
+        f"{' +' + ','.join(info['git']['uncommitted']) if info['git'].get('uncommitted') else ''}, "
+        f"load {' '.join(f'{v:.2f}' for v in info['load_avg'] or [])}, "
+        f"BLAS threads {os.environ.get('OPENBLAS_NUM_THREADS', 'default')}",
+        flush=True,
+    )
     started = time.perf_counter()
     warm_up()
     rows: list[Row] = []
@@ -411,8 +583,14 @@ def main(argv=None) -> int:
         rows += bench_filling(size["filling_n"], rep["fast"])
         print(f"  filling done ({time.perf_counter() - started:.0f} s)", flush=True)
     if "ceei" in sections:
-        rows += bench_ceei(size["ceei_small_n"], size["ceei_mid_n"], size["ceei_large_n"], rep["fast"],
-                           rep["program"], rep["program_mid"])
+        rows += bench_ceei(
+            size["ceei_small_n"],
+            size["ceei_mid_n"],
+            size["ceei_large_n"],
+            rep["fast"],
+            rep["program"],
+            rep["program_mid"],
+        )
         print(f"  ceei done ({time.perf_counter() - started:.0f} s)", flush=True)
     if "programs" in sections:
         rows += bench_programs(size["programs_n"], rep["fast"], rep["program"])
@@ -424,17 +602,42 @@ def main(argv=None) -> int:
     missed = [r for r in rows if r.met is False]
     print()
     info["load_avg_end"] = os.getloadavg() if hasattr(os, "getloadavg") else None
-    print(f"figures: medians of the repetitions (value from minima in brackets); total {elapsed:.0f} s; "
-          f"load average at end {' '.join(f'{v:.2f}' for v in info['load_avg_end'] or [])}")
-    print("targets missed: " + ("; ".join(f"{r.what} @ {r.size} ("
-                                          + (f"{r.value:.3g}, target {r.target})" if r.value is not None
-                                             else f"{r.extra.get('error', 'failed')})")
-                                          for r in missed) if missed else "none"))
+    print(
+        f"figures: medians of the repetitions (value from minima in brackets); total {elapsed:.0f} s; "
+        f"load average at end {' '.join(f'{v:.2f}' for v in info['load_avg_end'] or [])}"
+    )
+    print(
+        "targets missed: "
+        + (
+            "; ".join(
+                f"{r.what} @ {r.size} ("
+                + (
+                    f"{r.value:.3g}, target {r.target})"
+                    if r.value is not None
+                    else f"{r.extra.get('error', 'failed')})"
+                )
+                for r in missed
+            )
+            if missed
+            else "none"
+        )
+    )
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"mode": "quick" if args.quick else "full", "seed": SEED, "machine": info,
-                       "sizes": size, "repeats": rep, "targets": TARGETS, "elapsed_s": elapsed,
-                       "rows": [asdict(r) for r in rows]}, fh, indent=2)
+            json.dump(
+                {
+                    "mode": "quick" if args.quick else "full",
+                    "seed": SEED,
+                    "machine": info,
+                    "sizes": size,
+                    "repeats": rep,
+                    "targets": TARGETS,
+                    "elapsed_s": elapsed,
+                    "rows": [asdict(r) for r in rows],
+                },
+                fh,
+                indent=2,
+            )
         print(f"wrote {args.json}")
     return 1 if missed and args.strict else 0
 

@@ -32,14 +32,20 @@ def theorem_4(budget: int) -> dict:
     start = time.perf_counter()
     lie = best_lie("ceei", inst, "1", budget=budget, seed=0)
     seconds = time.perf_counter() - start
-    first = None                                     # evaluations to first pass 0.9: rerun with a counter
+    first = None  # evaluations to first pass 0.9: rerun with a counter
     for b in (25, 50, 100, 200, 400, 800, 1600, budget):
         if best_lie("ceei", inst, "1", budget=b, seed=0).gain >= 0.9:
             first = b
             break
-    return {"gain": lie.gain, "truthful": lie.truthful_tasks, "manipulated": lie.manipulated_tasks,
-            "evaluations": lie.evaluations, "first_budget_reaching_0.9": first, "seconds": seconds,
-            "report": lie.reported_demand}
+    return {
+        "gain": lie.gain,
+        "truthful": lie.truthful_tasks,
+        "manipulated": lie.manipulated_tasks,
+        "evaluations": lie.evaluations,
+        "first_budget_reaching_0.9": first,
+        "seconds": seconds,
+        "report": lie.reported_demand,
+    }
 
 
 def random_instance(rng, n_range, m_range, zeros=False):
@@ -61,8 +67,13 @@ def drf_false_positives(count: int, budget: int) -> dict:
             evaluations += lie.evaluations
             worst = max(worst, lie.gain / max(1.0, lie.truthful_tasks))
     seconds = time.perf_counter() - start
-    return {"instances": count, "max_relative_gain": worst, "evaluations": evaluations,
-            "evaluations_per_second": evaluations / seconds, "seconds": seconds}
+    return {
+        "instances": count,
+        "max_relative_gain": worst,
+        "evaluations": evaluations,
+        "evaluations_per_second": evaluations / seconds,
+        "seconds": seconds,
+    }
 
 
 def grid_gain(inst, i: int, points: int) -> tuple[float, int]:
@@ -101,9 +112,14 @@ def ceei_vs_grid(count: int, budget: int, points: dict) -> dict:
             ratios.append(v / g)
             rows += 1
     ratios = np.array(ratios)
-    return {"instances": count, "users_with_grid_gain": rows, "min_ratio": float(ratios.min()),
-            "median_ratio": float(np.median(ratios)), "share_at_least_95": float((ratios >= 0.95).mean()),
-            "mean_ratio": float(ratios.mean())}
+    return {
+        "instances": count,
+        "users_with_grid_gain": rows,
+        "min_ratio": float(ratios.min()),
+        "median_ratio": float(np.median(ratios)),
+        "share_at_least_95": float((ratios >= 0.95).mean()),
+        "mean_ratio": float(ratios.mean()),
+    }
 
 
 def main() -> None:
@@ -117,15 +133,31 @@ def main() -> None:
     grid = ceei_vs_grid(ceei_count, budget=2000, points={2: 2001, 3: 61})
     rows = [
         ["Theorem 4: gain for user 1 (2,000 evaluations)", f"{t4['gain']:.4f}", ">= 0.9", t4["gain"] >= 0.9],
-        ["Theorem 4: smallest budget tried reaching 0.9", t4["first_budget_reaching_0.9"], "<= 2000",
-         (t4["first_budget_reaching_0.9"] or 10**9) <= 2000],
-        [f"DRF: largest relative gain over {drf['instances']} instances", f"{drf['max_relative_gain']:.2e}",
-         "<= 1e-7", drf["max_relative_gain"] <= 1e-7],
+        [
+            "Theorem 4: smallest budget tried reaching 0.9",
+            t4["first_budget_reaching_0.9"],
+            "<= 2000",
+            (t4["first_budget_reaching_0.9"] or 10**9) <= 2000,
+        ],
+        [
+            f"DRF: largest relative gain over {drf['instances']} instances",
+            f"{drf['max_relative_gain']:.2e}",
+            "<= 1e-7",
+            drf["max_relative_gain"] <= 1e-7,
+        ],
         ["DRF: verifier evaluations per second", f"{drf['evaluations_per_second']:.0f}", "", ""],
-        [f"CEEI vs exhaustive grid ({grid['users_with_grid_gain']} manipulable users): min ratio",
-         f"{grid['min_ratio']:.3f}", ">= 0.95", grid["min_ratio"] >= 0.95],
-        ["CEEI vs grid: median ratio / share >= 0.95", f"{grid['median_ratio']:.3f} / {grid['share_at_least_95']:.0%}",
-         "", ""],
+        [
+            f"CEEI vs exhaustive grid ({grid['users_with_grid_gain']} manipulable users): min ratio",
+            f"{grid['min_ratio']:.3f}",
+            ">= 0.95",
+            grid["min_ratio"] >= 0.95,
+        ],
+        [
+            "CEEI vs grid: median ratio / share >= 0.95",
+            f"{grid['median_ratio']:.3f} / {grid['share_at_least_95']:.0%}",
+            "",
+            "",
+        ],
     ]
     print(tabulate(rows, ["measurement", "value", "target", "met"]))
     if args.json:

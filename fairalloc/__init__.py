@@ -17,18 +17,19 @@ try:
     from fairalloc.core.registry import Mechanism, available, get, register
     from fairalloc.io.cases import bundled_cases, load_case, parse_case
 
-    for _linked in ("models", "case_library"):      # the links to the checkout's models/ and cases/
+    for _linked in ("models", "case_library"):  # the links to the checkout's models/ and cases/
         if _find_spec(f"{__name__}.{_linked}") is None:
             raise ModuleNotFoundError(f"No module named '{__name__}.{_linked}'", name=f"{__name__}.{_linked}")
     from fairalloc import models as _models  # noqa: F401  (the built-in mechanisms register on import)
-except ModuleNotFoundError as _missing:              # not installed: one clear line, no deep traceback
+except ModuleNotFoundError as _missing:  # not installed: one clear line, no deep traceback
     _packaged = (f"{__name__}.models", f"{__name__}.case_library")
     if (_missing.name or "").partition(".")[0] == __name__ and _missing.name not in _packaged:
-        raise                                        # a module of fairalloc itself is missing: a bug
-    raise ImportError(f"fairalloc is not installed in this Python ({_missing}); "
-                      "run 'make run' or 'pip install -e .' in the checkout") from None
+        raise  # a module of fairalloc itself is missing: a bug
+    raise ImportError(
+        f"fairalloc is not installed in this Python ({_missing}); run 'make run' or 'pip install -e .' in the checkout"
+    ) from None
 
-_moved.install()                                     # old flat paths still import
+_moved.install()  # old flat paths still import
 
 __version__ = "0.1.0"
 
@@ -46,6 +47,21 @@ def program(instance: Instance, mechanism: str | Mechanism = "drf") -> Program:
     return get(mechanism).program(getattr(instance, "instance", instance))
 
 
-__all__ = ["Allocation", "CaseError", "FairallocError", "Instance", "Mechanism", "Program", "SolverError",
-           "UnknownNameError", "available", "bundled_cases", "get", "load_case", "parse_case", "program",
-           "register", "solve"]
+__all__ = [
+    "Allocation",
+    "CaseError",
+    "FairallocError",
+    "Instance",
+    "Mechanism",
+    "Program",
+    "SolverError",
+    "UnknownNameError",
+    "available",
+    "bundled_cases",
+    "get",
+    "load_case",
+    "parse_case",
+    "program",
+    "register",
+    "solve",
+]

@@ -15,17 +15,33 @@ import sys
 
 #: old module name (under ``fairalloc``) -> its home in the layers
 MOVED = {
-    "allocation": "core.allocation", "backends": "core.backends", "certificate": "core.certificate",
-    "decimals": "core.decimals", "errors": "core.errors", "exact": "core.exact", "files": "core.files",
-    "html": "core.html", "instance": "core.instance", "limits": "core.limits", "registry": "core.registry",
+    "allocation": "core.allocation",
+    "backends": "core.backends",
+    "certificate": "core.certificate",
+    "decimals": "core.decimals",
+    "errors": "core.errors",
+    "exact": "core.exact",
+    "files": "core.files",
+    "html": "core.html",
+    "instance": "core.instance",
+    "limits": "core.limits",
+    "registry": "core.registry",
     "tolerances": "core.tolerances",
-    "dual_newton": "engines.dual_newton", "filling": "engines.filling", "hierarchy": "engines.hierarchy",
+    "dual_newton": "engines.dual_newton",
+    "filling": "engines.filling",
+    "hierarchy": "engines.hierarchy",
     "maxmin": "engines.maxmin",
     "cases": "io.cases",
-    "dynamic": "analysis.dynamic_properties", "falsify": "analysis.falsify",
-    "manipulation": "analysis.manipulation", "properties": "analysis.properties",
-    "reproduce": "analysis.reproduce", "sweep": "analysis.sweep", "tradeoff": "analysis.tradeoff",
-    "simulator": "scheduling.simulator", "traces": "scheduling.traces", "workloads": "scheduling.workloads",
+    "dynamic": "analysis.dynamic_properties",
+    "falsify": "analysis.falsify",
+    "manipulation": "analysis.manipulation",
+    "properties": "analysis.properties",
+    "reproduce": "analysis.reproduce",
+    "sweep": "analysis.sweep",
+    "tradeoff": "analysis.tradeoff",
+    "simulator": "scheduling.simulator",
+    "traces": "scheduling.traces",
+    "workloads": "scheduling.workloads",
 }
 
 
@@ -42,7 +58,7 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return module
 
     def exec_module(self, module):
-        pass                                          # the module ran once, under its new name
+        pass  # the module ran once, under its new name
 
 
 def install() -> None:

@@ -30,9 +30,17 @@ from fairalloc.core.tolerances import AGREEMENT, FEASIBILITY, NOISE
 
 
 @st.composite
-def instances(draw, max_users: int = 5, max_resources: int = 4, *, zeros: bool = True,
-              weights: str | None = "any", bounds: bool = True, max_demand: int = 10,
-              shared: bool = False) -> Instance:
+def instances(
+    draw,
+    max_users: int = 5,
+    max_resources: int = 4,
+    *,
+    zeros: bool = True,
+    weights: str | None = "any",
+    bounds: bool = True,
+    max_demand: int = 10,
+    shared: bool = False,
+) -> Instance:
     """Small instances with integer data.
 
     ``zeros``: demands may contain zeros (never a whole row).  ``weights``: ``None`` (none),
@@ -42,17 +50,20 @@ def instances(draw, max_users: int = 5, max_resources: int = 4, *, zeros: bool =
     n = draw(st.integers(1, max_users))
     m = draw(st.integers(1, max_resources))
     low = 0 if zeros else 1
-    demand = np.array(draw(st.lists(st.lists(st.integers(low, max_demand), min_size=m, max_size=m),
-                                    min_size=n, max_size=n)), dtype=float)
-    for i in np.flatnonzero(~(demand > 0).any(axis=1)):      # every user demands something
+    demand = np.array(
+        draw(st.lists(st.lists(st.integers(low, max_demand), min_size=m, max_size=m), min_size=n, max_size=n)),
+        dtype=float,
+    )
+    for i in np.flatnonzero(~(demand > 0).any(axis=1)):  # every user demands something
         demand[i, draw(st.integers(0, m - 1))] = draw(st.integers(1, max_demand))
     capacity = np.array(draw(st.lists(st.integers(1, 60), min_size=m, max_size=m)), dtype=float)
     w = None
     if weights is not None and draw(st.booleans()):
         per_resource = weights == "any" and m > 1 and draw(st.booleans())
         shape = (n, m) if per_resource else (n,)
-        w = np.array(draw(st.lists(st.integers(1, 4), min_size=int(np.prod(shape)),
-                                   max_size=int(np.prod(shape)))), dtype=float).reshape(shape)
+        w = np.array(
+            draw(st.lists(st.integers(1, 4), min_size=int(np.prod(shape)), max_size=int(np.prod(shape)))), dtype=float
+        ).reshape(shape)
     T = None
     if bounds and draw(st.booleans()):
         T = np.array([draw(st.one_of(st.just(np.inf), st.integers(0, 12).map(float))) for _ in range(n)])
@@ -74,9 +85,11 @@ def assert_same_tasks(first, second, tol: float = AGREEMENT) -> None:
     if not close(first.tasks, second.tasks, tol):
         diff = np.abs(first.tasks - second.tasks)
         i = int(np.argmax(diff))
-        raise AssertionError(f"{first.mechanism}: {first.method} and {second.method} differ for user "
-                             f"{first.instance.users[i]}: {first.tasks[i]!r} vs {second.tasks[i]!r}\n"
-                             f"{first.tasks}\n{second.tasks}\ninstance: {first.instance.to_dict()}")
+        raise AssertionError(
+            f"{first.mechanism}: {first.method} and {second.method} differ for user "
+            f"{first.instance.users[i]}: {first.tasks[i]!r} vs {second.tasks[i]!r}\n"
+            f"{first.tasks}\n{second.tasks}\ninstance: {first.instance.to_dict()}"
+        )
 
 
 def run_cli(capsys, *argv) -> tuple[int, str, str]:
@@ -85,6 +98,7 @@ def run_cli(capsys, *argv) -> tuple[int, str, str]:
     ``capsys`` is pytest's fixture capturing the two streams.
     """
     from fairalloc.cli import main
+
     code = main(list(argv))
     out = capsys.readouterr()
     return code, out.out, out.err
@@ -93,16 +107,29 @@ def run_cli(capsys, *argv) -> tuple[int, str, str]:
 # -- the conformance battery ---------------------------------------------------------------------
 
 #: the checks of :func:`check_mechanism`, in the order they run
-CHECKS = ("feasibility", "bounds", "determinism", "degenerate_input", "agreement", "json_round_trip",
-          "errors", "scale_invariance")
+CHECKS = (
+    "feasibility",
+    "bounds",
+    "determinism",
+    "degenerate_input",
+    "agreement",
+    "json_round_trip",
+    "errors",
+    "scale_invariance",
+)
 
 #: How the built-ins' fast path and program are compared (as tests/test_static_mechanisms.py and
 #: tests/test_alpha_fair.py do): a tolerance, and the task counts or an ``info`` entry where the
 #: tasks are not unique (an LP's optimal vertex: compare the welfare).  A plug-in declares its own
 #: with the attributes ``agreement_tolerance`` and ``agreement_on`` (or the keywords of
 #: :func:`check_mechanism`).
-BUILT_IN_AGREEMENT = {"ceei": (1e-4, "tasks"), "utilitarian": (AGREEMENT, "welfare"),
-                      "alpha-fair": (1e-3, "tasks"), "alpha-tasks": (1e-3, "tasks"), "fds": (1e-3, "tasks")}
+BUILT_IN_AGREEMENT = {
+    "ceei": (1e-4, "tasks"),
+    "utilitarian": (AGREEMENT, "welfare"),
+    "alpha-fair": (1e-3, "tasks"),
+    "alpha-tasks": (1e-3, "tasks"),
+    "fds": (1e-3, "tasks"),
+}
 
 
 class MechanismCheckError(AssertionError):
@@ -127,8 +154,10 @@ class CheckReport:
     skipped: dict[str, str] = field(default_factory=dict)
 
     def __str__(self) -> str:
-        head = (f"{self.mechanism} (methods {', '.join(self.methods)}): {len(self.ran)} checks passed, "
-                f"{len(self.skipped)} skipped")
+        head = (
+            f"{self.mechanism} (methods {', '.join(self.methods)}): {len(self.ran)} checks passed, "
+            f"{len(self.skipped)} skipped"
+        )
         lines = [head]
         lines += [f"  passed   {name} ({n} instances answered)" for name, n in self.ran.items()]
         lines += [f"  skipped  {name}: {why}" for name, why in self.skipped.items()]
@@ -137,8 +166,11 @@ class CheckReport:
 
 def describe(instance: Instance) -> str:
     """``users=..., capacity=..., demand=...`` (and weights, max_tasks, shared when given): one line."""
-    parts = [f"users={list(instance.users)}", f"capacity={instance.capacity.tolist()}",
-             f"demand={instance.demand.tolist()}"]
+    parts = [
+        f"users={list(instance.users)}",
+        f"capacity={instance.capacity.tolist()}",
+        f"demand={instance.demand.tolist()}",
+    ]
     for name in ("weights", "max_tasks", "shared"):
         value = getattr(instance, name)
         if value is not None:
@@ -146,8 +178,15 @@ def describe(instance: Instance) -> str:
     return ", ".join(parts)
 
 
-def check_mechanism(mechanism, *, methods=None, max_examples: int = 20, instances=None,
-                    agreement_tolerance: float | None = None, agreement_on: str | None = None) -> CheckReport:
+def check_mechanism(
+    mechanism,
+    *,
+    methods=None,
+    max_examples: int = 20,
+    instances=None,
+    agreement_tolerance: float | None = None,
+    agreement_on: str | None = None,
+) -> CheckReport:
     """Run the conformance battery on ``mechanism`` (a registered name or a :class:`Mechanism`),
     as scikit-learn's ``check_estimator`` does for estimators; :class:`MechanismCheckError` (an
     ``AssertionError``) names the first failing check and shows the instance, shrunk by hypothesis.
@@ -177,12 +216,19 @@ def check_mechanism(mechanism, *, methods=None, max_examples: int = 20, instance
     hypothesis runs derandomised with ``max_examples`` examples per check.
     """
     from fairalloc.core.registry import get
+
     mech = get(mechanism)
     spec = _Spec(mech, methods, agreement_tolerance, agreement_on)
     strategy = instances if instances is not None else _default_instances(mech)
     report = CheckReport(mech.name, spec.methods)
-    config = settings(max_examples=max_examples, deadline=None, derandomize=True, database=None,
-                      suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+    config = settings(
+        max_examples=max_examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+    )
     for name in CHECKS:
         why = _skip_reason(name, spec)
         if why:
@@ -190,21 +236,27 @@ def check_mechanism(mechanism, *, methods=None, max_examples: int = 20, instance
             continue
         body, drawn = _BODIES[name]
         # the feasibility run checks the bounds too: one solve per instance for both
-        report.ran[name] = report.ran["feasibility"] if body is None else \
-            _run(body, spec, _draw(drawn, strategy), config)
-    if not any(n for name, n in report.ran.items() if name != "errors"):     # "errors" solves nothing
-        raise MechanismCheckError("coverage", f"{mech.name} refused every generated instance; pass a strategy "
-                                  f"that makes instances it accepts as instances=")
+        report.ran[name] = (
+            report.ran["feasibility"] if body is None else _run(body, spec, _draw(drawn, strategy), config)
+        )
+    if not any(n for name, n in report.ran.items() if name != "errors"):  # "errors" solves nothing
+        raise MechanismCheckError(
+            "coverage",
+            f"{mech.name} refused every generated instance; pass a strategy "
+            f"that makes instances it accepts as instances=",
+        )
     return report
 
 
 # -- the battery's parts ---------------------------------------------------------------------------
+
 
 class _Spec:
     """The mechanism and how to check it."""
 
     def __init__(self, mech, methods, tolerance, on):
         from fairalloc.core.registry import METHODS
+
         self.mech = mech
         has = {"fast": mech.has_fast, "program": mech.has_program}
         self.methods = tuple(methods) if methods is not None else tuple(m for m in ("fast", "program") if has[m])
@@ -213,14 +265,14 @@ class _Spec:
                 raise UnknownNameError(f"methods: {unknown('method', method, METHODS)}")
         base = mech.name.partition(":")[0]
         default = BUILT_IN_AGREEMENT.get(base, (AGREEMENT, "tasks"))
-        if getattr(mech, "alpha", None) == 0:          # the LP end of the alpha family: no unique vertex
+        if getattr(mech, "alpha", None) == 0:  # the LP end of the alpha family: no unique vertex
             default = (AGREEMENT, "welfare")
         self.tolerance = tolerance if tolerance is not None else getattr(mech, "agreement_tolerance", default[0])
         self.on = on if on is not None else getattr(mech, "agreement_on", default[1])
 
 
 def _default_instances(mech):
-    if mech.kind == "dynamic":      # arrivals without bounds, and the shared quantities DMFA-SRQ needs
+    if mech.kind == "dynamic":  # arrivals without bounds, and the shared quantities DMFA-SRQ needs
         return instances(zeros=False, bounds=False, weights=None, shared=True)
     return instances()
 
@@ -250,6 +302,7 @@ def _run(body, spec, strategy, config) -> int:
     @given(strategy)
     def run(drawn):
         answered[0] += bool(body(spec, drawn))
+
     run()
     return answered[0]
 
@@ -258,6 +311,7 @@ def _answer(spec, instance, method, check):
     """The certified allocation, or None for a clean refusal; a certificate's refusal and a crash
     are failures (of ``feasibility`` / ``bounds``, and of ``check``)."""
     from fairalloc.core.allocation import Allocation
+
     try:
         alloc = spec.mech.allocate(instance, method)
     except SolverError as refused:
@@ -266,11 +320,13 @@ def _answer(spec, instance, method, check):
     except FairallocError:
         return None
     except Exception as exc:
-        raise MechanismCheckError(check, f"{spec.mech.name} ({method}): crashed with {type(exc).__name__}: {exc}",
-                                  instance) from exc
+        raise MechanismCheckError(
+            check, f"{spec.mech.name} ({method}): crashed with {type(exc).__name__}: {exc}", instance
+        ) from exc
     if not isinstance(alloc, Allocation):
-        raise MechanismCheckError(check, f"{spec.mech.name} ({method}): returned {type(alloc).__name__}, not an "
-                                  f"Allocation", instance)
+        raise MechanismCheckError(
+            check, f"{spec.mech.name} ({method}): returned {type(alloc).__name__}, not an Allocation", instance
+        )
     return alloc
 
 
@@ -283,7 +339,7 @@ def _raw(mech, instance, method):
                 return own(mech, instance, method)
             fast = method == "fast" or (method == "auto" and mech.has_fast)
             return mech.fast(instance) if fast else mech.program(instance).solve()
-    except (FairallocError, ArithmeticError, ValueError):      # no answer to diagnose: the refusal stands
+    except (FairallocError, ArithmeticError, ValueError):  # no answer to diagnose: the refusal stands
         return None
 
 
@@ -304,7 +360,7 @@ def _violation(instance: Instance, tasks) -> tuple[str, str] | None:
         i = int(np.argmax(over))
         return "bounds", f"user {instance.users[i]} gets {x[i]:.6g} tasks, above her max_tasks {T[i]:.6g}"
     used, R = np.clip(x, 0, None) @ instance.demand, instance.capacity
-    bad = used > R * (1 + FEASIBILITY)          # nothing at all of a resource of capacity 0
+    bad = used > R * (1 + FEASIBILITY)  # nothing at all of a resource of capacity 0
     if bad.any():
         j = int(np.argmax(bad))
         return "feasibility", f"resource {instance.resources[j]} used {used[j]:.6g} of capacity {R[j]:.6g}"
@@ -336,9 +392,11 @@ def _deterministic(spec, instance) -> bool:
         if (first is None) != (second is None):
             raise MechanismCheckError("determinism", f"{method}: answered once and refused once", instance)
         if first is not None and not close(first.tasks, second.tasks, AGREEMENT):
-            raise MechanismCheckError("determinism", f"{spec.mech.name} ({method}): two calls gave "
-                                      f"{first.tasks.tolist()} and "
-                                      f"{second.tasks.tolist()}", instance)
+            raise MechanismCheckError(
+                "determinism",
+                f"{spec.mech.name} ({method}): two calls gave {first.tasks.tolist()} and {second.tasks.tolist()}",
+                instance,
+            )
         answered |= first is not None
     return answered
 
@@ -347,14 +405,16 @@ def _degenerate(spec, drawn) -> bool:
     instance, user, resource, _ = drawn
     single = np.zeros(instance.m)
     single[resource % instance.m] = 1.0 + user % 5
-    variants = [lambda: instance.with_resource("zero-capacity", 0.0),
-                lambda: _with_user(instance, "one-resource", single),
-                lambda: _with_user(instance, "max-tasks-0", np.ones(instance.m), max_tasks=0.0)]
+    variants = [
+        lambda: instance.with_resource("zero-capacity", 0.0),
+        lambda: _with_user(instance, "one-resource", single),
+        lambda: _with_user(instance, "max-tasks-0", np.ones(instance.m), max_tasks=0.0),
+    ]
     answered = False
     for make in variants:
         try:
             variant = make()
-        except FairallocError:          # the instance itself is refused (a dynamic one with a bound)
+        except FairallocError:  # the instance itself is refused (a dynamic one with a bound)
             continue
         try:
             answered |= _feasible(spec, variant)
@@ -369,9 +429,17 @@ def _with_user(instance: Instance, name: str, demand, max_tasks=np.inf) -> Insta
     variant = instance.with_user(name, demand, max_tasks=max_tasks, **({} if q is None else {"shared": q}))
     if q is None:
         return variant
-    return Instance(variant.capacity, variant.demand, resources=variant.resources, users=variant.users,
-                    weights=variant.weights, max_tasks=variant.max_tasks, shared=variant.shared / variant.shared.sum(),
-                    name=variant.name, groups=variant.groups)
+    return Instance(
+        variant.capacity,
+        variant.demand,
+        resources=variant.resources,
+        users=variant.users,
+        weights=variant.weights,
+        max_tasks=variant.max_tasks,
+        shared=variant.shared / variant.shared.sum(),
+        name=variant.name,
+        groups=variant.groups,
+    )
 
 
 def _agree(spec, instance) -> bool:
@@ -381,12 +449,15 @@ def _agree(spec, instance) -> bool:
         return False
     if (fast is None) != (program is None):
         which = "fast" if fast is None else "program"
-        raise MechanismCheckError("agreement", f"the {which} path refused an instance the other answered",
-                                  instance)
+        raise MechanismCheckError("agreement", f"the {which} path refused an instance the other answered", instance)
     a, b = _compared(spec, fast), _compared(spec, program)
     if not close(a, b, spec.tolerance):
-        raise MechanismCheckError("agreement", f"{spec.mech.name}: fast {spec.on} {np.round(a, 9).tolist()} vs program "
-                                  f"{np.round(b, 9).tolist()} (tolerance {spec.tolerance:g})", instance)
+        raise MechanismCheckError(
+            "agreement",
+            f"{spec.mech.name}: fast {spec.on} {np.round(a, 9).tolist()} vs program "
+            f"{np.round(b, 9).tolist()} (tolerance {spec.tolerance:g})",
+            instance,
+        )
     return True
 
 
@@ -400,6 +471,7 @@ def _json(spec, instance) -> bool:
     import json
 
     from fairalloc.core.decimals import json_text
+
     answered = False
     for method in spec.methods:
         alloc = _answer(spec, instance, method, "json_round_trip")
@@ -410,11 +482,11 @@ def _json(spec, instance) -> bool:
             tasks = [data["users"][u]["tasks"] for u in instance.users]
             capacity = [data["resources"][r]["capacity"] for r in instance.resources]
         except (TypeError, ValueError, KeyError) as exc:
-            raise MechanismCheckError("json_round_trip", f"{method}: {type(exc).__name__}: {exc}", instance) \
-                from exc
+            raise MechanismCheckError("json_round_trip", f"{method}: {type(exc).__name__}: {exc}", instance) from exc
         if not (close(tasks, alloc.tasks, NOISE) and close(capacity, instance.capacity, NOISE)):
-            raise MechanismCheckError("json_round_trip", f"{method}: tasks {alloc.tasks.tolist()} came back as "
-                                      f"{tasks}", instance)
+            raise MechanismCheckError(
+                "json_round_trip", f"{method}: tasks {alloc.tasks.tolist()} came back as {tasks}", instance
+            )
         answered = True
     return answered
 
@@ -422,16 +494,20 @@ def _json(spec, instance) -> bool:
 def _errors(spec, instance) -> bool:
     mech = spec.mech
     attempts = [("an unknown method", "no-such-method")]
-    attempts += [(f"method {m!r}, which it does not have", m) for m, has in
-                 (("fast", mech.has_fast), ("program", mech.has_program)) if not has]
+    attempts += [
+        (f"method {m!r}, which it does not have", m)
+        for m, has in (("fast", mech.has_fast), ("program", mech.has_program))
+        if not has
+    ]
     for what, method in attempts:
         try:
             mech.allocate(instance, method)
         except FairallocError:
             continue
         except Exception as exc:
-            raise MechanismCheckError("errors", f"{what} raised {type(exc).__name__} ({exc}), not a "
-                                      f"FairallocError", instance) from exc
+            raise MechanismCheckError(
+                "errors", f"{what} raised {type(exc).__name__} ({exc}), not a FairallocError", instance
+            ) from exc
         raise MechanismCheckError("errors", f"{what} raised no error", instance)
     return True
 
@@ -451,17 +527,27 @@ def _scaled(spec, drawn) -> bool:
             variant, expected = _rescaled(instance, base.tasks, what, k, c)
             alloc = _answer(spec, variant, method, "scale_invariance")
             if alloc is None:
-                raise MechanismCheckError("scale_invariance", f"{spec.mech.name} ({method}): refused the instance "
-                                          f"with {what} {name[what][k]} scaled by {c:g}", instance)
-            same = close(alloc.tasks, expected, spec.tolerance) if spec.on == "tasks" else \
-                close(_compared(spec, alloc), _compared(spec, base), spec.tolerance)
+                raise MechanismCheckError(
+                    "scale_invariance",
+                    f"{spec.mech.name} ({method}): refused the instance with {what} {name[what][k]} scaled by {c:g}",
+                    instance,
+                )
+            same = (
+                close(alloc.tasks, expected, spec.tolerance)
+                if spec.on == "tasks"
+                else close(_compared(spec, alloc), _compared(spec, base), spec.tolerance)
+            )
             if not same:
                 got = alloc.tasks if spec.on == "tasks" else _compared(spec, alloc)
                 want = expected if spec.on == "tasks" else _compared(spec, base)
-                raise MechanismCheckError("scale_invariance", f"{spec.mech.name} ({method}): with {what} "
-                                          f"{name[what][k]} scaled by {c:g} "
-                                          f"(scaling = {spec.mech.scaling!r}), {spec.on} {np.asarray(got).tolist()}, "
-                                          f"expected {np.asarray(want).tolist()}", instance)
+                raise MechanismCheckError(
+                    "scale_invariance",
+                    f"{spec.mech.name} ({method}): with {what} "
+                    f"{name[what][k]} scaled by {c:g} "
+                    f"(scaling = {spec.mech.scaling!r}), {spec.on} {np.asarray(got).tolist()}, "
+                    f"expected {np.asarray(want).tolist()}",
+                    instance,
+                )
         answered = True
     return answered
 
@@ -480,12 +566,27 @@ def _rescaled(instance: Instance, tasks, what: str, k: int, c: float):
         if T is not None:
             T = T.copy()
             T[k] /= c
-    variant = Instance(R, D, resources=instance.resources, users=instance.users, weights=instance.weights,
-                       max_tasks=T, shared=instance.shared, name=instance.name, groups=instance.groups)
+    variant = Instance(
+        R,
+        D,
+        resources=instance.resources,
+        users=instance.users,
+        weights=instance.weights,
+        max_tasks=T,
+        shared=instance.shared,
+        name=instance.name,
+        groups=instance.groups,
+    )
     return variant, expected
 
 
-_BODIES = {"feasibility": (_feasible, "instance"), "bounds": (None, "instance"),
-           "determinism": (_deterministic, "instance"), "degenerate_input": (_degenerate, "tuple"),
-           "agreement": (_agree, "instance"), "json_round_trip": (_json, "instance"),
-           "errors": (_errors, "instance"), "scale_invariance": (_scaled, "tuple")}
+_BODIES = {
+    "feasibility": (_feasible, "instance"),
+    "bounds": (None, "instance"),
+    "determinism": (_deterministic, "instance"),
+    "degenerate_input": (_degenerate, "tuple"),
+    "agreement": (_agree, "instance"),
+    "json_round_trip": (_json, "instance"),
+    "errors": (_errors, "instance"),
+    "scale_invariance": (_scaled, "tuple"),
+}

@@ -1,7 +1,8 @@
 """The fairness notions, one module each (installed as ``fairalloc.models``).
 
 Importing this package registers the built-in mechanisms, in the order tables show them: DRF,
-then the two alternatives the DRF paper compares it with, then the efficiency end, then the families between them (alpha-fairness, FDS).
+then the two alternatives the DRF paper compares it with, then the efficiency end, then the
+families between them (alpha-fairness, FDS).
 
 Belongs here: one file per fairness notion or policy, read like its paper or its scheduler's
 source, each a few lines over an engine.  Imports: ``fairalloc.core`` and ``fairalloc.engines``

@@ -61,8 +61,8 @@ from fairalloc.core.allocation import Allocation
 from fairalloc.core.backends import Program, convex_legend, convex_task_variables, solve_cvxpy
 from fairalloc.core.errors import CaseError, SolverError, UnknownNameError
 from fairalloc.core.limits import MAX_FAST_ALPHA, MIN_FAST_ALPHA
-from fairalloc.engines.maxmin import MaxMinMechanism
 from fairalloc.core.registry import Mechanism, register
+from fairalloc.engines.maxmin import MaxMinMechanism
 
 from .ceei import CEEI
 from .drf import DRF
@@ -146,7 +146,7 @@ class AlphaFair(Mechanism):
 
     @property
     def scale_fast(self) -> bool:
-        return self.alpha == 0                  # the LP end: its fast path is HiGHS
+        return self.alpha == 0  # the LP end: its fast path is HiGHS
 
     def unscaled(self, instance, scaled, tasks, prices):
         end = self._end()
@@ -193,8 +193,15 @@ class AlphaFair(Mechanism):
         c, w = self.utility_per_task(instance), instance.scalar_weights(self.name)
         live = instance.bounds() > 0
         welfare = float(w[live] @ alpha_utility(c[live] * tasks[live], self.alpha)) if live.any() else 0.0
-        return Allocation(instance, tasks, self.name, method, solver, prices=prices,
-                          info={"alpha": self.alpha, "welfare": welfare, **(info or {})})
+        return Allocation(
+            instance,
+            tasks,
+            self.name,
+            method,
+            solver,
+            prices=prices,
+            info={"alpha": self.alpha, "welfare": welfare, **(info or {})},
+        )
 
     # -- declarative program ---------------------------------------------------------------
     def program(self, instance):
@@ -203,11 +210,13 @@ class AlphaFair(Mechanism):
         if end is not None:
             return end.program(instance)
         import cvxpy as cp
+
         a = self.alpha
         live, x, capacity, constraints = convex_task_variables(instance)
         if not live.any():
-            return _nobody_runs(self.name, instance,
-                                lambda: self._allocation(instance, np.zeros(instance.n), "program", "none"))
+            return _nobody_runs(
+                self.name, instance, lambda: self._allocation(instance, np.zeros(instance.n), "program", "none")
+            )
         D, R, T = instance.demand[live], instance.capacity, instance.bounds()[live]
         w, c = instance.scalar_weights(self.name)[live], c_all[live]
         # The objective is scaled by u0^(alpha-1), u0 a typical utility (that of an equal split of
@@ -215,15 +224,17 @@ class AlphaFair(Mechanism):
         equal_split = np.min(np.where(D > 0, (R / max(instance.n, 1)) / np.where(D > 0, D, 1), np.inf), axis=1)
         u0 = float(np.median(c * np.minimum(equal_split, T))) if live.any() else 1.0
         log_coef = np.log(w) + (1 - a) * np.log(c / u0) - np.log(abs(1 - a))
-        if a < 1:                           # a concave power: power cones
+        if a < 1:  # a concave power: power cones
             problem = cp.Problem(cp.Maximize(np.exp(log_coef) @ cp.power(x, 1 - a)), constraints)
-        else:   # min sum coef x^(1-a) as min log sum exp(log coef + (1-a) log x): same optimum,
+        else:  # min sum coef x^(1-a) as min log sum exp(log coef + (1-a) log x): same optimum,
             # and exponential cones stay accurate where x^(-19) in power cones does not
             problem = cp.Problem(cp.Minimize(cp.log_sum_exp(log_coef + (1 - a) * cp.log(x))), constraints)
         utility = "dominant share s_i = mu_i x_i" if self.on == "shares" else "task count x_i"
-        description = (f"{self.name}: max sum_i w_i U(c_i x_i), U(z) = z^(1-{a:g})/(1-{a:g}), "
-                       f"c_i x_i = {utility} / w_i\n  s.t. D^T x <= R, 0 <= x <= T  (power-cone program)\n"
-                       f"x is the vector {convex_legend(instance.users, live)}")
+        description = (
+            f"{self.name}: max sum_i w_i U(c_i x_i), U(z) = z^(1-{a:g})/(1-{a:g}), "
+            f"c_i x_i = {utility} / w_i\n  s.t. D^T x <= R, 0 <= x <= T  (power-cone program)\n"
+            f"x is the vector {convex_legend(instance.users, live)}"
+        )
 
         def solve(prog):
             solver = solve_cvxpy(problem, self.name)
@@ -231,14 +242,18 @@ class AlphaFair(Mechanism):
             tasks[live] = np.clip(np.asarray(x.value, dtype=float), 0, None)
             # the objective was scaled by u0^(a-1): undo it so prices are in welfare per unit
             log_scale = (1 - a) * np.log(u0)
-            if a > 1:                       # d log G = dG / G: multiply by G at the optimum
+            if a > 1:  # d log G = dG / G: multiply by G at the optimum
                 with np.errstate(divide="ignore"):
                     log_scale += logsumexp(log_coef + (1 - a) * np.log(tasks[live]))
             # prices in welfare per unit of resource; beyond float range (alpha in the hundreds)
             # they are not reported
-            prices = np.clip(np.asarray(capacity.dual_value, dtype=float), 0, None) * np.exp(log_scale) \
-                if abs(log_scale) < 700 else None
+            prices = (
+                np.clip(np.asarray(capacity.dual_value, dtype=float), 0, None) * np.exp(log_scale)
+                if abs(log_scale) < 700
+                else None
+            )
             return self._allocation(instance, tasks, "program", solver, prices)
+
         return Program(self.name, description, [("alpha-fair", problem)], solve)
 
     # -- fast path: Newton on the dual ------------------------------------------------------
@@ -248,15 +263,23 @@ class AlphaFair(Mechanism):
         if end is not None:
             return end.fast(instance)
         if not MIN_FAST_ALPHA <= self.alpha <= MAX_FAST_ALPHA:
-            raise SolverError(f"{self.name}: the fast path (dual Newton) computes {MIN_FAST_ALPHA:g} <= alpha <= "
-                              f"{MAX_FAST_ALPHA:g} (fairalloc.core.limits); use method='program'")
+            raise SolverError(
+                f"{self.name}: the fast path (dual Newton) computes {MIN_FAST_ALPHA:g} <= alpha <= "
+                f"{MAX_FAST_ALPHA:g} (fairalloc.core.limits); use method='program'"
+            )
         from fairalloc.engines.dual_newton import alpha_fair_dual
-        tasks, prices, iterations = alpha_fair_dual(instance.demand, instance.capacity,
-                                                    instance.scalar_weights(self.name),
-                                                    c, instance.bounds(), self.alpha,
-                                                    name=self.name, check=False)   # a validated Instance
-        return self._allocation(instance, tasks, "fast", "numpy dual Newton", prices,
-                                {"newton_iterations": iterations})
+
+        tasks, prices, iterations = alpha_fair_dual(
+            instance.demand,
+            instance.capacity,
+            instance.scalar_weights(self.name),
+            c,
+            instance.bounds(),
+            self.alpha,
+            name=self.name,
+            check=False,
+        )  # a validated Instance
+        return self._allocation(instance, tasks, "fast", "numpy dual Newton", prices, {"newton_iterations": iterations})
 
 
 @register("alpha-fair")
@@ -288,27 +311,34 @@ class FDS(Mechanism):
         beta, lam = (parse_parameter(p, what, "fds") for p, what in zip(parts, ("beta", "lambda")))
         lam0 = (1 - beta) / beta if beta > 0 else math.nan
         if not (beta > 0 and beta != 1 and math.isfinite(beta) and math.isfinite(lam)):
-            raise UnknownNameError(f"mechanism: fds: beta must be a finite number > 0 other than 1 "
-                                   f"(beta = 1 is degenerate: use alpha-fair:1), and lambda finite (got fds:{text})")
+            raise UnknownNameError(
+                f"mechanism: fds: beta must be a finite number > 0 other than 1 "
+                f"(beta = 1 is degenerate: use alpha-fair:1), and lambda finite (got fds:{text})"
+            )
         if (beta < 1 and lam < lam0) or (beta > 1 and lam > lam0):
             side = ">=" if beta < 1 else "<="
-            raise UnknownNameError(f"mechanism: fds:{text}: not a convex program; with beta = {beta:g} lambda must be "
-                                   f"{side} (1-beta)/beta = {lam0:.6g}")
+            raise UnknownNameError(
+                f"mechanism: fds:{text}: not a convex program; with beta = {beta:g} lambda must be "
+                f"{side} (1-beta)/beta = {lam0:.6g}"
+            )
         member = FDS(beta, lam)
         member.name, member.parameters = f"fds:{format_parameter(beta)}:{format_parameter(lam)}", ""
         return member
 
     def program(self, instance):
         import cvxpy as cp
+
         if instance.weights is not None:
-            raise CaseError("weight: the FDS family is defined on unweighted dominant shares; "
-                            "use alpha-fair for weighted users")
+            raise CaseError(
+                "weight: the FDS family is defined on unweighted dominant shares; use alpha-fair for weighted users"
+            )
         beta, lam = self.beta, self.lam
         lam0 = (1 - beta) / beta
         live, x, capacity, constraints = convex_task_variables(instance)
         if not live.any():
-            return _nobody_runs(self.name, instance,
-                                lambda: Allocation(instance, np.zeros(instance.n), self.name, "program", "none"))
+            return _nobody_runs(
+                self.name, instance, lambda: Allocation(instance, np.zeros(instance.n), self.name, "program", "none")
+            )
         mu = instance.per_task_dominant_share[live]
         s = cp.multiply(mu, x)
         total = cp.sum(s)
@@ -317,17 +347,26 @@ class FDS(Mechanism):
         else:
             objective = cp.Minimize((lam - lam0) * cp.log(total) + cp.log_sum_exp((1 - beta) * cp.log(s)) / beta)
         problem = cp.Problem(objective, constraints)
-        description = (f"{self.name}: max F = f_beta(s) (sum s)^lambda, beta = {beta:g}, lambda = {lam:g}, "
-                       f"as the convex program  {'max' if beta < 1 else 'min'} (lambda - lambda_0) log S "
-                       f"+ (1/beta) log sum_i s_i^(1-beta)\n  s.t. D^T x <= R, 0 <= x <= T\n"
-                       f"x is the vector {convex_legend(instance.users, live)}")
+        description = (
+            f"{self.name}: max F = f_beta(s) (sum s)^lambda, beta = {beta:g}, lambda = {lam:g}, "
+            f"as the convex program  {'max' if beta < 1 else 'min'} (lambda - lambda_0) log S "
+            f"+ (1/beta) log sum_i s_i^(1-beta)\n  s.t. D^T x <= R, 0 <= x <= T\n"
+            f"x is the vector {convex_legend(instance.users, live)}"
+        )
 
         def solve(prog):
             solver = solve_cvxpy(problem, self.name)
             tasks = np.zeros(instance.n)
             tasks[live] = np.clip(np.asarray(x.value, dtype=float), 0, None)
-            return Allocation(instance, tasks, self.name, "program", solver,
-                              info={"beta": beta, "lambda": lam, "fds": fds_value(tasks[live] * mu, beta, lam)})
+            return Allocation(
+                instance,
+                tasks,
+                self.name,
+                "program",
+                solver,
+                info={"beta": beta, "lambda": lam, "fds": fds_value(tasks[live] * mu, beta, lam)},
+            )
+
         return Program(self.name, description, [("FDS", problem)], solve)
 
 
@@ -340,7 +379,7 @@ def fds_value(shares: np.ndarray, beta: float, lam: float) -> float:
     """``F(s) = f_beta(s) (sum s)^lambda`` as Joe-Wong et al. write it."""
     total = float(np.sum(shares))
     fairness = np.sign(1 - beta) * np.sum((shares / total) ** (1 - beta)) ** (1 / beta)
-    return float(fairness * total ** lam)
+    return float(fairness * total**lam)
 
 
 __all__ = ["AlphaFair", "AlphaFairShares", "AlphaFairTasks", "FDS", "alpha_utility", "fds_value"]

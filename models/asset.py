@@ -24,8 +24,8 @@ Section 4.1 example: ``6x = 7y`` with the CPU constraint binding gives ``x = 2.5
 
 from __future__ import annotations
 
-from fairalloc.engines.maxmin import MaxMinMechanism
 from fairalloc.core.registry import register
+from fairalloc.engines.maxmin import MaxMinMechanism
 
 
 @register("asset")
@@ -42,5 +42,4 @@ class AssetFairness(MaxMinMechanism):
         return (instance.share_per_task / instance.weights).sum(axis=1)
 
     def exact_key(self, ex):
-        return [sum(ex.D[i][j] / (ex.R[j] * ex.W[i][j]) for j in range(ex.m) if ex.R[j] > 0)
-                for i in range(ex.n)]
+        return [sum(ex.D[i][j] / (ex.R[j] * ex.W[i][j]) for j in range(ex.m) if ex.R[j] > 0) for i in range(ex.n)]

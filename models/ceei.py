@@ -35,9 +35,9 @@ import numpy as np
 
 from fairalloc.core.allocation import Allocation
 from fairalloc.core.backends import Program, convex_legend, solve_cvxpy
-from fairalloc.engines.dual_newton import alpha_fair_dual
 from fairalloc.core.exact import solve_linear
 from fairalloc.core.registry import Mechanism, register
+from fairalloc.engines.dual_newton import alpha_fair_dual
 
 
 def nash_welfare(tasks: np.ndarray, weights: np.ndarray, live: np.ndarray) -> float:
@@ -60,23 +60,37 @@ class CEEI(Mechanism):
 
     def unscaled(self, instance, scaled, tasks, prices):
         allocation = super().unscaled(instance, scaled, tasks, prices)
-        if "nash_welfare" in allocation.info:    # sum_i w_i log x_i depends on the task units
+        if "nash_welfare" in allocation.info:  # sum_i w_i log x_i depends on the task units
             allocation.info["nash_welfare"] = nash_welfare(tasks, instance.scalar_weights(self.name), _live(instance))
         return allocation
 
     # -- declarative program ----------------------------------------------------------------
     def program(self, instance):
         import cvxpy as cp
+
         live = _live(instance)
         D, R = instance.demand[live], instance.capacity
         w_all = instance.scalar_weights(self.name)
         w, T = w_all[live], instance.bounds()[live]
-        description = ("ceei: Eisenberg-Gale program  max sum_i w_i log x_i  s.t.  D^T x <= R, x <= T.\n"
-                       "Prices are the duals of the capacity constraints.")
-        if not live.any():                  # every user is bounded to 0 tasks: nothing to solve
-            return Program(self.name, description + "\n(every user has max_tasks = 0)", [],
-                           lambda prog: Allocation(instance, np.zeros(instance.n), self.name, "program", "none",
-                                                   prices=np.zeros(instance.m), info={"nash_welfare": 0.0}))
+        description = (
+            "ceei: Eisenberg-Gale program  max sum_i w_i log x_i  s.t.  D^T x <= R, x <= T.\n"
+            "Prices are the duals of the capacity constraints."
+        )
+        if not live.any():  # every user is bounded to 0 tasks: nothing to solve
+            return Program(
+                self.name,
+                description + "\n(every user has max_tasks = 0)",
+                [],
+                lambda prog: Allocation(
+                    instance,
+                    np.zeros(instance.n),
+                    self.name,
+                    "program",
+                    "none",
+                    prices=np.zeros(instance.m),
+                    info={"nash_welfare": 0.0},
+                ),
+            )
         description += f"\nx is the vector {convex_legend(instance.users, live)}"
         x = cp.Variable(D.shape[0], name="tasks")
         capacity = D.T @ x <= R
@@ -91,19 +105,43 @@ class CEEI(Mechanism):
             tasks = np.zeros(instance.n)
             tasks[live] = np.clip(np.asarray(x.value, dtype=float), 0, None)
             prices = np.clip(np.asarray(capacity.dual_value, dtype=float), 0, None)
-            return Allocation(instance, tasks, self.name, "program", solver, prices=prices,
-                              info={"nash_welfare": nash_welfare(tasks, w_all, live)}, certify=self.certify)
+            return Allocation(
+                instance,
+                tasks,
+                self.name,
+                "program",
+                solver,
+                prices=prices,
+                info={"nash_welfare": nash_welfare(tasks, w_all, live)},
+                certify=self.certify,
+            )
+
         return Program(self.name, description, [("Eisenberg-Gale", problem)], solve)
 
     # -- fast path: the dual in m variables (fairalloc.engines.dual_newton, alpha = 1) ----------------
     def fast(self, instance):
         live = _live(instance)
         w = instance.scalar_weights(self.name)
-        tasks, prices, iterations = alpha_fair_dual(instance.demand, instance.capacity, w, np.ones(instance.n),
-                                                    instance.bounds(), 1.0, name=self.name, check=False)
-        return Allocation(instance, tasks, self.name, "fast", "numpy dual Newton", prices=prices,
-                          info={"nash_welfare": nash_welfare(tasks, w, live), "newton_iterations": iterations},
-                          certify=self.certify)
+        tasks, prices, iterations = alpha_fair_dual(
+            instance.demand,
+            instance.capacity,
+            w,
+            np.ones(instance.n),
+            instance.bounds(),
+            1.0,
+            name=self.name,
+            check=False,
+        )
+        return Allocation(
+            instance,
+            tasks,
+            self.name,
+            "fast",
+            "numpy dual Newton",
+            prices=prices,
+            info={"nash_welfare": nash_welfare(tasks, w, live), "newton_iterations": iterations},
+            certify=self.certify,
+        )
 
     # -- exact certificate: the KKT conditions in rational arithmetic -----------------------
     def certify(self, ex, x) -> bool:
@@ -114,10 +152,13 @@ class CEEI(Mechanism):
             return False
         used = ex.used(x)
         demanded = [any(ex.D[i][j] > 0 for i in range(ex.n)) for j in range(ex.m)]
-        S = [j for j in range(ex.m) if used[j] == ex.R[j] and demanded[j]]   # undemanded: price 0
+        S = [j for j in range(ex.m) if used[j] == ex.R[j] and demanded[j]]  # undemanded: price 0
         uncapped = [i for i in range(ex.n) if ex.T[i] is None or x[i] < ex.T[i]]
-        p_S = solve_linear([[ex.D[i][j] for j in S] for i in uncapped], [w[i] / x[i] for i in uncapped]) \
-            if S else ([] if not uncapped else None)
+        p_S = (
+            solve_linear([[ex.D[i][j] for j in S] for i in uncapped], [w[i] / x[i] for i in uncapped])
+            if S
+            else ([] if not uncapped else None)
+        )
         if p_S is None or any(v < 0 for v in p_S):
             return False
         free = set(uncapped)

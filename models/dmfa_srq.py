@@ -49,22 +49,22 @@ import pulp
 
 from fairalloc.core.allocation import Allocation
 from fairalloc.core.backends import Program, linear_expression, lp_name, lp_names, solve_lp, task_variables
-from fairalloc.engines.dynamic import History, binding_resources, normalised, shared_quantities
 from fairalloc.core.errors import CaseError, FairallocError
 from fairalloc.core.limits import MAX_DYNAMIC_PROGRAM_USERS
 from fairalloc.core.registry import Mechanism, register
+from fairalloc.engines.dynamic import History, binding_resources, normalised, shared_quantities
 
 
 def threshold_step(W: np.ndarray, qd: np.ndarray, pool: float) -> tuple[float, np.ndarray]:
     """``M^k`` for breakpoints ``W`` (non-increasing, last = 0) and rows ``q_i d_i``; and ``g(M^k)``."""
     k, m = qd.shape
     suffix = np.zeros((k + 1, m))
-    suffix[:k] = np.cumsum(qd[::-1], axis=0)[::-1]                 # sum_{i >= p} q_i d_ij
+    suffix[:k] = np.cumsum(qd[::-1], axis=0)[::-1]  # sum_{i >= p} q_i d_ij
     prefix = np.zeros((k + 1, m))
-    prefix[1:] = np.cumsum(W[:, None] * qd, axis=0)                # sum_{i < p} W_i q_i d_ij
-    at_breakpoints = W[:, None] * suffix[:k] + prefix[:k]          # g(W_p), users p.. at M = W_p
+    prefix[1:] = np.cumsum(W[:, None] * qd, axis=0)  # sum_{i < p} W_i q_i d_ij
+    at_breakpoints = W[:, None] * suffix[:k] + prefix[:k]  # g(W_p), users p.. at M = W_p
     feasible = (at_breakpoints <= pool * (1 + 1e-12)).all(axis=1)
-    p = int(np.argmax(feasible))                                   # first feasible breakpoint
+    p = int(np.argmax(feasible))  # first feasible breakpoint
     rate = suffix[p]
     room = pool - prefix[p]
     M = float(np.min(room[rate > 0] / rate[rate > 0]))
@@ -91,8 +91,10 @@ class DMFASRQ(Mechanism):
         """The dynamic mechanisms have no task bounds: an instance with one is refused, not ignored."""
         if instance.max_tasks is not None and np.isfinite(instance.max_tasks).any():
             i = int(np.argmax(np.isfinite(instance.max_tasks)))
-            raise CaseError(f"users.{instance.users[i]}.max_tasks: {self.name} takes no task bounds "
-                            f"(remove max_tasks, or use a static mechanism)")
+            raise CaseError(
+                f"users.{instance.users[i]}.max_tasks: {self.name} takes no task bounds "
+                f"(remove max_tasks, or use a static mechanism)"
+            )
 
     def _allocation(self, instance, M, binding, method, solver, extra=None):
         q = self.shares(instance)
@@ -121,19 +123,19 @@ class DMFASRQ(Mechanism):
         pools = np.cumsum(q)
         M = np.zeros(n)
         binding = []
-        level = np.zeros(n)                 # the blocks' levels, oldest first
-        block = np.zeros((n, m))            # the blocks' sums of q_i d_i
-        below = np.zeros((n + 1, m))        # below[b]: sum of the sums of blocks < b
-        below_w = np.zeros((n + 1, m))      # below_w[b]: sum of level * sum over blocks < b
+        level = np.zeros(n)  # the blocks' levels, oldest first
+        block = np.zeros((n, m))  # the blocks' sums of q_i d_i
+        below = np.zeros((n + 1, m))  # below[b]: sum of the sums of blocks < b
+        below_w = np.zeros((n + 1, m))  # below_w[b]: sum of level * sum over blocks < b
         nb = 0
         for k in range(n):
             pool = float(pools[k])
-            level[nb], block[nb] = 0.0, qd[k]                # the newcomer: a block at level 0
+            level[nb], block[nb] = 0.0, qd[k]  # the newcomer: a block at level 0
             below[nb + 1], below_w[nb + 1] = below[nb] + qd[k], below_w[nb]
             nb += 1
             limit = pool * (1 + 1e-12)
-            lo, hi = 0, nb - 1                               # the last block (level 0) is feasible
-            while lo < hi:                                   # first feasible block: log2(n) halvings
+            lo, hi = 0, nb - 1  # the last block (level 0) is feasible
+            while lo < hi:  # first feasible block: log2(n) halvings
                 mid = (lo + hi) // 2
                 if np.all(below_w[mid] + level[mid] * (below[nb] - below[mid]) <= limit):
                     hi = mid
@@ -154,21 +156,30 @@ class DMFASRQ(Mechanism):
 
     # -- declarative program: one LP per arrival ------------------------------------------------
     def program(self, instance):
-        description = (f"{self.name}: one LP per arrival k, in levels y_i = x_i / q_i (the same program, "
-                       "well scaled when some q_i are tiny):\n"
-                       "  max M  s.t.  y_i >= M (i <= k),  y_i >= y_i^(k-1) (i < k),  sum_i q_i d_ij y_i <= Q_k;\n"
-                       "then x_i^k = q_i max(M, y_i^(k-1)) (Lemma 1: the smallest allocation reaching M).\n"
-                       "In arrival k's LP, y_i is level_<user>, M is arrival<k>_M; constraints at_M_<user>, "
-                       "pool_<resource>.")
+        description = (
+            f"{self.name}: one LP per arrival k, in levels y_i = x_i / q_i (the same program, "
+            "well scaled when some q_i are tiny):\n"
+            "  max M  s.t.  y_i >= M (i <= k),  y_i >= y_i^(k-1) (i < k),  sum_i q_i d_ij y_i <= Q_k;\n"
+            "then x_i^k = q_i max(M, y_i^(k-1)) (Lemma 1: the smallest allocation reaching M).\n"
+            "In arrival k's LP, y_i is level_<user>, M is arrival<k>_M; constraints at_M_<user>, "
+            "pool_<resource>."
+        )
         self._unbounded(instance)
         d = normalised(instance, self.name)
         q = self.shares(instance)
-        names = (lp_names("level", instance.users), lp_names("at_M", instance.users),
-                 lp_names("pool", instance.resources))
+        names = (
+            lp_names("level", instance.users),
+            lp_names("at_M", instance.users),
+            lp_names("pool", instance.resources),
+        )
         first = self._arrival_lp(q[:, None] * d, q, names, np.zeros(0))
-        return Program(self.name, description, [("arrival 1", first[0])],
-                       solve=lambda prog: self._solve_lps(instance, q, d, names, first, prog),
-                       later="later arrivals are built as the sequence is solved (each starts from the one before)")
+        return Program(
+            self.name,
+            description,
+            [("arrival 1", first[0])],
+            solve=lambda prog: self._solve_lps(instance, q, d, names, first, prog),
+            later="later arrivals are built as the sequence is solved (each starts from the one before)",
+        )
 
     def _arrival_lp(self, qd, q, names, W):
         """Arrival ``k = len(W) + 1``'s LP over users ``1..k``, above the levels ``W`` of the others."""
@@ -176,7 +187,7 @@ class DMFASRQ(Mechanism):
         levels, at_level, pools = names
         lp = pulp.LpProblem(lp_name(f"{self.name}_arrival{k}"), pulp.LpMaximize)
         level = lp.add_variable(f"arrival{k}_M", 0, None)
-        ys = task_variables(lp, np.append(W, 0.0), np.full(k, np.inf), levels[:k])     # y_i >= y_i^(k-1)
+        ys = task_variables(lp, np.append(W, 0.0), np.full(k, np.inf), levels[:k])  # y_i >= y_i^(k-1)
         lp += level
         for i in range(k):
             lp += pulp.LpAffineExpression([(ys[i], 1.0), (level, -1.0)]) >= 0, at_level[i]
@@ -186,14 +197,16 @@ class DMFASRQ(Mechanism):
 
     def _solve_lps(self, instance, q, d, names, first, prog):
         if instance.n > MAX_DYNAMIC_PROGRAM_USERS:
-            raise FairallocError(f"method: {self.name} as a program solves one LP per arrival, the k-th with k "
-                                 f"variables; {instance.n:,} users are more than {MAX_DYNAMIC_PROGRAM_USERS:,} "
-                                 f"(fairalloc.core.limits.MAX_DYNAMIC_PROGRAM_USERS): use method='fast'")
+            raise FairallocError(
+                f"method: {self.name} as a program solves one LP per arrival, the k-th with k "
+                f"variables; {instance.n:,} users are more than {MAX_DYNAMIC_PROGRAM_USERS:,} "
+                f"(fairalloc.core.limits.MAX_DYNAMIC_PROGRAM_USERS): use method='fast'"
+            )
         n = instance.n
         qd = q[:, None] * d
-        W = np.zeros(0)                                     # levels y_i^(k-1)
+        W = np.zeros(0)  # levels y_i^(k-1)
         M, binding, solver = np.zeros(n), [], ""
-        del prog.models[1:]                                 # a solve that failed half-way starts again
+        del prog.models[1:]  # a solve that failed half-way starts again
         for k in range(1, n + 1):
             pool = float(q[:k].sum())
             lp, level = first if k == 1 else self._arrival_lp(qd, q, names, W)
@@ -201,7 +214,7 @@ class DMFASRQ(Mechanism):
                 prog.models.append((f"arrival {k}", lp))
             solver = solve_lp(lp, f"{self.name} arrival {k}")
             M[k - 1] = level.varValue
-            W = np.maximum(np.append(W, 0.0), M[k - 1])                        # Lemma 1, in levels
+            W = np.maximum(np.append(W, 0.0), M[k - 1])  # Lemma 1, in levels
             binding.append(binding_resources((q[:k] * W) @ d[:k], pool))
         return self._allocation(instance, M, binding, "program", f"pulp+{solver}")
 

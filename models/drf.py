@@ -27,9 +27,8 @@ Section 4.1: 9 CPUs, 18 GB, A = <1 CPU, 4 GB>, B = <3 CPU, 1 GB> gives A 3 tasks
 
 from __future__ import annotations
 
-
-from fairalloc.engines.maxmin import MaxMinMechanism
 from fairalloc.core.registry import register
+from fairalloc.engines.maxmin import MaxMinMechanism
 
 
 @register("drf")
@@ -41,14 +40,13 @@ class DRF(MaxMinMechanism):
 
     def key(self, instance):
         if instance.weights is None:
-            return instance.per_task_dominant_share          # one pass: max_j D_ij / R_j
+            return instance.per_task_dominant_share  # one pass: max_j D_ij / R_j
         if instance.weights.ndim == 1:
             return instance.per_task_dominant_share / instance.weights
         return (instance.share_per_task / instance.weights).max(axis=1)
 
     def exact_key(self, ex):
-        return [max(ex.D[i][j] / (ex.R[j] * ex.W[i][j]) for j in range(ex.m) if ex.R[j] > 0)
-                for i in range(ex.n)]
+        return [max(ex.D[i][j] / (ex.R[j] * ex.W[i][j]) for j in range(ex.m) if ex.R[j] > 0) for i in range(ex.n)]
 
 
 __all__ = ["DRF"]

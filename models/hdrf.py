@@ -20,8 +20,8 @@ The two tests of the Volcano scheduler's DRF plug-in are cases (``hdrf-volcano-1
 from __future__ import annotations
 
 from fairalloc.core.allocation import Allocation
-from fairalloc.engines.hierarchy import hdrf_schedule
 from fairalloc.core.registry import Mechanism, register
+from fairalloc.engines.hierarchy import hdrf_schedule
 
 
 @register("hdrf")
@@ -38,6 +38,7 @@ class NaiveHierarchicalDRF(Mechanism):
 
     def fast(self, instance):
         from fairalloc.engines.hierarchy import naive_hierarchical_drf
+
         return Allocation(instance, naive_hierarchical_drf(instance), self.name, "fast", "numpy, level by level")
 
 
@@ -46,10 +47,18 @@ class CollapsedHierarchicalDRF(Mechanism):
     summary = "the tree collapsed into leaf weights, then weighted DRF (ignores the groups' own shares)"
 
     def fast(self, instance):
+        from fairalloc.core.instance import Instance
         from fairalloc.core.registry import get
         from fairalloc.engines.hierarchy import collapsed_weights
-        from fairalloc.core.instance import Instance
-        flat = Instance(instance.capacity, instance.demand, users=instance.users, resources=instance.resources,
-                        weights=collapsed_weights(instance), max_tasks=instance.max_tasks, name=instance.name)
+
+        flat = Instance(
+            instance.capacity,
+            instance.demand,
+            users=instance.users,
+            resources=instance.resources,
+            weights=collapsed_weights(instance),
+            max_tasks=instance.max_tasks,
+            name=instance.name,
+        )
         drf = get("drf").allocate(flat)
         return Allocation(instance, drf.tasks.copy(), self.name, "fast", "weighted DRF on collapsed weights")

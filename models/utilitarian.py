@@ -69,27 +69,32 @@ class Utilitarian(Mechanism):
         for j, name in enumerate(lp_names("capacity", instance.resources)):
             capacity.append(linear_expression(xs, D[:, j]) <= R[j])
             lp += capacity[-1], name
-        description = (f"{self.name}: max sum_i v_i x_i  s.t.  D^T x <= R, 0 <= x <= T   ({self.value_text})\n"
-                       "x_i is tasks_<user>; the constraints are capacity_<resource>.")
+        description = (
+            f"{self.name}: max sum_i v_i x_i  s.t.  D^T x <= R, 0 <= x <= T   ({self.value_text})\n"
+            "x_i is tasks_<user>; the constraints are capacity_<resource>."
+        )
 
         def solve(prog):
             solver = solve_lp(lp, self.name)
             tasks = np.clip(values(xs), 0, None)
             prices = np.array([c.pi or 0.0 for c in capacity])
             return self._allocation(instance, tasks, "program", f"pulp+{solver}", np.abs(prices))
+
         return Program(self.name, description, [("LP", lp)], solve)
 
     def fast(self, instance):
         from scipy.optimize import linprog
         from scipy.sparse import csr_matrix
+
         D, R, T = instance.demand, instance.capacity, instance.bounds()
         v = self.task_value(instance)
         A_ub, bounds = csr_matrix(D.T), np.column_stack([np.zeros(instance.n), T])
         try:
             res = linprog(-v, A_ub=A_ub, b_ub=R, bounds=bounds, method="highs")
-        except Exception as exc:    # only the solver call: a failure inside scipy's HiGHS is an error of the solve
-            raise SolverError(f"{self.name}: HiGHS (scipy) failed ({type(exc).__name__}: "
-                              f"{' '.join(str(exc).split())[:160]})") from None
+        except Exception as exc:  # only the solver call: a failure inside scipy's HiGHS is an error of the solve
+            raise SolverError(
+                f"{self.name}: HiGHS (scipy) failed ({type(exc).__name__}: {' '.join(str(exc).split())[:160]})"
+            ) from None
         if res.status != 0:
             raise SolverError(f"{self.name}: HiGHS (scipy) failed: {res.message}")
         prices = -np.asarray(res.ineqlin.marginals)
@@ -97,8 +102,16 @@ class Utilitarian(Mechanism):
 
     def _allocation(self, instance, tasks, method, solver, prices):
         v = self.task_value(instance)
-        return Allocation(instance, tasks, self.name, method, solver, prices=prices,
-                          info={"welfare": float(v @ tasks)}, certify=self._certifier(prices))
+        return Allocation(
+            instance,
+            tasks,
+            self.name,
+            method,
+            solver,
+            prices=prices,
+            info={"welfare": float(v @ tasks)},
+            certify=self._certifier(prices),
+        )
 
     def _certifier(self, prices):
         """LP duality in rationals: feasible ``x`` and dual ``(y, z)`` with equal objectives."""
@@ -113,4 +126,5 @@ class Utilitarian(Mechanism):
                 return False
             dual = sum(r * p for r, p in zip(ex.R, y)) + sum(z[i] * ex.T[i] for i in range(ex.n) if z[i] > 0)
             return sum(value[i] * x[i] for i in range(ex.n)) == dual
+
         return certify

@@ -45,15 +45,31 @@ def figure_4(out: Path) -> list[Path]:
     fig, axes = plt.subplots(1, 3, figsize=(10, 3.6), sharey=True)
     for ax, (name, title) in zip(axes, MECHANISMS):
         alloc = fairalloc.solve(inst, name)
-        shares = alloc.bundles / inst.capacity * 100          # % of each resource, per user
+        shares = alloc.bundles / inst.capacity * 100  # % of each resource, per user
         bottom = [0.0] * inst.m
         for i, user in enumerate(inst.users):
-            bars = ax.bar(["CPU", "Memory"], shares[i], bottom=bottom, color=COLOURS[user], width=0.6,
-                          edgecolor="black", linewidth=0.6, label=f"User {user}")
+            bars = ax.bar(
+                ["CPU", "Memory"],
+                shares[i],
+                bottom=bottom,
+                color=COLOURS[user],
+                width=0.6,
+                edgecolor="black",
+                linewidth=0.6,
+                label=f"User {user}",
+            )
             for bar, value, base in zip(bars, shares[i], bottom):
                 if value > 4:
-                    ax.text(bar.get_x() + bar.get_width() / 2, base + value / 2, f"{value:.0f}%",
-                            ha="center", va="center", color="white", fontsize=9, fontweight="bold")
+                    ax.text(
+                        bar.get_x() + bar.get_width() / 2,
+                        base + value / 2,
+                        f"{value:.0f}%",
+                        ha="center",
+                        va="center",
+                        color="white",
+                        fontsize=9,
+                        fontweight="bold",
+                    )
             bottom = [b + v for b, v in zip(bottom, shares[i])]
         exact = ", ".join(f"{u}: {v}" for u, v in zip(inst.users, alloc.exact))
         ax.set_title(f"{title}\n(tasks {exact})", fontsize=10)
@@ -77,13 +93,24 @@ def section_4_1(out: Path) -> Path:
     for name, title in MECHANISMS:
         alloc = fairalloc.solve(inst, name)
         for i, user in enumerate(inst.users):
-            rows.append([title, user, f"{alloc.tasks[i]:.4f}", str(alloc.exact[i]),
-                         "<" + ", ".join(f"{v:.2f}" for v in alloc.bundles[i]) + ">",
-                         f"{alloc.dominant_shares[i]:.4f}"])
+            rows.append(
+                [
+                    title,
+                    user,
+                    f"{alloc.tasks[i]:.4f}",
+                    str(alloc.exact[i]),
+                    "<" + ", ".join(f"{v:.2f}" for v in alloc.bundles[i]) + ">",
+                    f"{alloc.dominant_shares[i]:.4f}",
+                ]
+            )
     path = out / "section_4_1.md"
-    path.write_text("# Section 4.1: DRF, Asset Fairness and CEEI\n\n" + tabulate(
-        rows, ["mechanism", "user", "tasks", "exact", "bundle <CPU, GB>", "dominant share"], tablefmt="github")
-        + "\n")
+    path.write_text(
+        "# Section 4.1: DRF, Asset Fairness and CEEI\n\n"
+        + tabulate(
+            rows, ["mechanism", "user", "tasks", "exact", "bundle <CPU, GB>", "dominant share"], tablefmt="github"
+        )
+        + "\n"
+    )
     return path
 
 
@@ -92,10 +119,13 @@ def theorems(out: Path) -> list[Path]:
     head = ["case", "kind", "claim", "source value", "computed value", "status"]
     table = [[r.case, r.kind, r.claim, r.source, r.computed, r.status] for r in rows]
     md = out / "theorems.md"
-    md.write_text("# Theorems 1-6: every number and claim recomputed\n\n" + tabulate(table, head, tablefmt="github")
-                  + f"\n\n{sum(r.status == 'ok' for r in rows)} reproduced, "
-                    f"{sum(r.status == 'erratum' for r in rows)} errata of the sources, "
-                    f"{sum(r.status == 'MISMATCH' for r in rows)} mismatches.\n")
+    md.write_text(
+        "# Theorems 1-6: every number and claim recomputed\n\n"
+        + tabulate(table, head, tablefmt="github")
+        + f"\n\n{sum(r.status == 'ok' for r in rows)} reproduced, "
+        f"{sum(r.status == 'erratum' for r in rows)} errata of the sources, "
+        f"{sum(r.status == 'MISMATCH' for r in rows)} mismatches.\n"
+    )
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(head)
@@ -106,11 +136,16 @@ def theorems(out: Path) -> list[Path]:
 
 
 def empirical_table_2(out: Path, trials: int, seed: int, workers: int | None) -> list[Path]:
-    cells = table2(["drf", "asset", "ceei"], trials=trials, seed=seed, budget=100, workers=workers,
-                   progress=None)
-    paper = {("asset", "sharing_incentive"), ("asset", "bottleneck_fairness"), ("asset", "resource_monotonicity"),
-             ("ceei", "strategy_proofness"), ("ceei", "population_monotonicity"),
-             ("ceei", "resource_monotonicity"), ("drf", "resource_monotonicity")}
+    cells = table2(["drf", "asset", "ceei"], trials=trials, seed=seed, budget=100, workers=workers, progress=None)
+    paper = {
+        ("asset", "sharing_incentive"),
+        ("asset", "bottleneck_fairness"),
+        ("asset", "resource_monotonicity"),
+        ("ceei", "strategy_proofness"),
+        ("ceei", "population_monotonicity"),
+        ("ceei", "resource_monotonicity"),
+        ("drf", "resource_monotonicity"),
+    }
     grid = {(c.mechanism, c.property): c for c in cells}
     props = list(dict.fromkeys(c.property for c in cells))
     rows = []
@@ -119,15 +154,22 @@ def empirical_table_2(out: Path, trials: int, seed: int, workers: int | None) ->
         for m, _ in MECHANISMS:
             cell = grid[(m, p)]
             agrees = cell.found == ((m, p) in paper)
-            row.append(("no: " if cell.found else "Y: ") + cell.summary.replace("VIOLATED: ", "")
-                       + ("" if agrees else "  (DIFFERS FROM THE PAPER)"))
+            row.append(
+                ("no: " if cell.found else "Y: ")
+                + cell.summary.replace("VIOLATED: ", "")
+                + ("" if agrees else "  (DIFFERS FROM THE PAPER)")
+            )
         rows.append(row)
     md = out / "table2.md"
-    md.write_text(f"# Empirical Table 2 ({trials} random instances per cell, seed {seed})\n\n"
-                  + tabulate(rows, ["property", *(t for _, t in MECHANISMS)], tablefmt="github") + "\n")
+    md.write_text(
+        f"# Empirical Table 2 ({trials} random instances per cell, seed {seed})\n\n"
+        + tabulate(rows, ["property", *(t for _, t in MECHANISMS)], tablefmt="github")
+        + "\n"
+    )
     js = out / "table2.json"
-    js.write_text(json.dumps([{k: v for k, v in c.to_dict().items() if k != "seconds"} for c in cells], indent=2)
-                  + "\n")
+    js.write_text(
+        json.dumps([{k: v for k, v in c.to_dict().items() if k != "seconds"} for c in cells], indent=2) + "\n"
+    )
     return [md, js]
 
 
@@ -140,8 +182,12 @@ def main() -> None:
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    written = [*figure_4(out), section_4_1(out), *theorems(out),
-               *empirical_table_2(out, args.trials, args.seed, args.workers)]
+    written = [
+        *figure_4(out),
+        section_4_1(out),
+        *theorems(out),
+        *empirical_table_2(out, args.trials, args.seed, args.workers),
+    ]
     for path in written:
         print(f"wrote {path}")
 

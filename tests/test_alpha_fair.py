@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 import fairalloc
 from fairalloc import registry
+from fairalloc.analysis.tradeoff import frontier, measures, parse_alphas
 from fairalloc.core.errors import FairallocError
 from fairalloc.testing import assert_same_tasks, close, instances, run_cli
-from fairalloc.analysis.tradeoff import frontier, measures, parse_alphas
 
 SECTION_4_1 = fairalloc.Instance.from_arrays([9, 18], [[1, 4], [3, 1]], users=["A", "B"], resources=["cpu", "mem"])
 
@@ -25,7 +25,7 @@ def closed_form(alpha):
     a, b = 2 / 9, 1 / 3
     ratio = (b ** (1 - alpha) / (3 * a ** (1 - alpha))) ** (1 / alpha)
     x = 9 / (1 + 3 * ratio)
-    assert 4 * x + ratio * x < 18          # memory slack, as assumed
+    assert 4 * x + ratio * x < 18  # memory slack, as assumed
     return x, ratio * x
 
 
@@ -47,13 +47,17 @@ def test_closed_form_is_the_formulations_value():
 
 @pytest.mark.parametrize("method", ["program", "fast"])
 def test_exact_ends_on_section_4_1(method):
-    exact = {name: [str(v) for v in fairalloc.solve(SECTION_4_1, name, method).exact]
-             for name in ("alpha-fair:0", "alpha-fair:1", "alpha-fair:inf", "alpha-tasks:inf", "alpha-tasks:0")}
-    assert exact == {"alpha-fair:0": ["45/11", "18/11"],      # utilitarian
-                     "alpha-fair:1": ["45/11", "18/11"],      # CEEI
-                     "alpha-fair:inf": ["3", "2"],            # DRF
-                     "alpha-tasks:inf": ["9/4", "9/4"],       # equal task counts, CPU binds
-                     "alpha-tasks:0": ["45/11", "18/11"]}     # most tasks: both resources bind
+    exact = {
+        name: [str(v) for v in fairalloc.solve(SECTION_4_1, name, method).exact]
+        for name in ("alpha-fair:0", "alpha-fair:1", "alpha-fair:inf", "alpha-tasks:inf", "alpha-tasks:0")
+    }
+    assert exact == {
+        "alpha-fair:0": ["45/11", "18/11"],  # utilitarian
+        "alpha-fair:1": ["45/11", "18/11"],  # CEEI
+        "alpha-fair:inf": ["3", "2"],  # DRF
+        "alpha-tasks:inf": ["9/4", "9/4"],  # equal task counts, CPU binds
+        "alpha-tasks:0": ["45/11", "18/11"],
+    }  # most tasks: both resources bind
     assert fairalloc.solve(SECTION_4_1, "alpha-fair:2", method).mechanism == "alpha-fair:2"
 
 
@@ -116,17 +120,20 @@ def test_fds_moves_towards_efficiency_with_lambda():
     assert totals[0] < totals[1] < totals[2] + 1e-9
 
 
-@pytest.mark.parametrize("name, message", [
-    ("alpha-fair", "is a family; name a member as alpha-fair:ALPHA"),
-    ("alpha-fair:-1", "alpha must be >= 0"),
-    ("alpha-fair:x", "alpha must be a number or 'inf'"),
-    ("alpha-fair:nan", "alpha must be a number or 'inf'"),
-    ("drf:2", "'drf' takes no parameters"),
-    ("fds:0.5", "write fds:BETA:LAMBDA"),
-    ("fds:1:0", "beta = 1 is degenerate"),
-    ("fds:0.5:0.5", "not a convex program; with beta = 0.5 lambda must be >= (1-beta)/beta = 1"),
-    ("fds:2:0", "not a convex program; with beta = 2 lambda must be <= (1-beta)/beta = -0.5"),
-])
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("alpha-fair", "is a family; name a member as alpha-fair:ALPHA"),
+        ("alpha-fair:-1", "alpha must be >= 0"),
+        ("alpha-fair:x", "alpha must be a number or 'inf'"),
+        ("alpha-fair:nan", "alpha must be a number or 'inf'"),
+        ("drf:2", "'drf' takes no parameters"),
+        ("fds:0.5", "write fds:BETA:LAMBDA"),
+        ("fds:1:0", "beta = 1 is degenerate"),
+        ("fds:0.5:0.5", "not a convex program; with beta = 0.5 lambda must be >= (1-beta)/beta = 1"),
+        ("fds:2:0", "not a convex program; with beta = 2 lambda must be <= (1-beta)/beta = -0.5"),
+    ],
+)
 def test_bad_family_names(name, message):
     with pytest.raises(FairallocError, match=message.replace("(", r"\(").replace(")", r"\)")):
         registry.get(name)
@@ -160,7 +167,7 @@ def test_frontier_on_section_4_1():
     assert close(by["alpha=inf"].metrics["min_dominant_share"], 2 / 3, 1e-12)
     assert close(by["alpha=0"].metrics["total_dominant_share"], 16 / 11, 1e-9)
     assert close(by["alpha=inf"].metrics["jain_index"], 1.0, 1e-12)
-    assert close(by["asset"].metrics["jain_index"], (0.56 + 0.72) ** 2 / (2 * (0.56 ** 2 + 0.72 ** 2)), 1e-9)
+    assert close(by["asset"].metrics["jain_index"], (0.56 + 0.72) ** 2 / (2 * (0.56**2 + 0.72**2)), 1e-9)
     assert by["drf"].metrics["utilization"] == pytest.approx({"cpu": 1.0, "mem": 14 / 18})
     assert all(p.properties["sharing_incentive"].holds for p in points)
 
@@ -168,6 +175,7 @@ def test_frontier_on_section_4_1():
 def test_frontier_counts_envious_users():
     # Asset Fairness on Theorem 1's instance is envy-free; a hand-made envious allocation is not
     from fairalloc.analysis.properties import envious_users
+
     inst = fairalloc.Instance.from_arrays([10, 10], [[1, 1], [1, 1]], users=["a", "b"])
     assert envious_users(inst, np.array([3.0, 7.0])) == ["a"]
     assert envious_users(inst, np.array([5.0, 5.0])) == []
@@ -182,26 +190,51 @@ def test_parse_alphas():
 
 def test_tradeoff_cli_table_json_and_plot(capsys, tmp_path):
     target = tmp_path / "frontier.png"
-    code, out, err = run_cli(capsys, "tradeoff", "drf-section-4-1", "--alphas", "0,2,5,inf", "--properties",
-                             "sharing_incentive,strategy_proofness", "--budget", "60", "--plot", str(target))
+    code, out, err = run_cli(
+        capsys,
+        "tradeoff",
+        "drf-section-4-1",
+        "--alphas",
+        "0,2,5,inf",
+        "--properties",
+        "sharing_incentive,strategy_proofness",
+        "--budget",
+        "60",
+        "--plot",
+        str(target),
+    )
     assert code == 0, err
     assert "alpha=2" in out and "3.7279" in out and "1.7574" in out and f"wrote {target}" in out
     assert target.stat().st_size > 10_000 and target.read_bytes()[:4] == b"\x89PNG"
     assert not list(tmp_path.glob("*.part*"))
-    code, out, _ = run_cli(capsys, "tradeoff", "drf-section-4-1", "--alphas", "5", "--references", "drf",
-                           "--properties", "none", "--format", "json")
+    code, out, _ = run_cli(
+        capsys,
+        "tradeoff",
+        "drf-section-4-1",
+        "--alphas",
+        "5",
+        "--references",
+        "drf",
+        "--properties",
+        "none",
+        "--format",
+        "json",
+    )
     data = json.loads(out)
     assert [p["label"] for p in data] == ["alpha=5", "drf"]
     assert data[0]["tasks"] == pytest.approx({"A": 3.28335, "B": 1.90555}, abs=1e-4)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--alphas", "0,x"], "--alphas: 'x' is not a number"),
-    (["--plot", "f.gif"], "--plot: unknown figure format '.gif'"),
-    (["--references", "nope"], "mechanism: unknown mechanism 'nope'"),
-    (["--properties", "nope"], "unknown property"),
-    (["--budget", "0"], "--budget: must be a positive number"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--alphas", "0,x"], "--alphas: 'x' is not a number"),
+        (["--plot", "f.gif"], "--plot: unknown figure format '.gif'"),
+        (["--references", "nope"], "mechanism: unknown mechanism 'nope'"),
+        (["--properties", "nope"], "unknown property"),
+        (["--budget", "0"], "--budget: must be a positive number"),
+    ],
+)
 def test_tradeoff_bad_input(capsys, tmp_path, argv, message):
     code, out, err = run_cli(capsys, "tradeoff", "drf-section-4-1", *argv)
     assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1
@@ -211,6 +244,7 @@ def test_tradeoff_bad_input(capsys, tmp_path, argv, message):
 def test_vectorised_envy_matches_pairwise_leontief(inst, data):
     """envy_values (chunked numpy) against the valuation of each bundle one pair at a time."""
     from fairalloc.analysis.properties import envy_values, leontief
+
     x = np.array(data.draw(st.lists(st.floats(0, 10), min_size=inst.n, max_size=inst.n)))
     values, w = envy_values(inst, x), inst.scalar_weights("test")
     for i in range(inst.n):

@@ -20,31 +20,34 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fairalloc
-from fairalloc import Allocation, FairallocError, Instance, SolverError
-from fairalloc import dual_newton
+from fairalloc import Allocation, FairallocError, Instance, SolverError, dual_newton
 from fairalloc.core.registry import _REGISTRY
-from fairalloc.testing import assert_same_tasks, close
 from fairalloc.core.tolerances import AGREEMENT
+from fairalloc.testing import assert_same_tasks, close
 
 #: a member of every family next to the plain mechanisms
 FAMILY_MEMBERS = ["alpha-fair:2", "alpha-fair:0", "alpha-tasks:0.5", "alpha-tasks:inf", "fds:0.5:2"]
 MECHANISMS = fairalloc.available(families=False) + FAMILY_MEMBERS
 
-SCALED = settings(max_examples=40, deadline=None, derandomize=True,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SCALED = settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def magnitude(low, high):
-    return st.floats(low, high).map(lambda e: float(10.0 ** e))
+    return st.floats(low, high).map(lambda e: float(10.0**e))
 
 
 @st.composite
 def badly_scaled(draw) -> Instance:
     n, m = draw(st.integers(1, 4)), draw(st.integers(1, 3))
-    dense = draw(st.booleans())                                     # no zeros: the dynamic mechanisms run
+    dense = draw(st.booleans())  # no zeros: the dynamic mechanisms run
     capacity = np.array([draw(magnitude(-12, 12)) for _ in range(m)])
     if m > 1 and not dense and draw(st.booleans()):
-        capacity[draw(st.integers(0, m - 1))] = 0.0                  # a resource nobody may demand
+        capacity[draw(st.integers(0, m - 1))] = 0.0  # a resource nobody may demand
     demand = np.zeros((n, m))
     for i in range(n):
         for j in range(m):
@@ -62,8 +65,7 @@ def badly_scaled(draw) -> Instance:
         q = np.array([draw(st.floats(0.05, 1)) for _ in range(n)])
         shared = q / q.sum()
     # the Python API may build what a case file would refuse: the library must stay clean there
-    return Instance(capacity, demand, weights=weights, max_tasks=bounds, shared=shared, name="scaled",
-                    validate=False)
+    return Instance(capacity, demand, weights=weights, max_tasks=bounds, shared=shared, name="scaled", validate=False)
 
 
 def independently_feasible(alloc: Allocation) -> None:
@@ -77,7 +79,7 @@ def independently_feasible(alloc: Allocation) -> None:
     assert np.all(x <= inst.bounds() * (1 + 1e-6)), (x, inst.bounds())
     if alloc.prices is not None:
         assert np.all(np.isfinite(alloc.prices))
-    text = json.dumps(alloc.to_dict(exact=inst.n <= 4), allow_nan=False)   # no NaN or inf in the JSON
+    text = json.dumps(alloc.to_dict(exact=inst.n <= 4), allow_nan=False)  # no NaN or inf in the JSON
     assert text
 
 
@@ -107,8 +109,9 @@ def test_badly_scaled_instances_give_certified_answers_or_clean_errors(mechanism
 
 # -- the fuzz instance: memory at 100,000,000 % of capacity before ---------------------------------
 
-FUZZ = Instance.from_arrays([1e9, 1e-9], [[1e-9, 1e-18], [1e9, 1e-9], [1, 1e-12]],
-                            resources=["cpu", "mem"], users=["A", "B", "C"])
+FUZZ = Instance.from_arrays(
+    [1e9, 1e-9], [[1e-9, 1e-18], [1e9, 1e-9], [1, 1e-12]], resources=["cpu", "mem"], users=["A", "B", "C"]
+)
 #: Clarabel's interior point pins CEEI's task counts to about 1e-6 here (the log objective is flat
 #: to first order: a gap of 1e-10 leaves the tasks sqrt(1e-10) apart); its welfare agrees to AGREEMENT
 CEEI_PROGRAM_TASKS_TOL = 1e-5
@@ -127,7 +130,7 @@ def test_fuzz_ceei_program_reaches_the_optimum():
     fast = fairalloc.solve(FUZZ, "ceei", "fast")
     program = fairalloc.solve(FUZZ, "ceei", "program")
     assert abs(fast.info["nash_welfare"] - 24.33518424992422) < 1e-9
-    assert close(program.info["nash_welfare"], fast.info["nash_welfare"], AGREEMENT)     # not 17.4
+    assert close(program.info["nash_welfare"], fast.info["nash_welfare"], AGREEMENT)  # not 17.4
     assert np.allclose(program.tasks, fast.tasks, rtol=CEEI_PROGRAM_TASKS_TOL, atol=0)
     assert np.allclose(program.prices, fast.prices, rtol=CEEI_PROGRAM_TASKS_TOL, atol=1e-9)
     for alloc in (fast, program):
@@ -138,11 +141,12 @@ def test_fuzz_ceei_program_reaches_the_optimum():
 def test_fuzz_utilitarian_within_capacity(method):
     alloc = fairalloc.solve(FUZZ, "utilitarian", method)
     independently_feasible(alloc)
-    assert close(alloc.info["welfare"], 1.0, AGREEMENT)     # A alone fills memory: share 1
+    assert close(alloc.info["welfare"], 1.0, AGREEMENT)  # A alone fills memory: share 1
     assert alloc.utilization.max() <= 1 + 1e-9
 
 
 # -- a mechanism that breaks a constraint is refused ------------------------------------------------
+
 
 class _OverCapacity(fairalloc.Mechanism):
     summary = "test double: five times the memory there is"
@@ -176,8 +180,9 @@ SMALL = Instance.from_arrays([9, 1], [[1, 1], [3, 0.5]], resources=["cpu", "mem"
 def test_over_capacity_allocation_is_refused(doubles):
     with pytest.raises(SolverError) as info:
         fairalloc.solve(SMALL, "test-over-capacity")
-    assert str(info.value) == ("test-over-capacity (fast, test double): resource mem used 5 of capacity 1 (500%); "
-                               "the answer is not trusted")
+    assert str(info.value) == (
+        "test-over-capacity (fast, test double): resource mem used 5 of capacity 1 (500%); the answer is not trusted"
+    )
 
 
 def test_own_allocate_is_certified(doubles):
@@ -187,6 +192,7 @@ def test_own_allocate_is_certified(doubles):
 
 def test_noise_within_tolerance_is_clipped():
     from fairalloc.core.certificate import certify
+
     alloc = Allocation(SMALL, np.array([-1e-15, 2.0]), "x", "fast", "test")
     assert certify(alloc).tasks.tolist() == [0.0, 2.0]
     with pytest.raises(SolverError, match="user A has -0.1 tasks"):
@@ -197,6 +203,7 @@ def test_noise_within_tolerance_is_clipped():
 
 
 # -- the dual Newton loops are bounded --------------------------------------------------------------
+
 
 def test_line_search_nan_is_an_error_at_once(monkeypatch):
     monkeypatch.setattr(dual_newton._Dual, "change", lambda self, s, x, dp: (np.nan, np.nan, s + self.D @ dp))
@@ -239,6 +246,7 @@ def test_hdrf_tiny_demand_refused_quickly():
 
 # -- wide but accepted magnitudes: an answer, not just a clean error ------------------------------
 
+
 def wide_instances(count: int = 12, weighted: bool = True) -> list[Instance]:
     """Capacities over 12 orders of magnitude, per-task shares over 4, weights over 4: within what
     a case file accepts, so every mechanism must answer (the hypothesis test above also accepts a
@@ -250,14 +258,15 @@ def wide_instances(count: int = 12, weighted: bool = True) -> list[Instance]:
         capacity = 10.0 ** rng.uniform(-6, 6, m)
         demand = 10.0 ** rng.uniform(-4, 0, (n, m)) * capacity
         q = rng.uniform(0.1, 1, n)
-        out.append(Instance(capacity, demand, weights=10.0 ** rng.uniform(-2, 2, n) if weighted else None,
-                            shared=q / q.sum()))
+        out.append(
+            Instance(capacity, demand, weights=10.0 ** rng.uniform(-2, 2, n) if weighted else None, shared=q / q.sum())
+        )
     return out
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 def test_wide_accepted_instances_are_answered(mechanism):
-    weighted = not mechanism.startswith("fds")             # FDS is defined on unweighted shares
+    weighted = not mechanism.startswith("fds")  # FDS is defined on unweighted shares
     for inst in wide_instances(weighted=weighted):
         answers = {method: fairalloc.solve(inst, mechanism, method) for method in methods(mechanism)}
         for alloc in answers.values():

@@ -26,7 +26,7 @@ def test_every_built_in_mechanism_passes(name):
     report = check_mechanism(name, max_examples=4 if name in SLOW else 6)
     assert set(report.ran) | set(report.skipped) == set(CHECKS)
     assert not set(report.ran) & set(report.skipped)
-    assert report.ran["feasibility"] > 0 and report.ran["errors"] > 0       # not vacuous
+    assert report.ran["feasibility"] > 0 and report.ran["errors"] > 0  # not vacuous
     assert ("agreement" in report.ran) == (mech.has_fast and mech.has_program)
     assert ("scale_invariance" in report.ran) == (mech.scaling != "none")
     assert ("bounds" in report.ran) == (mech.kind == "static")
@@ -47,6 +47,7 @@ def test_only_the_methods_asked_for():
 
 
 # -- broken mechanisms -------------------------------------------------------------------------
+
 
 def _drf(instance, bounded=True):
     """DRF's task counts (on the instance without its bounds when ``bounded`` is False)."""
@@ -101,8 +102,9 @@ class EqualTasks(_Broken):
     scaling = "users"
 
     def fast(self, instance):
-        t = np.min(instance.capacity / instance.demand.sum(axis=0), where=instance.demand.sum(axis=0) > 0,
-                   initial=np.inf)
+        t = np.min(
+            instance.capacity / instance.demand.sum(axis=0), where=instance.demand.sum(axis=0) > 0, initial=np.inf
+        )
         return self.answer(instance, np.minimum(t, instance.bounds()))
 
 
@@ -118,17 +120,25 @@ class RefusesEverything(_Broken):
         raise CaseError("users: this mechanism takes no instance at all")
 
 
-@pytest.mark.parametrize("broken, check", [
-    (OverCapacity, "feasibility"), (Noisy, "determinism"), (IgnoresBounds, "bounds"),
-    (FastIsAsset, "agreement"), (EqualTasks, "scale_invariance"), (IgnoresMethod, "errors"),
-    (RefusesEverything, "coverage")])
+@pytest.mark.parametrize(
+    "broken, check",
+    [
+        (OverCapacity, "feasibility"),
+        (Noisy, "determinism"),
+        (IgnoresBounds, "bounds"),
+        (FastIsAsset, "agreement"),
+        (EqualTasks, "scale_invariance"),
+        (IgnoresMethod, "errors"),
+        (RefusesEverything, "coverage"),
+    ],
+)
 def test_a_broken_mechanism_fails_the_check_it_breaks(broken, check):
     with pytest.raises(MechanismCheckError) as failure:
         check_mechanism(broken(), max_examples=8)
     assert failure.value.check == check
     message = str(failure.value)
     assert message.startswith(f"check '{check}' failed")
-    if check != "coverage":             # no instance broke it: none was answered
+    if check != "coverage":  # no instance broke it: none was answered
         assert failure.value.instance is not None
         assert "users=" in message and "capacity=" in message and "demand=" in message
 
@@ -161,8 +171,9 @@ def test_an_unknown_method_to_check_is_the_library_error():
 def test_feasibility_and_bounds_do_not_rely_on_the_certificate(monkeypatch, broken, check):
     """With the certificate switched off, the battery's own checks still catch the violation."""
     from fairalloc.core import registry
+
     monkeypatch.setattr(registry, "certify", lambda allocation, name=None: allocation)
-    assert broken().allocate(Instance.from_arrays([1], [[1]], max_tasks=[0])) is not None    # no refusal now
+    assert broken().allocate(Instance.from_arrays([1], [[1]], max_tasks=[0])) is not None  # no refusal now
     with pytest.raises(MechanismCheckError) as failure:
         check_mechanism(broken(), max_examples=8)
     assert failure.value.check == check

@@ -68,10 +68,16 @@ def test_the_scanned_places_exist():
 
 @pytest.mark.parametrize("entry", SCANNED)
 def test_no_paper_file_names(entry):
-    found = [f"{where(p, text, m.start())}: {m.group(0)}"
-             for p in text_files([entry]) for text in [read(p)] for m in PAPER_FILE.finditer(text)]
-    assert not found, ("cite the bibliographic reference (authors, title, venue, year), not the file name "
-                       "of the working notes:\n" + "\n".join(found))
+    found = [
+        f"{where(p, text, m.start())}: {m.group(0)}"
+        for p in text_files([entry])
+        for text in [read(p)]
+        for m in PAPER_FILE.finditer(text)
+    ]
+    assert not found, (
+        "cite the bibliographic reference (authors, title, venue, year), not the file name "
+        "of the working notes:\n" + "\n".join(found)
+    )
 
 
 @pytest.mark.parametrize("name", bundled_cases())

@@ -15,13 +15,17 @@ from fairalloc.testing import run_cli as run
 def test_solve_json_contract(capsys):
     code, out, err = run(capsys, "solve", "drf-section-4-1", "--format", "json")
     assert code == 0 and err == ""
-    (data,) = json.loads(out)                   # a list with one object per mechanism, always
+    (data,) = json.loads(out)  # a list with one object per mechanism, always
     assert data["case"] == "drf-section-4-1" and data["mechanism"] == "drf"
     assert data["users"]["A"]["tasks"] == pytest.approx(3.0)
     assert data["users"]["A"]["dominant_share"] == pytest.approx(2 / 3)
     assert data["users"]["A"]["allocation"] == pytest.approx({"cpu": 3.0, "mem": 12.0})
-    assert data["resources"]["cpu"] == {"capacity": 9.0, "used": pytest.approx(9.0),
-                                        "utilization": pytest.approx(1.0), "saturated": True}
+    assert data["resources"]["cpu"] == {
+        "capacity": 9.0,
+        "used": pytest.approx(9.0),
+        "utilization": pytest.approx(1.0),
+        "saturated": True,
+    }
 
 
 def test_solve_several_mechanisms_gives_a_list_and_exact_fractions(capsys):
@@ -64,7 +68,7 @@ def test_model_shows_and_writes_the_programs(capsys, tmp_path):
     assert code == 0 and "capacity_cpu" in out and "share_B" in out
     code, out, _ = run(capsys, "model", "zero-demands-population-monotonicity", "--write", str(tmp_path / "drf.lp"))
     written = sorted(p.name for p in tmp_path.iterdir())
-    assert written == ["drf.round1.lp", "drf.round2.lp"]            # users 1, 3 freeze, then user 2
+    assert written == ["drf.round1.lp", "drf.round2.lp"]  # users 1, 3 freeze, then user 2
     assert "Maximize" in (tmp_path / "drf.round2.lp").read_text()
     code, out, _ = run(capsys, "model", "drf-section-4-1", "-m", "utilitarian", "--write", str(tmp_path / "u.mps"))
     assert (tmp_path / "u.mps").read_text().startswith("*SENSE:Maximize")
@@ -89,8 +93,10 @@ def test_help_teaches(capsys):
 
 # -- registry and plug-ins ------------------------------------------------------------------------
 
+
 class HalfDRF(fairalloc.Mechanism):
     """A toy plug-in: DRF's allocation, halved (tests only)."""
+
     summary = "half of DRF"
 
     def fast(self, instance):
@@ -115,6 +121,7 @@ def test_register_decorator_makes_a_mechanism_usable_everywhere(capsys):
 
 def test_entry_point_group_loads_plugins(monkeypatch):
     from importlib.metadata import EntryPoint
+
     ep = EntryPoint(name="half-drf-ep", value=f"{__name__}:HalfDRF", group="fairalloc.mechanisms")
     monkeypatch.setattr(registry, "entry_points", lambda group: [ep] if group == "fairalloc.mechanisms" else [])
     monkeypatch.setattr(registry, "_entry_points_loaded", False)
@@ -138,6 +145,7 @@ def test_unknown_names_list_the_known_ones():
 
 # -- instances ------------------------------------------------------------------------------------
 
+
 def test_instances_are_immutable_and_derived_instances_are_new():
     inst = fairalloc.load_case("drf-section-4-1").instance
     with pytest.raises(ValueError):
@@ -157,8 +165,15 @@ def test_instances_are_immutable_and_derived_instances_are_new():
 
 
 def test_round_trip_through_a_case_mapping():
-    inst = fairalloc.Instance.from_arrays([9, 18], [[1, 4], [3, 1]], resources=["cpu", "mem"], users=["A", "B"],
-                                          weights=[[1, 2], [1, 1]], max_tasks=[5, np.inf], shared=[0.5, 0.5])
+    inst = fairalloc.Instance.from_arrays(
+        [9, 18],
+        [[1, 4], [3, 1]],
+        resources=["cpu", "mem"],
+        users=["A", "B"],
+        weights=[[1, 2], [1, 1]],
+        max_tasks=[5, np.inf],
+        shared=[0.5, 0.5],
+    )
     again = fairalloc.parse_case(inst.to_dict()).instance
     for attr in ("capacity", "demand", "weights", "max_tasks", "shared"):
         assert np.array_equal(getattr(inst, attr), getattr(again, attr))

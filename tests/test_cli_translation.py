@@ -24,6 +24,7 @@ def only_error(code, out, err) -> str:
 
 # -- the Python API speaks its parameters ----------------------------------------------------------
 
+
 def test_the_api_names_its_parameter_and_no_flag():
     inst = fairalloc.load_case(SECTION_4_1).instance
     with pytest.raises(FairallocError) as raised:
@@ -39,14 +40,24 @@ def test_the_api_names_its_parameter_and_no_flag():
 
 # -- the command line shows its flags --------------------------------------------------------------
 
-@pytest.mark.parametrize("argv, line", [
-    (["solve", SECTION_4_1, "-m", "fds:2:-1", "--method", "fast"],
-     "fairalloc: --method: fds:2:-1 has no fast path; use --method program"),
-    (["solve", SECTION_4_1, "-m", "hdrf", "--method", "program"],
-     "fairalloc: --method: hdrf has no declarative program; use --method fast"),
-    (["compare", SECTION_4_1, "-m", "drf,fds:2:-1", "--method", "fast"],
-     "fairalloc: --method: fds:2:-1 has no fast path; use --method program"),
-])
+
+@pytest.mark.parametrize(
+    "argv, line",
+    [
+        (
+            ["solve", SECTION_4_1, "-m", "fds:2:-1", "--method", "fast"],
+            "fairalloc: --method: fds:2:-1 has no fast path; use --method program",
+        ),
+        (
+            ["solve", SECTION_4_1, "-m", "hdrf", "--method", "program"],
+            "fairalloc: --method: hdrf has no declarative program; use --method fast",
+        ),
+        (
+            ["compare", SECTION_4_1, "-m", "drf,fds:2:-1", "--method", "fast"],
+            "fairalloc: --method: fds:2:-1 has no fast path; use --method program",
+        ),
+    ],
+)
 def test_solve_shows_the_method_parameter_as_its_flag(capsys, argv, line):
     assert only_error(*run(capsys, *argv)) == line
 
@@ -66,6 +77,7 @@ def test_a_property_shows_as_the_property_flag(capsys):
 
 # -- the translation rule --------------------------------------------------------------------------
 
+
 @click.command()
 @click.argument("case")
 @click.option("--format", "fmt")
@@ -75,17 +87,20 @@ def example(case, fmt, count, quiet):
     """A command to translate messages for."""
 
 
-@pytest.mark.parametrize("message, shown", [
-    ("fmt: unknown format 'x'", "--format: unknown format 'x'"),
-    ("count: too many; use count=5 or fmt='json'", "--count: too many; use --count 5 or --format json"),
-    ("method: no fast path; use method='program'", "method: no fast path; use method='program'"),
-    ("case: not a case", "case: not a case"),                 # an argument has no flag
-    ("quiet: no long flag", "quiet: no long flag"),           # -q only: nothing to call it
-    ("users.count: must be positive", "users.count: must be positive"),
-    ("--count: already a flag", "--count: already a flag"),
-    ("fmt:x is not a field", "fmt:x is not a field"),
-    ("see a.count='3' and x_count=4", "see a.count='3' and x_count=4"),
-])
+@pytest.mark.parametrize(
+    "message, shown",
+    [
+        ("fmt: unknown format 'x'", "--format: unknown format 'x'"),
+        ("count: too many; use count=5 or fmt='json'", "--count: too many; use --count 5 or --format json"),
+        ("method: no fast path; use method='program'", "method: no fast path; use method='program'"),
+        ("case: not a case", "case: not a case"),  # an argument has no flag
+        ("quiet: no long flag", "quiet: no long flag"),  # -q only: nothing to call it
+        ("users.count: must be positive", "users.count: must be positive"),
+        ("--count: already a flag", "--count: already a flag"),
+        ("fmt:x is not a field", "fmt:x is not a field"),
+        ("see a.count='3' and x_count=4", "see a.count='3' and x_count=4"),
+    ],
+)
 def test_translate(message, shown):
     assert translate(message, example) == shown
 
@@ -97,8 +112,10 @@ def test_without_a_command_nothing_is_translated():
 def test_every_command_offers_its_options_to_the_translation():
     """The explorer's server names its parameters ``host`` and ``port``; ``explore`` shows its flags."""
     explore = cli.commands["explore"]
-    assert translate("port: cannot listen on 127.0.0.1 port 1 (in use)", explore) == \
-        "--port: cannot listen on 127.0.0.1 port 1 (in use)"
+    assert (
+        translate("port: cannot listen on 127.0.0.1 port 1 (in use)", explore)
+        == "--port: cannot listen on 127.0.0.1 port 1 (in use)"
+    )
     assert translate("host: cannot listen on x (no)", explore) == "--host: cannot listen on x (no)"
     assert translate("path: unknown format '.x'", cli.commands["model"]) == "--write: unknown format '.x'"
 
@@ -106,7 +123,14 @@ def test_every_command_offers_its_options_to_the_translation():
 def test_warnings_are_translated_too(capsys):
     from fairalloc.cli.render import show_warning
     from fairalloc.core.errors import FairallocWarning
-    show_warning("x left out: method: x has no fast path; use method='program'", FairallocWarning, "f.py", 1,
-                 command=cli.commands["compare"])
-    assert capsys.readouterr().err == \
-        "fairalloc: warning: x left out: method: x has no fast path; use --method program\n"
+
+    show_warning(
+        "x left out: method: x has no fast path; use method='program'",
+        FairallocWarning,
+        "f.py",
+        1,
+        command=cli.commands["compare"],
+    )
+    assert (
+        capsys.readouterr().err == "fairalloc: warning: x left out: method: x has no fast path; use --method program\n"
+    )

@@ -11,8 +11,9 @@ from fairalloc.core.tolerances import FIT
 from fairalloc.engines.discrete import DiscreteEngine
 from fairalloc.testing import instances
 
-SETTINGS = settings(max_examples=max(150, settings().max_examples), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=max(150, settings().max_examples), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def section_4_1(**kw) -> DiscreteEngine:
@@ -45,17 +46,24 @@ def test_table_1_order():
 def test_two_level_tree():
     """H-DRF (Bhattacharya et al., SoCC 2013): 12 CPUs, group g (weight 1) holding users 0 and 1,
     user 2 beside it at the root; every task 1 CPU.  The root splits 6 / 6, the group 3 / 3."""
-    engine = DiscreteEngine([12.0], [1.0, 1.0, 1.0], parent=[3, 3, None, None], group_weights=[1.0],
-                            order=[3, 0, 1, 2], demand=[[1.0], [1.0], [1.0]])
+    engine = DiscreteEngine(
+        [12.0],
+        [1.0, 1.0, 1.0],
+        parent=[3, 3, None, None],
+        group_weights=[1.0],
+        order=[3, 0, 1, 2],
+        demand=[[1.0], [1.0], [1.0]],
+    )
     order = decisions(engine)
     assert engine.launched.tolist() == [3, 3, 6]
-    assert order[:4] == [0, 2, 1, 2]                  # group first (listed first), then user 2, ...
+    assert order[:4] == [0, 2, 1, 2]  # group first (listed first), then user 2, ...
     assert engine.share[3] == engine.share[2] == 0.5
 
 
 def test_group_weights_split_the_parent_share():
-    engine = DiscreteEngine([12.0], [1.0, 1.0], parent=[2, 3, None, None], group_weights=[2.0, 1.0],
-                            demand=[[1.0], [1.0]])
+    engine = DiscreteEngine(
+        [12.0], [1.0, 1.0], parent=[2, 3, None, None], group_weights=[2.0, 1.0], demand=[[1.0], [1.0]]
+    )
     decisions(engine)
     assert engine.launched.tolist() == [8, 4]
 
@@ -64,8 +72,8 @@ def test_pick_passes_over_without_parking():
     engine = DiscreteEngine([10.0, 10.0], [1.0, 1.0, 1.0], parent=[3, 3, None, None], group_weights=[1.0])
     engine.set_usage(2, [2.0, 0.0])
     assert engine.pick() == 0
-    assert engine.pick(fits=lambda u: u == 2) == 2 and engine.passed == 3     # two owners, then their group
-    assert engine.pick() == 0 and not engine.parked                            # nothing moved
+    assert engine.pick(fits=lambda u: u == 2) == 2 and engine.passed == 3  # two owners, then their group
+    assert engine.pick() == 0 and not engine.parked  # nothing moved
     engine.add(0, [1.0, 1.0])
     assert engine.pick() == 1
     engine.changed(1, active=False)
@@ -83,6 +91,7 @@ def test_release_wakes_parked_leaves():
 
 
 # -- random instances -------------------------------------------------------------------------------------
+
 
 def reference(inst: fairalloc.Instance, policy: str, tie_break: str) -> list[int]:
     """Algorithm 1, obviously: recompute every share each step and take the minimum key."""
@@ -116,32 +125,43 @@ def reference(inst: fairalloc.Instance, policy: str, tie_break: str) -> list[int
 
 
 def flat(inst, policy, tie_break) -> DiscreteEngine:
-    return DiscreteEngine(inst.capacity, inst.weight_matrix(), demand=inst.demand, limit=inst.bounds(),
-                          policy=policy, tie_break=tie_break)
+    return DiscreteEngine(
+        inst.capacity, inst.weight_matrix(), demand=inst.demand, limit=inst.bounds(), policy=policy, tie_break=tie_break
+    )
 
 
 def one_group(inst, policy, tie_break) -> DiscreteEngine:
     """The same users as a one-level tree: all in one group (weight 1) under the root."""
-    return DiscreteEngine(inst.capacity, inst.weight_matrix(), parent=[inst.n] * inst.n + [None],
-                          group_weights=[1.0], demand=inst.demand, limit=inst.bounds(), policy=policy,
-                          tie_break=tie_break)
+    return DiscreteEngine(
+        inst.capacity,
+        inst.weight_matrix(),
+        parent=[inst.n] * inst.n + [None],
+        group_weights=[1.0],
+        demand=inst.demand,
+        limit=inst.bounds(),
+        policy=policy,
+        tie_break=tie_break,
+    )
 
 
 @SETTINGS
-@given(instances(max_users=6, max_resources=3, weights="any", bounds=True, max_demand=6),
-       st.sampled_from(["stop", "skip"]), st.sampled_from(["larger-task", "order"]),
-       st.sampled_from([2, 8, 1 << 17]))
+@given(
+    instances(max_users=6, max_resources=3, weights="any", bounds=True, max_demand=6),
+    st.sampled_from(["stop", "skip"]),
+    st.sampled_from(["larger-task", "order"]),
+    st.sampled_from([2, 8, 1 << 17]),
+)
 def test_flat_equals_one_level_tree_equals_reference(inst, policy, tie_break, chunk):
     expected = reference(inst, policy, tie_break)
     counts = np.bincount(expected, minlength=inst.n).tolist()
     assert decisions(flat(inst, policy, tie_break)) == expected
     assert decisions(one_group(inst, policy, tie_break)) == expected
     batched = flat(inst, policy, tie_break)
-    assert batched.run_counts(target=chunk).tolist() == counts            # the merged batches
+    assert batched.run_counts(target=chunk).tolist() == counts  # the merged batches
     stepped = flat(inst, policy, tie_break)
     assert stepped.run_counts(batch=False).tolist() == counts
     assert np.array_equal(batched.usage, stepped.usage) and np.array_equal(batched.share, stepped.share)
-    if policy == "skip":                                                   # the leaf runs, on a tree
+    if policy == "skip":  # the leaf runs, on a tree
         tree = one_group(inst, policy, tie_break)
         while (i := tree.choose()) is not None:
             tree.run_leaf(i)

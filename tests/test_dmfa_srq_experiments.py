@@ -20,9 +20,26 @@ TOL = 1e-9
 
 
 def run(out: Path, *extra: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--out", str(out), "--runs", "6", "--users", "5,20",
-                           "--workers", "2", "--seed", "3", *extra],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--out",
+            str(out),
+            "--runs",
+            "6",
+            "--users",
+            "5,20",
+            "--workers",
+            "2",
+            "--seed",
+            "3",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     return proc
 
@@ -31,15 +48,15 @@ def check_trial(r: dict) -> None:
     n, run_ = decode_trial(r["trial"])
     assert (r["users"], r["run"]) == (n, run_)
     for method in ("dmfa", "static"):
-        assert r[f"{method}_si_slack"] >= -TOL * r["min_q"]                 # x_i >= q_i
-        assert r[f"{method}_min_weighted"] >= 1 - TOL                       # the same, as min x_i / q_i
+        assert r[f"{method}_si_slack"] >= -TOL * r["min_q"]  # x_i >= q_i
+        assert r[f"{method}_min_weighted"] >= 1 - TOL  # the same, as min x_i / q_i
         assert r[f"{method}_min_share"] >= r["min_q"] * (1 - TOL)
-        assert r[f"{method}_sum_shares"] >= 1 - TOL                         # sum x_i >= sum q_i = 1
+        assert r[f"{method}_sum_shares"] >= 1 - TOL  # sum x_i >= sum q_i = 1
         util = np.array([r[f"{method}_util_cpu"], r[f"{method}_util_mem"]])
         assert np.all(util >= 0) and np.all(util <= 1 + TOL)
-        assert util.max() >= 1 - TOL                                        # a resource is used up
-    assert r["static_discordant"] == 0.0                                    # Eq. 5: x_i = q_i M*
-    assert r["dmfa_min_weighted"] <= r["static_min_weighted"] * (1 + TOL)   # M^n <= M*
+        assert util.max() >= 1 - TOL  # a resource is used up
+    assert r["static_discordant"] == 0.0  # Eq. 5: x_i = q_i M*
+    assert r["dmfa_min_weighted"] <= r["static_min_weighted"] * (1 + TOL)  # M^n <= M*
     assert abs(r["static_min_weighted"] - r["static_M"]) <= TOL * r["static_M"]
     assert abs(r["dmfa_min_weighted"] - r["final_M"]) <= TOL * r["final_M"]
 
@@ -82,9 +99,9 @@ def test_script_is_deterministic_resumable_and_sound(tmp_path):
             assert s["min_share"]["min"] >= entry["min_q"]["min"] * (1 - TOL)
         sample = np.array(entry["sample_run_0"])
         assert sample.shape == (min(20, int(n)), 4)
-        assert np.all(np.diff(sample[:, 0]) >= 0)                              # sorted by q
-        assert np.all(sample[:, 1] >= sample[:, 0] * (1 - TOL))                 # DMFA-SRQ: x_i >= q_i
-        assert np.allclose(sample[:, 2] / sample[:, 0], sample[0, 2] / sample[0, 0])   # static: x_i = q_i M*
+        assert np.all(np.diff(sample[:, 0]) >= 0)  # sorted by q
+        assert np.all(sample[:, 1] >= sample[:, 0] * (1 - TOL))  # DMFA-SRQ: x_i >= q_i
+        assert np.allclose(sample[:, 2] / sample[:, 0], sample[0, 2] / sample[0, 0])  # static: x_i = q_i M*
     text = (tmp_path / "a" / "summary.md").read_text()
     assert "SYNTHETIC" in text and "| NO " not in text
     assert "THE PAPER'S CLAIM DOES NOT HOLD" in text and "dmfa-srq-shared-monotonicity" in text
@@ -100,14 +117,46 @@ def test_script_on_a_task_events_file(tmp_path):
             lines.append(f"{job * 1000 + 5},,{600000 + job},{task},77,1,user{job},0,0,{cpu:.5f},{mem:.5f},0.001,0")
     trace = tmp_path / "part-00000-of-00500.csv"
     trace.write_text("\n".join(lines) + "\n")
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path / "t"), "--runs", "3", "--users", "5,20",
-                           "--workers", "1", "--trace", str(trace)], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--out",
+            str(tmp_path / "t"),
+            "--runs",
+            "3",
+            "--users",
+            "5,20",
+            "--workers",
+            "1",
+            "--trace",
+            str(trace),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((tmp_path / "t" / "summary.json").read_text())
     assert summary["demands"]["kind"] == "trace" and summary["demands"]["tasks"] == 36
     assert "Google cluster trace 2011" in (tmp_path / "t" / "summary.md").read_text()
 
-    bad = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path / "u"), "--runs", "2", "--users", "50",
-                          "--trace", str(trace)], capture_output=True, text=True, timeout=600)
+    bad = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--out",
+            str(tmp_path / "u"),
+            "--runs",
+            "2",
+            "--users",
+            "50",
+            "--trace",
+            str(trace),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert bad.returncode == 2 and "36 usable tasks, fewer than the 50 users" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1

@@ -10,8 +10,14 @@ import pytest
 import fairalloc
 import fairalloc.models
 
-MODULES = sorted({name for pkg in (fairalloc, fairalloc.models)
-                  for _, name, _ in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + ".")} | {"fairalloc"})
+MODULES = sorted(
+    {
+        name
+        for pkg in (fairalloc, fairalloc.models)
+        for _, name, _ in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + ".")
+    }
+    | {"fairalloc"}
+)
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -10,12 +10,13 @@ from scipy.optimize import linprog
 import fairalloc
 from fairalloc import Instance, SolverError
 from fairalloc.core.backends import solve_cvxpy
+from fairalloc.core.tolerances import SATURATION
 from fairalloc.engines.dual_newton import alpha_fair_dual
 from fairalloc.testing import close, instances
-from fairalloc.core.tolerances import SATURATION
 
-SETTINGS = settings(max_examples=max(100, settings().max_examples), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=max(100, settings().max_examples), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 #: Interior-point precision (see CEEI_PROGRAM_TASKS_TOL in test_static_mechanisms.py): Clarabel
 #: pins x to about the square root of its duality gap, the welfare (flat at the optimum) far better.
@@ -59,6 +60,7 @@ def cvxpy_alpha_fair(D, R, w, c, T, alpha):
     ``sum coef y^(1-alpha)`` (same minimiser) in exponential cones, which stay accurate where
     ``y^(1-alpha)`` in power cones often does not."""
     import cvxpy as cp
+
     with np.errstate(divide="ignore"):
         b = np.minimum(T, np.min(np.where(D > 0, R / np.where(D > 0, D, 1), np.inf), axis=1))
     log_coef = np.log(w) + (1 - alpha) * np.log(c * b)
@@ -68,8 +70,10 @@ def cvxpy_alpha_fair(D, R, w, c, T, alpha):
     if alpha < 1:
         objectives = [cp.Maximize(coef @ cp.power(y, 1 - alpha))]
     else:
-        objectives = [cp.Minimize(cp.log_sum_exp(np.log(coef) + (1 - alpha) * cp.log(y))),
-                      cp.Minimize(coef @ cp.power(y, 1 - alpha))]
+        objectives = [
+            cp.Minimize(cp.log_sum_exp(np.log(coef) + (1 - alpha) * cp.log(y))),
+            cp.Minimize(coef @ cp.power(y, 1 - alpha)),
+        ]
     for objective in objectives:
         try:
             solve_cvxpy(cp.Problem(objective, constraints), f"alpha-fair {alpha} (test)")
@@ -105,6 +109,7 @@ def arrays(inst, on="shares"):
 
 # -- against the convex program --------------------------------------------------------------------
 
+
 @SETTINGS
 @given(inst=instances(weights="scalar", bounds=True), on=st.sampled_from(["shares", "tasks"]))
 @pytest.mark.parametrize("alpha", [0.25, 0.5, 2, 5])
@@ -113,17 +118,17 @@ def test_matches_the_convex_program(alpha, inst, on):
     tasks, prices, iterations = alpha_fair_dual(D, R, w, c, T, alpha)
     live = T > 0
     assert np.all(tasks[~live] == 0)
-    assert np.all(tasks @ D <= R * (1 + 1e-12))         # an ulp overshoot is scaled back
-    assert np.all(prices[~D[live].any(axis=0)] == 0)    # nobody demands it: price 0
+    assert np.all(tasks @ D <= R * (1 + 1e-12))  # an ulp overshoot is scaled back
+    assert np.all(prices[~D[live].any(axis=0)] == 0)  # nobody demands it: price 0
     assert kkt_violation(D, R, w, c, T, alpha, tasks, prices) <= KKT_TOL
     if not live.any():
         assert iterations == 0
         return
     reference = cvxpy_alpha_fair(D[live], R, w[live], c[live], T[live], alpha)
-    assume(reference is not None)           # Clarabel's trouble, not ours: rare (< 1 in 1000)
+    assume(reference is not None)  # Clarabel's trouble, not ours: rare (< 1 in 1000)
     program = np.zeros(inst.n)
     program[live] = reference
-    price = D @ prices                      # marginal welfare of a task of each user
+    price = D @ prices  # marginal welfare of a task of each user
     minor = live & (price < MINOR * price[live].max())
     assert close(tasks[~minor], program[~minor], PROGRAM_TASKS_TOL)
     assert np.all(price[minor] * np.abs(tasks - program)[minor] <= WORTH_TOL * (prices @ R))
@@ -132,6 +137,7 @@ def test_matches_the_convex_program(alpha, inst, on):
 
 
 # -- docs/formulations.md section 5: the 9 CPU / 18 GB example ---------------------------------------
+
 
 def section_4_1(alpha):
     D, R, w, c, T = arrays(SECTION_4_1)
@@ -152,7 +158,7 @@ def test_alpha_1_is_the_ceei_fast_path():
 
 
 def test_large_alpha_approaches_drf():
-    drf = fairalloc.solve(SECTION_4_1, "drf").tasks              # (3, 2)
+    drf = fairalloc.solve(SECTION_4_1, "drf").tasks  # (3, 2)
     gaps = [np.abs(section_4_1(alpha) - drf).max() for alpha in (2, 5, 10, 50, 200)]
     assert gaps == sorted(gaps, reverse=True)
     assert gaps[-2] < 0.03 and gaps[-1] < 0.01
@@ -175,17 +181,18 @@ def test_small_alpha_approaches_the_utilitarian_optimum():
 
 # -- numerical range ---------------------------------------------------------------------------------
 
+
 def test_alpha_50_many_users_does_not_overflow():
     rng = np.random.default_rng(50)
     n, m = 5000, 4
     D = rng.uniform(0.1, 1.0, (n, m))
-    D[:50] *= 1e-3                                   # tiny tasks: c_i ~ 1e-7, k_i = c_i^-49 ~ 1e340
+    D[:50] *= 1e-3  # tiny tasks: c_i ~ 1e-7, k_i = c_i^-49 ~ 1e340
     R = np.full(m, 0.3 * n)
     w = rng.integers(1, 4, n).astype(float)
     T = np.where(rng.random(n) < 0.2, 0.5, np.inf)
     c = (D / R).max(axis=1) / w
     with np.errstate(over="ignore"):
-        assert np.isinf(w * c ** (1 - 50.0)).any()   # the naive k_i would overflow
+        assert np.isinf(w * c ** (1 - 50.0)).any()  # the naive k_i would overflow
     tasks, prices, iterations = alpha_fair_dual(D, R, w, c, T, 50)
     assert np.all(np.isfinite(tasks)) and np.all(tasks > 0) and np.all(tasks @ D <= R * (1 + 1e-12))
     assert np.all(np.isfinite(prices)) and iterations < 50
@@ -213,10 +220,11 @@ def test_extreme_alpha_converges(alpha):
 
 # -- edges and errors --------------------------------------------------------------------------------
 
+
 def test_bounded_to_zero_and_undemanded_resources():
     D = np.array([[1.0, 0, 2], [2, 0, 1], [1, 5, 0]])
     R = np.array([10.0, 3, 10])
-    T = np.array([np.inf, np.inf, 0.0])             # the only user of resource 2 may run nothing
+    T = np.array([np.inf, np.inf, 0.0])  # the only user of resource 2 may run nothing
     tasks, prices, _ = alpha_fair_dual(D, R, np.ones(3), np.ones(3), T, 2)
     assert tasks[2] == 0 and prices[1] == 0 and close(tasks[:2], [10 / 3, 10 / 3], 1e-12)
     tasks, prices, iterations = alpha_fair_dual(D, R, np.ones(3), np.ones(3), np.zeros(3), 2)

@@ -10,20 +10,22 @@ from hypothesis import strategies as st
 
 import fairalloc
 from fairalloc.analysis.dynamic_properties import DYNAMIC_PROPERTIES, History, normalised
-from fairalloc.models.dmfa_srq import static_optimum
 from fairalloc.analysis.properties import check
+from fairalloc.models.dmfa_srq import static_optimum
 from fairalloc.testing import run_cli as run
 
-SETTINGS = settings(max_examples=max(60, settings().max_examples // 2), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=max(60, settings().max_examples // 2), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @st.composite
 def sequences(draw, max_users=8, max_resources=4):
     n = draw(st.integers(1, max_users))
     m = draw(st.integers(1, max_resources))
-    D = np.array(draw(st.lists(st.lists(st.integers(1, 10), min_size=m, max_size=m), min_size=n, max_size=n)),
-                 dtype=float)
+    D = np.array(
+        draw(st.lists(st.lists(st.integers(1, 10), min_size=m, max_size=m), min_size=n, max_size=n)), dtype=float
+    )
     R = np.array(draw(st.lists(st.integers(1, 50), min_size=m, max_size=m)), dtype=float)
     weights = np.array(draw(st.lists(st.integers(1, 9), min_size=n, max_size=n)), dtype=float)
     return fairalloc.Instance(R, D, shared=weights / weights.sum(), name="sequence")
@@ -58,12 +60,13 @@ def test_lemma_1_and_the_pool(inst):
         use = x @ d[:k]
         pool = h.q[:k].sum()
         assert np.all(use <= pool * (1 + 1e-9)) and use.max() >= pool * (1 - 1e-9)
-        assert h.M[k - 1] >= 1 - 1e-12                                        # sharing incentive
+        assert h.M[k - 1] >= 1 - 1e-12  # sharing incentive
         previous = x
 
 
-@settings(max_examples=max(25, settings().max_examples // 5), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=max(25, settings().max_examples // 5), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(sequences(max_users=5, max_resources=3))
 def test_dynamic_properties_hold(inst):
     # shared monotonicity is the DMFA-SRQ paper's claim that does not hold (case dmfa-srq-shared-monotonicity)
@@ -84,8 +87,10 @@ def test_static_optimum_is_weighted_drf(inst):
 
 # -- a deliberately broken variant: it recomputes the static optimum on the pool at every arrival --
 
+
 class Forgetful(fairalloc.Mechanism):
     """Weighted DRF over the users present, on the pool Q_k, at every arrival: no irreversibility."""
+
     kind = "dynamic"
     summary = "broken on purpose (tests): forgets earlier allocations"
 
@@ -107,7 +112,7 @@ def test_checks_catch_the_broken_variant():
     assert not irr.holds and irr.witness["step"] == 3 and irr.witness["user"] == "1"
     assert irr.witness["dominant_share_before"] == pytest.approx(5 / 11)
     assert irr.witness["dominant_share_after"] == pytest.approx(0.25 / 0.775)
-    assert results["sharing_incentive"].holds                 # forgetting alone keeps x >= q here
+    assert results["sharing_incentive"].holds  # forgetting alone keeps x >= q here
     dmfa = check("dmfa-srq", case.instance, ["irreversibility"])
     assert dmfa["irreversibility"].holds
 
@@ -121,6 +126,7 @@ def test_irreversibility_is_what_separates_it_from_the_static_optimum():
 
 # -- CLI: step tables, the JSON steps contract, dynamic checks, bad input -------------------------------
 
+
 def test_solve_prints_steps_and_json_has_them(capsys):
     code, out, _ = run(capsys, "solve", "dmfa-srq-worked-example", "-m", "dmfa-srq")
     assert code == 0 and "tasks after each arrival" in out and "1.3333" in out
@@ -132,37 +138,76 @@ def test_solve_prints_steps_and_json_has_them(capsys):
 
 
 def test_check_reports_the_dynamic_properties(capsys):
-    code, out, _ = run(capsys, "check", "ddrf-kash-example", "-m", "ddrf,dmfa-srq", "--budget", "30", "--format",
-                       "json")
+    code, out, _ = run(
+        capsys, "check", "ddrf-kash-example", "-m", "ddrf,dmfa-srq", "--budget", "30", "--format", "json"
+    )
     assert code == 2  # the Kash case has no shared quantities: dmfa-srq needs them (one-line error)
-    code, out, _ = run(capsys, "check", "dmfa-srq-worked-example", "-m", "ddrf,dmfa-srq", "--budget", "30",
-                       "--format", "json")
+    code, out, _ = run(
+        capsys, "check", "dmfa-srq-worked-example", "-m", "ddrf,dmfa-srq", "--budget", "30", "--format", "json"
+    )
     data = json.loads(out)
     for report in data:
-        assert set(report["properties"]) == {"sharing_incentive", "strategy_proofness", "dynamic_pareto_optimality",
-                                             "dynamic_envy_freeness", "irreversibility", "shared_monotonicity"}
+        assert set(report["properties"]) == {
+            "sharing_incentive",
+            "strategy_proofness",
+            "dynamic_pareto_optimality",
+            "dynamic_envy_freeness",
+            "irreversibility",
+            "shared_monotonicity",
+        }
         assert all(p["holds"] for p in report["properties"].values())
 
 
 BASE = "resources: {r1: 1, r2: 1}\nusers:\n"
 
 
-@pytest.mark.parametrize("users, extra, argv, message", [
-    ('  a: {demand: {r1: 1}, shared: .5}\n  b: {demand: {r1: 1, r2: 1}, shared: .5}\n', "", ["-m", "dmfa-srq"],
-     "users.a.demand.r2: dmfa-srq needs strictly positive demands"),
-    ('  a: {demand: {r1: 1, r2: 1}, shared: .5}\n  b: {demand: {r1: 1, r2: 1}, shared: .4}\n', "", ["-m", "dmfa-srq"],
-     "users: shared quantities must sum to 1 over all users (they sum to 0.9)"),
-    ('  a: {demand: {r1: 1, r2: 1}, shared: -0.5}\n  b: {demand: {r1: 1, r2: 1}, shared: 1.5}\n', "",
-     ["-m", "dmfa-srq"], "users.a.shared: input should be greater than 0"),
-    ('  a: {demand: {r1: 1, r2: 1}, shared: .5}\n  b: {demand: {r1: 1, r2: 1}}\n', "", ["-m", "dmfa-srq"],
-     "users.b.shared: dmfa-srq needs every user's shared quantity"),
-    ('  a: {demand: {r1: 1, r2: 1}}\n  b: {demand: {r1: 1, r2: 1}}\n', "arrivals: [a, z]\n", ["-m", "ddrf"],
-     "arrivals[1]: unknown user 'z' (users: a, b)"),
-    ('  a: {demand: {r1: 1, r2: 1}}\n  b: {demand: {r1: 1, r2: 1}}\n', "arrivals: [a, a]\n", ["-m", "ddrf"],
-     "arrivals[1]: user 'a' arrives twice"),
-    ('  a: {demand: {r1: 1, r2: 1}}\n  b: {demand: {r1: 1, r2: 1}}\n', "arrivals: [b]\n", ["-m", "ddrf"],
-     "arrivals: users a never arrive"),
-])
+@pytest.mark.parametrize(
+    "users, extra, argv, message",
+    [
+        (
+            "  a: {demand: {r1: 1}, shared: .5}\n  b: {demand: {r1: 1, r2: 1}, shared: .5}\n",
+            "",
+            ["-m", "dmfa-srq"],
+            "users.a.demand.r2: dmfa-srq needs strictly positive demands",
+        ),
+        (
+            "  a: {demand: {r1: 1, r2: 1}, shared: .5}\n  b: {demand: {r1: 1, r2: 1}, shared: .4}\n",
+            "",
+            ["-m", "dmfa-srq"],
+            "users: shared quantities must sum to 1 over all users (they sum to 0.9)",
+        ),
+        (
+            "  a: {demand: {r1: 1, r2: 1}, shared: -0.5}\n  b: {demand: {r1: 1, r2: 1}, shared: 1.5}\n",
+            "",
+            ["-m", "dmfa-srq"],
+            "users.a.shared: input should be greater than 0",
+        ),
+        (
+            "  a: {demand: {r1: 1, r2: 1}, shared: .5}\n  b: {demand: {r1: 1, r2: 1}}\n",
+            "",
+            ["-m", "dmfa-srq"],
+            "users.b.shared: dmfa-srq needs every user's shared quantity",
+        ),
+        (
+            "  a: {demand: {r1: 1, r2: 1}}\n  b: {demand: {r1: 1, r2: 1}}\n",
+            "arrivals: [a, z]\n",
+            ["-m", "ddrf"],
+            "arrivals[1]: unknown user 'z' (users: a, b)",
+        ),
+        (
+            "  a: {demand: {r1: 1, r2: 1}}\n  b: {demand: {r1: 1, r2: 1}}\n",
+            "arrivals: [a, a]\n",
+            ["-m", "ddrf"],
+            "arrivals[1]: user 'a' arrives twice",
+        ),
+        (
+            "  a: {demand: {r1: 1, r2: 1}}\n  b: {demand: {r1: 1, r2: 1}}\n",
+            "arrivals: [b]\n",
+            ["-m", "ddrf"],
+            "arrivals: users a never arrive",
+        ),
+    ],
+)
 def test_bad_dynamic_input(tmp_path, capsys, users, extra, argv, message):
     path = tmp_path / "bad.yaml"
     path.write_text(BASE + users + extra)
@@ -171,8 +216,9 @@ def test_bad_dynamic_input(tmp_path, capsys, users, extra, argv, message):
 
 
 def test_arrivals_reorder_users():
-    case = fairalloc.parse_case({"resources": {"r": 1}, "arrivals": ["b", "a"],
-                                 "users": {"a": {"demand": {"r": 1}}, "b": {"demand": {"r": 2}}}})
+    case = fairalloc.parse_case(
+        {"resources": {"r": 1}, "arrivals": ["b", "a"], "users": {"a": {"demand": {"r": 1}}, "b": {"demand": {"r": 2}}}}
+    )
     assert case.instance.users == ("b", "a")
     assert fairalloc.solve(case, "ddrf").history.step_dicts()[0]["arrived"] == "b"
 
@@ -190,10 +236,10 @@ def test_lp_agrees_on_a_long_sequence_with_tiny_shares():
     fast = fairalloc.solve(inst, "dmfa-srq", method="fast").history
     lp = fairalloc.solve(inst, "dmfa-srq", method="program").history
     for k in range(1, n + 1):
-        assert np.max(np.abs(fast.x_at(k) - lp.x_at(k))) <= 1e-9       # of total capacity
+        assert np.max(np.abs(fast.x_at(k) - lp.x_at(k))) <= 1e-9  # of total capacity
     # the imprecision of the ill-set steps carries into later levels: M agrees to 1e-7 here, while
     # realistic sequences (test_lp_agrees_at_500_users, the hypothesis tests) agree to 1e-9
-    well_set = inst.shared >= 1e-6                  # arrivals whose share moves the pool measurably
+    well_set = inst.shared >= 1e-6  # arrivals whose share moves the pool measurably
     assert agree(fast.M[well_set], lp.M[well_set], 1e-7)
 
 

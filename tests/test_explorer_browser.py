@@ -17,11 +17,18 @@ import numpy as np
 import pytest
 
 import fairalloc
-from fairalloc.explorer import create_app
 from fairalloc.analysis.manipulation import probe
+from fairalloc.explorer import create_app
 
-LAUNCH_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-extensions", "--no-first-run"]
+LAUNCH_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-extensions",
+    "--no-first-run",
+]
 
 
 def chromium() -> str:
@@ -48,6 +55,7 @@ def chromium() -> str:
 @pytest.fixture(scope="module")
 def server():
     from werkzeug.serving import make_server
+
     srv = make_server("127.0.0.1", 0, create_app("drf-section-4-1"), threaded=True)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
@@ -59,6 +67,7 @@ def server():
 @pytest.fixture(scope="module")
 def page(server):
     from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium(), args=LAUNCH_FLAGS, headless=True)
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
@@ -90,11 +99,13 @@ def demand_box(page, user_index, resource_index):
 
 def expect_text(page, locator, text, timeout=30_000):
     from playwright.sync_api import expect
+
     expect(locator).to_have_text(text, timeout=timeout)
 
 
 def test_explorer_end_to_end(page, server, tmp_path):
     from playwright.sync_api import expect
+
     page.goto(server + "?case=drf-section-4-1")
     # the paper's numbers: DRF 3 and 2, alpha-fair(2) 3.7279 and 1.7574 (docs/formulations.md section 5)
     expect_text(page, cell(page, "drf", "A"), "3")
@@ -103,7 +114,7 @@ def test_explorer_end_to_end(page, server, tmp_path):
     expect_text(page, cell(page, "ceei", "B"), "1.6364")
     expect(page.locator("#chart svg")).to_be_visible()
     expect(page.locator("#frontier svg")).to_be_visible(timeout=30_000)
-    expect(page.locator(".badge.violated")).to_have_count(1, timeout=30_000)   # DRF: resource monotonicity
+    expect(page.locator(".badge.violated")).to_have_count(1, timeout=30_000)  # DRF: resource monotonicity
     shoot(page, tmp_path, "1-initial")
 
     # B's tasks now need <1 CPU, 1 GB>: DRF equalises 2x/9 = y/9 with both resources full: 3 and 6
@@ -135,7 +146,8 @@ def test_explorer_end_to_end(page, server, tmp_path):
     # bad input: a message in the page, and the server goes on
     demand_box(page, 1, 0).fill("-3")
     expect(page.locator("#message")).to_have_text(
-        "users.B.demand.cpu: input should be greater than or equal to 0 (got -3)", timeout=30_000)
+        "users.B.demand.cpu: input should be greater than or equal to 0 (got -3)", timeout=30_000
+    )
     shoot(page, tmp_path, "3-negative-demand")
     demand_box(page, 1, 0).fill("3")
     page.locator('input[data-kind="user-name"][data-index="1"]').fill("")
@@ -143,13 +155,14 @@ def test_explorer_end_to_end(page, server, tmp_path):
     shoot(page, tmp_path, "4-empty-name")
     page.locator('input[data-kind="user-name"][data-index="1"]').fill("B")
     expect(page.locator("#message")).to_be_hidden(timeout=30_000)
-    expect_text(page, cell(page, "drf", "B"), "2")       # back to the paper's instance, served again
+    expect_text(page, cell(page, "drf", "B"), "2")  # back to the paper's instance, served again
     assert page.errors == []
 
 
 def test_yaml_download_from_the_page(page, server, tmp_path):
     page.goto(server + "?case=drf-theorem-1")
     from playwright.sync_api import expect
+
     expect(page.locator("td.tasks").first).to_be_visible(timeout=30_000)
     with page.expect_download() as info:
         page.click("#download-yaml")

@@ -11,11 +11,23 @@ from fairalloc.analysis.properties import check_property
 from fairalloc.testing import run_cli as run
 
 # Table 2 of the DRF paper: the "no" entries
-NO_ENTRIES = [("asset", "sharing_incentive"), ("asset", "bottleneck_fairness"), ("asset", "resource_monotonicity"),
-              ("ceei", "strategy_proofness"), ("ceei", "population_monotonicity"), ("ceei", "resource_monotonicity"),
-              ("drf", "resource_monotonicity")]
-DRF_YES = ["sharing_incentive", "envy_freeness", "pareto_efficiency", "single_resource_fairness",
-           "bottleneck_fairness", "population_monotonicity"]
+NO_ENTRIES = [
+    ("asset", "sharing_incentive"),
+    ("asset", "bottleneck_fairness"),
+    ("asset", "resource_monotonicity"),
+    ("ceei", "strategy_proofness"),
+    ("ceei", "population_monotonicity"),
+    ("ceei", "resource_monotonicity"),
+    ("drf", "resource_monotonicity"),
+]
+DRF_YES = [
+    "sharing_incentive",
+    "envy_freeness",
+    "pareto_efficiency",
+    "single_resource_fairness",
+    "bottleneck_fairness",
+    "population_monotonicity",
+]
 
 
 @pytest.mark.parametrize("mechanism, prop", NO_ENTRIES)
@@ -24,12 +36,12 @@ def test_falsify_rediscovers_every_no_of_table_2(mechanism, prop, tmp_path):
     assert result.found, result.summary
     case = fairalloc.parse_case(yaml.safe_load(yaml.safe_dump(result.case)))
     inst = case.instance
-    assert inst.n <= 3 and inst.m <= 2                       # shrunk
+    assert inst.n <= 3 and inst.m <= 2  # shrunk
     assert all(float(v).is_integer() for v in [*inst.capacity, *inst.demand.ravel()])
     again = check_property(mechanism, case, prop, budget=100, seed=result.first_trial)
-    assert not again.holds                                   # the written case reproduces it
+    assert not again.holds  # the written case reproduces it
     if prop in ("population_monotonicity", "resource_monotonicity", "strategy_proofness"):
-        assert case.variants                                 # with the variant that shows it
+        assert case.variants  # with the variant that shows it
 
 
 @pytest.mark.parametrize("prop", DRF_YES)
@@ -39,8 +51,16 @@ def test_falsify_finds_nothing_for_drf_yes_entries(prop):
 
 
 def test_drf_strategy_proofness_survives_the_finder():
-    result = falsify("drf", "sp", space=InstanceSpace(users=(2, 4), resources=(2, 3), zeros=True), trials=40,
-                     budget=60, seed=2, workers=2, progress=False)
+    result = falsify(
+        "drf",
+        "sp",
+        space=InstanceSpace(users=(2, 4), resources=(2, 3), zeros=True),
+        trials=40,
+        budget=60,
+        seed=2,
+        workers=2,
+        progress=False,
+    )
     assert not result.found, result.summary
 
 
@@ -51,46 +71,65 @@ def test_zero_demands_break_drf_population_monotonicity():
 
 
 def test_table2_matches_the_paper(tmp_path):
-    cells = table2(["drf", "asset", "ceei"], trials=25, seed=0, budget=60, workers=2, progress=False,
-                   out=tmp_path / "t2.jsonl")
+    cells = table2(
+        ["drf", "asset", "ceei"], trials=25, seed=0, budget=60, workers=2, progress=False, out=tmp_path / "t2.jsonl"
+    )
     found = {(c.mechanism, c.property) for c in cells if c.found}
     assert set(NO_ENTRIES) <= found
     # everything else holds on its instances (sp is a search; 25 instances is a small table)
     assert found - set(NO_ENTRIES) == set(), found - set(NO_ENTRIES)
     # resuming from the results file recomputes nothing and gives the same table
-    again = table2(["drf", "asset", "ceei"], trials=25, seed=0, budget=60, workers=2, progress=False,
-                   out=tmp_path / "t2.jsonl")
-    assert [(c.mechanism, c.property, c.found, c.summary) for c in again] == \
-        [(c.mechanism, c.property, c.found, c.summary) for c in cells]
+    again = table2(
+        ["drf", "asset", "ceei"], trials=25, seed=0, budget=60, workers=2, progress=False, out=tmp_path / "t2.jsonl"
+    )
+    assert [(c.mechanism, c.property, c.found, c.summary) for c in again] == [
+        (c.mechanism, c.property, c.found, c.summary) for c in cells
+    ]
 
 
 def test_cli_falsify_writes_a_case(capsys, tmp_path):
     target = tmp_path / "asset-si.yaml"
-    code, out, err = run(capsys, "falsify", "-m", "asset", "-p", "si", "--trials", "50", "--workers", "1",
-                         "--out", str(target), "--no-progress")
+    code, out, err = run(
+        capsys,
+        "falsify",
+        "-m",
+        "asset",
+        "-p",
+        "si",
+        "--trials",
+        "50",
+        "--workers",
+        "1",
+        "--out",
+        str(target),
+        "--no-progress",
+    )
     assert code == 0 and "VIOLATED" in out and target.exists()
     code, out, _ = run(capsys, "check", str(target), "-m", "asset", "-p", "si", "--format", "json")
     assert json.loads(out)[0]["properties"]["sharing_incentive"]["holds"] is False
 
 
-@pytest.mark.parametrize("argv, field", [
-    (["falsify", "-m", "nope", "-p", "si"], "mechanism"),
-    (["falsify", "-m", "drf", "-p", "nope"], "--property"),
-    (["falsify", "-m", "drf", "-p", "si", "--budget", "0"], "--budget"),
-    (["falsify", "-m", "drf", "-p", "si", "--trials", "-3"], "--trials"),
-    (["falsify", "-m", "drf", "-p", "si", "--users", "6..2"], "--users"),
-    (["falsify", "-m", "drf", "-p", "si", "--resources", "x"], "--resources"),
-    (["falsify", "-m", "drf", "-p", "si", "--trials", "5", "--dask", "tcp://127.0.0.1:1"], "--dask"),
-    (["table2", "-m", "drf", "--trials", "0"], "--trials"),
-    (["table2", "-p", "si,zz"], "--property"),
-    (["check", "drf-section-4-1", "-p", "zz"], "--property"),
-    (["check", "drf-section-4-1", "-m", "nope"], "mechanism"),
-    (["check", "drf-section-4-1", "--budget", "-1"], "--budget"),
-    (["check", "drf-theorem-4", "--variant", "nope"], "--variant"),
-    (["verify", "drf-section-4-1", "--budget", "0"], "--budget"),
-    (["verify", "drf-section-4-1", "--user", "Z"], "user"),
-    (["verify", "drf-section-4-1", "-m", "nope"], "mechanism"),
-])
+@pytest.mark.parametrize(
+    "argv, field",
+    [
+        (["falsify", "-m", "nope", "-p", "si"], "mechanism"),
+        (["falsify", "-m", "drf", "-p", "nope"], "--property"),
+        (["falsify", "-m", "drf", "-p", "si", "--budget", "0"], "--budget"),
+        (["falsify", "-m", "drf", "-p", "si", "--trials", "-3"], "--trials"),
+        (["falsify", "-m", "drf", "-p", "si", "--users", "6..2"], "--users"),
+        (["falsify", "-m", "drf", "-p", "si", "--resources", "x"], "--resources"),
+        (["falsify", "-m", "drf", "-p", "si", "--trials", "5", "--dask", "tcp://127.0.0.1:1"], "--dask"),
+        (["table2", "-m", "drf", "--trials", "0"], "--trials"),
+        (["table2", "-p", "si,zz"], "--property"),
+        (["check", "drf-section-4-1", "-p", "zz"], "--property"),
+        (["check", "drf-section-4-1", "-m", "nope"], "mechanism"),
+        (["check", "drf-section-4-1", "--budget", "-1"], "--budget"),
+        (["check", "drf-theorem-4", "--variant", "nope"], "--variant"),
+        (["verify", "drf-section-4-1", "--budget", "0"], "--budget"),
+        (["verify", "drf-section-4-1", "--user", "Z"], "user"),
+        (["verify", "drf-section-4-1", "-m", "nope"], "mechanism"),
+    ],
+)
 def test_bad_input_to_new_commands(capsys, argv, field):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""

@@ -15,10 +15,13 @@ from fairalloc.scheduling import DRFScheduler
 from fairalloc.testing import instances
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("hdrf-volcano-1", {"sci": 5, "dev": 5, "prod": 5}),
-    ("hdrf-volcano-2", {"pg1": 10, "pg2": 10, "pg31": 10, "pg32": 15, "pg4": 15}),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("hdrf-volcano-1", {"sci": 5, "dev": 5, "prod": 5}),
+        ("hdrf-volcano-2", {"pg1": 10, "pg2": 10, "pg31": 10, "pg32": 15, "pg4": 15}),
+    ],
+)
 def test_volcano_tests(name, expected):
     case = fairalloc.load_case(name)
     alloc = fairalloc.solve(case, "hdrf")
@@ -33,9 +36,13 @@ def test_tree_is_built_with_networkx():
 
 def test_group_weights_split_the_parent_share():
     # two groups of weights 2 and 1 over one resource, one user each: 2/3 and 1/3 of 12 units
-    case = fairalloc.parse_case({"resources": {"cpu": 12}, "groups": {"big": {"weight": 2}, "small": {}},
-                                 "users": {"a": {"demand": {"cpu": 1}, "group": "big"},
-                                           "b": {"demand": {"cpu": 1}, "group": "small"}}})
+    case = fairalloc.parse_case(
+        {
+            "resources": {"cpu": 12},
+            "groups": {"big": {"weight": 2}, "small": {}},
+            "users": {"a": {"demand": {"cpu": 1}, "group": "big"}, "b": {"demand": {"cpu": 1}, "group": "small"}},
+        }
+    )
     assert fairalloc.solve(case, "hdrf").tasks.tolist() == [8, 4]
 
 
@@ -54,15 +61,28 @@ def test_flat_hdrf_is_algorithm_1_with_skipping(inst):
     assert not np.any(fits)
 
 
-@pytest.mark.parametrize("groups, users, message", [
-    ({"g": {"parent": "nope"}}, {"a": {"demand": {"cpu": 1}, "group": "g"}},
-     "groups.g.parent: unknown group 'nope' (groups: g)"),
-    ({"g": {}}, {"a": {"demand": {"cpu": 1}, "group": "h"}}, "users.a.group: unknown group 'h' (groups: g)"),
-    ({"g": {"parent": "h"}, "h": {"parent": "g"}}, {"a": {"demand": {"cpu": 1}, "group": "g"}},
-     "groups.g.parent: the groups form a cycle"),
-    ({"a": {}}, {"a": {"demand": {"cpu": 1}}}, "groups.a: a group cannot have a user's name"),
-    ({"g": {"weight": 0}}, {"a": {"demand": {"cpu": 1}, "group": "g"}}, "groups.g.weight: input should be greater than 0"),
-])
+@pytest.mark.parametrize(
+    "groups, users, message",
+    [
+        (
+            {"g": {"parent": "nope"}},
+            {"a": {"demand": {"cpu": 1}, "group": "g"}},
+            "groups.g.parent: unknown group 'nope' (groups: g)",
+        ),
+        ({"g": {}}, {"a": {"demand": {"cpu": 1}, "group": "h"}}, "users.a.group: unknown group 'h' (groups: g)"),
+        (
+            {"g": {"parent": "h"}, "h": {"parent": "g"}},
+            {"a": {"demand": {"cpu": 1}, "group": "g"}},
+            "groups.g.parent: the groups form a cycle",
+        ),
+        ({"a": {}}, {"a": {"demand": {"cpu": 1}}}, "groups.a: a group cannot have a user's name"),
+        (
+            {"g": {"weight": 0}},
+            {"a": {"demand": {"cpu": 1}, "group": "g"}},
+            "groups.g.weight: input should be greater than 0",
+        ),
+    ],
+)
 def test_bad_groups(tmp_path, capsys, groups, users, message):
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump({"resources": {"cpu": 4}, "groups": groups, "users": users}))
@@ -76,14 +96,17 @@ def test_naive_and_collapsed_variants_match_their_definitions_on_flat_instances(
     inst = fairalloc.Instance.from_arrays([9, 18], [[1, 4], [3, 1]], users=["A", "B"], weights=[2, 1])
     drf = fairalloc.solve(inst, "drf").tasks
     assert np.allclose(fairalloc.solve(inst, "hdrf-naive").tasks, drf)
-    flat_collapsed = fairalloc.solve(inst, "hdrf-collapsed").tasks       # weights 2/3, 1/3: same ratio
+    flat_collapsed = fairalloc.solve(inst, "hdrf-collapsed").tasks  # weights 2/3, 1/3: same ratio
     assert np.allclose(flat_collapsed, drf)
 
 
-@pytest.mark.parametrize("name, leaf, starved, hdrf", [
-    ("hdrf-starvation-naive", "g2", "hdrf-naive", 10.0),
-    ("hdrf-starvation-collapsed", "dev", "hdrf-collapsed", 5.0),
-])
+@pytest.mark.parametrize(
+    "name, leaf, starved, hdrf",
+    [
+        ("hdrf-starvation-naive", "g2", "hdrf-naive", 10.0),
+        ("hdrf-starvation-collapsed", "dev", "hdrf-collapsed", 5.0),
+    ],
+)
 def test_the_variants_starve_where_hdrf_does_not(name, leaf, starved, hdrf):
     case = fairalloc.load_case(name)
     assert fairalloc.solve(case, "hdrf")[leaf] == hdrf
@@ -92,20 +115,25 @@ def test_the_variants_starve_where_hdrf_does_not(name, leaf, starved, hdrf):
 
 # -- empty groups ----------------------------------------------------------------------------------------
 
-_USERS = {"a": {"demand": {"cpu": 1, "mem": 3}, "group": "eng"},
-          "b": {"demand": {"cpu": 2, "mem": 1}, "group": "eng"},
-          "c": {"demand": {"cpu": 1}, "group": "ops"},
-          "d": {"demand": {"mem": 2}}}
+_USERS = {
+    "a": {"demand": {"cpu": 1, "mem": 3}, "group": "eng"},
+    "b": {"demand": {"cpu": 2, "mem": 1}, "group": "eng"},
+    "c": {"demand": {"cpu": 1}, "group": "ops"},
+    "d": {"demand": {"mem": 2}},
+}
 _GROUPS = {"eng": {"weight": 2}, "ops": {}}
 
 
 @pytest.mark.parametrize("mechanism", ["hdrf", "hdrf-naive", "hdrf-collapsed"])
-@pytest.mark.parametrize("empty", [
-    {"empty": {}},                                                      # an empty group under the root
-    {"empty": {"weight": 5}},                                           # ... of a large weight
-    {"e1": {"weight": 3}, "e2": {"parent": "e1"}, "e3": {"parent": "e2", "weight": 2}},  # only empty below
-    {"sub": {"parent": "eng", "weight": 4}, "subsub": {"parent": "sub"}},  # empty groups inside a group
-])
+@pytest.mark.parametrize(
+    "empty",
+    [
+        {"empty": {}},  # an empty group under the root
+        {"empty": {"weight": 5}},  # ... of a large weight
+        {"e1": {"weight": 3}, "e2": {"parent": "e1"}, "e3": {"parent": "e2", "weight": 2}},  # only empty below
+        {"sub": {"parent": "eng", "weight": 4}, "subsub": {"parent": "sub"}},  # empty groups inside a group
+    ],
+)
 @pytest.mark.parametrize("first", [True, False])
 def test_empty_groups_receive_nothing_and_change_nothing(mechanism, empty, first):
     """Groups without users (Volcano's hdrf_test declares one) must neither crash nor block: the
@@ -130,13 +158,19 @@ def test_empty_groups_next_to_users_only_in_one_group(mechanism):
 
 
 def test_occupied_tree_drops_exactly_the_empty_groups():
-    case = fairalloc.parse_case({"resources": {"cpu": 4}, "groups": {"e": {}, "f": {"parent": "e"}, "g": {}},
-                                 "users": {"a": {"demand": {"cpu": 1}, "group": "g"}}})
+    case = fairalloc.parse_case(
+        {
+            "resources": {"cpu": 4},
+            "groups": {"e": {}, "f": {"parent": "e"}, "g": {}},
+            "users": {"a": {"demand": {"cpu": 1}, "group": "g"}},
+        }
+    )
     assert set(tree(case.instance)) == {ROOT, "e", "f", "g", "a"}
     assert list(occupied_tree(case.instance).edges) == [(ROOT, "g"), ("g", "a")]
 
 
 # -- the schedule at scale, launch caps, batches -----------------------------------------------------------
+
 
 def test_twelve_million_tasks_of_one_user():
     """One user, task <1 CPU>, 12M CPUs: all 12M tasks (the old loop stopped at 10^7, after minutes)."""
@@ -161,22 +195,31 @@ def test_a_big_and_a_small_user_in_two_groups(eng_first, bound, expected):
     if bound is not None:
         small["max_tasks"] = bound
     groups = {"eng": {}, "ops": {}} if eng_first else {"ops": {}, "eng": {}}
-    case = fairalloc.parse_case({"resources": {"cpu": 12_500_000}, "groups": groups,
-                                 "users": {"big": {"demand": {"cpu": 1}, "group": "eng"}, "small": small}})
+    case = fairalloc.parse_case(
+        {
+            "resources": {"cpu": 12_500_000},
+            "groups": groups,
+            "users": {"big": {"demand": {"cpu": 1}, "group": "eng"}, "small": small},
+        }
+    )
     assert fairalloc.solve(case, "hdrf").tasks.tolist() == expected
 
 
 def test_max_launches_counts_launches_and_never_truncates_silently():
     # b and c are blocked at once (bound 0, a task larger than the pool): passes without a launch
-    inst = fairalloc.Instance.from_arrays([10, 10], [[1, 1], [1, 0], [11, 0], [0, 1]], users=list("abcd"),
-                                          max_tasks=[np.inf, 0, np.inf, 3])
+    inst = fairalloc.Instance.from_arrays(
+        [10, 10], [[1, 1], [1, 0], [11, 0], [0, 1]], users=list("abcd"), max_tasks=[np.inf, 0, np.inf, 3]
+    )
     full = hdrf_schedule(inst)
     total = int(full.sum())
     assert full.tolist() == [7, 0, 0, 3] and total == 10
     for batch in (True, False):
-        assert hdrf_schedule(inst, total, batch=batch).tolist() == full.tolist()   # the cap is just enough
-        with pytest.raises(fairalloc.SolverError, match=f"max_launches={total - 1} reached after {total - 1} "
-                                                        "launches while more tasks could still be launched"):
+        assert hdrf_schedule(inst, total, batch=batch).tolist() == full.tolist()  # the cap is just enough
+        with pytest.raises(
+            fairalloc.SolverError,
+            match=f"max_launches={total - 1} reached after {total - 1} "
+            "launches while more tasks could still be launched",
+        ):
             hdrf_schedule(inst, total - 1, batch=batch)
     with pytest.raises(fairalloc.FairallocError, match="max_launches=5 reached after 5 launches"):
         hdrf_schedule(fairalloc.Instance.from_arrays([12_000_000], [[1]]), 5)
@@ -189,11 +232,9 @@ def test_a_user_demanding_nothing_is_refused_or_bounded():
     loose = fairalloc.Instance([4, 4], [[1, 2], [0, 0]], users=["a", "z"], validate=False)
     with pytest.raises(fairalloc.CaseError, match="users.z.demand: all zero"):
         fairalloc.solve(loose, "hdrf")
-    bounded = fairalloc.Instance([4, 4], [[1, 2], [0, 0]], users=["a", "z"], max_tasks=[np.inf, 7],
-                                 validate=False)
+    bounded = fairalloc.Instance([4, 4], [[1, 2], [0, 0]], users=["a", "z"], max_tasks=[np.inf, 7], validate=False)
     assert hdrf_schedule(bounded).tolist() == hdrf_schedule(bounded, batch=False).tolist() == [2, 7]
-    huge = fairalloc.Instance([4, 4], [[1, 2], [0, 0]], users=["a", "z"], max_tasks=[np.inf, 1e12],
-                              validate=False)
+    huge = fairalloc.Instance([4, 4], [[1, 2], [0, 0]], users=["a", "z"], max_tasks=[np.inf, 1e12], validate=False)
     assert hdrf_schedule(huge).tolist() == [2, 1e12]
 
 

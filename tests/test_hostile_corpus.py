@@ -5,8 +5,8 @@ fuzzing pass found to hang fairalloc, exhaust its memory, print a traceback or g
 answer, and more of the same kind (``tests/hostile/README.md`` says what each one is).  A file
 named ``refused-*`` must be refused by every command: exit code 2 and exactly one line on stderr,
 ``fairalloc: ...``, nothing on stdout.  A file named ``answer-*`` is valid but extreme: every
-command either answers (exit 0; on stderr at most ``fairalloc: warning: ...`` lines) with an allocation that passes an independent
-feasibility check here, or refuses it in one line.
+command either answers (exit 0; on stderr at most ``fairalloc: warning: ...`` lines) with an
+allocation that passes an independent feasibility check here, or refuses it in one line.
 
 Each file runs in its own Python process (``tests/hostile/run_commands.py`` runs every command in
 it) under an address-space limit (``resource.setrlimit``) and a time limit, so a hang or a memory
@@ -27,8 +27,8 @@ import pytest
 from fairalloc.core.tolerances import FEASIBILITY
 
 HERE = Path(__file__).parent / "hostile"
-MEMORY = 3 << 30           # bytes of address space per file (numpy + cvxpy + HiGHS need ~1 GiB)
-SECONDS = 300              # for all commands on one file: a hang detector on a loaded 2-core machine
+MEMORY = 3 << 30  # bytes of address space per file (numpy + cvxpy + HiGHS need ~1 GiB)
+SECONDS = 300  # for all commands on one file: a hang detector on a loaded 2-core machine
 
 
 def _limit_memory():
@@ -42,8 +42,14 @@ def _corpus(kind: str) -> list[Path]:
 def _run(kind: str, path: Path) -> list[dict]:
     """The result records of every command on ``path`` (fails naming the command that hung)."""
     try:
-        done = subprocess.run([sys.executable, str(HERE / "run_commands.py"), kind, path.name], cwd=path.parent,
-                              capture_output=True, text=True, timeout=SECONDS, preexec_fn=_limit_memory)
+        done = subprocess.run(
+            [sys.executable, str(HERE / "run_commands.py"), kind, path.name],
+            cwd=path.parent,
+            capture_output=True,
+            text=True,
+            timeout=SECONDS,
+            preexec_fn=_limit_memory,
+        )
         lines, crashed = done.stdout.splitlines(), done.returncode != 0 and done.stderr[-2000:]
     except subprocess.TimeoutExpired as exc:
         lines = (exc.stdout or b"").decode().splitlines()

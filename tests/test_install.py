@@ -22,10 +22,12 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 #: what a build reads: the package (with its links to models/ and cases/), their targets, metadata
 SOURCES = ("pyproject.toml", "README.md", "fairalloc", "models", "cases")
-LINKS = {"models": "models", "case_library": "cases"}          # fairalloc/<name> -> ../<target>
+LINKS = {"models": "models", "case_library": "cases"}  # fairalloc/<name> -> ../<target>
 VENV_SITE = sysconfig.get_paths()["purelib"]
-MESSAGE = ("ImportError: fairalloc is not installed in this Python (No module named '{}'); "
-           "run 'make run' or 'pip install -e .' in the checkout")
+MESSAGE = (
+    "ImportError: fairalloc is not installed in this Python (No module named '{}'); "
+    "run 'make run' or 'pip install -e .' in the checkout"
+)
 
 
 def checkout_copy(dest: Path) -> Path:
@@ -34,8 +36,9 @@ def checkout_copy(dest: Path) -> Path:
     for name in SOURCES:
         src = ROOT / name
         if src.is_dir():
-            shutil.copytree(src, dest / name, symlinks=True,
-                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"))
+            shutil.copytree(
+                src, dest / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+            )
         else:
             shutil.copy2(src, dest / name)
     return dest
@@ -53,9 +56,27 @@ def pip_install(tmp_path: Path, *args: str) -> tuple[Path, str]:
     prefix = tmp_path / "prefix"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     ours = fairalloc_in_this_venv()
-    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
-                           "--ignore-installed", "--no-warn-script-location", "--prefix", str(prefix), *args,
-                           str(source)], capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--ignore-installed",
+            "--no-warn-script-location",
+            "--prefix",
+            str(prefix),
+            *args,
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     output = proc.stdout + proc.stderr
     assert fairalloc_in_this_venv() == ours, output
     assert proc.returncode == 0, output
@@ -72,11 +93,14 @@ def run_isolated(code: str, before=(), sitedirs=(), after=(), cwd: Path | None =
     """``code`` in this interpreter with ``-I -S``: no site-packages, no .pth file, no PYTHON*
     variable; ``sys.path`` is ``before``, the standard library, ``sitedirs`` (their .pth files
     processed, as for an installed site-packages), then ``after``."""
-    setup = (f"import site, sys\nsys.path[:0] = {[str(p) for p in before]!r}\n"
-             f"for d in {[str(p) for p in sitedirs]!r}: site.addsitedir(d)\n"
-             f"sys.path += {[str(p) for p in after]!r}\n")
-    return subprocess.run([sys.executable, "-I", "-S", "-c", setup + code], capture_output=True, text=True,
-                          cwd=cwd or ROOT, timeout=300)
+    setup = (
+        f"import site, sys\nsys.path[:0] = {[str(p) for p in before]!r}\n"
+        f"for d in {[str(p) for p in sitedirs]!r}: site.addsitedir(d)\n"
+        f"sys.path += {[str(p) for p in after]!r}\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-I", "-S", "-c", setup + code], capture_output=True, text=True, cwd=cwd or ROOT, timeout=300
+    )
 
 
 SMOKE = """
@@ -94,8 +118,11 @@ def smoke(tmp_path: Path, **path) -> str:
     proc = run_isolated(SMOKE, cwd=tmp_path, **path)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[1:] == ["[3.0, 2.0]", str(len(list((ROOT / "cases").glob("*.yaml")))),
-                         str(sorted(p.name for p in (ROOT / "fairalloc" / "explorer" / "static").iterdir()))]
+    assert lines[1:] == [
+        "[3.0, 2.0]",
+        str(len(list((ROOT / "cases").glob("*.yaml")))),
+        str(sorted(p.name for p in (ROOT / "fairalloc" / "explorer" / "static").iterdir())),
+    ]
     return lines[0]
 
 
@@ -116,7 +143,9 @@ def test_editable_install_is_a_plain_path_entry_without_warnings(tmp_path):
     assert len(pth) == 1 and pth[0].read_text().strip() == str(tmp_path / "checkout"), sorted(os.listdir(site))
     assert not list(site.glob("__editable__*finder*")), sorted(os.listdir(site))
     # the copy is what is imported (the .pth processed as site does it)
-    assert smoke(tmp_path, sitedirs=[site], after=[VENV_SITE]) == str(tmp_path / "checkout" / "fairalloc" / "__init__.py")
+    assert smoke(tmp_path, sitedirs=[site], after=[VENV_SITE]) == str(
+        tmp_path / "checkout" / "fairalloc" / "__init__.py"
+    )
 
 
 def test_wheel_install_holds_real_files_without_warnings(tmp_path):

@@ -18,8 +18,20 @@ import networkx as nx
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-RANK = {"core": 0, "engines": 1, "models": 2, "io": 2, "analysis": 3, "scheduling": 3,
-        "cli": 4, "explorer": 4, "testing": 4, "_moved": 4, "__init__": 4, "__main__": 4}
+RANK = {
+    "core": 0,
+    "engines": 1,
+    "models": 2,
+    "io": 2,
+    "analysis": 3,
+    "scheduling": 3,
+    "cli": 4,
+    "explorer": 4,
+    "testing": 4,
+    "_moved": 4,
+    "__init__": 4,
+    "__main__": 4,
+}
 
 
 def _modules() -> dict[str, Path]:
@@ -28,7 +40,7 @@ def _modules() -> dict[str, Path]:
         parts = path.relative_to(ROOT).with_suffix("").parts
         if parts[0] == "models":
             parts = ("fairalloc", *parts)
-        elif parts[1] in {"models", "case_library"}:         # the links to models/ and cases/
+        elif parts[1] in {"models", "case_library"}:  # the links to models/ and cases/
             continue
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         found[name] = path
@@ -54,7 +66,7 @@ def _target(importer: str, node: ast.ImportFrom | ast.Import) -> list[str]:
         names = [a.name for a in node.names]
     else:
         base = node.module or ""
-        if node.level:                                        # relative: resolve against the importer
+        if node.level:  # relative: resolve against the importer
             here = importer.split(".")
             if MODULES[importer].name != "__init__.py":
                 here = here[:-1]
@@ -104,8 +116,10 @@ def test_no_import_cycles():
 @pytest.mark.parametrize("package", sorted(p for p in RANK if (ROOT / "fairalloc" / p / "__init__.py").exists()))
 def test_each_layer_says_what_belongs_there(package):
     doc = ast.get_docstring(ast.parse((ROOT / "fairalloc" / package / "__init__.py").read_text()))
-    assert doc and "Belongs here" in doc and "Imports" in doc, f"fairalloc/{package}/__init__.py: say what " \
+    assert doc and "Belongs here" in doc and "Imports" in doc, (
+        f"fairalloc/{package}/__init__.py: say what "
         "belongs in this layer ('Belongs here: ...') and what it may import ('Imports: ...')"
+    )
 
 
 def test_a_layer_violation_is_caught(tmp_path):

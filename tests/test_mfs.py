@@ -17,7 +17,7 @@ def peak_load(records, node_cpu, node_mem):
     per_node = defaultdict(list)
     for r in records:
         per_node[r.node].append((r.start, 1, r))
-        per_node[r.node].append((r.end, 0, r))             # ends before starts at the same instant
+        per_node[r.node].append((r.end, 0, r))  # ends before starts at the same instant
     worst = 0.0
     for evs in per_node.values():
         cpu = mem = 0.0
@@ -47,7 +47,7 @@ def test_name_and_registry():
     assert "mfs" in SCHEDULER_NAMES
     assert isinstance(make_scheduler("mfs"), MFS) and make_scheduler(" MFS ").name == "mfs"
     with pytest.raises(CaseError, match="mfs"):
-        make_scheduler("mfs:3")                        # the error lists the known names, mfs among them
+        make_scheduler("mfs:3")  # the error lists the known names, mfs among them
 
 
 @pytest.mark.parametrize("kind", ["small", "mixed"])
@@ -75,8 +75,9 @@ def test_groups_not_jobs_share_a_node():
     """One node <4 CPU, 4 GB>, tasks <1, 1>: group A has one job, group B three. Groups alternate
     (A first on ties): A, B, A, B -> 2 tasks each; inside B the job with the lowest share gets
     the next task, so b1 and b2 one each (per-job fairness would give A 1 task and B 3)."""
-    w = validate(Workload(1, 4.0, 4.0, (long_job("a1", "A"), long_job("b1", "B"), long_job("b2", "B"),
-                                        long_job("b3", "B"))))
+    w = validate(
+        Workload(1, 4.0, 4.0, (long_job("a1", "A"), long_job("b1", "B"), long_job("b2", "B"), long_job("b3", "B")))
+    )
     assert first_wave(w) == Counter({"a1": 2, "b1": 1, "b2": 1})
 
 
@@ -105,9 +106,11 @@ def test_skips_to_a_job_or_group_whose_task_fits():
 
 def test_weights_in_yaml_and_validation(tmp_path):
     path = tmp_path / "w.yaml"
-    path.write_text("nodes: {count: 1, cpu: 8, mem: 8}\ngroup_weights: {A: 3}\njobs:\n"
-                    "  - {name: a, owner: A, submit: 0, weight: 2, phases: {map: {count: 9, cpu: 1, mem: 1, duration: 50}}}\n"
-                    "  - {name: b, owner: B, submit: 0, phases: {map: {count: 9, cpu: 1, mem: 1, duration: 50}}}\n")
+    path.write_text(
+        "nodes: {count: 1, cpu: 8, mem: 8}\ngroup_weights: {A: 3}\njobs:\n"
+        "  - {name: a, owner: A, submit: 0, weight: 2, phases: {map: {count: 9, cpu: 1, mem: 1, duration: 50}}}\n"
+        "  - {name: b, owner: B, submit: 0, phases: {map: {count: 9, cpu: 1, mem: 1, duration: 50}}}\n"
+    )
     w = load_yaml(path)
     assert w.group_weights == {"A": 3.0} and [j.weight for j in w.jobs] == [2.0, 1.0]
     assert first_wave(w) == Counter({"a": 6, "b": 2})

@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 import fairalloc
-from fairalloc.core.decimals import plain, shortest
 from fairalloc.analysis.manipulation import Lie, witness_case
 from fairalloc.analysis.properties import PropertyResult
 from fairalloc.analysis.reproduce import reproduce
+from fairalloc.core.decimals import plain, shortest
 from fairalloc.testing import run_cli as run
 
 SECTION_4_1 = "drf-section-4-1"
@@ -21,22 +21,26 @@ SECTION_4_1 = "drf-section-4-1"
 
 # -- names ------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("argv, suggestion", [
-    (["solve", SECTION_4_1, "-m", "dfr"], "unknown mechanism 'dfr'; did you mean 'drf'?"),
-    (["solve", SECTION_4_1, "-m", "alpha-fiar:2"], "did you mean 'alpha-fair'"),
-    (["solve", "drf-sectoin-4-1"], "did you mean 'drf-section-4-1'?"),
-    (["cases", "drf-thoerem-4"], "did you mean 'drf-theorem-4'"),
-    (["check", SECTION_4_1, "-p", "envy_freenes"], None),              # a prefix: accepted
-    (["check", SECTION_4_1, "-p", "shring_incentive"], "did you mean 'sharing_incentive'?"),
-    (["check", SECTION_4_1, "--variant", "lei"], "unknown variant 'lei'"),
-    (["check", "drf-theorem-4", "--variant", "lei"], "did you mean 'lie'?"),
-    (["verify", SECTION_4_1, "--user", "a"], "unknown user 'a'; did you mean 'A'?"),
-    (["solve", SECTION_4_1, "--method", "fats"], "did you mean 'fast'?"),
-    (["solve", SECTION_4_1, "--format", "jsno"], "did you mean 'json'?"),
-    (["simulate", "drf-7.2", "--scheduler", "dfr"], "did you mean 'drf'"),
-    (["sovle", SECTION_4_1], "Did you mean 'solve'?"),
-    (["solve", SECTION_4_1, "--formt", "json"], "Did you mean '--format'?"),
-])
+
+@pytest.mark.parametrize(
+    "argv, suggestion",
+    [
+        (["solve", SECTION_4_1, "-m", "dfr"], "unknown mechanism 'dfr'; did you mean 'drf'?"),
+        (["solve", SECTION_4_1, "-m", "alpha-fiar:2"], "did you mean 'alpha-fair'"),
+        (["solve", "drf-sectoin-4-1"], "did you mean 'drf-section-4-1'?"),
+        (["cases", "drf-thoerem-4"], "did you mean 'drf-theorem-4'"),
+        (["check", SECTION_4_1, "-p", "envy_freenes"], None),  # a prefix: accepted
+        (["check", SECTION_4_1, "-p", "shring_incentive"], "did you mean 'sharing_incentive'?"),
+        (["check", SECTION_4_1, "--variant", "lei"], "unknown variant 'lei'"),
+        (["check", "drf-theorem-4", "--variant", "lei"], "did you mean 'lie'?"),
+        (["verify", SECTION_4_1, "--user", "a"], "unknown user 'a'; did you mean 'A'?"),
+        (["solve", SECTION_4_1, "--method", "fats"], "did you mean 'fast'?"),
+        (["solve", SECTION_4_1, "--format", "jsno"], "did you mean 'json'?"),
+        (["simulate", "drf-7.2", "--scheduler", "dfr"], "did you mean 'drf'"),
+        (["sovle", SECTION_4_1], "Did you mean 'solve'?"),
+        (["solve", SECTION_4_1, "--formt", "json"], "Did you mean '--format'?"),
+    ],
+)
 def test_every_unknown_name_suggests_the_closest(capsys, argv, suggestion):
     code, out, err = run(capsys, *argv)
     if suggestion is None:
@@ -63,9 +67,20 @@ def test_a_name_with_no_close_match_lists_the_known_ones():
 def test_cases_name_shows_one_case(capsys):
     code, out, _ = run(capsys, "cases", "drf-theorem-4")
     assert code == 0
-    for part in ("source: Ghodsi", "user", "r1 per task", "capacity: r1 100, r2 100", "variants:",
-                 "lie: user 1 reports <16, 8>", "expectations:", "100/31", "claims:",
-                 "ceei violates strategy_proofness for user 1", "errata:", "1500/31 is about 48.8"):
+    for part in (
+        "source: Ghodsi",
+        "user",
+        "r1 per task",
+        "capacity: r1 100, r2 100",
+        "variants:",
+        "lie: user 1 reports <16, 8>",
+        "expectations:",
+        "100/31",
+        "claims:",
+        "ceei violates strategy_proofness for user 1",
+        "errata:",
+        "1500/31 is about 48.8",
+    ):
         assert part in out, part
     code, out, _ = run(capsys, "cases", "drf-theorem-4", "--format", "json")
     assert json.loads(out)["users"]["1"]["demand"] == {"r1": 16, "r2": 1}
@@ -74,19 +89,28 @@ def test_cases_name_shows_one_case(capsys):
 def test_python_dash_m_runs_the_cli():
     import subprocess
     import sys
-    done = subprocess.run([sys.executable, "-m", "fairalloc", "solve", SECTION_4_1, "--format", "json"],
-                          capture_output=True, text=True, timeout=300)
+
+    done = subprocess.run(
+        [sys.executable, "-m", "fairalloc", "solve", SECTION_4_1, "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0 and json.loads(done.stdout)[0]["users"]["A"]["tasks"] == 3
 
 
 # -- numbers ----------------------------------------------------------------------------------------
 
+
 def test_numbers_are_written_without_float_noise():
     assert shortest(0.1 * 6) == 0.6 and repr(shortest(0.1 * 6)) == "0.6"
     assert shortest(0.3999999999999999) == 0.4 and shortest(3.0) == 3 and isinstance(shortest(3.0), int)
-    assert shortest(100 / 31) == 100 / 31                          # no noise: the value itself
-    assert plain({"x": np.float64(0.1) + np.float64(0.2), "n": np.int64(3), "a": np.array([1.5])}) == \
-        {"x": 0.3, "n": 3, "a": [1.5]}
+    assert shortest(100 / 31) == 100 / 31  # no noise: the value itself
+    assert plain({"x": np.float64(0.1) + np.float64(0.2), "n": np.int64(3), "a": np.array([1.5])}) == {
+        "x": 0.3,
+        "n": 3,
+        "a": [1.5],
+    }
 
 
 def test_shortest_stays_within_two_ulps():
@@ -96,7 +120,9 @@ def test_shortest_stays_within_two_ulps():
 
 
 def test_verify_writes_the_lie_without_noise_and_as_a_claim(tmp_path):
-    inst = fairalloc.Instance.from_arrays([1, 1, 1], [[0.5, 0.2, 0.1], [0.2, 0.5, 0.1]], resources=["cpu", "mem", "gpu"])
+    inst = fairalloc.Instance.from_arrays(
+        [1, 1, 1], [[0.5, 0.2, 0.1], [0.2, 0.5, 0.1]], resources=["cpu", "mem", "gpu"]
+    )
     lie = Lie("1", 1.0, 1.5, {"cpu": 0.5, "mem": 0.2, "gpu": 0.1 * 6}, 10)
     case = witness_case(inst, "ceei", lie)
     text = yaml.safe_dump(plain(case), sort_keys=False)
@@ -106,10 +132,28 @@ def test_verify_writes_the_lie_without_noise_and_as_a_claim(tmp_path):
 
 def test_verify_and_falsify_cases_are_replayed_by_reproduce(tmp_path, capsys):
     lie, pm = tmp_path / "lie.yaml", tmp_path / "pm.yaml"
-    assert run(capsys, "verify", "drf-theorem-4", "-m", "ceei", "--user", "1", "--budget", "300",
-               "--out", str(lie))[0] == 0
-    assert run(capsys, "falsify", "-m", "asset", "-p", "si", "--trials", "50", "--workers", "1",
-               "--no-progress", "--out", str(pm))[0] == 0
+    assert (
+        run(capsys, "verify", "drf-theorem-4", "-m", "ceei", "--user", "1", "--budget", "300", "--out", str(lie))[0]
+        == 0
+    )
+    assert (
+        run(
+            capsys,
+            "falsify",
+            "-m",
+            "asset",
+            "-p",
+            "si",
+            "--trials",
+            "50",
+            "--workers",
+            "1",
+            "--no-progress",
+            "--out",
+            str(pm),
+        )[0]
+        == 0
+    )
     for path in (lie, pm):
         rows = reproduce([str(path)])
         assert [r.kind for r in rows] == ["claim"] and rows[0].status == "ok", rows
@@ -125,17 +169,44 @@ def test_margins_within_tolerance_are_zero(capsys):
 
 
 def test_falsify_counts_the_trials_it_checked(capsys):
-    code, out, _ = run(capsys, "falsify", "-m", "ceei", "-p", "pm", "--trials", "200", "--workers", "2",
-                       "--no-progress", "--format", "json")
+    code, out, _ = run(
+        capsys,
+        "falsify",
+        "-m",
+        "ceei",
+        "-p",
+        "pm",
+        "--trials",
+        "200",
+        "--workers",
+        "2",
+        "--no-progress",
+        "--format",
+        "json",
+    )
     data = json.loads(out)
     assert code == 0 and data["found"]
-    assert data["trials"] >= data["first_trial"] + 1       # every trial up to the violation was checked
-    code, out, _ = run(capsys, "falsify", "-m", "ceei", "-p", "pm", "--trials", "200", "--workers", "1",
-                       "--no-progress", "--format", "json")
-    assert json.loads(out)["first_trial"] == data["first_trial"]   # the lowest one, whatever the workers
+    assert data["trials"] >= data["first_trial"] + 1  # every trial up to the violation was checked
+    code, out, _ = run(
+        capsys,
+        "falsify",
+        "-m",
+        "ceei",
+        "-p",
+        "pm",
+        "--trials",
+        "200",
+        "--workers",
+        "1",
+        "--no-progress",
+        "--format",
+        "json",
+    )
+    assert json.loads(out)["first_trial"] == data["first_trial"]  # the lowest one, whatever the workers
 
 
 # -- JSON -------------------------------------------------------------------------------------------
+
 
 def _keys(data, names=frozenset()):
     if isinstance(data, dict):
@@ -148,13 +219,22 @@ def _keys(data, names=frozenset()):
             yield from _keys(v, names)
 
 
-@pytest.mark.parametrize("argv", [
-    ["solve", SECTION_4_1, "-m", "drf,ceei"], ["solve", "dmfa-srq-worked-example", "-m", "dmfa-srq"],
-    ["compare", SECTION_4_1], ["check", SECTION_4_1, "-m", "drf", "--budget", "30"], ["mechanisms"], ["cases"],
-    ["reproduce", "drf-theorem-1"], ["schedule", SECTION_4_1], ["simulate", "drf-7.1", "--no-progress"],
-    ["tradeoff", SECTION_4_1, "--properties", "si", "--no-progress"],
-    ["verify", "drf-theorem-4", "-m", "ceei", "--user", "1", "--budget", "100"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["solve", SECTION_4_1, "-m", "drf,ceei"],
+        ["solve", "dmfa-srq-worked-example", "-m", "dmfa-srq"],
+        ["compare", SECTION_4_1],
+        ["check", SECTION_4_1, "-m", "drf", "--budget", "30"],
+        ["mechanisms"],
+        ["cases"],
+        ["reproduce", "drf-theorem-1"],
+        ["schedule", SECTION_4_1],
+        ["simulate", "drf-7.1", "--no-progress"],
+        ["tradeoff", SECTION_4_1, "--properties", "si", "--no-progress"],
+        ["verify", "drf-theorem-4", "-m", "ceei", "--user", "1", "--budget", "100"],
+    ],
+)
 def test_json_keys_have_one_spelling(capsys, argv):
     code, out, err = run(capsys, *argv, "--format", "json")
     assert code == 0, err
@@ -163,7 +243,7 @@ def test_json_keys_have_one_spelling(capsys, argv):
     names = {*case.instance.users, *case.instance.resources, "1", "2", "3", "r1", "r2", "large", "small", ""}
     odd = {k for k in _keys(data) if not re.fullmatch(r"[a-z0-9_]+", str(k)) and str(k) not in names}
     odd = {k for k in odd if not re.fullmatch(r"[A-Za-z0-9_.:-]+", str(k)) or "utilis" in str(k)}
-    assert not odd, odd                  # no spaces, no British spelling, nothing ad hoc
+    assert not odd, odd  # no spaces, no British spelling, nothing ad hoc
     assert not any("utilis" in str(k) for k in _keys(data))
 
 
@@ -176,8 +256,11 @@ def test_mechanisms_reports_what_solve_does(capsys):
         name = members.get(row["name"], row["name"])
         on = dynamic if row["kind"] == "dynamic" else inst
         alloc = fairalloc.solve(on, name)
-        assert alloc.method == ("fast" if row["fast_path"] else "program") == \
-            ("fast" if row["auto"] == "fast path" else "program"), row
+        assert (
+            alloc.method
+            == ("fast" if row["fast_path"] else "program")
+            == ("fast" if row["auto"] == "fast path" else "program")
+        ), row
         for method, has in (("fast", row["fast_path"]), ("program", row["program"])):
             if has:
                 assert fairalloc.solve(on, name, method=method).method == method

@@ -11,8 +11,8 @@ import pytest
 
 import fairalloc
 from fairalloc import properties
-from fairalloc.core.html import MAX_ROWS
 from fairalloc.analysis.properties import PropertyReport, PropertyResult
+from fairalloc.core.html import MAX_ROWS
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "paper_examples" / "explore_tradeoffs.ipynb"
 RED, GREEN, GREY = "#cf222e", "#1a7f37", "#6e7781"
@@ -34,14 +34,22 @@ def body_rows(html: str) -> int:
 
 # -- Instance ----------------------------------------------------------------------------------
 
+
 def test_instance_html_has_demands_capacity_weights_and_bounds():
-    inst = fairalloc.Instance.from_arrays([9, 18], [[1, 4], [3, 1]], resources=["cpu", "mem"], users=["A", "B"],
-                                          weights=[2, 1], max_tasks=[5, np.inf], name="small")
+    inst = fairalloc.Instance.from_arrays(
+        [9, 18],
+        [[1, 4], [3, 1]],
+        resources=["cpu", "mem"],
+        users=["A", "B"],
+        weights=[2, 1],
+        max_tasks=[5, np.inf],
+        name="small",
+    )
     html = inst._repr_html_()
     assert "small: 2 users x 2 resources" in html
     for header in ("cpu", "mem", "weight", "max_tasks"):
         assert f">{header}</th>" in html
-    assert "shared" not in html                      # optional columns only when present
+    assert "shared" not in html  # optional columns only when present
     row_a = html.split(">A</th>")[1].split("</tr>")[0]
     assert re.findall(r">([^<]+)</td>", row_a) == ["1", "4", "2", "5"]
     row_b = html.split(">B</th>")[1].split("</tr>")[0]
@@ -58,6 +66,7 @@ def test_case_instance_without_options_has_no_option_columns():
 
 # -- Allocation --------------------------------------------------------------------------------
 
+
 def test_allocation_html_has_tasks_shares_bundles_utilisation_and_caption():
     alloc = fairalloc.solve(fairalloc.load_case("drf-section-4-1"), "drf")
     html = alloc._repr_html_()
@@ -65,7 +74,7 @@ def test_allocation_html_has_tasks_shares_bundles_utilisation_and_caption():
     assert "drf on drf-section-4-1 (method fast, solver numpy progressive filling)" in html
     assert first_columns(html)["A"] == "3" and first_columns(html)["B"] == "2"
     row_a = html.split(">A</th>")[1].split("</tr>")[0]
-    assert re.findall(r">([^<]+)</td>", row_a) == ["3", "0.6667", "3", "12"]      # tasks, share, cpu, mem
+    assert re.findall(r">([^<]+)</td>", row_a) == ["3", "0.6667", "3", "12"]  # tasks, share, cpu, mem
     assert ">bundle</th>" in html
     foot = html.split("<tfoot>")[1]
     assert re.findall(r">([^<]+)</td>", foot.split(">utilisation</th>")[1]) == ["100.0% (saturated)", "77.8%"]
@@ -86,6 +95,7 @@ def test_weighted_allocation_html_has_the_weighted_share():
 
 
 # -- property reports --------------------------------------------------------------------------
+
 
 def test_check_returns_a_property_report_that_is_a_dict():
     report = properties.check("asset", fairalloc.load_case("drf-theorem-1"), ["si", "ef", "srf"])
@@ -119,17 +129,19 @@ def test_property_result_html_is_one_row():
 
 # -- escaping and truncation -------------------------------------------------------------------
 
+
 def test_user_and_resource_names_are_escaped():
     evil = "<b>x</b>"
-    inst = fairalloc.Instance.from_arrays([30, 30], [[1, 3], [1, 1]], users=["a&b", evil],
-                                          resources=["cpu", "<i>mem</i>"], name="<script>")
+    inst = fairalloc.Instance.from_arrays(
+        [30, 30], [[1, 3], [1, 1]], users=["a&b", evil], resources=["cpu", "<i>mem</i>"], name="<script>"
+    )
     alloc = fairalloc.solve(inst, "asset")
     report = properties.check("asset", inst, ["si"])
     for html in (inst._repr_html_(), alloc._repr_html_(), report._repr_html_()):
         assert "<b>" not in html and "<i>" not in html and "<script>" not in html
     assert "&lt;b&gt;x&lt;/b&gt;" in inst._repr_html_() and "&lt;i&gt;mem&lt;/i&gt;" in alloc._repr_html_()
     assert "a&amp;b" in alloc._repr_html_()
-    assert "user &lt;b&gt;x&lt;/b&gt; gets 12 tasks" in report._repr_html_()     # names inside witnesses
+    assert "user &lt;b&gt;x&lt;/b&gt; gets 12 tasks" in report._repr_html_()  # names inside witnesses
 
 
 def test_large_instances_are_truncated_without_building_every_row():
@@ -137,21 +149,22 @@ def test_large_instances_are_truncated_without_building_every_row():
     n = 100_000
     inst = fairalloc.Instance.from_arrays(np.full(4, 1e4), rng.uniform(0.1, 1, (n, 4)), max_tasks=np.full(n, 7.0))
     html = inst._repr_html_()
-    assert body_rows(html) == MAX_ROWS + 1                      # 20 users and the "more" row
+    assert body_rows(html) == MAX_ROWS + 1  # 20 users and the "more" row
     assert f"{n - MAX_ROWS:,} more users ({n:,} in all)" in html
     assert ">20</th>" in html and ">21</th>" not in html
-    assert inst._users is None                                  # the 10^5 default names were never made
+    assert inst._users is None  # the 10^5 default names were never made
     small = fairalloc.Instance.from_arrays(np.full(4, 1e4), inst.demand[:1000], max_tasks=np.full(1000, 7.0))
-    assert counts_hidden(html) == counts_hidden(small._repr_html_())   # the same table but for the counts
+    assert counts_hidden(html) == counts_hidden(small._repr_html_())  # the same table but for the counts
 
     alloc = fairalloc.solve(inst, "drf")
     html = alloc._repr_html_()
     assert body_rows(html) == MAX_ROWS + 1 and f"{n - MAX_ROWS:,} more users" in html
-    assert "bundles" not in alloc.__dict__                       # no (n, m) bundle array for a display
+    assert "bundles" not in alloc.__dict__  # no (n, m) bundle array for a display
     assert inst._users is None
 
 
 # -- the example notebook ----------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
@@ -163,19 +176,25 @@ def executed(tmp_path_factory):
     from jupyter_client.manager import KernelManager
 
     tmp = tmp_path_factory.mktemp("notebook")
-    write_kernel_spec(tmp / "kernels" / "python3")             # argv: [sys.executable, -m, ipykernel_launcher]
+    write_kernel_spec(tmp / "kernels" / "python3")  # argv: [sys.executable, -m, ipykernel_launcher]
     km = KernelManager(kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(tmp / "kernels")]))
     nb = nbformat.read(NOTEBOOK, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell("import sys; print(sys.executable)"))
-    client = nbclient.NotebookClient(nb, km=km, timeout=600, allow_errors=False,
-                                     resources={"metadata": {"path": str(tmp)}})
+    client = nbclient.NotebookClient(
+        nb, km=km, timeout=600, allow_errors=False, resources={"metadata": {"path": str(tmp)}}
+    )
     client.execute()
     return nb
 
 
 def outputs(nb, mime: str) -> list[str]:
-    return [str(o["data"][mime]) for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs
-            if o.get("data", {}).get(mime) is not None]
+    return [
+        str(o["data"][mime])
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for o in cell.outputs
+        if o.get("data", {}).get(mime) is not None
+    ]
 
 
 def html_with(nb, text: str) -> str:
@@ -194,8 +213,9 @@ def report_in(nb, mechanism: str, case: str) -> str:
 
 
 def test_notebook_runs_end_to_end_in_this_interpreter(executed):
-    errors = [o for cell in executed.cells if cell.cell_type == "code" for o in cell.outputs
-              if o.output_type == "error"]
+    errors = [
+        o for cell in executed.cells if cell.cell_type == "code" for o in cell.outputs if o.output_type == "error"
+    ]
     assert errors == []
     assert executed.cells[-1].outputs[0]["text"].strip() == sys.executable
 
@@ -207,7 +227,7 @@ def test_notebook_shows_the_instance_and_the_four_allocations(executed):
     assert allocation_in(executed, "drf", case) == {"A": "3", "B": "2", "utilisation": ""}
     assert allocation_in(executed, "asset", case) == {"A": "2.52", "B": "2.16", "utilisation": ""}
     assert allocation_in(executed, "ceei", case) == {"A": "4.0909", "B": "1.6364", "utilisation": "", "price": ""}
-    alpha = allocation_in(executed, "alpha-fair:2", case)             # 3 (sqrt 2 + 1) / (sqrt 2 + 1/2) ...
+    alpha = allocation_in(executed, "alpha-fair:2", case)  # 3 (sqrt 2 + 1) / (sqrt 2 + 1/2) ...
     assert (alpha["A"], alpha["B"]) == ("3.7279", "1.7574")
 
 
@@ -218,7 +238,7 @@ def test_notebook_property_reports_show_theorem_1(executed):
     drf = report_in(executed, "drf", "drf-theorem-1")
     assert ">violated</span>" not in drf and drf.count(">holds</span>") == 3
     section = report_in(executed, "asset", "drf-section-4-1")
-    assert body_rows(section) == 8                                # all eight properties
+    assert body_rows(section) == 8  # all eight properties
 
 
 def test_notebook_walks_the_frontier_and_plots_it(executed):

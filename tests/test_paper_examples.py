@@ -9,8 +9,13 @@ FILES = ["figure4.png", "figure4.svg", "section_4_1.md", "theorems.md", "theorem
 
 
 def run(out: Path) -> None:
-    subprocess.run([sys.executable, str(SCRIPT), "--out", str(out), "--trials", "12", "--workers", "2"],
-                   check=True, capture_output=True, text=True, timeout=600)
+    subprocess.run(
+        [sys.executable, str(SCRIPT), "--out", str(out), "--trials", "12", "--workers", "2"],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_drf_nsdi11_regenerates_identical_files(tmp_path):

@@ -15,8 +15,12 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def run(script: str, out: Path) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, str(EXAMPLES / script), "--out", str(out), "--quick"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / script), "--out", str(out), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     return proc
 
@@ -63,6 +67,7 @@ def test_mfs_hadoop_files_and_claims(tmp_path):
 
 @pytest.mark.parametrize("script", ["drf_nsdi11_experiments.py", "mfs_hadoop.py"])
 def test_help(script):
-    proc = subprocess.run([sys.executable, str(EXAMPLES / script), "--help"], capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / script), "--help"], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0 and "--quick" in proc.stdout and "--out" in proc.stdout

@@ -43,6 +43,7 @@ def missing_module():
 def fake_plugins(monkeypatch):
     """Install fake entry points; afterwards restore the registry and its loaded flag exactly."""
     import fairalloc.models  # noqa: F401  (the built-ins register on import: in the snapshot, once)
+
     saved = dict(registry._REGISTRY)
     loaded = registry._entry_points_loaded
     calls = []
@@ -51,6 +52,7 @@ def fake_plugins(monkeypatch):
         def fake_entry_points(**selection):
             calls.append(selection)
             return [ep for ep in eps if selection.get("group") in (None, ep.group)]
+
         monkeypatch.setattr(registry, "entry_points", fake_entry_points)
         monkeypatch.setattr(registry, "_entry_points_loaded", False)
         return calls
@@ -67,7 +69,7 @@ def test_a_broken_entry_point_warns_and_the_others_load(fake_plugins):
     after = FakeEntryPoint("plugin-after", "other_pkg.mod:EqualSplit", lambda: EqualSplit)
     calls = fake_plugins(before, broken, after)
     with pytest.warns(FairallocWarning) as record:
-        drf = fairalloc.get("drf")                      # the first look-up loads the plug-ins
+        drf = fairalloc.get("drf")  # the first look-up loads the plug-ins
     assert calls == [{"group": "fairalloc.mechanisms"}]
     assert len(record) == 1
     message = str(record[0].message)
@@ -81,7 +83,7 @@ def test_a_broken_entry_point_warns_and_the_others_load(fake_plugins):
     assert "plugin-broken" not in fairalloc.available()
     with pytest.raises(fairalloc.UnknownNameError):
         fairalloc.get("plugin-broken")
-    assert broken.loads == 1                            # tried once, not at every look-up
+    assert broken.loads == 1  # tried once, not at every look-up
     fairalloc.get("drf")
     assert broken.loads == 1 and len(calls) == 1
 
@@ -90,8 +92,11 @@ def test_an_entry_point_that_is_no_mechanism_warns(fake_plugins):
     odd = FakeEntryPoint("plugin-odd", "odd_pkg:VALUE", lambda: 42)
     good = FakeEntryPoint("plugin-good", "good_pkg:EqualSplit", lambda: EqualSplit)
     fake_plugins(odd, good)
-    with pytest.warns(FairallocWarning, match=r"'plugin-odd' \(odd_pkg:VALUE\).*int object is not a "
-                                              r"fairalloc\.Mechanism"):
+    with pytest.warns(
+        FairallocWarning,
+        match=r"'plugin-odd' \(odd_pkg:VALUE\).*int object is not a "
+        r"fairalloc\.Mechanism",
+    ):
         names = fairalloc.available()
     assert "plugin-good" in names and "plugin-odd" not in names and "drf" in names
 

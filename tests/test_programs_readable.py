@@ -6,7 +6,6 @@ allocation.  :func:`fairalloc.core.backends.lp_name` turns any name into a legal
 import re
 
 import cvxpy as cp
-import numpy as np
 import pulp
 import pytest
 from hypothesis import given, settings
@@ -28,8 +27,11 @@ SHARED = Instance.from_arrays([9, 18], DEMAND, users=USERS, resources=RESOURCES,
 LP_USER_NAMES = ["tasks_user_1", "tasks_a_b", "tasks_1abc", "tasks_u3b1"]
 
 #: Every registered mechanism with a program; families at their ends and in between.
-MEMBERS = {"alpha-fair": ["alpha-fair:0", "alpha-fair:1", "alpha-fair:2", "alpha-fair:inf"],
-           "alpha-tasks": ["alpha-tasks:0.5", "alpha-tasks:inf"], "fds": ["fds:0.5:2"]}
+MEMBERS = {
+    "alpha-fair": ["alpha-fair:0", "alpha-fair:1", "alpha-fair:2", "alpha-fair:inf"],
+    "alpha-tasks": ["alpha-tasks:0.5", "alpha-tasks:inf"],
+    "fds": ["fds:0.5:2"],
+}
 #: cvxpy programs are solved to Clarabel's tolerances; solve() works on a rescaled instance
 CONVEX_TOLERANCE = 1e-4
 LEGAL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -84,7 +86,7 @@ def test_solving_it_gives_the_allocation_of_solve(name):
     tasks = program.solve().tasks
     expected = fairalloc.solve(inst, name, method="program").tasks
     assert close(tasks, expected, CONVEX_TOLERANCE if program.is_convex else 1e-7), (tasks, expected)
-    assert program.solve().tasks is tasks                  # solved once
+    assert program.solve().tasks is tasks  # solved once
     assert len(program.models) >= built and not program.pending
 
 
@@ -116,6 +118,7 @@ def test_the_exported_lp_reads_back_with_its_names(tmp_path):
     """The names are legal for an LP reader: HiGHS reads the file back with the same names."""
     highspy = pytest.importorskip("highspy")
     from fairalloc.core.backends import _quiet_highs_banner
+
     _quiet_highs_banner()
     program = fairalloc.program(INSTANCE, "asset")
     (path,) = program.write(tmp_path / "asset.lp")
@@ -138,16 +141,35 @@ def test_write_names_the_api_parameter(tmp_path):
 
 # -- lp_name ------------------------------------------------------------------------------------
 
+
 def legal(name: str) -> bool:
     """What an LP reader takes: no character pulp rewrites, no leading digit, no keyword, no
     ``e1`` (a number), at most 255 characters."""
-    return (bool(LEGAL.fullmatch(name)) and len(name) <= 255 and name.lower() not in _LP_KEYWORDS
-            and not re.match(r"[eE][0-9eE]", name) and pulp.LpProblem().add_variable(name).name == name)
+    return (
+        bool(LEGAL.fullmatch(name))
+        and len(name) <= 255
+        and name.lower() not in _LP_KEYWORDS
+        and not re.match(r"[eE][0-9eE]", name)
+        and pulp.LpProblem().add_variable(name).name == name
+    )
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("tasks_user 1", "tasks_user_1"), ("a-b", "a_b"), ("1abc", "_1abc"), ("", "_"), ("+-*/", "____"),
-    ("inf", "_inf"), ("e1", "_e1"), ("é", "e"), ("α", "u3b1"), ("x[0]<=1", "x_0___1"), ("a_b", "a_b")])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("tasks_user 1", "tasks_user_1"),
+        ("a-b", "a_b"),
+        ("1abc", "_1abc"),
+        ("", "_"),
+        ("+-*/", "____"),
+        ("inf", "_inf"),
+        ("e1", "_e1"),
+        ("é", "e"),
+        ("α", "u3b1"),
+        ("x[0]<=1", "x_0___1"),
+        ("a_b", "a_b"),
+    ],
+)
 def test_lp_name_examples(text, expected):
     assert lp_name(text) == expected and legal(expected)
 
@@ -165,7 +187,7 @@ def test_lp_name_disambiguates_collisions():
 def test_lp_name_is_legal_and_stable(text):
     name = lp_name(text)
     assert legal(name)
-    assert lp_name(name) == name                            # a legal name is its own image
+    assert lp_name(name) == name  # a legal name is its own image
     if legal(text) and len(text) <= 200:
         assert name == text
 
@@ -182,6 +204,6 @@ def test_lp_names_are_legal_and_unique(texts):
     taken: set[str] = set()
     one_by_one = [lp_name(t, taken) for t in texts]
     assert len(set(one_by_one)) == len(texts) and taken == set(one_by_one)
-    for text, name in zip(texts, names):                   # legal as written: kept
+    for text, name in zip(texts, names):  # legal as written: kept
         if legal(f"tasks_{text}") and len(text) < 190:
             assert name == f"tasks_{text}"

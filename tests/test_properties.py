@@ -11,8 +11,9 @@ from fairalloc.analysis.manipulation import best_lie, verify
 from fairalloc.analysis.properties import PROPERTIES, check, check_property, property_names
 from fairalloc.testing import instances
 
-SETTINGS = settings(max_examples=max(40, settings().max_examples // 4), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=max(40, settings().max_examples // 4), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 # Table 2 of the DRF paper, reproduced on the paper's own counterexamples: (case, mechanism) -> the
 # properties that must fail there; every other applicable property must hold.
@@ -45,8 +46,12 @@ def test_table_2_on_the_papers_instances(case, mechanism):
 
 def test_witnesses_carry_the_papers_numbers():
     t1 = check_property("asset", fairalloc.load_case("drf-theorem-1"), "si")
-    assert t1.witness == {"user": "2", "tasks": 12.0, "fair_share_tasks": 15.0,
-                          "fair_share_bundle": {"cpu": 15.0, "mem": 15.0}}
+    assert t1.witness == {
+        "user": "2",
+        "tasks": 12.0,
+        "fair_share_tasks": 15.0,
+        "fair_share_bundle": {"cpu": 15.0, "mem": 15.0},
+    }
     t3 = check_property("asset", fairalloc.load_case("drf-theorem-3"), "rm")
     assert t3.witness["user"] == "A" and t3.witness["tasks_before"] == pytest.approx(11)
     t5 = check_property("ceei", fairalloc.load_case("drf-theorem-5"), "pm")
@@ -60,7 +65,7 @@ def test_witnesses_carry_the_papers_numbers():
 def test_the_variants_show_the_same_violations():
     t4 = fairalloc.load_case("drf-theorem-4")
     lie = fairalloc.solve(t4.variants["lie"], "ceei")
-    assert [str(v) for v in lie.exact] == ["25/6", "100/3"]             # the paper's numbers
+    assert [str(v) for v in lie.exact] == ["25/6", "100/3"]  # the paper's numbers
     t6 = fairalloc.load_case("drf-theorem-6")
     for name in ("drf", "ceei"):
         before = fairalloc.solve(t6, name).tasks
@@ -73,7 +78,7 @@ def test_verifier_beats_the_papers_lie_on_theorem_4():
     best = result.best
     assert best.truthful_tasks == pytest.approx(100 / 31)
     assert best.gain >= 0.9 and best.evaluations <= 2000
-    assert best.gain >= 25 / 6 - 100 / 31 - 1e-9                      # at least the paper's <16, 8>
+    assert best.gain >= 25 / 6 - 100 / 31 - 1e-9  # at least the paper's <16, 8>
     # the witness is a case whose 'lie' variant reproduces a profitable lie, valued truthfully
     case = fairalloc.parse_case(yaml.safe_load(yaml.safe_dump(result.witness)))
     lied = fairalloc.solve(case.variants["lie"], "ceei")
@@ -89,7 +94,7 @@ def test_verifier_is_deterministic_and_respects_the_budget():
     for d in (a, b):
         d.pop("seconds"), d.pop("evaluations_per_second")
     assert a == b
-    assert all(u["evaluations"] <= 150 + 7 for u in a["users"].values())   # + the rounding tries
+    assert all(u["evaluations"] <= 150 + 7 for u in a["users"].values())  # + the rounding tries
     with pytest.raises(fairalloc.FairallocError, match="--budget"):
         verify("ceei", inst, budget=0)
 
@@ -112,8 +117,10 @@ def test_drf_properties_hold_on_every_instance(inst):
 
 # -- a deliberately broken mechanism: every checker must catch it ------------------------------
 
+
 class FavourFirst(fairalloc.Mechanism):
     """DRF, then user 1 takes what is left of her resources and the others lose 10 %."""
+
     summary = "broken on purpose (tests)"
 
     def fast(self, instance):
@@ -132,13 +139,14 @@ def test_checkers_catch_a_broken_mechanism():
     results = check(mech, inst, ["si", "ef", "pe"])
     assert not results["sharing_incentive"].holds
     assert results["envy_freeness"].witness["envies"] == "1"
-    assert results["pareto_efficiency"].holds               # user 1 took what the others lost
+    assert results["pareto_efficiency"].holds  # user 1 took what the others lost
 
     class Idle(fairalloc.Mechanism):
         name, summary = "idle", "DRF leaving 10 % idle (tests)"
 
         def fast(self, instance):
             return fairalloc.Allocation(instance, fairalloc.solve(instance, "drf").tasks * 0.9, self.name, "fast")
+
     pe = check(Idle(), inst, "pe")["pareto_efficiency"]
     assert not pe.holds and pe.witness["total_gain"] == pytest.approx(10 / 3 * 3 * 0.1)
     assert sorted(pe.witness["better_off"]) != []

@@ -37,7 +37,7 @@ def _blocks(language: str) -> list[tuple[int, list[str]]]:
     while k < len(lines):
         if lines[k].strip() == f"```{language}":
             end = next(j for j in range(k + 1, len(lines)) if lines[j].strip() == "```")
-            blocks.append((k + 2, lines[k + 1:end]))
+            blocks.append((k + 2, lines[k + 1 : end]))
             k = end
         k += 1
     return blocks
@@ -66,8 +66,9 @@ def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
 def test_the_readme_has_examples_to_run():
     commands = [c for _, block in CONSOLE for c in block]
     assert len(commands) >= 20 and len(PYTHON) >= 2
-    assert all(c.argv[0] in ("fairalloc", "python") for c in commands), \
-        [c.argv for c in commands if c.argv[0] not in ("fairalloc", "python")]
+    assert all(c.argv[0] in ("fairalloc", "python") for c in commands), [
+        c.argv for c in commands if c.argv[0] not in ("fairalloc", "python")
+    ]
 
 
 def test_the_first_lines_are_the_two_commands():
@@ -78,14 +79,18 @@ def test_the_first_lines_are_the_two_commands():
 
 @pytest.mark.parametrize("start, commands", CONSOLE, ids=[f"line-{s}" for s, _ in CONSOLE])
 def test_console_block_runs_as_printed(start, commands, tmp_path):
-    for command in commands:             # in order, in one folder: a later line may read an earlier file
+    for command in commands:  # in order, in one folder: a later line may read an earlier file
         done = _run(command.argv, tmp_path)
         where = f"README line {command.line}: $ {shlex.join(command.argv)}"
         assert done.returncode == command.expected_exit, f"{where}\nexit {done.returncode}\n{done.stderr[-2000:]}"
         printed = {line.rstrip() for line in (done.stdout + done.stderr).splitlines()}
         missing = [line for line in command.shown if line not in printed]
-        assert not missing, f"{where}\nshown in the README but not printed:\n" + "\n".join(missing) + \
-            "\n--- printed:\n" + done.stdout[-3000:]
+        assert not missing, (
+            f"{where}\nshown in the README but not printed:\n"
+            + "\n".join(missing)
+            + "\n--- printed:\n"
+            + done.stdout[-3000:]
+        )
 
 
 @pytest.mark.parametrize("start, lines", PYTHON, ids=[f"line-{s}" for s, _ in PYTHON])

@@ -7,8 +7,8 @@ from fractions import Fraction
 import pytest
 
 import fairalloc
-from fairalloc.io.cases import parse_case, parse_exact
 from fairalloc.analysis.reproduce import REFUTED, matches, reproduce, reproduce_case, summary_line
+from fairalloc.io.cases import parse_case, parse_exact
 
 WITH_EXPECTATIONS = [name for name in fairalloc.bundled_cases() if fairalloc.load_case(name).expect]
 
@@ -51,8 +51,8 @@ def test_the_comparison_is_relative_below_one():
     # the old floor-1 tolerance accepted 2e-6 for 2.49999875e-6 (a 25 % error)
     assert not matches(2.49999875e-6, Fraction(2, 10**6), 1e-6)
     assert matches(2.49999875e-6, Fraction(5, 2000001), 1e-6)
-    assert not matches(1e-12, 0, 1e-6)                       # an expected 0 is exact ...
-    assert matches(1e-12, 0, 1e-6, abs_tolerance=1e-9)        # ... unless a tolerance is stated
+    assert not matches(1e-12, 0, 1e-6)  # an expected 0 is exact ...
+    assert matches(1e-12, 0, 1e-6, abs_tolerance=1e-9)  # ... unless a tolerance is stated
     assert matches(100 / 31, Fraction(100, 31), 1e-12) and not matches(100 / 30, Fraction(100, 31), 1e-3)
 
 
@@ -71,15 +71,24 @@ def test_a_refuted_source_claim_is_a_row_of_its_own():
 
 
 def test_a_refuted_claim_that_holds_is_a_mismatch():
-    case = fairalloc.load_case("dmfa-srq-worked-example")          # shares (.5, .3, .2): monotone there
-    raw = {**case.raw, "expect": [], "errata": [], "claims": [
-        {"mechanism": "dmfa-srq", "property": "shared_monotonicity", "holds": False, "refutes": "somewhere"}]}
+    case = fairalloc.load_case("dmfa-srq-worked-example")  # shares (.5, .3, .2): monotone there
+    raw = {
+        **case.raw,
+        "expect": [],
+        "errata": [],
+        "claims": [
+            {"mechanism": "dmfa-srq", "property": "shared_monotonicity", "holds": False, "refutes": "somewhere"}
+        ],
+    }
     (row,) = reproduce_case(parse_case(raw, "x"))
     assert row.kind == "refuted claim" and row.status == "MISMATCH"
 
 
 def test_a_refuted_claim_must_state_that_the_property_fails():
-    raw = {**fairalloc.load_case("dmfa-srq-worked-example").raw, "expect": [], "claims": [
-        {"mechanism": "dmfa-srq", "property": "shared_monotonicity", "holds": True, "refutes": "somewhere"}]}
+    raw = {
+        **fairalloc.load_case("dmfa-srq-worked-example").raw,
+        "expect": [],
+        "claims": [{"mechanism": "dmfa-srq", "property": "shared_monotonicity", "holds": True, "refutes": "somewhere"}],
+    }
     with pytest.raises(fairalloc.CaseError, match=r"claims\[0\]\.refutes: .*holds: false"):
         parse_case(raw, "x")

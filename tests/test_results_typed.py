@@ -25,18 +25,39 @@ OLD_KEYS = {
     R.SingleResourceWitness: ["resource", "user", "tasks", "max_min_fair_tasks", "allocation", "max_min_fair"],
     R.BottleneckWitness: ["resource", "user", "tasks", "max_min_fair_tasks", "allocation", "max_min_fair"],
     R.PopulationWitness: ["removed_user", "user", "tasks_before", "tasks_after"],
-    R.ResourceWitness: ["resource", "factor", "capacity_before", "capacity_after", "user", "tasks_before",
-                        "tasks_after"],
-    R.Lie: ["user", "reported_demand", "truthful_tasks", "manipulated_tasks", "gain", "relative_gain", "evaluations",
-            "shrunk"],
+    R.ResourceWitness: [
+        "resource",
+        "factor",
+        "capacity_before",
+        "capacity_after",
+        "user",
+        "tasks_before",
+        "tasks_after",
+    ],
+    R.Lie: [
+        "user",
+        "reported_demand",
+        "truthful_tasks",
+        "manipulated_tasks",
+        "gain",
+        "relative_gain",
+        "evaluations",
+        "shrunk",
+    ],
     R.ShrunkLie: ["reported_demand", "manipulated_tasks", "gain", "rounding"],
     R.DynamicLieWitness: ["user", "reported_demand", "gain_in_tasks_at_some_later_step"],
     R.IrreversibilityWitness: ["step", "arrived", "user", "dominant_share_before", "dominant_share_after"],
     R.DynamicParetoWitness: ["step", "total_gain", "better_off"],
-    R.SharedMonotonicityWitness: ["step", "user", "shared", "dominant_share", "other", "other_shared",
-                                  "other_dominant_share"],
-    R.DynamicEnvyWitness: ["step", "user", "envies", "dominant_share", "value_of_other_bundle",
-                           "other_arrived_first"],
+    R.SharedMonotonicityWitness: [
+        "step",
+        "user",
+        "shared",
+        "dominant_share",
+        "other",
+        "other_shared",
+        "other_dominant_share",
+    ],
+    R.DynamicEnvyWitness: ["step", "user", "envies", "dominant_share", "value_of_other_bundle", "other_arrived_first"],
 }
 
 #: violations the case library shows: (case, mechanism, property, witness class)
@@ -57,7 +78,7 @@ def keys_as_before(w: R.Witness) -> None:
     # the shrunk lie is optional, as it was
     assert got == (expected if "shrunk" in got or "shrunk" not in expected else expected[:-1])
     assert dict(w) == w.to_dict() and w == w.to_dict()
-    if not isinstance(w, R.ShrunkLie):                      # a part of a witness, not one
+    if not isinstance(w, R.ShrunkLie):  # a part of a witness, not one
         assert w.describe() == R.describe_witness(_prop_of(w), w.to_dict()) != ""
 
 
@@ -80,18 +101,20 @@ def test_library_witnesses_keep_their_dict_shape(case, mechanism, prop, kind):
 
 def test_the_papers_numbers_read_as_attributes_and_as_keys():
     w = check_property("asset", fairalloc.load_case("drf-theorem-1"), "si").witness
-    assert (w.user, w.tasks, w.fair_share_tasks) == ("2", 12.0, 15.0) == \
-        (w["user"], w["tasks"], w.get("fair_share_tasks"))
+    assert (
+        (w.user, w.tasks, w.fair_share_tasks) == ("2", 12.0, 15.0) == (w["user"], w["tasks"], w.get("fair_share_tasks"))
+    )
     assert "user" in w and "envies" not in w and w.get("envies") is None
     with pytest.raises(KeyError):
         w["envies"]
     with pytest.raises(TypeError):
-        w["user"] = "1"                                   # read-only view
+        w["user"] = "1"  # read-only view
     assert w.describe() == "user 2 gets 12 tasks, her fair share runs 15"
 
 
 class FavourFirst(fairalloc.Mechanism):
     """DRF, then user 1 takes what is left and the others lose 10 % (envy; tests)."""
+
     name, summary = "favour-first-typed", "broken on purpose (tests)"
 
     def fast(self, instance):
@@ -123,21 +146,49 @@ def test_envy_and_pareto_witnesses_of_broken_mechanisms():
 # the dicts the dynamic checkers (and the feasibility test of Pareto efficiency) built, with the
 # lines describe_witness gave for them
 DICTS = [
-    ("pareto_efficiency", {"infeasible": "cpu", "used": 12.0, "capacity": 10.0}, R.InfeasibleWitness,
-     "resource cpu over capacity (12 > 10)"),
-    ("sharing_incentive", {"step": 2, "user": "b", "dominant_share": 0.25, "shared": 0.5},
-     R.DynamicSharingIncentiveWitness, "at step 2 user b has dominant share 0.25 < her shared quantity 0.5"),
-    ("strategy_proofness", {"user": "a", "reported_demand": {"r1": 2.0, "r2": 1.0},
-                            "gain_in_tasks_at_some_later_step": 0.5},
-     R.DynamicLieWitness, "user a reporting <r1: 2, r2: 1> gains 0.5 true tasks at a later step"),
-    ("irreversibility", {"step": 3, "arrived": "3", "user": "1", "dominant_share_before": 0.5,
-                         "dominant_share_after": 0.25},
-     R.IrreversibilityWitness, "when user 3 arrives (step 3) user 1 drops from 0.5 to 0.25"),
-    ("dynamic_pareto_optimality", {"step": 2, "total_gain": 0.125, "better_off": ["a", "b"]},
-     R.DynamicParetoWitness, "at step 2 users a, b can gain 0.125 in all within the pool"),
-    ("dynamic_envy_freeness", {"step": 2, "user": "b", "envies": "a", "dominant_share": 0.25,
-                               "value_of_other_bundle": 0.5, "other_arrived_first": True},
-     R.DynamicEnvyWitness, "at step 2 user b envies user a (0.5 > 0.25)"),
+    (
+        "pareto_efficiency",
+        {"infeasible": "cpu", "used": 12.0, "capacity": 10.0},
+        R.InfeasibleWitness,
+        "resource cpu over capacity (12 > 10)",
+    ),
+    (
+        "sharing_incentive",
+        {"step": 2, "user": "b", "dominant_share": 0.25, "shared": 0.5},
+        R.DynamicSharingIncentiveWitness,
+        "at step 2 user b has dominant share 0.25 < her shared quantity 0.5",
+    ),
+    (
+        "strategy_proofness",
+        {"user": "a", "reported_demand": {"r1": 2.0, "r2": 1.0}, "gain_in_tasks_at_some_later_step": 0.5},
+        R.DynamicLieWitness,
+        "user a reporting <r1: 2, r2: 1> gains 0.5 true tasks at a later step",
+    ),
+    (
+        "irreversibility",
+        {"step": 3, "arrived": "3", "user": "1", "dominant_share_before": 0.5, "dominant_share_after": 0.25},
+        R.IrreversibilityWitness,
+        "when user 3 arrives (step 3) user 1 drops from 0.5 to 0.25",
+    ),
+    (
+        "dynamic_pareto_optimality",
+        {"step": 2, "total_gain": 0.125, "better_off": ["a", "b"]},
+        R.DynamicParetoWitness,
+        "at step 2 users a, b can gain 0.125 in all within the pool",
+    ),
+    (
+        "dynamic_envy_freeness",
+        {
+            "step": 2,
+            "user": "b",
+            "envies": "a",
+            "dominant_share": 0.25,
+            "value_of_other_bundle": 0.5,
+            "other_arrived_first": True,
+        },
+        R.DynamicEnvyWitness,
+        "at step 2 user b envies user a (0.5 > 0.25)",
+    ),
 ]
 
 
@@ -153,6 +204,7 @@ def test_a_dict_becomes_its_witness_and_back(prop, data, kind, text):
 def test_dynamic_checkers_give_typed_witnesses():
     from fairalloc.analysis.dynamic_properties import irreversibility
     from fairalloc.engines.dynamic import History
+
     inst = fairalloc.Instance(np.array([1.0, 1.0]), np.array([[1.0, 1.0], [1.0, 1.0]]), shared=np.array([0.5, 0.5]))
     mu = inst.per_task_dominant_share
     history = History(inst, mu, np.array([0.5, 0.5]), steps=[np.array([0.8]), np.array([0.4, 0.4])])
@@ -184,8 +236,20 @@ def test_falsify_results_serialise_their_witness():
     assert case["claims"] == ["asset violates resource_monotonicity for user A"]
     found = FalsifyResult("asset", "resource_monotonicity", 1, True, 0.0, case, result.witness, "x", 0)
     data = found.to_dict()
-    assert list(data) == ["mechanism", "property", "trials", "found", "seconds", "case", "witness", "summary",
-                          "first_trial", "shrink_checks", "skipped", "extra"]
+    assert list(data) == [
+        "mechanism",
+        "property",
+        "trials",
+        "found",
+        "seconds",
+        "case",
+        "witness",
+        "summary",
+        "first_trial",
+        "shrink_checks",
+        "skipped",
+        "extra",
+    ]
     assert data["witness"] == result.witness.to_dict() and isinstance(data["witness"], dict)
 
 
@@ -193,12 +257,14 @@ def test_a_mechanism_object_is_resolved_once(monkeypatch):
     """Inside the checkers, the verifier and the finder, mechanisms travel as objects: the
     registry is asked once, at the public entry point."""
     from fairalloc.core import registry
+
     calls = []
     real = registry.get
 
     def counting(name):
         calls.append(name)
         return real(name)
+
     for module in ("fairalloc.analysis.properties", "fairalloc.analysis.manipulation", "fairalloc.analysis.falsify"):
         monkeypatch.setattr(f"{module}.get", counting)
     check_property("ceei", fairalloc.load_case("drf-theorem-4"), "sp", budget=40)

@@ -63,12 +63,14 @@ def test_per_task_demands_weights_and_releases():
 def clusters(draw):
     n = draw(st.integers(1, 5))
     m = draw(st.integers(1, 3))
-    D = np.array(draw(st.lists(st.lists(st.integers(1, 6), min_size=m, max_size=m), min_size=n, max_size=n)),
-                 dtype=float)
+    D = np.array(
+        draw(st.lists(st.lists(st.integers(1, 6), min_size=m, max_size=m), min_size=n, max_size=n)), dtype=float
+    )
     k = draw(st.integers(1, 6))
     max_task = D.max(axis=0)
-    machines = max_task + np.array(draw(st.lists(st.lists(st.integers(0, 20), min_size=m, max_size=m),
-                                                 min_size=k, max_size=k)), dtype=float)
+    machines = max_task + np.array(
+        draw(st.lists(st.lists(st.integers(0, 20), min_size=m, max_size=m), min_size=k, max_size=k)), dtype=float
+    )
     return fairalloc.Instance(machines.sum(axis=0), D), machines
 
 
@@ -80,6 +82,6 @@ def test_theorem_7_bound(cluster):
     s = placement.dominant_shares
     assert s.max() - s.min() <= placement.max_task_share + 1e-12
     used = placement.per_machine @ inst.demand
-    assert np.all(used <= machines + 1e-9)                   # every machine within its capacity
-    left = machines - used                                   # each machine ends with less than a max-task free
+    assert np.all(used <= machines + 1e-9)  # every machine within its capacity
+    left = machines - used  # each machine ends with less than a max-task free
     assert np.all(np.any(left < inst.demand.max(axis=0) - 1e-9, axis=1))

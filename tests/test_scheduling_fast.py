@@ -9,8 +9,9 @@ import fairalloc
 from fairalloc.scheduling import DRFScheduler
 from fairalloc.testing import instances
 
-SETTINGS = settings(max_examples=max(150, settings().max_examples), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=max(150, settings().max_examples), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def same_state(a: DRFScheduler, b: DRFScheduler) -> None:
@@ -33,22 +34,30 @@ def stepped(s: DRFScheduler, limit: int | None) -> list[str]:
 @st.composite
 def scenarios(draw):
     inst = draw(instances(max_users=6, max_resources=3, weights="any", bounds=True, max_demand=6))
-    if draw(st.booleans()):                             # fractional demands: sums that round
-        inst = fairalloc.Instance(inst.capacity, inst.demand * draw(st.sampled_from([0.1, 0.3, 1 / 7])),
-                                  weights=inst.weights, max_tasks=inst.max_tasks)
+    if draw(st.booleans()):  # fractional demands: sums that round
+        inst = fairalloc.Instance(
+            inst.capacity,
+            inst.demand * draw(st.sampled_from([0.1, 0.3, 1 / 7])),
+            weights=inst.weights,
+            max_tasks=inst.max_tasks,
+        )
     tasks = None
-    if draw(st.booleans()):                             # explicit task lists, with runs of equal tasks
+    if draw(st.booleans()):  # explicit task lists, with runs of equal tasks
         row = st.lists(st.integers(0, 6).map(float), min_size=inst.m, max_size=inst.m)
         tasks = {}
         for i, u in enumerate(inst.users):
             if draw(st.booleans()):
                 runs = draw(st.lists(st.tuples(st.one_of(st.just(None), row), st.integers(1, 12)), max_size=5))
                 tasks[u] = [inst.demand[i] if t is None else t for t, k in runs for _ in range(k)]
-    return dict(inst=inst, tasks=tasks, policy=draw(st.sampled_from(["stop", "skip"])),
-                tie_break=draw(st.sampled_from(["larger-task", "order"])),
-                chunk=draw(st.sampled_from([2, 3, 8, 64, 1 << 17])),
-                first=draw(st.one_of(st.none(), st.integers(0, 60))),
-                release=draw(st.booleans()))
+    return dict(
+        inst=inst,
+        tasks=tasks,
+        policy=draw(st.sampled_from(["stop", "skip"])),
+        tie_break=draw(st.sampled_from(["larger-task", "order"])),
+        chunk=draw(st.sampled_from([2, 3, 8, 64, 1 << 17])),
+        first=draw(st.one_of(st.none(), st.integers(0, 60))),
+        release=draw(st.booleans()),
+    )
 
 
 @SETTINGS
@@ -114,7 +123,7 @@ def test_tiny_task_user_is_batched(policy):
     total = int(counts.sum())
     assert counts[0] > 0.9 * total and total > 20_000
     assert fast.stats["batched"] + fast.stats["single"] == total
-    assert fast.stats["chunks"] < 20 and fast.stats["single"] < 200      # not one decision at a time
+    assert fast.stats["chunks"] < 20 and fast.stats["single"] < 200  # not one decision at a time
     assert slow.stats["single"] == total and slow.stats["batched"] == 0
 
 
@@ -123,8 +132,15 @@ def test_equal_shares_at_the_batch_boundary(tie_break):
     """Shares that coincide across users (tasks in ratio 1:2:3), every small batch size and every
     small capacity (so that the task that does not fit falls anywhere): the tie-break must hold
     where a batch ends, too."""
-    for demand in ([[1], [2]], [[2], [1]], [[1], [3]], [[3], [1]], [[1], [2], [3]], [[3], [2], [1]],
-                   [[2, 1], [1, 2], [1, 1]]):
+    for demand in (
+        [[1], [2]],
+        [[2], [1]],
+        [[1], [3]],
+        [[3], [1]],
+        [[1], [2], [3]],
+        [[3], [2], [1]],
+        [[2, 1], [1, 2], [1, 1]],
+    ):
         m = len(demand[0])
         for cap in range(4, 31):
             inst = fairalloc.Instance([float(cap)] * m, np.array(demand, dtype=float))
@@ -135,6 +151,10 @@ def test_equal_shares_at_the_batch_boundary(tie_break):
                     fast.chunk_target = chunk
                     for k in (2, 5, None):
                         users = stepped(slow, k)
-                        assert fast.run_counts(k).tolist() == [users.count(u) for u in inst.users], \
-                            (demand, cap, chunk, policy)
+                        assert fast.run_counts(k).tolist() == [users.count(u) for u in inst.users], (
+                            demand,
+                            cap,
+                            chunk,
+                            policy,
+                        )
                         same_state(fast, slow)

@@ -13,9 +13,17 @@ from collections import Counter, defaultdict
 import pytest
 
 from fairalloc.core.errors import CaseError
-from fairalloc.scheduling.simulator import SCHEDULER_NAMES, Quincy, Scheduler, drf_shares, make_scheduler, owner_tree, simulate
-from fairalloc.testing import run_cli
+from fairalloc.scheduling.simulator import (
+    SCHEDULER_NAMES,
+    Quincy,
+    Scheduler,
+    drf_shares,
+    make_scheduler,
+    owner_tree,
+    simulate,
+)
 from fairalloc.scheduling.workloads import Job, Task, Workload, drf_7_1, drf_7_2, mfs_workload
+from fairalloc.testing import run_cli
 
 STRICT = ["drf", "hdrf", "cpu-fair", "slots:3", "slots:6", "capacity:4", "fifo", "quincy"]
 ALL = STRICT + ["cpu-fair:oc", "slots:6:oc", "capacity:4:oc"]
@@ -33,7 +41,7 @@ def peak_load(records, node_cpu, node_mem):
     per_node = defaultdict(list)
     for r in records:
         per_node[r.node].append((r.start, 1, r))
-        per_node[r.node].append((r.end, 0, r))             # ends before starts at the same instant
+        per_node[r.node].append((r.end, 0, r))  # ends before starts at the same instant
     worst, most = 0.0, 0
     for evs in per_node.values():
         cpu = mem = 0.0
@@ -61,8 +69,14 @@ def test_unknown_scheduler_lists_known_ones():
 
 
 def test_names_round_trip():
-    assert [make_scheduler(n).name for n in ("drf", "cpu-fair:oc", "slots:5", "capacity:2:oc", "FIFO", "HDRF")] == \
-        ["drf", "cpu-fair:oc", "slots:5", "capacity:2:oc", "fifo", "hdrf"]
+    assert [make_scheduler(n).name for n in ("drf", "cpu-fair:oc", "slots:5", "capacity:2:oc", "FIFO", "HDRF")] == [
+        "drf",
+        "cpu-fair:oc",
+        "slots:5",
+        "capacity:2:oc",
+        "fifo",
+        "hdrf",
+    ]
     assert len(SCHEDULER_NAMES) == 11 and make_scheduler("quincy").name == "quincy"
 
 
@@ -78,8 +92,9 @@ def test_invariants_on_a_map_reduce_workload(name, grouped):
     r = simulate(w, name, record_tasks=True)
     # every task runs exactly once, and all finish (no horizon)
     keys = Counter((t.job, t.phase, t.index) for t in r.tasks)
-    expected = {(j.name, ph, i) for j in w.jobs for ph, tasks in zip(("map", "reduce"), j.phases)
-                for i in range(len(tasks))}
+    expected = {
+        (j.name, ph, i) for j in w.jobs for ph, tasks in zip(("map", "reduce"), j.phases) for i in range(len(tasks))
+    }
     assert set(keys) == expected and max(keys.values()) == 1
     assert r.tasks_started == r.tasks_finished == w.n_tasks
     assert sum(r.completed.values()) == len(w.jobs) and r.cancelled == 0
@@ -96,8 +111,12 @@ def test_invariants_on_a_map_reduce_workload(name, grouped):
     for tasks in by_job.values():
         assert min(t.start for t in tasks["reduce"]) >= max(t.end for t in tasks["map"]) - 1e-9
     # the task records match the demands
-    demand = {(j.name, ph, i): t for j in w.jobs for ph, tasks in zip(("map", "reduce"), j.phases)
-              for i, t in enumerate(tasks)}
+    demand = {
+        (j.name, ph, i): t
+        for j in w.jobs
+        for ph, tasks in zip(("map", "reduce"), j.phases)
+        for i, t in enumerate(tasks)
+    }
     for t in r.tasks:
         spec = demand[(t.job, t.phase, t.index)]
         assert (t.cpu, t.mem) == (spec.cpu, spec.mem) and t.end - t.start == pytest.approx(spec.duration)
@@ -121,10 +140,10 @@ def test_overcommit_variants_overcommit_and_strict_ones_do_not():
     w = drf_7_2(nodes=4, horizon=200)
     assert simulate(w, "slots:6").max_overcommit <= 1 + 1e-9
     oc = simulate(w, "slots:6:oc", record_tasks=True)
-    assert oc.max_overcommit > 1.3                    # 6 large tasks (12 GB) on a 6 GB node
-    assert any(t.end - t.start > 40.0 + 1e-9 for t in oc.tasks)   # ... and they run slower
-    cpu_oc = simulate(drf_7_2(horizon=200), "cpu-fair:oc")       # 48 nodes
-    assert cpu_oc.max_overcommit > 1                  # memory ignored, as in the paper
+    assert oc.max_overcommit > 1.3  # 6 large tasks (12 GB) on a 6 GB node
+    assert any(t.end - t.start > 40.0 + 1e-9 for t in oc.tasks)  # ... and they run slower
+    cpu_oc = simulate(drf_7_2(horizon=200), "cpu-fair:oc")  # 48 nodes
+    assert cpu_oc.max_overcommit > 1  # memory ignored, as in the paper
 
 
 def test_deterministic_and_json():
@@ -147,13 +166,13 @@ def test_drf_is_fairer_than_slots_on_7_2():
 
 @pytest.mark.parametrize("name", ALL)
 def test_7_2_comparison_every_scheduler(name):
-    w = drf_7_2(nodes=4, horizon=300, tasks_per_job=20)       # 4 nodes: jobs of 20 tasks, not 80
+    w = drf_7_2(nodes=4, horizon=300, tasks_per_job=20)  # 4 nodes: jobs of 20 tasks, not 80
     r = simulate(w, name)
     assert r.completed["small"] + r.completed["large"] > 0 and r.end_time == 300
     assert all(0 < u for u in r.utilization.values())
     if not name.endswith(":oc"):
         assert all(u <= 1 + 1e-9 for u in r.utilization.values())
-    for cls, jct in r.mean_completion_time.items():
+    for jct in r.mean_completion_time.values():
         assert jct is None or 20 <= jct <= 300
     assert len(r.samples["time"]) >= 100 and r.samples["time"] == sorted(r.samples["time"])
 
@@ -169,14 +188,15 @@ def test_7_1_dominant_shares_track_each_other():
     w = drf_7_1(nodes=8)
     r = simulate(w, "drf", samples=72)
     s = r.samples
-    gaps = [abs(a - b) for t, a, b in zip(s["time"], s["shares"]["job1"], s["shares"]["job2"])
-            if t % 120 >= 30]                                  # away from the switches
+    gaps = [
+        abs(a - b) for t, a, b in zip(s["time"], s["shares"]["job1"], s["shares"]["job2"]) if t % 120 >= 30
+    ]  # away from the switches
     assert max(gaps) < 0.1 and min(s["shares"]["job1"][5:]) > 0.3
-    assert r.cancelled == 6 and sum(r.completed.values()) == 0   # every segment cut at its deadline
+    assert r.cancelled == 6 and sum(r.completed.values()) == 0  # every segment cut at its deadline
 
 
 def test_resubmitted_jobs_and_custom_scheduler():
-    class Greedy(Scheduler):                                   # the plug-in interface
+    class Greedy(Scheduler):  # the plug-in interface
         name = "greedy"
 
         def pick(self, state, node):
@@ -214,6 +234,7 @@ def test_capacity_queues_follow_their_fractions():
 
 # --------------------------------------------------------------------------- H-DRF
 
+
 def without_run_facts(result):
     d = result.to_dict(include_tasks=True)
     for key in ("scheduler", "wall_seconds", "events_per_second"):
@@ -221,12 +242,16 @@ def without_run_facts(result):
     return d
 
 
-@pytest.mark.parametrize("workload", [small_mfs(), drf_7_2(nodes=4, horizon=300, tasks_per_job=20, spread=0.3, seed=1),
-                                      drf_7_1(nodes=4)], ids=["mfs-mixed", "drf-7.2", "drf-7.1"])
+@pytest.mark.parametrize(
+    "workload",
+    [small_mfs(), drf_7_2(nodes=4, horizon=300, tasks_per_job=20, spread=0.3, seed=1), drf_7_1(nodes=4)],
+    ids=["mfs-mixed", "drf-7.2", "drf-7.1"],
+)
 def test_hdrf_without_groups_is_drf(workload):
     """No '/' in owner names, no weights: the same launches, task by task, and the same metrics."""
-    assert without_run_facts(simulate(workload, "hdrf", record_tasks=True)) == \
-        without_run_facts(simulate(workload, "drf", record_tasks=True))
+    assert without_run_facts(simulate(workload, "hdrf", record_tasks=True)) == without_run_facts(
+        simulate(workload, "drf", record_tasks=True)
+    )
 
 
 def two_groups(a=(1.0, 1.0), b=(1.0, 1.0), weights=None):
@@ -262,7 +287,7 @@ def test_hdrf_gives_each_group_its_share():
     assert sum(h[o] for o in b) == pytest.approx(1 / 2, abs=ONE_TASK)
     assert all(h[o] == pytest.approx(1 / 6, abs=ONE_TASK) for o in b)
     assert all(d[o] == pytest.approx(1 / 4, abs=ONE_TASK) for o in d)
-    assert h["A/a1"] > d["A/a1"] + 0.2 and all(h[o] < d[o] for o in b)        # the expected direction
+    assert h["A/a1"] > d["A/a1"] + 0.2 and all(h[o] < d[o] for o in b)  # the expected direction
     # weight 3 for B entitles each of its owners to what A gets: H-DRF meets flat DRF again
     weighted = mean_shares(simulate(two_groups(weights={"B": 3}), "hdrf"))
     assert all(weighted[o] == pytest.approx(1 / 4, abs=ONE_TASK) for o in weighted)
@@ -274,7 +299,7 @@ def test_hdrf_compares_groups_by_the_dominant_share_of_their_sum():
     memory instead and gives A about 0.31 (measured 0.375 in whole tasks)."""
     w = two_groups(a=(1.0, 0.5), b=(0.5, 2.0))
     h, d = mean_shares(simulate(w, "hdrf")), mean_shares(simulate(w, "drf"))
-    group_b = sum(h[o] for o in ("B/b1", "B/b2", "B/b3"))    # same shape, all memory-dominant: shares add
+    group_b = sum(h[o] for o in ("B/b1", "B/b2", "B/b3"))  # same shape, all memory-dominant: shares add
     assert h["A/a1"] == pytest.approx(2 / 3, abs=ONE_TASK) and group_b == pytest.approx(2 / 3, abs=ONE_TASK)
     assert d["A/a1"] < 0.4 < h["A/a1"]
 
@@ -285,8 +310,9 @@ def test_hdrf_on_the_7_2_set_up_with_groups():
     flat DRF the five owners' (fluid 0.21, large-1 measured 0.253); it finishes more large jobs and fewer
     small ones."""
     base = drf_7_2(nodes=4, horizon=600, tasks_per_job=20, small_users=4, large_users=1)
-    w = dataclasses.replace(base, jobs=tuple(dataclasses.replace(j, owner=f"{j.job_class}/{j.owner}")
-                                             for j in base.jobs))
+    w = dataclasses.replace(
+        base, jobs=tuple(dataclasses.replace(j, owner=f"{j.job_class}/{j.owner}") for j in base.jobs)
+    )
     h, d = simulate(w, "hdrf"), simulate(w, "drf")
     assert mean_shares(h)["large/large-1"] > 0.5 > 0.3 > mean_shares(d)["large/large-1"]
     assert h.completed["large"] > d.completed["large"] and h.completed["small"] < d.completed["small"]
@@ -296,25 +322,28 @@ def test_hdrf_on_the_7_2_set_up_with_groups():
 def test_owner_tree_and_bad_owner_paths():
     g = owner_tree(["eng/web/alice", "ops", "eng/bob"], {"eng": 2, "eng/web/alice": 3})
     assert list(g.successors("eng")) == ["eng/web", "eng/bob"] and g.nodes["eng/web/alice"]["weight"] == 3
-    for owners, message in ((["eng", "eng/bob"], "owner 'eng': owns jobs and is also the group of 'eng/bob'"),
-                            (["eng//bob"], "owner 'eng//bob': empty group name")):
+    for owners, message in (
+        (["eng", "eng/bob"], "owner 'eng': owns jobs and is also the group of 'eng/bob'"),
+        (["eng//bob"], "owner 'eng//bob': empty group name"),
+    ):
         jobs = tuple(Job(f"j{k}", o, 0.0, ((Task(1, 1, 1.0),),)) for k, o in enumerate(owners))
         with pytest.raises(CaseError, match=f"^{message}"):
             simulate(Workload(1, 2.0, 2.0, jobs), "hdrf")
 
 
 def test_cli_simulates_hdrf(capsys):
-    code, out, err = run_cli(capsys, "simulate", "drf-7.2", "--nodes", "16", "--scheduler", "drf,hdrf",
-                             "--no-progress")
+    code, out, err = run_cli(capsys, "simulate", "drf-7.2", "--nodes", "16", "--scheduler", "drf,hdrf", "--no-progress")
     assert code == 0 and err == ""
     rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[3:]}
-    assert rows["hdrf"] == rows["drf"]                       # 7.2 has no groups: the same run
+    assert rows["hdrf"] == rows["drf"]  # 7.2 has no groups: the same run
 
 
 # --------------------------------------------------------------------------- Quincy-style min-cost flow
 
-@pytest.mark.parametrize("workload", [small_mfs(), drf_7_2(nodes=4, horizon=300, tasks_per_job=20, spread=0.3)],
-                         ids=["mfs-mixed", "drf-7.2"])
+
+@pytest.mark.parametrize(
+    "workload", [small_mfs(), drf_7_2(nodes=4, horizon=300, tasks_per_job=20, spread=0.3)], ids=["mfs-mixed", "drf-7.2"]
+)
 def test_quincy_launches_only_tasks_that_fit(workload):
     """Every job quincy hands out has a next task that fits the offered node's free CPU and memory
     (its flow plans can over-fill a node: tasks of several shapes against one capacity number), so

@@ -19,13 +19,32 @@ from fairalloc.testing import run_cli
 GPU_EXAMPLE = Path(__file__).resolve().parents[1] / "paper_examples" / "workloads" / "gpu-two-pools.yaml"
 SCHEDULERS = ["drf", "hdrf", "mfs", "cpu-fair", "slots:3", "capacity:4", "fifo", "quincy", "slots:2:oc"]
 
-JOBS = [{"name": "a1", "owner": "alice", "submit": 0, "class": "small",
-         "phases": {"map": {"count": 30, "cpu": 1, "mem": 0.5, "duration": 20},
-                    "reduce": {"tasks": [{"cpu": 1, "mem": 1, "duration": 30}]}}},
-        {"name": "b1", "owner": "bob", "submit": 5, "class": "large",
-         "phases": {"map": {"count": 12, "cpu": 2, "mem": 2, "duration": 40}}},
-        {"name": "a2", "owner": "alice", "submit": 30, "resubmit": True,
-         "phases": {"map": {"tasks": [{"cpu": 3, "mem": 1, "duration": 15}, {"cpu": 1, "mem": 5, "duration": 10}]}}}]
+JOBS = [
+    {
+        "name": "a1",
+        "owner": "alice",
+        "submit": 0,
+        "class": "small",
+        "phases": {
+            "map": {"count": 30, "cpu": 1, "mem": 0.5, "duration": 20},
+            "reduce": {"tasks": [{"cpu": 1, "mem": 1, "duration": 30}]},
+        },
+    },
+    {
+        "name": "b1",
+        "owner": "bob",
+        "submit": 5,
+        "class": "large",
+        "phases": {"map": {"count": 12, "cpu": 2, "mem": 2, "duration": 40}},
+    },
+    {
+        "name": "a2",
+        "owner": "alice",
+        "submit": 30,
+        "resubmit": True,
+        "phases": {"map": {"tasks": [{"cpu": 3, "mem": 1, "duration": 15}, {"cpu": 1, "mem": 5, "duration": 10}]}},
+    },
+]
 
 
 def comparable(result) -> dict:
@@ -35,18 +54,22 @@ def comparable(result) -> dict:
     return d
 
 
-@pytest.mark.parametrize("nodes", [
-    {"count": 3, "resources": {"cpu": 8, "mem": 6}},
-    [{"count": 3, "resources": {"cpu": 8, "mem": 6}}],
-    [{"count": 3, "cpu": 8, "resources": {"mem": 6}}],
-])
+@pytest.mark.parametrize(
+    "nodes",
+    [
+        {"count": 3, "resources": {"cpu": 8, "mem": 6}},
+        [{"count": 3, "resources": {"cpu": 8, "mem": 6}}],
+        [{"count": 3, "cpu": 8, "resources": {"mem": 6}}],
+    ],
+)
 def test_one_pool_resources_form_simulates_as_the_plain_form(nodes):
     plain = parse_workload({"name": "w", "nodes": {"count": 3, "cpu": 8, "mem": 6}, "horizon": 300, "jobs": JOBS})
     pooled = parse_workload({"name": "w", "nodes": nodes, "horizon": 300, "jobs": JOBS})
     assert pooled == plain and pooled.pools == () and pooled.resources == ("cpu", "mem")
     for name in SCHEDULERS:
-        assert comparable(simulate(pooled, name, record_tasks=True)) == comparable(simulate(plain, name,
-                                                                                            record_tasks=True)), name
+        assert comparable(simulate(pooled, name, record_tasks=True)) == comparable(
+            simulate(plain, name, record_tasks=True)
+        ), name
 
 
 def test_from_pools_one_pool_is_the_plain_workload():
@@ -58,9 +81,10 @@ def test_heterogeneous_pools_place_each_task_within_its_node():
     """Pool 0: 2 nodes <4 CPU, 8 GB>; pool 1: 1 node <16 CPU, 8 GB>. The 8-CPU tasks fit only node 2,
     so they run one at a time there (4 tasks of 10 s: the job takes 40 s), while the 1-CPU tasks
     may go anywhere; no node ever holds more than its own capacity."""
-    w = Workload.from_pools([(2, {"cpu": 4, "mem": 8}), (1, {"cpu": 16, "mem": 8})], (
-        Job("big", "u", 0.0, ((Task(8.0, 6.0, 10.0),) * 4,)),
-        Job("small", "v", 0.0, ((Task(1.0, 1.0, 10.0),) * 8,))))
+    w = Workload.from_pools(
+        [(2, {"cpu": 4, "mem": 8}), (1, {"cpu": 16, "mem": 8})],
+        (Job("big", "u", 0.0, ((Task(8.0, 6.0, 10.0),) * 4,)), Job("small", "v", 0.0, ((Task(1.0, 1.0, 10.0),) * 8,))),
+    )
     assert (w.nodes, w.node_cpu, w.node_mem, w.totals) == (3, 16.0, 8.0, (24.0, 24.0))
     r = simulate(w, "drf", record_tasks=True)
     assert {t.node for t in r.tasks if t.job == "big"} == {2}
@@ -94,22 +118,29 @@ def test_gpu_workload_on_two_pools_via_the_cli(capsys, tmp_path):
     would need more than 12 of its 16 CPUs used, 52 in all, more than the 40 demanded. Both jobs
     finish at 100 s, vision's dominant share is 8/64 = 32/256 = 0.125, and no GPU is used.
     """
-    code, out, err = run_cli(capsys, "simulate", str(GPU_EXAMPLE), "--scheduler", "drf", "--format", "json",
-                             "--no-progress")
+    code, out, err = run_cli(
+        capsys, "simulate", str(GPU_EXAMPLE), "--scheduler", "drf", "--format", "json", "--no-progress"
+    )
     assert code == 0, err
     (gpu,) = json.loads(out)
     plain_path = tmp_path / "no-gpu.yaml"
     plain_path.write_text(yaml.safe_dump(without_gpu(yaml.safe_load(GPU_EXAMPLE.read_text()))))
-    code, out, err = run_cli(capsys, "simulate", str(plain_path), "--scheduler", "drf", "--format", "json",
-                             "--no-progress")
+    code, out, err = run_cli(
+        capsys, "simulate", str(plain_path), "--scheduler", "drf", "--format", "json", "--no-progress"
+    )
     assert code == 0, err
     (plain,) = json.loads(out)
 
     assert gpu["mean_completion_time"] == {"gpu": 400, "cpu": 100} and gpu["end_time"] == 400
     assert plain["mean_completion_time"] == {"gpu": 100, "cpu": 100} and plain["end_time"] == 100
     assert gpu["utilization"]["gpu"] == 1 and plain["utilization"]["gpu"] == 0
-    assert set(gpu["utilization"]) == {"cpu", "mem", "gpu"} and set(gpu["samples"]) == {"time", "cpu", "mem",
-                                                                                         "gpu", "shares"}
+    assert set(gpu["utilization"]) == {"cpu", "mem", "gpu"} and set(gpu["samples"]) == {
+        "time",
+        "cpu",
+        "mem",
+        "gpu",
+        "shares",
+    }
     assert max(gpu["samples"]["shares"]["vision"]) == 1 and max(plain["samples"]["shares"]["vision"]) == 0.125
     assert gpu["completed"] == plain["completed"] == {"gpu": 1, "cpu": 1}
     assert gpu["max_overcommit"] == 1
@@ -125,30 +156,63 @@ def test_gpu_tasks_run_only_on_the_gpu_pool():
         assert max(sum(1 for o in vision if o.start <= t.start < o.end) for t in vision) == 2, name
 
 
-def workload_text(task: str, nodes: str = "[{count: 1, resources: {cpu: 8, mem: 16, gpu: 4}}, "
-                                             "{count: 2, resources: {cpu: 16, mem: 32}}]") -> str:
+def workload_text(
+    task: str,
+    nodes: str = "[{count: 1, resources: {cpu: 8, mem: 16, gpu: 4}}, {count: 2, resources: {cpu: 16, mem: 32}}]",
+) -> str:
     return f"nodes: {nodes}\njobs:\n  - {{name: train, owner: u, submit: 0, phases: {{map: {task}}}}}\n"
 
 
-@pytest.mark.parametrize("task, nodes, field, words", [
-    ("{count: 1, duration: 5, resources: {cpu: 1, tpu: 1}}", None,
-     "jobs[0] (train).phases.map[0].resources.tpu", "unknown resource 'tpu'"),
-    ("{count: 1, duration: 5, resources: {cpu: 1, gpus: 1}}", None,
-     "jobs[0] (train).phases.map[0].resources.gpus", "did you mean 'gpu'"),
-    ("{count: 1, cpu: 1, mem: 1, duration: 5, resources: {gpu: 1}}", "{count: 2, cpu: 8, mem: 8}",
-     "jobs[0] (train).phases.map[0].resources.gpu", "unknown resource 'gpu'"),
-    ("{count: 1, duration: 5, resources: {cpu: 12, gpu: 1}}", None,
-     "jobs[0] (train).phases.map[0]", "fits no node of any pool"),
-    ("{tasks: [{duration: 5, resources: {mem: 20, gpu: 1}}]}", None,
-     "jobs[0] (train).phases.map[0]", "task <20 GB, 1 gpu> fits no node"),
-    ("{count: 1, duration: 5, cpu: 1, resources: {cpu: 2}}", None,
-     "jobs[0].phases.map.resources.cpu", "given twice"),
-    ("{count: 1, duration: 5, resources: {gpu: -1}}", None, "jobs[0].phases.map.resources.gpu", "must be >= 0"),
-    ("{count: 1, duration: 5, cpu: 1}", "[{count: 1, cpu: 8, mem: 8, gpu: 2}]", "nodes[0].gpu", "unknown field"),
-    ("{count: 1, duration: 5, cpu: 1}", "[{count: 1, resources: {cpu: 8, gpu: 2}}]", "nodes[0].mem", "missing"),
-    ("{count: 1, duration: 5, cpu: 1}", "[{count: 1, resources: {cpu: 8, mem: 8, time: 2}}]",
-     "nodes[0].resources.time", "reserved name"),
-])
+@pytest.mark.parametrize(
+    "task, nodes, field, words",
+    [
+        (
+            "{count: 1, duration: 5, resources: {cpu: 1, tpu: 1}}",
+            None,
+            "jobs[0] (train).phases.map[0].resources.tpu",
+            "unknown resource 'tpu'",
+        ),
+        (
+            "{count: 1, duration: 5, resources: {cpu: 1, gpus: 1}}",
+            None,
+            "jobs[0] (train).phases.map[0].resources.gpus",
+            "did you mean 'gpu'",
+        ),
+        (
+            "{count: 1, cpu: 1, mem: 1, duration: 5, resources: {gpu: 1}}",
+            "{count: 2, cpu: 8, mem: 8}",
+            "jobs[0] (train).phases.map[0].resources.gpu",
+            "unknown resource 'gpu'",
+        ),
+        (
+            "{count: 1, duration: 5, resources: {cpu: 12, gpu: 1}}",
+            None,
+            "jobs[0] (train).phases.map[0]",
+            "fits no node of any pool",
+        ),
+        (
+            "{tasks: [{duration: 5, resources: {mem: 20, gpu: 1}}]}",
+            None,
+            "jobs[0] (train).phases.map[0]",
+            "task <20 GB, 1 gpu> fits no node",
+        ),
+        (
+            "{count: 1, duration: 5, cpu: 1, resources: {cpu: 2}}",
+            None,
+            "jobs[0].phases.map.resources.cpu",
+            "given twice",
+        ),
+        ("{count: 1, duration: 5, resources: {gpu: -1}}", None, "jobs[0].phases.map.resources.gpu", "must be >= 0"),
+        ("{count: 1, duration: 5, cpu: 1}", "[{count: 1, cpu: 8, mem: 8, gpu: 2}]", "nodes[0].gpu", "unknown field"),
+        ("{count: 1, duration: 5, cpu: 1}", "[{count: 1, resources: {cpu: 8, gpu: 2}}]", "nodes[0].mem", "missing"),
+        (
+            "{count: 1, duration: 5, cpu: 1}",
+            "[{count: 1, resources: {cpu: 8, mem: 8, time: 2}}]",
+            "nodes[0].resources.time",
+            "reserved name",
+        ),
+    ],
+)
 def test_resource_errors_are_one_line_naming_the_field(tmp_path, capsys, task, nodes, field, words):
     path = tmp_path / "bad.yaml"
     path.write_text(workload_text(task, *([nodes] if nodes else [])))

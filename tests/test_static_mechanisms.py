@@ -16,13 +16,16 @@ import fairalloc
 from fairalloc import Instance
 from fairalloc.testing import assert_same_tasks, close, instances
 
-SETTINGS = settings(max_examples=max(120, settings().max_examples), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=max(120, settings().max_examples), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 TOL = 1e-7
 
 SECTION_4_1 = Instance.from_arrays([9, 18], [[1, 4], [3, 1]], resources=["cpu", "mem"], users=["A", "B"])
 
 
 # -- independent property checks --------------------------------------------------------------
+
 
 def leontief(inst: Instance, i: int, bundle: np.ndarray, scale: float = 1.0) -> float:
     """Tasks user i can run from ``scale * bundle`` with her true demand, capped by her bound."""
@@ -42,8 +45,15 @@ def envy_gap(alloc) -> float:
     """max_{i,k} (u_i(x_k D_k) w_i / w_k - x_i): positive when i (weighted) envies k."""
     inst = alloc.instance
     w = inst.scalar_weights("check")
-    return max((leontief(inst, i, alloc.bundles[k], w[i] / w[k]) - alloc.tasks[i]
-                for i in range(inst.n) for k in range(inst.n) if i != k), default=0.0)
+    return max(
+        (
+            leontief(inst, i, alloc.bundles[k], w[i] / w[k]) - alloc.tasks[i]
+            for i in range(inst.n)
+            for k in range(inst.n)
+            if i != k
+        ),
+        default=0.0,
+    )
 
 
 def pareto_gain(alloc) -> float:
@@ -52,8 +62,13 @@ def pareto_gain(alloc) -> float:
     x = alloc.tasks
     upper = np.minimum(inst.bounds(), np.inf)
     lower = np.minimum(x, upper)
-    res = linprog(-np.ones(inst.n), A_ub=inst.demand.T, b_ub=inst.capacity * (1 + 1e-12),
-                  bounds=list(zip(lower, upper)), method="highs")
+    res = linprog(
+        -np.ones(inst.n),
+        A_ub=inst.demand.T,
+        b_ub=inst.capacity * (1 + 1e-12),
+        bounds=list(zip(lower, upper)),
+        method="highs",
+    )
     assert res.status == 0, res.message
     return float(-res.fun - lower.sum())
 
@@ -64,9 +79,11 @@ def scale(inst):
 
 # -- the paper's section 4.1 --------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("method", ["fast", "program"])
-@pytest.mark.parametrize("mechanism, expected", [
-    ("drf", ["3", "2"]), ("asset", ["63/25", "54/25"]), ("ceei", ["45/11", "18/11"])])
+@pytest.mark.parametrize(
+    "mechanism, expected", [("drf", ["3", "2"]), ("asset", ["63/25", "54/25"]), ("ceei", ["45/11", "18/11"])]
+)
 def test_section_4_1(mechanism, expected, method):
     alloc = fairalloc.solve(SECTION_4_1, mechanism, method=method)
     assert close(alloc.tasks, [float(Fraction(v)) for v in expected], 1e-7)
@@ -92,12 +109,14 @@ def test_section_4_1_dominant_shares_and_saturation():
 
 # -- program and fast path agree --------------------------------------------------------------
 
+
 @SETTINGS
 @given(instances(weights="any", bounds=True))
 @pytest.mark.parametrize("mechanism", ["drf", "asset"])
 def test_filling_program_matches_fast_path(mechanism, inst):
-    assert_same_tasks(fairalloc.solve(inst, mechanism, method="fast"),
-                      fairalloc.solve(inst, mechanism, method="program"), TOL)
+    assert_same_tasks(
+        fairalloc.solve(inst, mechanism, method="fast"), fairalloc.solve(inst, mechanism, method="program"), TOL
+    )
 
 
 #: Interior-point solvers pin x only to about the square root of their duality gap: on
@@ -144,12 +163,13 @@ def test_drf_exact_form_is_certified_and_matches(inst):
 def test_interior_point_precision_limit():
     inst = Instance.from_arrays([2], [[1], [1]])
     program = fairalloc.solve(inst, "ceei", method="program").tasks
-    assert np.abs(program - 1).max() > 1e-9          # the solver's own limit, not ours ...
+    assert np.abs(program - 1).max() > 1e-9  # the solver's own limit, not ours ...
     assert np.abs(program - 1).max() < 1e-5
-    assert fairalloc.solve(inst, "ceei", method="fast").tasks.tolist() == [1.0, 1.0]   # ... the dual is exact
+    assert fairalloc.solve(inst, "ceei", method="fast").tasks.tolist() == [1.0, 1.0]  # ... the dual is exact
 
 
 # -- DRF's properties on every instance -------------------------------------------------------
+
 
 @SETTINGS
 @given(instances(weights="scalar", bounds=True))
@@ -173,11 +193,12 @@ def test_drf_strictly_positive_demands_equalise_dominant_shares(inst):
 
 # -- the checks can fail ------------------------------------------------------------------------
 
+
 def test_checks_catch_violations():
-    theorem_1 = Instance.from_arrays([30, 30], [[1, 3], [1, 1]])       # Asset violates SI
+    theorem_1 = Instance.from_arrays([30, 30], [[1, 3], [1, 1]])  # Asset violates SI
     asset = fairalloc.solve(theorem_1, "asset")
     assert close(asset.tasks, [6, 12])
-    assert sharing_incentive_gap(asset) == pytest.approx(3.0)          # user 2: 15 tasks alone, gets 12
+    assert sharing_incentive_gap(asset) == pytest.approx(3.0)  # user 2: 15 tasks alone, gets 12
     util = fairalloc.solve(SECTION_4_1, "utilitarian", method="program")
     wasteful = fairalloc.Allocation(SECTION_4_1, np.array([1.0, 1.0]), "test", "test")
     assert pareto_gain(wasteful) > 1
@@ -187,6 +208,7 @@ def test_checks_catch_violations():
 
 
 # -- generalisations from docs/formulations.md section 1 --------------------------------------
+
 
 @pytest.mark.parametrize("method", ["fast", "program"])
 def test_zero_demands_break_population_monotonicity(method):
@@ -219,7 +241,7 @@ def test_task_bound_passes_the_excess_on(method):
     inst = Instance.from_arrays([9, 18], [[1, 4], [3, 1]], max_tasks=[1, np.inf])
     alloc = fairalloc.solve(inst, "drf", method=method)
     assert alloc.tasks[0] == pytest.approx(1)
-    assert alloc.tasks[1] == pytest.approx(8 / 3)                       # CPU: 1 + 3y = 9
+    assert alloc.tasks[1] == pytest.approx(8 / 3)  # CPU: 1 + 3y = 9
 
 
 def test_per_resource_weights_are_refused_where_meaningless():
@@ -240,7 +262,7 @@ def test_large_generated_instance_is_cheap_and_solvable():
     rng = np.random.default_rng(0)
     D = rng.uniform(0.1, 1.0, (200_000, 4))
     inst = Instance.from_arrays(np.full(4, 50_000.0), D)
-    assert inst._users is None                                          # names not built yet
+    assert inst._users is None  # names not built yet
     alloc = fairalloc.solve(inst, "drf")
     assert isinstance(alloc.tasks, np.ndarray) and alloc.tasks.shape == (200_000,)
     assert np.all(alloc.used <= inst.capacity * (1 + 1e-12))

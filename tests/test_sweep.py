@@ -22,16 +22,22 @@ from functools import partial
 
 import pytest
 
+from fairalloc.analysis.sweep import TrialError, _header, _SweepFile, demo_trial, read_results, run_sweep
 from fairalloc.core.errors import FairallocError
-from fairalloc.analysis.sweep import TrialError, _SweepFile, _header, demo_trial, read_results, run_sweep
 
 
 @pytest.fixture(scope="module")
 def cluster():
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=logging.ERROR, scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}) as local:
+    with LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+    ) as local:
         yield local.scheduler_address
 
 
@@ -48,7 +54,7 @@ def file_trials(path) -> Counter:
 
 
 def test_parallel_equals_serial(tmp_path):
-    ids = list(range(60))[::-1]                       # submitted out of order on purpose
+    ids = list(range(60))[::-1]  # submitted out of order on purpose
     out = tmp_path / "out.jsonl"
     got = run_sweep(partial(demo_trial, seed=5), ids, out, workers=2, progress=False)
     assert got == serial(ids, seed=5)
@@ -62,46 +68,57 @@ def test_resume_after_sigkill(tmp_path, cluster):
     out, calls = tmp_path / "out.jsonl", tmp_path / "calls"
     calls.mkdir()
     script = tmp_path / "sweep_script.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import functools, sys
         from fairalloc.analysis.sweep import demo_trial, run_sweep
         if __name__ == "__main__":
             run_sweep(functools.partial(demo_trial, seed={seed}, sleep=0.015), range({total}), sys.argv[1],
                       workers=2, chunk_size=5, desc="kill-test", meta={meta!r}, progress=False)
-    """))
-    proc = subprocess.Popen([sys.executable, str(script), str(out)], start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    """)
+    )
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(out)], start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and proc.poll() is None:
-            if out.exists() and out.read_bytes().count(b"\n") > 40:    # header + at least 40 results
+            if out.exists() and out.read_bytes().count(b"\n") > 40:  # header + at least 40 results
                 break
             time.sleep(0.02)
         assert proc.poll() is None, f"the sweep ended before the kill: {proc.communicate()}"
-        os.killpg(proc.pid, signal.SIGKILL)                            # the workers too
+        os.killpg(proc.pid, signal.SIGKILL)  # the workers too
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         _, err = proc.communicate()
-    assert err == b"", err.decode()[-2000:]                            # nothing on the terminal
+    assert err == b"", err.decode()[-2000:]  # nothing on the terminal
     before = read_results(out)
     assert 40 <= len(before) < total, len(before)
-    with open(out, "ab") as fh:                                         # as if killed in mid-write
+    with open(out, "ab") as fh:  # as if killed in mid-write
         fh.write(b'{"trial": 399, "seed": 11, "us')
     prefix = out.read_bytes().rsplit(b"\n", 1)[0] + b"\n"
 
-    got = run_sweep(partial(demo_trial, seed=seed, record=str(calls)), range(total), out,
-                    dask_address=cluster, desc="kill-test", meta=meta, progress=False)
+    got = run_sweep(
+        partial(demo_trial, seed=seed, record=str(calls)),
+        range(total),
+        out,
+        dask_address=cluster,
+        desc="kill-test",
+        meta=meta,
+        progress=False,
+    )
 
     assert got == serial(range(total), seed=seed)
-    assert file_trials(out) == Counter(range(total))                   # each trial exactly once
-    assert out.read_bytes().startswith(prefix)                          # old lines kept as they were
+    assert file_trials(out) == Counter(range(total))  # each trial exactly once
+    assert out.read_bytes().startswith(prefix)  # old lines kept as they were
     called = Counter(int(name.split("-")[0]) for name in os.listdir(calls))
-    assert sum(called.values()) == total - len(before)                  # only the missing trials ran
+    assert sum(called.values()) == total - len(before)  # only the missing trials ran
     assert set(called) == set(range(total)) - {r["trial"] for r in before}
     # A finished file: nothing to run, so no cluster is contacted (this address is unreachable).
-    assert run_sweep(demo_trial, range(total), out, dask_address="tcp://127.0.0.1:1", desc="kill-test",
-                     meta=meta) == got
+    assert (
+        run_sweep(demo_trial, range(total), out, dask_address="tcp://127.0.0.1:1", desc="kill-test", meta=meta) == got
+    )
 
 
 def test_unreachable_scheduler_fails_fast():
@@ -115,26 +132,29 @@ def test_unreachable_scheduler_fails_fast():
 
 def test_stop_when_stops_early(tmp_path, cluster):
     out = tmp_path / "out.jsonl"
-    hit = lambda r: r["trial"] == 5                                     # noqa: E731 (client side only)
-    got = run_sweep(partial(demo_trial, sleep=0.005), range(2000), out, dask_address=cluster, stop_when=hit,
-                    progress=False)
+    hit = lambda r: r["trial"] == 5  # noqa: E731 (client side only)
+    got = run_sweep(
+        partial(demo_trial, sleep=0.005), range(2000), out, dask_address=cluster, stop_when=hit, progress=False
+    )
     assert 5 in {r["trial"] for r in got}
-    assert len(got) <= 400, len(got)                                    # at most the chunks in flight
-    assert read_results(out) == got                                     # what finished was written
+    assert len(got) <= 400, len(got)  # at most the chunks in flight
+    assert read_results(out) == got  # what finished was written
     # Resuming a search that already has its hit returns at once, without a cluster.
-    assert run_sweep(partial(demo_trial, sleep=0.005), range(2000), out, dask_address="tcp://127.0.0.1:1",
-                     stop_when=hit) == got
+    assert (
+        run_sweep(partial(demo_trial, sleep=0.005), range(2000), out, dask_address="tcp://127.0.0.1:1", stop_when=hit)
+        == got
+    )
 
 
 def test_file_of_another_sweep_is_refused(tmp_path):
     out = tmp_path / "out.jsonl"
-    assert run_sweep(demo_trial, [], out, desc="search", meta={"seed": 1}) == []   # header only
+    assert run_sweep(demo_trial, [], out, desc="search", meta={"seed": 1}) == []  # header only
     content = out.read_bytes()
     for kw in ({"desc": "search", "meta": {"seed": 2}}, {"desc": "other", "meta": {"seed": 1}}):
         with pytest.raises(FairallocError, match="written by another sweep"):
             run_sweep(demo_trial, range(3), out, **kw)
     assert out.read_bytes() == content
-    other = tmp_path / "notes.txt"                                      # not a sweep file: untouched
+    other = tmp_path / "notes.txt"  # not a sweep file: untouched
     other.write_text("my notes\n")
     with pytest.raises(FairallocError, match="not a sweep results file"):
         run_sweep(demo_trial, range(3), other)
@@ -144,14 +164,13 @@ def test_file_of_another_sweep_is_refused(tmp_path):
 def test_failing_trial_is_named(tmp_path, cluster):
     out = tmp_path / "out.jsonl"
     with pytest.raises(FairallocError) as err:
-        run_sweep(partial(demo_trial, fail=[17]), range(40), out, dask_address=cluster, chunk_size=5,
-                  progress=False)
+        run_sweep(partial(demo_trial, fail=[17]), range(40), out, dask_address=cluster, chunk_size=5, progress=False)
     assert isinstance(err.value, TrialError) and err.value.trial == 17
     message = str(err.value)
     assert message.startswith("trial 17 failed: ValueError: demo failure requested for trial 17")
     assert "\n" not in message and "ValueError: demo failure" in err.value.remote_traceback
     done = {r["trial"] for r in read_results(out)}
-    assert {15, 16} <= done and 17 not in done                          # its chunk's earlier trials kept
+    assert {15, 16} <= done and 17 not in done  # its chunk's earlier trials kept
 
 
 def test_file_repair_and_damage(tmp_path):
@@ -161,7 +180,7 @@ def test_file_repair_and_damage(tmp_path):
     good = json.dumps(header) + "\n" + '{"trial": 1, "x": 1}\n'
     path.write_text(good + '{"trial": 2, "x"')
     assert read_results(path) == [{"trial": 1, "x": 1}]
-    _SweepFile(path, header).close()                                    # opening repairs the tail
+    _SweepFile(path, header).close()  # opening repairs the tail
     assert path.read_text() == good
     locked = _SweepFile(path, header)
     try:
@@ -175,7 +194,7 @@ def test_file_repair_and_damage(tmp_path):
     path.write_text(good + '{"trial": 1, "x": 1}\n')
     with pytest.raises(FairallocError, match="trial 1 appears twice"):
         read_results(path)
-    path.write_text('{"sweep": "tri')                                   # killed while writing the header
+    path.write_text('{"sweep": "tri')  # killed while writing the header
     assert read_results(path) == []
     with pytest.raises(FairallocError, match="trial 3 appears twice"):
         run_sweep(demo_trial, [3, 4, 3])

@@ -9,25 +9,32 @@ import numpy as np
 import pytest
 
 from fairalloc.core.errors import CaseError
-from fairalloc.scheduling.traces import (TASK_EVENTS_COLUMNS, decode_trial, dmfa_instance, dmfa_srq_trial,
-                              load_google_task_events, synthetic_google_like, trial_id)
+from fairalloc.scheduling.traces import (
+    TASK_EVENTS_COLUMNS,
+    decode_trial,
+    dmfa_instance,
+    dmfa_srq_trial,
+    load_google_task_events,
+    synthetic_google_like,
+    trial_id,
+)
 
 # timestamp, missing info, job ID, task index, machine ID, event type, user, scheduling class, priority,
 # CPU request, memory request, disk space request, different machine restrictions
 # event types: 0 SUBMIT, 1 SCHEDULE, 2 EVICT, 3 FAIL, 4 FINISH, 5 KILL, 6 LOST, 7/8 UPDATE
 LINES = [
-    "0,2,3418309,0,,0,70s3v5qRyCO/1PCdI6fVXnrW8FU/w+5CKRSa72xgcIo=,3,9,0.125,0.07446,0.0004244,0",     # A: job 3418309 task 0
-    "0,2,3418309,1,,0,70s3v5qRyCO/1PCdI6fVXnrW8FU/w+5CKRSa72xgcIo=,3,9,0.125,0.07446,0.0004244,0",     # B: task 1
+    "0,2,3418309,0,,0,70s3v5qRyCO/1PCdI6fVXnrW8FU/w+5CKRSa72xgcIo=,3,9,0.125,0.07446,0.0004244,0",  # A: job 3418309 task 0
+    "0,2,3418309,1,,0,70s3v5qRyCO/1PCdI6fVXnrW8FU/w+5CKRSa72xgcIo=,3,9,0.125,0.07446,0.0004244,0",  # B: task 1
     "5611824441,,3418309,0,4155527081,1,70s3v5qRyCO/1PCdI6fVXnrW8FU/w+5CKRSa72xgcIo=,3,9,0.125,0.07446,0.0004244,0",  # schedule
     "5612000000,,3418309,0,4155527081,2,70s3v5qRyCO/1PCdI6fVXnrW8FU/w+5CKRSa72xgcIo=,3,9,0.125,0.07446,0.0004244,0",  # evict
     "5612100000,,3418309,0,,0,70s3v5qRyCO/1PCdI6fVXnrW8FU/w+5CKRSa72xgcIo=,3,9,0.25,0.1,0.0004244,0",  # resubmit of A: dup
-    "5612200000,,6251639646,0,,0,fJYeclskJqPWsAT6TX/r9X5OiIZpSEb2PBGliYAOMxM=,0,2,0.0125,,0,0",        # memory missing
+    "5612200000,,6251639646,0,,0,fJYeclskJqPWsAT6TX/r9X5OiIZpSEb2PBGliYAOMxM=,0,2,0.0125,,0,0",  # memory missing
     "5612300000,,6251639646,0,,0,fJYeclskJqPWsAT6TX/r9X5OiIZpSEb2PBGliYAOMxM=,0,2,0.0125,0.0159,0,0",  # C: first usable
-    "5612400000,,6251639646,1,,0,fJYeclskJqPWsAT6TX/r9X5OiIZpSEb2PBGliYAOMxM=,0,2,0,0.0159,0,0",       # CPU 0: dropped
-    "5612500000,,6251639646,2,,4,fJYeclskJqPWsAT6TX/r9X5OiIZpSEb2PBGliYAOMxM=,0,2,0.03,0.02,0,0",      # finish, not submit
+    "5612400000,,6251639646,1,,0,fJYeclskJqPWsAT6TX/r9X5OiIZpSEb2PBGliYAOMxM=,0,2,0,0.0159,0,0",  # CPU 0: dropped
+    "5612500000,,6251639646,2,,4,fJYeclskJqPWsAT6TX/r9X5OiIZpSEb2PBGliYAOMxM=,0,2,0.03,0.02,0,0",  # finish, not submit
     "5612600000,,6251639647,0,,0,fJYeclskJqPWsAT6TX/r9X5OiIZpSEb2PBGliYAOMxM=,1,0,0.0625,0.03174,0,1",  # D
     "5612700000,,6251639647,0,123,5,fJYeclskJqPWsAT6TX/r9X5OiIZpSEb2PBGliYAOMxM=,1,0,0.0625,0.03174,0,1",  # kill
-    "5612800000,,6251639647,0,,8,fJYeclskJqPWsAT6TX/r9X5OiIZpSEb2PBGliYAOMxM=,1,0,0.07,0.04,0,1",      # update
+    "5612800000,,6251639647,0,,8,fJYeclskJqPWsAT6TX/r9X5OiIZpSEb2PBGliYAOMxM=,1,0,0.07,0.04,0,1",  # update
 ]
 EXPECTED = [[0.125, 0.07446], [0.125, 0.07446], [0.0125, 0.0159], [0.0625, 0.03174]]
 
@@ -47,13 +54,13 @@ def test_loader_keeps_first_usable_submit_per_task(trace):
     rows = load_google_task_events(path)
     assert rows.shape == (4, 2) and rows.dtype == float
     assert rows.tolist() == EXPECTED
-    assert load_google_task_events(str(gz)).tolist() == EXPECTED             # gzip, path as str
-    assert load_google_task_events([gz]).tolist() == EXPECTED                # a list of one
+    assert load_google_task_events(str(gz)).tolist() == EXPECTED  # gzip, path as str
+    assert load_google_task_events([gz]).tolist() == EXPECTED  # a list of one
 
 
 def test_loader_deduplicates_across_files_and_stops_at_max_tasks(trace, tmp_path):
     path, gz = trace
-    assert load_google_task_events([path, gz]).tolist() == EXPECTED          # the same tasks twice
+    assert load_google_task_events([path, gz]).tolist() == EXPECTED  # the same tasks twice
     other = tmp_path / "part-00001-of-00500.csv"
     other.write_text("6000000000,,7000000001,0,,0,u,0,0,0.5,0.25,0,0\n")
     assert load_google_task_events([gz, other]).tolist() == EXPECTED + [[0.5, 0.25]]
@@ -119,9 +126,9 @@ def test_synthetic_generator_shape_range_determinism():
     assert np.array_equal(a, synthetic_google_like(5000, np.random.default_rng(7)))
     assert not np.array_equal(a, synthetic_google_like(5000, np.random.default_rng(8)))
     median = np.median(a, axis=0)
-    assert np.all(median < 0.05)                                   # most tasks are small...
-    assert np.all(np.percentile(a, 99.5, axis=0) > 10 * median)    # ...with a heavy right tail
-    assert np.corrcoef(np.log(a).T)[0, 1] > 0.3                    # CPU and memory correlated
+    assert np.all(median < 0.05)  # most tasks are small...
+    assert np.all(np.percentile(a, 99.5, axis=0) > 10 * median)  # ...with a heavy right tail
+    assert np.corrcoef(np.log(a).T)[0, 1] > 0.3  # CPU and memory correlated
     assert synthetic_google_like(0, np.random.default_rng(0)).shape == (0, 2)
     assert "SYNTHETIC" in synthetic_google_like.__doc__ and "NOT the trace" in synthetic_google_like.__doc__
 
@@ -140,7 +147,7 @@ def test_dmfa_instance_and_trial():
     qs = [row[0] for row in r["sample"]]
     assert qs == sorted(qs)
     static = np.array([row[2] for row in r["sample"]])
-    assert np.allclose(static / np.array(qs), r["static_M"])               # Eq. 5 is proportional to q
+    assert np.allclose(static / np.array(qs), r["static_M"])  # Eq. 5 is proportional to q
     assert r["static_discordant"] == 0.0
     assert "sample" not in dmfa_srq_trial(trial_id(30, 1), seed=1)
     rows = np.array(EXPECTED * 10)

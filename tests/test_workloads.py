@@ -9,8 +9,19 @@ import numpy as np
 import pytest
 
 from fairalloc.core.errors import CaseError
-from fairalloc.scheduling.workloads import (Job, Task, Workload, drf_7_1, drf_7_2, load_alibaba_batch_task, load_csv,
-                                 load_yaml, mfs_workload, validate, workload_from_google)
+from fairalloc.scheduling.workloads import (
+    Job,
+    Task,
+    Workload,
+    drf_7_1,
+    drf_7_2,
+    load_alibaba_batch_task,
+    load_csv,
+    load_yaml,
+    mfs_workload,
+    validate,
+    workload_from_google,
+)
 
 GOOD = """
 name: tiny
@@ -43,20 +54,25 @@ def job(phases="{map: {count: 1, cpu: 1, mem: 1, duration: 5}}"):
     return f"nodes: {{count: 2, cpu: 4, mem: 8}}\njobs:\n  - {{name: j, owner: u, submit: 0, phases: {phases}}}\n"
 
 
-@pytest.mark.parametrize("text, field", [
-    (job("{map: {count: 1, cpu: 1, mem: 1, duration: 0}}"), "jobs[0].phases.map.duration"),
-    (job("{map: {count: 1, cpu: 1, mem: 1, duration: -3}}"), "jobs[0].phases.map.duration"),
-    (job("{map: {count: 1, cpu: -1, mem: 1, duration: 3}}"), "jobs[0].phases.map.cpu"),
-    (job("{map: {tasks: [{cpu: 1, mem: -2, duration: 3}]}}"), "jobs[0].phases.map.tasks[0].mem"),
-    (job("{map: {count: 1, cpu: 5, mem: 1, duration: 3}}"), "jobs[0] (j).phases.map[0]"),
-    (job("{reduce: {count: 1, cpu: 1, mem: 1, duration: 3}}"), "jobs[0].phases.reduce"),
-    (job("{map: {count: 1, cpu: 1, mem: 1, duration: 3}, shuffle: {count: 1, duration: 1}}"),
-     "jobs[0].phases.shuffle"),
-    ("nodes: {count: 2, cpu: 4, mem: 8}\njobs: []\n", "jobs"),
-    ("nodes: {count: 2, cpu: 4, mem: 8}\n", "jobs"),
-    ("nodes: {count: 0, cpu: 4, mem: 8}\njobs: []\n", "nodes.count"),
-    (job().replace("owner: u, ", ""), "jobs[0].owner"),
-])
+@pytest.mark.parametrize(
+    "text, field",
+    [
+        (job("{map: {count: 1, cpu: 1, mem: 1, duration: 0}}"), "jobs[0].phases.map.duration"),
+        (job("{map: {count: 1, cpu: 1, mem: 1, duration: -3}}"), "jobs[0].phases.map.duration"),
+        (job("{map: {count: 1, cpu: -1, mem: 1, duration: 3}}"), "jobs[0].phases.map.cpu"),
+        (job("{map: {tasks: [{cpu: 1, mem: -2, duration: 3}]}}"), "jobs[0].phases.map.tasks[0].mem"),
+        (job("{map: {count: 1, cpu: 5, mem: 1, duration: 3}}"), "jobs[0] (j).phases.map[0]"),
+        (job("{reduce: {count: 1, cpu: 1, mem: 1, duration: 3}}"), "jobs[0].phases.reduce"),
+        (
+            job("{map: {count: 1, cpu: 1, mem: 1, duration: 3}, shuffle: {count: 1, duration: 1}}"),
+            "jobs[0].phases.shuffle",
+        ),
+        ("nodes: {count: 2, cpu: 4, mem: 8}\njobs: []\n", "jobs"),
+        ("nodes: {count: 2, cpu: 4, mem: 8}\n", "jobs"),
+        ("nodes: {count: 0, cpu: 4, mem: 8}\njobs: []\n", "nodes.count"),
+        (job().replace("owner: u, ", ""), "jobs[0].owner"),
+    ],
+)
 def test_yaml_errors_are_one_line_and_name_the_field(tmp_path, text, field):
     with pytest.raises(CaseError) as info:
         load_yaml(write(tmp_path, "bad.yaml", text))
@@ -65,10 +81,12 @@ def test_yaml_errors_are_one_line_and_name_the_field(tmp_path, text, field):
 
 
 def test_yaml_messages_say_what_is_wrong(tmp_path):
-    cases = {"{map: {count: 1, cpu: 1, mem: 1, duration: 0}}": "must be > 0",
-             "{reduce: {count: 1, cpu: 1, mem: 1, duration: 3}}": "without a map phase",
-             "{map: {count: 1, cpu: 5, mem: 1, duration: 3}}": "larger than every node",
-             "{map: {count: 1, cpu: 1, mem: 1, duration: 3}, sort: {count: 1, duration: 1}}": "unknown phase name"}
+    cases = {
+        "{map: {count: 1, cpu: 1, mem: 1, duration: 0}}": "must be > 0",
+        "{reduce: {count: 1, cpu: 1, mem: 1, duration: 3}}": "without a map phase",
+        "{map: {count: 1, cpu: 5, mem: 1, duration: 3}}": "larger than every node",
+        "{map: {count: 1, cpu: 1, mem: 1, duration: 3}, sort: {count: 1, duration: 1}}": "unknown phase name",
+    }
     for phases, words in cases.items():
         with pytest.raises(CaseError, match=words):
             load_yaml(write(tmp_path, "bad.yaml", job(phases)))
@@ -93,14 +111,17 @@ def test_csv_loader(tmp_path):
     assert w.jobs[1].submit == 5 and w.jobs[1].owner == "bob" and w.nodes == 3
 
 
-@pytest.mark.parametrize("row, words", [
-    ("j3,carol,0,map,1,1,0", "row 6: task.duration: must be > 0"),
-    ("j3,carol,0,map,-1,1,3", "row 6: task.cpu: must be >= 0"),
-    ("j3,carol,0,combine,1,1,3", "row 6: phase: unknown phase name"),
-    ("j3,carol,0,reduce,1,1,3", "row 6: phase: job 'j3' has a reduce phase without a map phase"),
-    ("j3,carol,0,map,9,1,3", "larger than every node"),
-    ("j3,carol,0,map,1,1", "row 6: 6 columns"),
-])
+@pytest.mark.parametrize(
+    "row, words",
+    [
+        ("j3,carol,0,map,1,1,0", "row 6: task.duration: must be > 0"),
+        ("j3,carol,0,map,-1,1,3", "row 6: task.cpu: must be >= 0"),
+        ("j3,carol,0,combine,1,1,3", "row 6: phase: unknown phase name"),
+        ("j3,carol,0,reduce,1,1,3", "row 6: phase: job 'j3' has a reduce phase without a map phase"),
+        ("j3,carol,0,map,9,1,3", "larger than every node"),
+        ("j3,carol,0,map,1,1", "row 6: 6 columns"),
+    ],
+)
 def test_csv_errors_name_the_row_and_field(tmp_path, row, words):
     with pytest.raises(CaseError) as info:
         load_csv(write(tmp_path, "bad.csv", CSV + row + "\n"), nodes=3, node_cpu=8, node_mem=6)
@@ -121,6 +142,7 @@ def test_validate_python_built_workload():
 
 
 # --------------------------------------------------------------------------- generators
+
 
 def test_drf_7_2_shape():
     w = drf_7_2()
@@ -143,8 +165,9 @@ def test_drf_7_1_shape():
     assert sorted({(j.submit, j.until) for j in w.jobs}) == [(0, 120), (120, 240), (240, 360)]
 
 
-@pytest.mark.parametrize("kind, classes", [("small", {"small": 80}), ("large", {"large": 40}),
-                                           ("mixed", {"small": 40, "large": 20})])
+@pytest.mark.parametrize(
+    "kind, classes", [("small", {"small": 80}), ("large", {"large": 40}), ("mixed", {"small": 40, "large": 20})]
+)
 def test_mfs_sets(kind, classes):
     w = mfs_workload(kind, seed=1)
     assert w == mfs_workload(kind, seed=1)
@@ -183,12 +206,12 @@ J3_1_2,2,j_7,1,Terminated,86900,86950,100.0,0.2
 
 def test_alibaba_batch_task_loader(tmp_path):
     w = load_alibaba_batch_task(write(tmp_path, "batch_task.csv", ALIBABA), nodes=4)
-    assert [j.name for j in w.jobs] == ["j_1", "j_2", "j_3", "j_7"]      # failed, zero-length, no-plan rows dropped
+    assert [j.name for j in w.jobs] == ["j_1", "j_2", "j_3", "j_7"]  # failed, zero-length, no-plan rows dropped
     j1 = w.jobs[0]
     assert j1.submit == 0 and j1.owner == "j_1" and [len(p) for p in j1.phases] == [10, 1]
     assert j1.phases[0][0] == Task(1.0, 0.59, 20.0) and j1.phases[1][0] == Task(2.0, 1.18, 30.0)
     assert w.jobs[1].submit == 3 and w.jobs[2].phases[0][0].duration == 60
-    assert len(w.jobs[3].phases) == 1 and len(w.jobs[3].phases[0]) == 2   # only J tasks: one phase
+    assert len(w.jobs[3].phases) == 1 and len(w.jobs[3].phases[0]) == 2  # only J tasks: one phase
     assert (w.nodes, w.node_cpu, w.node_mem) == (4, 96.0, 100.0)
     assert [j.name for j in load_alibaba_batch_task(tmp_path / "batch_task.csv", max_jobs=2).jobs] == ["j_1", "j_2"]
 
@@ -203,16 +226,18 @@ def test_alibaba_errors(tmp_path):
 
 
 def test_google_adapter(tmp_path):
-    lines = ["0,2,3418309,0,,0,u,3,9,0.125,0.07446,0.0004244,0",
-             "0,2,3418309,1,,0,u,3,9,0.25,0.1,0.0004244,0",
-             "5,,6251639646,0,,0,v,0,2,0.0125,0.0159,0,0",
-             "6,,6251639646,0,,4,v,0,2,0.0125,0.0159,0,0"]
+    lines = [
+        "0,2,3418309,0,,0,u,3,9,0.125,0.07446,0.0004244,0",
+        "0,2,3418309,1,,0,u,3,9,0.25,0.1,0.0004244,0",
+        "5,,6251639646,0,,0,v,0,2,0.0125,0.0159,0,0",
+        "6,,6251639646,0,,4,v,0,2,0.0125,0.0159,0,0",
+    ]
     path = write(tmp_path, "part-00000-of-00500.csv", "\n".join(lines) + "\n")
     w = workload_from_google(path, users=2, tasks_per_job=2, nodes=3, seed=1)
     assert [len(j.phases[0]) for j in w.jobs] == [2, 1] and [j.owner for j in w.jobs] == ["user-1", "user-2"]
     assert w.jobs[0].phases[0][1].cpu == 0.25 and (w.node_cpu, w.node_mem) == (1.0, 1.0)
-    assert all(t.duration >= 1 for j in w.jobs for t in j.phases[0]) and w == workload_from_google(path, users=2,
-                                                                                                    tasks_per_job=2,
-                                                                                                    nodes=3, seed=1)
+    assert all(t.duration >= 1 for j in w.jobs for t in j.phases[0]) and w == workload_from_google(
+        path, users=2, tasks_per_job=2, nodes=3, seed=1
+    )
     arr = workload_from_google(np.array([[0.1, 0.2]] * 5), tasks_per_job=2)
     assert len(arr.jobs) == 3 and arr.jobs[1].submit > 0

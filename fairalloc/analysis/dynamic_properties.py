@@ -7,23 +7,26 @@ later step, searched by the verifier), irreversibility and shared monotonicity.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
-from fairalloc.core.errors import CaseError
-from fairalloc.core.instance import Instance
-from fairalloc.core.registry import Mechanism
-from fairalloc.analysis.results import (DynamicEnvyWitness, DynamicLieWitness, DynamicParetoWitness,
-                                        DynamicSharingIncentiveWitness, IrreversibilityWitness, PropertyResult,
-                                        SharedMonotonicityWitness)
+from fairalloc.analysis.results import (
+    DynamicEnvyWitness,
+    DynamicLieWitness,
+    DynamicParetoWitness,
+    DynamicSharingIncentiveWitness,
+    IrreversibilityWitness,
+    PropertyResult,
+    SharedMonotonicityWitness,
+)
 from fairalloc.analysis.valuation import tolerance
+from fairalloc.core.registry import Mechanism
 from fairalloc.core.vocabulary import DYNAMIC_PROPERTIES
 from fairalloc.engines.dynamic import History, normalised, shared_quantities  # noqa: F401  (re-exported)
-from fairalloc.core.tolerances import SATURATION
 
 # -- dynamic properties ---------------------------------------------------------------------------
+
 
 def _steps_to_check(n: int, limit: int = 200) -> list[int]:
     return list(range(1, n + 1)) if n <= limit else sorted(set(np.linspace(1, n, limit).astype(int)))
@@ -40,8 +43,14 @@ def irreversibility(history: History, **_) -> PropertyResult:
         return PropertyResult("irreversibility", True, None if worst[1] is None else worst[0])
     k, i = worst[1]
     inst = history.instance
-    return PropertyResult("irreversibility", False, worst[0], IrreversibilityWitness(
-        k, inst.users[k - 1], inst.users[i], float(history.x_at(k - 1)[i]), float(history.x_at(k)[i])))
+    return PropertyResult(
+        "irreversibility",
+        False,
+        worst[0],
+        IrreversibilityWitness(
+            k, inst.users[k - 1], inst.users[i], float(history.x_at(k - 1)[i]), float(history.x_at(k)[i])
+        ),
+    )
 
 
 def dynamic_sharing_incentive(history: History, **_) -> PropertyResult:
@@ -55,19 +64,29 @@ def dynamic_sharing_incentive(history: History, **_) -> PropertyResult:
     if slack >= -1e-9:
         return PropertyResult("sharing_incentive", True, slack)
     inst = history.instance
-    return PropertyResult("sharing_incentive", False, slack, DynamicSharingIncentiveWitness(
-        k, inst.users[i], float(history.x_at(k)[i]), float(history.q[i])))
+    return PropertyResult(
+        "sharing_incentive",
+        False,
+        slack,
+        DynamicSharingIncentiveWitness(k, inst.users[i], float(history.x_at(k)[i]), float(history.q[i])),
+    )
 
 
 def dynamic_pareto_optimality(history: History, d: np.ndarray, **_) -> PropertyResult:
     """At step k, no allocation within the pool ``Q_k`` gives everyone as much and someone more."""
     from scipy.optimize import linprog
+
     worst = (-np.inf, None)
     for k in _steps_to_check(history.n):
         x = history.x_at(k)
         pool = float(history.q[:k].sum())
-        res = linprog(-np.ones(k), A_ub=d[:k].T, b_ub=np.full(d.shape[1], pool * (1 + 1e-12)),
-                      bounds=[(v, None) for v in x], method="highs")
+        res = linprog(
+            -np.ones(k),
+            A_ub=d[:k].T,
+            b_ub=np.full(d.shape[1], pool * (1 + 1e-12)),
+            bounds=[(v, None) for v in x],
+            method="highs",
+        )
         gain = float(-res.fun - x.sum()) if res.status == 0 else 0.0
         if gain > worst[0]:
             worst = (gain, (k, res.x if res.status == 0 else x))
@@ -75,8 +94,12 @@ def dynamic_pareto_optimality(history: History, d: np.ndarray, **_) -> PropertyR
     if gain <= 1e-7 * max(1.0, history.n):
         return PropertyResult("dynamic_pareto_optimality", True, 0.0 - gain)
     inst = history.instance
-    return PropertyResult("dynamic_pareto_optimality", False, -gain, DynamicParetoWitness(
-        k, gain, [inst.users[i] for i in range(k) if y[i] > history.x_at(k)[i] + 1e-9]))
+    return PropertyResult(
+        "dynamic_pareto_optimality",
+        False,
+        -gain,
+        DynamicParetoWitness(k, gain, [inst.users[i] for i in range(k) if y[i] > history.x_at(k)[i] + 1e-9]),
+    )
 
 
 def dynamic_envy_freeness(history: History, d: np.ndarray, **_) -> PropertyResult:
@@ -90,17 +113,23 @@ def dynamic_envy_freeness(history: History, d: np.ndarray, **_) -> PropertyResul
             for h in envied:
                 if h == i:
                     continue
-                before = history.x_at(i)[h] if i > 0 and h < i else None      # h's share when i arrived
+                before = history.x_at(i)[h] if i > 0 and h < i else None  # h's share when i arrived
                 if h > i or before is None or x[h] > before + 1e-9 * max(1.0, before):
-                    return PropertyResult("dynamic_envy_freeness", False, float(x[i] - value[h]), DynamicEnvyWitness(
-                        k, inst.users[i], inst.users[h], float(x[i]), float(value[h]), bool(h < i)))
+                    return PropertyResult(
+                        "dynamic_envy_freeness",
+                        False,
+                        float(x[i] - value[h]),
+                        DynamicEnvyWitness(k, inst.users[i], inst.users[h], float(x[i]), float(value[h]), bool(h < i)),
+                    )
     return PropertyResult("dynamic_envy_freeness", True)
 
 
-def dynamic_strategy_proofness(history: History, mechanism: Mechanism, *, budget: int = 300, seed: int = 0,
-                               method="auto", focus=None, **_) -> PropertyResult:
+def dynamic_strategy_proofness(
+    history: History, mechanism: Mechanism, *, budget: int = 300, seed: int = 0, method="auto", focus=None, **_
+) -> PropertyResult:
     """No user raises her true value at any step after her arrival by misreporting on arrival."""
     from fairalloc.analysis.manipulation import search_lie
+
     inst = history.instance
     worst = None
     users = range(inst.n) if focus is None else [focus]
@@ -114,6 +143,7 @@ def dynamic_strategy_proofness(history: History, mechanism: Mechanism, *, budget
             true_d = inst.demand[i]
             values = [np.min(lied.x_at(k)[i] / lied.mu[i] * report / true_d) for k in range(i + 1, inst.n + 1)]
             return float(np.max(np.array(values) - np.array(truthful)))
+
         lie = search_lie(mechanism, inst, i, budget=budget, seed=seed, method=method, evaluate=gain_of)
         evaluations += lie.evaluations
         if worst is None or lie.manipulated_tasks > worst.manipulated_tasks:
@@ -122,8 +152,13 @@ def dynamic_strategy_proofness(history: History, mechanism: Mechanism, *, budget
     note = f"no profitable lie found in {evaluations} evaluations (a search, not a proof)"
     if gain <= 1e-7 * max(1.0, float(np.max(history.final() / history.mu))):
         return PropertyResult("strategy_proofness", True, 0.0 - gain, note=note, evaluations=evaluations)
-    return PropertyResult("strategy_proofness", False, -gain,
-                          DynamicLieWitness(worst.user, worst.reported_demand, gain), evaluations=evaluations)
+    return PropertyResult(
+        "strategy_proofness",
+        False,
+        -gain,
+        DynamicLieWitness(worst.user, worst.reported_demand, gain),
+        evaluations=evaluations,
+    )
 
 
 def shared_monotonicity(history: History, **_) -> PropertyResult:
@@ -135,7 +170,7 @@ def shared_monotonicity(history: History, **_) -> PropertyResult:
         x, q = history.x_at(k), history.q[:k]
         order = np.argsort(q, kind="stable")
         qs, xs = q[order], x[order]
-        starts = np.searchsorted(qs, qs, side="left")      # users before this index have smaller q
+        starts = np.searchsorted(qs, qs, side="left")  # users before this index have smaller q
         later = np.flatnonzero(starts > 0)
         if later.size == 0:
             continue
@@ -147,8 +182,14 @@ def shared_monotonicity(history: History, **_) -> PropertyResult:
         return PropertyResult("shared_monotonicity", True, None if worst[1] is None else worst[0])
     k, i, h = worst[1]
     inst, x = history.instance, history.x_at(k)
-    return PropertyResult("shared_monotonicity", False, worst[0], SharedMonotonicityWitness(
-        k, inst.users[i], float(history.q[i]), float(x[i]), inst.users[h], float(history.q[h]), float(x[h])))
+    return PropertyResult(
+        "shared_monotonicity",
+        False,
+        worst[0],
+        SharedMonotonicityWitness(
+            k, inst.users[i], float(history.q[i]), float(x[i]), inst.users[h], float(history.q[h]), float(x[h])
+        ),
+    )
 
 
 DYNAMIC_CHECKERS: dict[str, Callable] = {

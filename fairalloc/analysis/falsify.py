@@ -24,10 +24,17 @@ from functools import partial
 
 import numpy as np
 
+from fairalloc.analysis.properties import PROPERTIES, check_one, property_names
+from fairalloc.analysis.results import (
+    Lie,
+    PopulationWitness,
+    PropertyResult,
+    ResourceWitness,
+    Witness,
+    describe_witness,
+)
 from fairalloc.core.errors import FairallocError
 from fairalloc.core.instance import Instance
-from fairalloc.analysis.properties import PROPERTIES, check_one, describe_witness, property_names
-from fairalloc.analysis.results import Lie, PopulationWitness, PropertyResult, ResourceWitness, Witness
 from fairalloc.core.registry import Mechanism, get
 
 STYLES = ("uniform", "scarce", "bottleneck", "mirror")
@@ -39,27 +46,33 @@ class InstanceSpace:
 
     users: tuple[int, int] = (2, 6)
     resources: tuple[int, int] = (2, 4)
-    zeros: bool = False          # allow zero demands (the DRF paper assumes positive demands)
-    weights: bool = False        # draw scalar weights 1..4
-    bounds: bool = False         # give some users max_tasks
+    zeros: bool = False  # allow zero demands (the DRF paper assumes positive demands)
+    weights: bool = False  # draw scalar weights 1..4
+    bounds: bool = False  # give some users max_tasks
 
     def __post_init__(self):
         from fairalloc.core import limits
-        for name, (lo, hi), most in (("users", self.users, limits.MAX_SPACE_USERS),
-                                     ("resources", self.resources, limits.MAX_SPACE_RESOURCES)):
+
+        for name, (lo, hi), most in (
+            ("users", self.users, limits.MAX_SPACE_USERS),
+            ("resources", self.resources, limits.MAX_SPACE_RESOURCES),
+        ):
             if lo < 1 or hi < lo:
                 raise FairallocError(f"{name}: need 1 <= low <= high (got {lo}..{hi})")
             if hi > most:
-                raise FairallocError(f"{name}: at most {most} (got {hi}; fairalloc.core.limits.MAX_SPACE_"
-                                     f"{name.upper()})")
+                raise FairallocError(
+                    f"{name}: at most {most} (got {hi}; fairalloc.core.limits.MAX_SPACE_{name.upper()})"
+                )
 
 
 def random_instance(space: InstanceSpace, prop: str, rng: np.random.Generator, name: str = "random") -> Instance:
     """One instance of the space, shaped so that ``prop`` applies to it."""
     n = int(rng.integers(space.users[0], space.users[1] + 1))
-    m = 1 if prop == "single_resource_fairness" else int(rng.integers(max(2, space.resources[0]) if
-                                                                      space.resources[1] >= 2 else 1,
-                                                                      space.resources[1] + 1))
+    m = (
+        1
+        if prop == "single_resource_fairness"
+        else int(rng.integers(max(2, space.resources[0]) if space.resources[1] >= 2 else 1, space.resources[1] + 1))
+    )
     style = "bottleneck" if prop == "bottleneck_fairness" else STYLES[int(rng.integers(len(STYLES)))]
     low = 0 if space.zeros else 1
     D = rng.integers(low, 11, (n, m)).astype(float)
@@ -78,14 +91,20 @@ def random_instance(space: InstanceSpace, prop: str, rng: np.random.Generator, n
     return Instance(R, D, weights=weights, max_tasks=bounds, name=name)
 
 
-def falsify_trial(trial: int, *, mechanism: Mechanism, prop: str, space: InstanceSpace, seed: int, budget: int,
-                  method: str) -> dict:
+def falsify_trial(
+    trial: int, *, mechanism: Mechanism, prop: str, space: InstanceSpace, seed: int, budget: int, method: str
+) -> dict:
     """Trial ``trial``: draw an instance, check the property; a violation carries its case."""
     rng = np.random.default_rng([seed, trial])
     inst = random_instance(space, prop, rng, name=f"{mechanism.name}-{prop}-seed{seed}-trial{trial}")
     result = check_one(mechanism, inst, prop, method=method, budget=budget, seed=trial)
-    out = {"mechanism": mechanism.name, "property": prop, "violated": not result.holds,
-           "applicable": result.applicable, "margin": result.margin}
+    out = {
+        "mechanism": mechanism.name,
+        "property": prop,
+        "violated": not result.holds,
+        "applicable": result.applicable,
+        "margin": result.margin,
+    }
     if not result.holds:
         out["case"] = inst.to_dict()
     return out
@@ -93,12 +112,15 @@ def falsify_trial(trial: int, *, mechanism: Mechanism, prop: str, space: Instanc
 
 # -- shrinking ----------------------------------------------------------------------------------------
 
+
 def _fails(mech: Mechanism, prop, inst, budget, method, seed, liar=None) -> PropertyResult | None:
     try:
-        if liar is not None:                # shrinking a lie: only the liar's reports matter
+        if liar is not None:  # shrinking a lie: only the liar's reports matter
             from fairalloc.analysis.manipulation import search_lie
-            lie = search_lie(mech, inst, liar[0], budget=budget, seed=seed, method=method, hints=[liar[1]],
-                             first_profit=True)
+
+            lie = search_lie(
+                mech, inst, liar[0], budget=budget, seed=seed, method=method, hints=[liar[1]], first_profit=True
+            )
             return PropertyResult(prop, False, -lie.gain, lie) if lie.profitable else None
         result = check_one(mech, inst, prop, method=method, budget=budget, seed=seed)
     except FairallocError:
@@ -107,13 +129,22 @@ def _fails(mech: Mechanism, prop, inst, budget, method, seed, liar=None) -> Prop
 
 
 def _smaller_numbers(v: float) -> list[float]:
-    out = {1.0, float(np.floor(v / 2)), float(v - 1), float(np.round(v, -int(np.floor(np.log10(v)))))} \
-        if v > 1 else set()
+    out = (
+        {1.0, float(np.floor(v / 2)), float(v - 1), float(np.round(v, -int(np.floor(np.log10(v)))))} if v > 1 else set()
+    )
     return sorted(x for x in out if 0 < x < v)
 
 
-def shrink(mechanism, prop: str, inst: Instance, *, budget: int = 200, method: str = "auto", seed: int = 0,
-           max_checks: int = 400):
+def shrink(
+    mechanism,
+    prop: str,
+    inst: Instance,
+    *,
+    budget: int = 200,
+    method: str = "auto",
+    seed: int = 0,
+    max_checks: int = 400,
+):
     """Fewer users, fewer resources, smaller integers, while the property still fails.
 
     ``mechanism``: a registered name or a :class:`~fairalloc.core.registry.Mechanism`.
@@ -152,7 +183,7 @@ def _shrink(mech: Mechanism, prop: str, inst: Instance, *, budget: int, method: 
         for j in reversed(range(inst.m)):
             if inst.m > 1:
                 try:
-                    smaller = inst.without_resource(j)     # fails if a user demanded only j
+                    smaller = inst.without_resource(j)  # fails if a user demanded only j
                 except FairallocError:
                     continue
                 if attempt(smaller):
@@ -176,14 +207,16 @@ def _shrink(mech: Mechanism, prop: str, inst: Instance, *, budget: int, method: 
                     if attempt(candidate):
                         changed = True
                         break
-    if liar is not None:                    # the final lie: a full search from the one that worked, rounded
+    if liar is not None:  # the final lie: a full search from the one that worked, rounded
         from fairalloc.analysis.manipulation import search_lie
+
         lie = search_lie(mech, inst, liar[0], budget=budget, seed=seed, method=method, hints=[liar[1]])
         result = PropertyResult(prop, False, -lie.gain, lie)
     return inst, result, checks
 
 
 # -- the finder -------------------------------------------------------------------------------------------
+
 
 @dataclass
 class FalsifyResult:
@@ -205,8 +238,12 @@ class FalsifyResult:
 
     def to_dict(self) -> dict:
         """The JSON shape: every field in order, the witness as its ``to_dict()``."""
-        return {f.name: getattr(self, f.name).to_dict() if f.name == "witness" and self.witness is not None
-                else copy.deepcopy(getattr(self, f.name)) for f in fields(self)}
+        return {
+            f.name: getattr(self, f.name).to_dict()
+            if f.name == "witness" and self.witness is not None
+            else copy.deepcopy(getattr(self, f.name))
+            for f in fields(self)
+        }
 
 
 def case_for(mechanism: str, prop: str, inst: Instance, result, source: str) -> dict:
@@ -235,13 +272,34 @@ def case_for(mechanism: str, prop: str, inst: Instance, result, source: str) -> 
 
 def _sweep(task, trials, out, workers, dask_address, progress, desc, stop_when=None, meta=None):
     from fairalloc.analysis.sweep import run_sweep
-    return run_sweep(task, range(trials), out, workers=workers, dask_address=dask_address, progress=progress,
-                     desc=desc, stop_when=stop_when, meta=meta)
+
+    return run_sweep(
+        task,
+        range(trials),
+        out,
+        workers=workers,
+        dask_address=dask_address,
+        progress=progress,
+        desc=desc,
+        stop_when=stop_when,
+        meta=meta,
+    )
 
 
-def falsify(mechanism, prop: str, *, space: InstanceSpace = InstanceSpace(), trials: int = 1000, seed: int = 0,
-            budget: int = 200, method: str = "auto", out=None, workers: int | None = None,
-            dask_address: str | None = None, progress: bool | None = None) -> FalsifyResult:
+def falsify(
+    mechanism,
+    prop: str,
+    *,
+    space: InstanceSpace = InstanceSpace(),
+    trials: int = 1000,
+    seed: int = 0,
+    budget: int = 200,
+    method: str = "auto",
+    out=None,
+    workers: int | None = None,
+    dask_address: str | None = None,
+    progress: bool | None = None,
+) -> FalsifyResult:
     """Search ``trials`` random instances for a violation of ``prop``; shrink the first one found."""
     if trials <= 0:
         raise FairallocError(f"trials: must be positive (got {trials})")
@@ -251,10 +309,26 @@ def falsify(mechanism, prop: str, *, space: InstanceSpace = InstanceSpace(), tri
     (prop,) = property_names(prop)
     start = time.perf_counter()
     task = partial(falsify_trial, mechanism=mech, prop=prop, space=space, seed=seed, budget=budget, method=method)
-    meta = {"command": "falsify", "mechanism": mech.name, "property": prop, "seed": seed, "budget": budget,
-            "space": asdict(space), "method": method}
-    results = _sweep(task, trials, out, workers, dask_address, progress, f"{mech.name} {prop}",
-                     stop_when=lambda r: r["violated"], meta=meta)
+    meta = {
+        "command": "falsify",
+        "mechanism": mech.name,
+        "property": prop,
+        "seed": seed,
+        "budget": budget,
+        "space": asdict(space),
+        "method": method,
+    }
+    results = _sweep(
+        task,
+        trials,
+        out,
+        workers,
+        dask_address,
+        progress,
+        f"{mech.name} {prop}",
+        stop_when=lambda r: r["violated"],
+        meta=meta,
+    )
     results = _first_hit_in_order(results, task, out, workers, dask_address, progress, f"{mech.name} {prop}", meta)
     return _conclude(mech, prop, results, seed, budget, method, start)
 
@@ -264,6 +338,7 @@ def _first_hit_in_order(results, task, out, workers, dask_address, progress, des
     stopped, so the violation reported is the lowest-numbered one whatever the number of workers,
     and every trial up to it is counted as checked."""
     from fairalloc.analysis.sweep import run_sweep
+
     while True:
         done = {r["trial"]: r for r in results}
         hits = [t for t, r in done.items() if r["violated"]]
@@ -272,31 +347,74 @@ def _first_hit_in_order(results, task, out, workers, dask_address, progress, des
         missing = [t for t in range(min(hits)) if t not in done]
         if not missing:
             return results
-        results = sorted([*results, *run_sweep(task, missing, out, workers=workers, dask_address=dask_address,
-                                               progress=progress, desc=desc, stop_when=lambda r: r["violated"],
-                                               meta=meta)], key=lambda r: r["trial"])
+        results = sorted(
+            [
+                *results,
+                *run_sweep(
+                    task,
+                    missing,
+                    out,
+                    workers=workers,
+                    dask_address=dask_address,
+                    progress=progress,
+                    desc=desc,
+                    stop_when=lambda r: r["violated"],
+                    meta=meta,
+                ),
+            ],
+            key=lambda r: r["trial"],
+        )
 
 
 def _conclude(mech, prop, results, seed, budget, method, start) -> FalsifyResult:
     violated = sorted((r for r in results if r["violated"]), key=lambda r: r["trial"])
     skipped = sum(1 for r in results if not r.get("applicable", True))
     if not violated:
-        return FalsifyResult(mech.name, prop, len(results), False, time.perf_counter() - start,
-                             summary=f"holds on {len(results) - skipped} instances", skipped=skipped)
+        return FalsifyResult(
+            mech.name,
+            prop,
+            len(results),
+            False,
+            time.perf_counter() - start,
+            summary=f"holds on {len(results) - skipped} instances",
+            skipped=skipped,
+        )
     first = violated[0]
     from fairalloc.io.cases import parse_case
+
     inst = parse_case(first["case"]).instance
-    small, result, checks = _shrink(mech, prop, inst, budget=budget, method=method, seed=first["trial"],
-                                    max_checks=400)
+    small, result, checks = _shrink(mech, prop, inst, budget=budget, method=method, seed=first["trial"], max_checks=400)
     source = f"fairalloc falsify -m {mech.name} -p {prop} --seed {seed} (trial {first['trial']}, shrunk)"
     case = case_for(mech.name, prop, small, result, source)
-    return FalsifyResult(mech.name, prop, len(results), True, time.perf_counter() - start, case, result.witness,
-                         f"VIOLATED: {describe_witness(prop, result.witness)}", first["trial"], checks, skipped)
+    return FalsifyResult(
+        mech.name,
+        prop,
+        len(results),
+        True,
+        time.perf_counter() - start,
+        case,
+        result.witness,
+        f"VIOLATED: {describe_witness(prop, result.witness)}",
+        first["trial"],
+        checks,
+        skipped,
+    )
 
 
-def table2(mechanisms=None, properties=None, *, space: InstanceSpace = InstanceSpace(), trials: int = 200,
-           seed: int = 0, budget: int = 100, method: str = "auto", out=None, workers: int | None = None,
-           dask_address: str | None = None, progress: bool | None = None) -> list[FalsifyResult]:
+def table2(
+    mechanisms=None,
+    properties=None,
+    *,
+    space: InstanceSpace = InstanceSpace(),
+    trials: int = 200,
+    seed: int = 0,
+    budget: int = 100,
+    method: str = "auto",
+    out=None,
+    workers: int | None = None,
+    dask_address: str | None = None,
+    progress: bool | None = None,
+) -> list[FalsifyResult]:
     """Every (mechanism, property) cell: 'holds on N instances' or a shrunk counterexample.
 
     One sweep over all cells (trial ``c * trials + t`` is trial ``t`` of cell ``c``), so the cores
@@ -305,12 +423,20 @@ def table2(mechanisms=None, properties=None, *, space: InstanceSpace = InstanceS
     if trials <= 0:
         raise FairallocError(f"trials: must be positive (got {trials})")
     from fairalloc.core import registry
+
     mechs = [get(m) for m in (mechanisms or registry.available("static", families=False))]
     props = property_names(properties if isinstance(properties, (str, type(None))) else ",".join(properties))
     cells = [(m, p) for m in mechs for p in props]
     task = partial(_table_trial, cells=cells, trials=trials, space=space, seed=seed, budget=budget, method=method)
-    meta = {"command": "table2", "cells": [[m.name, p] for m, p in cells], "trials": trials, "seed": seed,
-            "budget": budget, "space": asdict(space), "method": method}
+    meta = {
+        "command": "table2",
+        "cells": [[m.name, p] for m, p in cells],
+        "trials": trials,
+        "seed": seed,
+        "budget": budget,
+        "space": asdict(space),
+        "method": method,
+    }
     start = time.perf_counter()
     results = _sweep(task, len(cells) * trials, out, workers, dask_address, progress, "table2", meta=meta)
     by_cell: dict[int, list[dict]] = {}
@@ -321,8 +447,9 @@ def table2(mechanisms=None, properties=None, *, space: InstanceSpace = InstanceS
 
 def _table_trial(trial: int, *, cells, trials, space, seed, budget, method) -> dict:
     mech, prop = cells[trial // trials]
-    return falsify_trial(trial % trials, mechanism=mech, prop=prop, space=space, seed=seed, budget=budget,
-                         method=method)
+    return falsify_trial(
+        trial % trials, mechanism=mech, prop=prop, space=space, seed=seed, budget=budget, method=method
+    )
 
 
 __all__ = ["InstanceSpace", "FalsifyResult", "PROPERTIES", "falsify", "random_instance", "shrink", "table2"]

@@ -32,11 +32,11 @@ from fractions import Fraction
 
 import numpy as np
 
+from fairalloc.analysis.results import Lie, ShrunkLie, finite_or_none
+from fairalloc.analysis.valuation import leontief
 from fairalloc.core.decimals import shortest
 from fairalloc.core.errors import FairallocError, excerpt
 from fairalloc.core.instance import Instance
-from fairalloc.analysis.results import Lie, ShrunkLie, finite_or_none
-from fairalloc.analysis.valuation import leontief
 from fairalloc.core.registry import Mechanism, get
 from fairalloc.core.tolerances import GAIN
 
@@ -73,12 +73,20 @@ class VerifyResult:
 
     def to_dict(self) -> dict:
         best = self.best
-        return {"mechanism": self.mechanism, "case": self.case,
-                "best": best.to_dict() if best else None, "profitable": bool(best and best.profitable),
-                "users": {lie.user: lie.to_dict() for lie in self.lies}, "evaluations": self.evaluations,
-                # null when the search was too fast to time
-                "evaluations_per_second": finite_or_none(self.evaluations_per_second), "seconds": self.seconds,
-                "seed": self.seed, "budget_per_user": self.budget, "witness_case": self.witness}
+        return {
+            "mechanism": self.mechanism,
+            "case": self.case,
+            "best": best.to_dict() if best else None,
+            "profitable": bool(best and best.profitable),
+            "users": {lie.user: lie.to_dict() for lie in self.lies},
+            "evaluations": self.evaluations,
+            # null when the search was too fast to time
+            "evaluations_per_second": finite_or_none(self.evaluations_per_second),
+            "seconds": self.seconds,
+            "seed": self.seed,
+            "budget_per_user": self.budget,
+            "witness_case": self.witness,
+        }
 
 
 class _BudgetSpent(Exception):
@@ -94,7 +102,7 @@ class _Search:
         self.cache: dict[tuple, float] = {}
         self.evaluations = 0
         self.best = (-np.inf, None)
-        self.stop_above = np.inf            # end the search once a value exceeds this
+        self.stop_above = np.inf  # end the search once a value exceeds this
 
     def true_tasks(self, report: np.ndarray) -> float:
         """What the report buys, valued with the true demand."""
@@ -111,7 +119,7 @@ class _Search:
         self.evaluations += 1
         try:
             value = self.evaluate(report)
-        except FairallocError:              # an impossible report (e.g. a zero-capacity resource)
+        except FairallocError:  # an impossible report (e.g. a zero-capacity resource)
             value = -np.inf
         self.cache[key] = value
         if value > self.best[0]:
@@ -121,19 +129,20 @@ class _Search:
         return value
 
 
-def _global_moves(search: _Search, truth: np.ndarray, utilization: np.ndarray, rng: np.random.Generator,
-                  limit: int) -> None:
+def _global_moves(
+    search: _Search, truth: np.ndarray, utilization: np.ndarray, rng: np.random.Generator, limit: int
+) -> None:
     inst, i = search.instance, search.i
-    unit = inst.capacity * inst.per_task_dominant_share[i]       # one dominant share's worth of each resource
-    order = np.argsort(utilization, kind="stable")               # least contended first
+    unit = inst.capacity * inst.per_task_dominant_share[i]  # one dominant share's worth of each resource
+    order = np.argsort(utilization, kind="stable")  # least contended first
     for j in order:
-        for f in (GRID if truth[j] > 0 else SWITCH_ON):
+        for f in GRID if truth[j] > 0 else SWITCH_ON:
             d = truth.copy()
             d[j] = truth[j] * f if truth[j] > 0 else unit[j] * f
             if search.evaluations >= limit:
                 return
             search.value(d)
-    for k in range(2, inst.m + 1):                               # the k least contended together
+    for k in range(2, inst.m + 1):  # the k least contended together
         for f in (2.0, 4.0, 8.0):
             d = truth.copy()
             idx = order[:k]
@@ -148,7 +157,7 @@ def _global_moves(search: _Search, truth: np.ndarray, utilization: np.ndarray, r
         d[switch] = unit[switch] * rng.uniform(0.05, 1.5, int(switch.sum()))
         before = search.evaluations
         search.value(d)
-        if search.evaluations == before:    # cached: the space is small, stop sampling
+        if search.evaluations == before:  # cached: the space is small, stop sampling
             break
 
 
@@ -172,9 +181,13 @@ def _pattern_search(search: _Search, start: np.ndarray, step: float = 0.5, min_s
 
 def _round_report(report: np.ndarray, truth: np.ndarray, level: tuple[str, int]) -> np.ndarray:
     kind, k = level
-    if kind == "ratio":     # simple fractions of the true demand where she has one
-        ratio = np.array([float(Fraction(r).limit_denominator(k)) if t > 0 else 0.0 for r, t in
-                          zip(np.divide(report, truth, out=np.zeros_like(report), where=truth > 0), truth)])
+    if kind == "ratio":  # simple fractions of the true demand where she has one
+        ratio = np.array(
+            [
+                float(Fraction(r).limit_denominator(k)) if t > 0 else 0.0
+                for r, t in zip(np.divide(report, truth, out=np.zeros_like(report), where=truth > 0), truth)
+            ]
+        )
         return np.where(truth > 0, truth * ratio, _significant(report, 1))
     return _significant(report, k)
 
@@ -200,12 +213,27 @@ def probe(mechanism, instance: Instance, user, report, *, method: str = "auto") 
         report = [float(report.get(r, 0.0)) for r in instance.resources]
     report = np.asarray(report, dtype=float)
     search = _Search(get(mechanism), instance, i, 2, method)
-    return Lie(instance.users[i], search.true_tasks(instance.demand[i].copy()), search.true_tasks(report),
-               _as_mapping(instance, report), 2)
+    return Lie(
+        instance.users[i],
+        search.true_tasks(instance.demand[i].copy()),
+        search.true_tasks(report),
+        _as_mapping(instance, report),
+        2,
+    )
 
 
-def best_lie(mechanism, instance: Instance, user, *, budget: int = 2000, seed: int = 0, method: str = "auto",
-             hints=(), first_profit: bool = False, evaluate=None) -> Lie:
+def best_lie(
+    mechanism,
+    instance: Instance,
+    user,
+    *,
+    budget: int = 2000,
+    seed: int = 0,
+    method: str = "auto",
+    hints=(),
+    first_profit: bool = False,
+    evaluate=None,
+) -> Lie:
     """Search one user's reports (see the module docstring) within ``budget`` evaluations.
 
     ``mechanism``: a registered name or a :class:`~fairalloc.core.registry.Mechanism`.
@@ -214,12 +242,31 @@ def best_lie(mechanism, instance: Instance, user, *, budget: int = 2000, seed: i
     ``evaluate(report) -> float``: what a report is worth to the user (default: her true tasks
     under the static mechanism; dynamic mechanisms pass her best gain over later steps).
     """
-    return search_lie(get(mechanism), instance, user, budget=budget, seed=seed, method=method, hints=hints,
-                      first_profit=first_profit, evaluate=evaluate)
+    return search_lie(
+        get(mechanism),
+        instance,
+        user,
+        budget=budget,
+        seed=seed,
+        method=method,
+        hints=hints,
+        first_profit=first_profit,
+        evaluate=evaluate,
+    )
 
 
-def search_lie(mech: Mechanism, instance: Instance, user, *, budget: int = 2000, seed: int = 0,
-               method: str = "auto", hints=(), first_profit: bool = False, evaluate=None) -> Lie:
+def search_lie(
+    mech: Mechanism,
+    instance: Instance,
+    user,
+    *,
+    budget: int = 2000,
+    seed: int = 0,
+    method: str = "auto",
+    hints=(),
+    first_profit: bool = False,
+    evaluate=None,
+) -> Lie:
     """:func:`best_lie` for a resolved mechanism (the form the checkers and the finder call)."""
     i = instance.user_index(user)
     truth = instance.demand[i].copy()
@@ -252,16 +299,16 @@ def search_lie(mech: Mechanism, instance: Instance, user, *, budget: int = 2000,
     return lie
 
 
-def _shrink(search: _Search, report: np.ndarray, truth: np.ndarray, truthful: float,
-            gain: float) -> ShrunkLie | None:
+def _shrink(search: _Search, report: np.ndarray, truth: np.ndarray, truthful: float, gain: float) -> ShrunkLie | None:
     for level in ROUNDING:
         rounded = _round_report(report, truth, level)
         if not np.any(rounded > 0):
             continue
         value = search.value(rounded, extra=True)
         if value - truthful >= 0.5 * gain and value - truthful > GAIN * max(1.0, truthful):
-            return ShrunkLie(_as_mapping(search.instance, rounded), float(value), float(value - truthful),
-                             f"{level[0]} {level[1]}")
+            return ShrunkLie(
+                _as_mapping(search.instance, rounded), float(value), float(value - truthful), f"{level[0]} {level[1]}"
+            )
     return None
 
 
@@ -282,22 +329,31 @@ def case_hints(case) -> dict[str, list[dict]]:
 def check_budget(budget, option: str = "--budget") -> int:
     """A search budget: a whole number of evaluations in ``1..MAX_BUDGET``, or one clear error."""
     from fairalloc.core.limits import MAX_BUDGET
+
     if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)):
         raise FairallocError(f"{option}: must be a whole number of evaluations (got {excerpt(budget)})")
     if budget <= 0:
         raise FairallocError(f"{option}: must be a positive number of evaluations (got {budget})")
     if budget > MAX_BUDGET:
-        raise FairallocError(f"{option}: at most {MAX_BUDGET} evaluations per user (got {budget}; "
-                             f"fairalloc.core.limits.MAX_BUDGET)")
+        raise FairallocError(
+            f"{option}: at most {MAX_BUDGET} evaluations per user (got {budget}; fairalloc.core.limits.MAX_BUDGET)"
+        )
     return int(budget)
 
 
-def check_search(instance: Instance, users: int, budget: int, what: str = "verify",
-                 limit: str = "MAX_SEARCH_WORK", hint: str | None = None) -> None:
+def check_search(
+    instance: Instance,
+    users: int,
+    budget: int,
+    what: str = "verify",
+    limit: str = "MAX_SEARCH_WORK",
+    hint: str | None = None,
+) -> None:
     """Refuse a search whose work, ``users`` attacked x ``budget`` evaluations x the users every
     evaluation solves, is above :data:`~fairalloc.core.limits.MAX_SEARCH_WORK` (or the named limit),
     before it starts; ``hint`` says what to change (default: the command-line options)."""
     from fairalloc.core import limits
+
     check_budget(budget)
     bound = getattr(limits, limit)
     work = users * budget * instance.n
@@ -305,12 +361,23 @@ def check_search(instance: Instance, users: int, budget: int, what: str = "verif
         raise FairallocError(
             f"{what}: {users} user{'s' if users != 1 else ''} attacked x {budget} evaluations x {instance.n} users "
             f"per evaluation = {work:.3g}, above the limit of {bound:.3g} (fairalloc.core.limits.{limit}); "
-            + (hint or "attack one user (--user) or lower --budget"
-               + ("" if what == "verify" else f", or leave {what} out")))
+            + (
+                hint
+                or "attack one user (--user) or lower --budget" + ("" if what == "verify" else f", or leave {what} out")
+            )
+        )
 
 
-def verify(mechanism, instance: Instance, user=None, *, budget: int = 2000, seed: int = 0,
-           method: str = "auto", hints: dict[str, list[dict]] | None = None) -> VerifyResult:
+def verify(
+    mechanism,
+    instance: Instance,
+    user=None,
+    *,
+    budget: int = 2000,
+    seed: int = 0,
+    method: str = "auto",
+    hints: dict[str, list[dict]] | None = None,
+) -> VerifyResult:
     """Search profitable lies for ``user`` (or every user); ``budget`` is evaluations per user.
 
     ``mechanism``: a registered name or a :class:`~fairalloc.core.registry.Mechanism`.
@@ -320,8 +387,16 @@ def verify(mechanism, instance: Instance, user=None, *, budget: int = 2000, seed
     return search_lies(get(mechanism), instance, user, budget=budget, seed=seed, method=method, hints=hints)
 
 
-def search_lies(mech: Mechanism, instance: Instance, user=None, *, budget: int = 2000, seed: int = 0,
-                method: str = "auto", hints: dict[str, list[dict]] | None = None) -> VerifyResult:
+def search_lies(
+    mech: Mechanism,
+    instance: Instance,
+    user=None,
+    *,
+    budget: int = 2000,
+    seed: int = 0,
+    method: str = "auto",
+    hints: dict[str, list[dict]] | None = None,
+) -> VerifyResult:
     """:func:`verify` for a resolved mechanism (the form the strategy-proofness checker calls)."""
     check_budget(budget)
     hints = case_hints(instance) if hints is None else hints
@@ -329,8 +404,9 @@ def search_lies(mech: Mechanism, instance: Instance, user=None, *, budget: int =
     users = instance.users if user is None else [instance.users[instance.user_index(user)]]
     check_search(instance, len(users), budget)
     start = time.perf_counter()
-    lies = [search_lie(mech, instance, u, budget=budget, seed=seed, method=method, hints=hints.get(u, ()))
-            for u in users]
+    lies = [
+        search_lie(mech, instance, u, budget=budget, seed=seed, method=method, hints=hints.get(u, ())) for u in users
+    ]
     result = VerifyResult(mech.name, instance.name, lies, time.perf_counter() - start, seed, budget)
     best = result.best
     if best is not None and best.profitable:
@@ -343,13 +419,19 @@ def witness_case(instance: Instance, mechanism: str, lie: Lie) -> dict:
     report = (lie.shrunk or lie).reported_demand
     value = (lie.shrunk or lie).manipulated_tasks
     case = instance.to_dict()
-    case = {"name": f"{instance.name}-{mechanism}-lie-user-{lie.user}",
-            "source": f"found by fairalloc verify -m {mechanism} on {instance.name}", **case}
-    case["description"] = (f"{mechanism} is not strategy-proof here: user {lie.user} runs "
-                           f"{lie.truthful_tasks:.6g} tasks when truthful and {value:.6g} true tasks when she "
-                           f"reports the demand of variant 'lie' (found by fairalloc verify).")
-    case["variants"] = [{"name": "lie", "misreport": {"user": lie.user,
-                                                      "demand": {k: shortest(v) for k, v in report.items() if v}}}]
+    case = {
+        "name": f"{instance.name}-{mechanism}-lie-user-{lie.user}",
+        "source": f"found by fairalloc verify -m {mechanism} on {instance.name}",
+        **case,
+    }
+    case["description"] = (
+        f"{mechanism} is not strategy-proof here: user {lie.user} runs "
+        f"{lie.truthful_tasks:.6g} tasks when truthful and {value:.6g} true tasks when she "
+        f"reports the demand of variant 'lie' (found by fairalloc verify)."
+    )
+    case["variants"] = [
+        {"name": "lie", "misreport": {"user": lie.user, "demand": {k: shortest(v) for k, v in report.items() if v}}}
+    ]
     # replayed by 'fairalloc reproduce': the verifier tries the case's misreport first
     case["claims"] = [f"{mechanism} violates strategy_proofness for user {lie.user}"]
     return case

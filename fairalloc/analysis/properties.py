@@ -20,22 +20,30 @@ True
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
-from fairalloc.analysis.results import (BottleneckWitness, EnvyWitness, InfeasibleWitness, ParetoWitness,
-                                        PopulationWitness, PropertyReport, PropertyResult, ResourceWitness,
-                                        SharingIncentiveWitness, SingleResourceWitness, describe_witness)
+from fairalloc.analysis.results import (
+    BottleneckWitness,
+    EnvyWitness,
+    InfeasibleWitness,
+    ParetoWitness,
+    PopulationWitness,
+    PropertyReport,
+    PropertyResult,
+    ResourceWitness,
+    SharingIncentiveWitness,
+    SingleResourceWitness,
+    describe_witness,
+)
 from fairalloc.analysis.valuation import leontief, tolerance
 from fairalloc.core.errors import FairallocError
-from fairalloc.core.vocabulary import DYNAMIC_PROPERTIES, PROPERTIES, property_names
-from fairalloc.engines.filling import progressive_filling
 from fairalloc.core.instance import Instance
 from fairalloc.core.registry import Mechanism, get
-from fairalloc.core.tolerances import NOISE, PROPERTY, SATURATION
-
+from fairalloc.core.tolerances import PROPERTY, SATURATION
+from fairalloc.core.vocabulary import PROPERTIES, property_names
+from fairalloc.engines.filling import progressive_filling
 
 # -- the checkers -------------------------------------------------------------------------------
 
@@ -47,6 +55,7 @@ def _checker(name: str):
     def add(fn):
         CHECKERS[name] = fn
         return fn
+
     return add
 
 
@@ -64,14 +73,20 @@ def sharing_incentive(allocate: Allocate, inst: Instance, focus=None, **_) -> Pr
     """``x_i >= u_i(R w_i / sum w)``: nobody prefers her (weighted) slice of a static partition."""
     x = allocate(inst)
     W = inst.weight_matrix()
-    fair_bundles = inst.capacity * W / W.sum(axis=0)          # per resource: R_j w_ij / sum_k w_kj
+    fair_bundles = inst.capacity * W / W.sum(axis=0)  # per resource: R_j w_ij / sum_k w_kj
     fair = np.array([leontief(inst, i, fair_bundles[i]) for i in range(inst.n)])
     slack = x - fair
     i = _worst(slack, focus)
     if slack[i] >= -tolerance(x[i], fair[i]):
         return PropertyResult("sharing_incentive", True, float(slack[i]))
-    return PropertyResult("sharing_incentive", False, float(slack[i]), SharingIncentiveWitness(
-        inst.users[i], float(x[i]), float(fair[i]), dict(zip(inst.resources, map(float, fair_bundles[i])))))
+    return PropertyResult(
+        "sharing_incentive",
+        False,
+        float(slack[i]),
+        SharingIncentiveWitness(
+            inst.users[i], float(x[i]), float(fair[i]), dict(zip(inst.resources, map(float, fair_bundles[i])))
+        ),
+    )
 
 
 def _envy_blocks(inst: Instance, x: np.ndarray, rows=None, block_cells: int | None = None):
@@ -83,19 +98,20 @@ def _envy_blocks(inst: Instance, x: np.ndarray, rows=None, block_cells: int | No
     ``rows``: only these rows (indices, in order), e.g. the one user a claim names.
     """
     from fairalloc.core.limits import ENVY_BLOCK_CELLS
+
     w = inst.scalar_weights("envy_freeness")
     D, T = inst.demand, inst.bounds()
     n, m = inst.n, inst.m
-    scaled = x[:, None] * D / w[:, None]                 # bundle of k per unit of weight
+    scaled = x[:, None] * D / w[:, None]  # bundle of k per unit of weight
     need = D > 0
     # 1 / D_ij where user i needs j; +inf elsewhere, so that the product is +inf (never the
     # minimum) or NaN (0 * inf; skipped by fmin): the same minimum over needed j as a masked min
     inv = np.where(need, 1.0 / np.where(need, D, 1.0), np.inf)
     order = np.arange(n) if rows is None else np.asarray(rows, dtype=int)
     size = max(1, (block_cells or ENVY_BLOCK_CELLS) // max(1, n))
-    with np.errstate(invalid="ignore"):                 # 0 * inf, dropped by fmin on purpose
+    with np.errstate(invalid="ignore"):  # 0 * inf, dropped by fmin on purpose
         for start in range(0, len(order), size):
-            i = order[start:start + size]
+            i = order[start : start + size]
             # tasks i runs from k's scaled bundle: min_j (w_i x_k D_kj / w_k) / D_ij, over the j i needs
             runs = np.multiply.outer(inv[i, 0], scaled[:, 0])
             if m > 1:
@@ -119,7 +135,7 @@ def envy_values(inst: Instance, x: np.ndarray) -> np.ndarray:
     check_pairwise(inst)
     values = np.empty((inst.n, inst.n))
     for start, block in _envy_blocks(inst, x):
-        values[start:start + len(block)] = block
+        values[start : start + len(block)] = block
     return values
 
 
@@ -132,11 +148,14 @@ def check_pairwise(inst: Instance, what: str = "envy_freeness") -> None:
     """Refuse, before any work, an instance whose user pairs are too many to compare
     (:data:`~fairalloc.core.limits.MAX_PAIRWISE_CELLS`)."""
     from fairalloc.core.limits import MAX_PAIRWISE_CELLS
+
     cells = pairwise_cells(inst)
     if cells > MAX_PAIRWISE_CELLS:
-        raise FairallocError(f"{what}: {inst.n} users x {inst.n} users x {inst.m} resources = {cells:.3g} "
-                             f"comparisons, above the limit of {MAX_PAIRWISE_CELLS:.3g} "
-                             f"(fairalloc.core.limits.MAX_PAIRWISE_CELLS)")
+        raise FairallocError(
+            f"{what}: {inst.n} users x {inst.n} users x {inst.m} resources = {cells:.3g} "
+            f"comparisons, above the limit of {MAX_PAIRWISE_CELLS:.3g} "
+            f"(fairalloc.core.limits.MAX_PAIRWISE_CELLS)"
+        )
 
 
 def worst_envy(inst: Instance, x: np.ndarray, rows=None, block_cells: int | None = None):
@@ -145,8 +164,8 @@ def worst_envy(inst: Instance, x: np.ndarray, rows=None, block_cells: int | None
     order = np.arange(inst.n) if rows is None else np.asarray(rows, dtype=int)
     slack, other, value = np.empty(len(order)), np.empty(len(order), dtype=int), np.empty(len(order))
     for start, block in _envy_blocks(inst, x, order, block_cells):
-        i = order[start:start + len(block)]
-        np.subtract(x[i, None], block, out=block)       # the slacks, in place
+        i = order[start : start + len(block)]
+        np.subtract(x[i, None], block, out=block)  # the slacks, in place
         k = np.argmin(block, axis=1)
         stop = start + len(block)
         other[start:stop] = k
@@ -180,18 +199,23 @@ def envious_users(inst: Instance, x: np.ndarray, block_cells: int | None = None)
     check_pairwise(inst, "envious users")
     worst = np.empty(inst.n)
     for start, block in _envy_blocks(inst, x, block_cells=block_cells):
-        worst[start:start + len(block)] = block.max(axis=1)
+        worst[start : start + len(block)] = block.max(axis=1)
     bound = PROPERTY * np.maximum(1.0, np.maximum(np.abs(x), np.abs(worst)))
     return [inst.users[i] for i in np.flatnonzero(x - worst < -bound)]
 
 
 @_checker("envy_freeness")
-def envy_freeness(allocate: Allocate, inst: Instance, focus=None, block_cells: int | None = None,
-                  **_) -> PropertyResult:
+def envy_freeness(
+    allocate: Allocate, inst: Instance, focus=None, block_cells: int | None = None, **_
+) -> PropertyResult:
     """``u_i(x_k D_k) w_i / w_k <= x_i``: nobody prefers another's (weight-scaled) bundle."""
     if inst.weights is not None and inst.weights.ndim == 2:
-        return PropertyResult("envy_freeness", True, applicable=False,
-                              note="per-resource weights: envy-freeness is defined for scalar weights")
+        return PropertyResult(
+            "envy_freeness",
+            True,
+            applicable=False,
+            note="per-resource weights: envy-freeness is defined for scalar weights",
+        )
     if inst.n < 2:
         return PropertyResult("envy_freeness", True, applicable=False, note="one user")
     if focus is None:
@@ -199,14 +223,23 @@ def envy_freeness(allocate: Allocate, inst: Instance, focus=None, block_cells: i
     x = allocate(inst)
     rows = None if focus is None else [focus]
     slacks, others, values = worst_envy(inst, x, rows, block_cells)
-    t = int(np.argmin(slacks))                           # the first row with the smallest slack
+    t = int(np.argmin(slacks))  # the first row with the smallest slack
     i = t if focus is None else focus
     k, slack, value = int(others[t]), slacks[t], values[t]
     if slack >= -tolerance(x[i], value):
         return PropertyResult("envy_freeness", True, float(slack))
-    return PropertyResult("envy_freeness", False, float(slack), EnvyWitness(
-        inst.users[i], inst.users[k], float(x[i]), float(value),
-        dict(zip(inst.resources, map(float, x[k] * inst.demand[k])))))
+    return PropertyResult(
+        "envy_freeness",
+        False,
+        float(slack),
+        EnvyWitness(
+            inst.users[i],
+            inst.users[k],
+            float(x[i]),
+            float(value),
+            dict(zip(inst.resources, map(float, x[k] * inst.demand[k]))),
+        ),
+    )
 
 
 def pareto_improvement(inst: Instance, x: np.ndarray) -> tuple[float, np.ndarray]:
@@ -218,15 +251,21 @@ def pareto_improvement(inst: Instance, x: np.ndarray) -> tuple[float, np.ndarray
     coefficients between 0 and 1 instead of ones it would drop as zero.
     """
     from scipy.optimize import linprog
+
     mu = inst.per_task_dominant_share
     T = inst.bounds()
     lower = np.minimum(np.clip(x, 0, None), T)
     over = np.max(np.divide(lower @ inst.demand, inst.capacity, out=np.zeros(inst.m), where=inst.capacity > 0))
-    if over > 1:                            # solver noise above capacity: compare from a feasible point
+    if over > 1:  # solver noise above capacity: compare from a feasible point
         lower = lower / over
-    shares = (inst.share_per_task / mu[:, None]).T                    # (m, n), entries in [0, 1]
-    res = linprog(-np.ones(inst.n), A_ub=shares, b_ub=np.where(inst.capacity > 0, 1.0, 0.0),
-                  bounds=np.column_stack([lower * mu, T * mu]), method="highs")
+    shares = (inst.share_per_task / mu[:, None]).T  # (m, n), entries in [0, 1]
+    res = linprog(
+        -np.ones(inst.n),
+        A_ub=shares,
+        b_ub=np.where(inst.capacity > 0, 1.0, 0.0),
+        bounds=np.column_stack([lower * mu, T * mu]),
+        method="highs",
+    )
     if res.status != 0:
         raise FairallocError(f"pareto_efficiency: the LP failed: {res.message}")
     y = np.maximum(res.x / mu, lower)
@@ -240,14 +279,22 @@ def pareto_efficiency(allocate: Allocate, inst: Instance, **_) -> PropertyResult
     used = x @ inst.demand
     if np.any(used > inst.capacity * (1 + SATURATION) + 1e-12):
         j = int(np.argmax(used - inst.capacity))
-        return PropertyResult("pareto_efficiency", False, None, InfeasibleWitness(
-            inst.resources[j], float(used[j]), float(inst.capacity[j])))
-    gain, y = pareto_improvement(inst, x)            # in dominant shares: unit-free
+        return PropertyResult(
+            "pareto_efficiency",
+            False,
+            None,
+            InfeasibleWitness(inst.resources[j], float(used[j]), float(inst.capacity[j])),
+        )
+    gain, y = pareto_improvement(inst, x)  # in dominant shares: unit-free
     better = [u for u, a, b in zip(inst.users, x, y) if b > a + tolerance(a)]
     if gain <= PROPERTY * max(1.0, float(np.sum(x * inst.per_task_dominant_share))) or not better:
         return PropertyResult("pareto_efficiency", True, 0.0 - gain)
-    return PropertyResult("pareto_efficiency", False, float(-gain), ParetoWitness(
-        float(np.sum(y - x)), better, _names(inst, x), _names(inst, y)))
+    return PropertyResult(
+        "pareto_efficiency",
+        False,
+        float(-gain),
+        ParetoWitness(float(np.sum(y - x)), better, _names(inst, x), _names(inst, y)),
+    )
 
 
 def _max_min_on(inst: Instance, j: int) -> np.ndarray:
@@ -264,8 +311,12 @@ def _compare_to_max_min(name: str, x: np.ndarray, ref: np.ndarray, inst: Instanc
     if abs(diff[i]) <= tolerance(x[i], ref[i]):
         return PropertyResult(name, True, margin)
     kind = BottleneckWitness if name == "bottleneck_fairness" else SingleResourceWitness
-    return PropertyResult(name, False, margin, kind(resource, inst.users[i], float(x[i]), float(ref[i]),
-                                                    _names(inst, x), _names(inst, ref)))
+    return PropertyResult(
+        name,
+        False,
+        margin,
+        kind(resource, inst.users[i], float(x[i]), float(ref[i]), _names(inst, x), _names(inst, ref)),
+    )
 
 
 @_checker("single_resource_fairness")
@@ -273,8 +324,9 @@ def single_resource_fairness(allocate: Allocate, inst: Instance, focus=None, **_
     """With one resource the allocation is (weighted) max-min fair on it."""
     if inst.m != 1:
         return PropertyResult("single_resource_fairness", True, applicable=False, note=f"{inst.m} resources")
-    return _compare_to_max_min("single_resource_fairness", allocate(inst), _max_min_on(inst, 0), inst,
-                               inst.resources[0], focus)
+    return _compare_to_max_min(
+        "single_resource_fairness", allocate(inst), _max_min_on(inst, 0), inst, inst.resources[0], focus
+    )
 
 
 def common_bottleneck(inst: Instance) -> int | None:
@@ -290,10 +342,12 @@ def bottleneck_fairness(allocate: Allocate, inst: Instance, focus=None, **_) -> 
     """If one resource is every user's dominant resource, the allocation is max-min fair on it."""
     j = common_bottleneck(inst)
     if j is None:
-        return PropertyResult("bottleneck_fairness", True, applicable=False,
-                              note="no resource is every user's dominant resource")
-    return _compare_to_max_min("bottleneck_fairness", allocate(inst), _max_min_on(inst, j), inst, inst.resources[j],
-                               focus)
+        return PropertyResult(
+            "bottleneck_fairness", True, applicable=False, note="no resource is every user's dominant resource"
+        )
+    return _compare_to_max_min(
+        "bottleneck_fairness", allocate(inst), _max_min_on(inst, j), inst, inst.resources[j], focus
+    )
 
 
 @_checker("population_monotonicity")
@@ -316,8 +370,9 @@ def population_monotonicity(allocate: Allocate, inst: Instance, focus=None, **_)
     if slack >= -tolerance(before, after):
         return PropertyResult("population_monotonicity", True, slack)
     user = [u for u in inst.users if u != inst.users[k]][i]
-    return PropertyResult("population_monotonicity", False, slack, PopulationWitness(
-        inst.users[k], user, float(before), float(after)))
+    return PropertyResult(
+        "population_monotonicity", False, slack, PopulationWitness(inst.users[k], user, float(before), float(after))
+    )
 
 
 #: capacity factors tried per resource (and for all resources at once) by resource_monotonicity
@@ -341,22 +396,45 @@ def resource_monotonicity(allocate: Allocate, inst: Instance, factors=RM_FACTORS
         return PropertyResult("resource_monotonicity", True, slack)
     changed = "all" if j is None else inst.resources[j]
     more = inst.capacity * f if j is None else np.where(np.arange(inst.m) == j, inst.capacity * f, inst.capacity)
-    return PropertyResult("resource_monotonicity", False, slack, ResourceWitness(
-        changed, f, dict(zip(inst.resources, map(float, inst.capacity))), dict(zip(inst.resources, map(float, more))),
-        inst.users[i], float(x[i]), float(after)))
+    return PropertyResult(
+        "resource_monotonicity",
+        False,
+        slack,
+        ResourceWitness(
+            changed,
+            f,
+            dict(zip(inst.resources, map(float, inst.capacity))),
+            dict(zip(inst.resources, map(float, more))),
+            inst.users[i],
+            float(x[i]),
+            float(after),
+        ),
+    )
 
 
 @_checker("strategy_proofness")
-def strategy_proofness(allocate: Allocate, inst: Instance, *, mechanism: Mechanism, budget: int = 500, seed: int = 0,
-                       method: str = "auto", hints=None, focus=None, **_) -> PropertyResult:
+def strategy_proofness(
+    allocate: Allocate,
+    inst: Instance,
+    *,
+    mechanism: Mechanism,
+    budget: int = 500,
+    seed: int = 0,
+    method: str = "auto",
+    hints=None,
+    focus=None,
+    **_,
+) -> PropertyResult:
     """No user gains true tasks by reporting another demand (searched by the verifier)."""
     from fairalloc.analysis.manipulation import search_lies
+
     result = search_lies(mechanism, inst, focus, budget=budget, seed=seed, method=method, hints=hints or {})
     note = f"no profitable lie found in {result.evaluations} evaluations (a search, not a proof)"
     best = result.best
     if best is None or not best.profitable:
-        return PropertyResult("strategy_proofness", True, 0.0 - (best.gain if best else 0.0), note=note,
-                              evaluations=result.evaluations)
+        return PropertyResult(
+            "strategy_proofness", True, 0.0 - (best.gain if best else 0.0), note=note, evaluations=result.evaluations
+        )
     return PropertyResult("strategy_proofness", False, -best.gain, best, evaluations=result.evaluations)
 
 
@@ -365,24 +443,28 @@ def check_work(names, inst: Instance, *, budget: int = 500, focus=None) -> None:
     :mod:`fairalloc.core.limits` on this instance: envy-freeness compares every pair of users
     (``MAX_PAIRWISE_CELLS``); strategy-proofness searches ``budget`` reports per user and
     population monotonicity solves once per user, each solve over every user (``MAX_SEARCH_WORK``)."""
-    from fairalloc.core import limits
     from fairalloc.analysis.manipulation import check_search
+    from fairalloc.core import limits
+
     if "envy_freeness" in names and focus is None and inst.n >= 2:
         check_pairwise(inst)
     if "strategy_proofness" in names:
         check_search(inst, 1 if focus is not None else inst.n, budget, "strategy_proofness")
     if "population_monotonicity" in names and inst.n * inst.n > limits.MAX_SEARCH_WORK:
-        raise FairallocError(f"population_monotonicity: {inst.n} solves (one per user leaving) x {inst.n} users = "
-                             f"{inst.n * inst.n:.3g}, above the limit of {limits.MAX_SEARCH_WORK:.3g} "
-                             f"(fairalloc.core.limits.MAX_SEARCH_WORK); leave population_monotonicity out")
+        raise FairallocError(
+            f"population_monotonicity: {inst.n} solves (one per user leaving) x {inst.n} users = "
+            f"{inst.n * inst.n:.3g}, above the limit of {limits.MAX_SEARCH_WORK:.3g} "
+            f"(fairalloc.core.limits.MAX_SEARCH_WORK); leave population_monotonicity out"
+        )
 
 
 def allocator(mechanism: Mechanism, method: str = "auto") -> Allocate:
     return lambda inst: mechanism.allocate(inst, method).tasks
 
 
-def check_property(mechanism, instance: Instance, prop: str, *, method: str = "auto", budget: int = 500,
-                   seed: int = 0, user=None) -> PropertyResult:
+def check_property(
+    mechanism, instance: Instance, prop: str, *, method: str = "auto", budget: int = 500, seed: int = 0, user=None
+) -> PropertyResult:
     """Check one property (see :data:`PROPERTIES`) of ``mechanism`` (a registered name or a
     :class:`~fairalloc.core.registry.Mechanism`) on ``instance``.
 
@@ -393,27 +475,48 @@ def check_property(mechanism, instance: Instance, prop: str, *, method: str = "a
     return check_one(get(mechanism), instance, prop, method=method, budget=budget, seed=seed, user=user)
 
 
-def check_one(mech: Mechanism, instance: Instance, prop: str, *, method: str = "auto", budget: int = 500,
-              seed: int = 0, user=None, checked: bool = False) -> PropertyResult:
+def check_one(
+    mech: Mechanism,
+    instance: Instance,
+    prop: str,
+    *,
+    method: str = "auto",
+    budget: int = 500,
+    seed: int = 0,
+    user=None,
+    checked: bool = False,
+) -> PropertyResult:
     """:func:`check_property` for a resolved mechanism; ``checked``: :func:`check_work` already ran."""
     from fairalloc.analysis.manipulation import case_hints
+
     inst = getattr(instance, "instance", instance)
     focus = None if user is None else inst.user_index(user)
     if mech.kind == "dynamic":
         from fairalloc.analysis.dynamic_properties import DYNAMIC_CHECKERS, normalised
+
         (name,) = property_names(prop, dynamic=True)
         history = mech.allocate(inst, method).history
-        return DYNAMIC_CHECKERS[name](history, mechanism=mech, d=normalised(inst, mech.name), budget=budget,
-                                      seed=seed, method=method, focus=focus)
+        return DYNAMIC_CHECKERS[name](
+            history, mechanism=mech, d=normalised(inst, mech.name), budget=budget, seed=seed, method=method, focus=focus
+        )
     (name,) = property_names(prop)
     if not checked:
         check_work([name], inst, budget=budget, focus=focus)
-    return CHECKERS[name](allocator(mech, method), inst, mechanism=mech, budget=budget, seed=seed, method=method,
-                          hints=case_hints(instance), focus=focus)
+    return CHECKERS[name](
+        allocator(mech, method),
+        inst,
+        mechanism=mech,
+        budget=budget,
+        seed=seed,
+        method=method,
+        hints=case_hints(instance),
+        focus=focus,
+    )
 
 
-def check(mechanism, instance: Instance, properties=None, *, method: str = "auto", budget: int = 500,
-          seed: int = 0) -> PropertyReport:
+def check(
+    mechanism, instance: Instance, properties=None, *, method: str = "auto", budget: int = 500, seed: int = 0
+) -> PropertyReport:
     """Check several properties (default: all eight) of ``mechanism`` (a registered name or a
     :class:`~fairalloc.core.registry.Mechanism`) on ``instance``.
 
@@ -421,16 +524,33 @@ def check(mechanism, instance: Instance, properties=None, *, method: str = "auto
     a table.
     """
     mech = get(mechanism)
-    names = property_names(properties if isinstance(properties, (str, type(None))) else ",".join(properties),
-                           mech.kind == "dynamic")
+    names = property_names(
+        properties if isinstance(properties, (str, type(None))) else ",".join(properties), mech.kind == "dynamic"
+    )
     if mech.kind != "dynamic":
         check_work(names, getattr(instance, "instance", instance), budget=budget)
-    return PropertyReport({p: check_one(mech, instance, p, method=method, budget=budget, seed=seed,
-                                        checked=True) for p in names}, mechanism=mech.name,
-                          instance=getattr(getattr(instance, "instance", instance), "name", ""))
+    return PropertyReport(
+        {p: check_one(mech, instance, p, method=method, budget=budget, seed=seed, checked=True) for p in names},
+        mechanism=mech.name,
+        instance=getattr(getattr(instance, "instance", instance), "name", ""),
+    )
 
 
 assert set(PROPERTIES) == set(CHECKERS)
 
-__all__ = ["CHECKERS", "PROPERTIES", "PropertyReport", "PropertyResult", "check", "check_one", "check_property",
-           "check_work", "envious_users", "envy_values", "leontief", "property_names", "worst_envy"]
+__all__ = [
+    "CHECKERS",
+    "PROPERTIES",
+    "PropertyReport",
+    "PropertyResult",
+    "check",
+    "check_one",
+    "check_property",
+    "check_work",
+    "describe_witness",
+    "envious_users",
+    "envy_values",
+    "leontief",
+    "property_names",
+    "worst_envy",
+]

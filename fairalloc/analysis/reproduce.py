@@ -21,11 +21,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 
-from fairalloc.io.cases import Case, bundled_cases, load_case, parse_exact
+from fairalloc.analysis.properties import check_property
+from fairalloc.analysis.results import describe_witness
 from fairalloc.core.errors import FairallocError
-from fairalloc.analysis.properties import check_property, describe_witness
 from fairalloc.core.registry import get
-
+from fairalloc.io.cases import Case, bundled_cases, load_case, parse_exact
 
 #: the status of a source's claim that this case refutes (with its counterexample)
 REFUTED = "claim does not hold"
@@ -34,11 +34,11 @@ REFUTED = "claim does not hold"
 @dataclass
 class Row:
     case: str
-    kind: str           # expect | claim | refuted claim | erratum
+    kind: str  # expect | claim | refuted claim | erratum
     claim: str
-    source: str         # the value the case states (recomputed), or what the source text says
+    source: str  # the value the case states (recomputed), or what the source text says
     computed: str
-    status: str         # ok | MISMATCH | erratum | claim does not hold
+    status: str  # ok | MISMATCH | erratum | claim does not hold
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -64,8 +64,16 @@ def _expectation_rows(case: Case) -> list[Row]:
         checks = [("tasks", u, v, alloc[u]) for u, v in e.tasks.items()]
         for step in e.steps:
             if alloc.history is None:
-                rows.append(Row(case.name, "expect", f"{e.mechanism}{on}: step {step.k}", "steps",
-                                "not a dynamic mechanism", "MISMATCH"))
+                rows.append(
+                    Row(
+                        case.name,
+                        "expect",
+                        f"{e.mechanism}{on}: step {step.k}",
+                        "steps",
+                        "not a dynamic mechanism",
+                        "MISMATCH",
+                    )
+                )
                 continue
             x = alloc.history.x_at(step.k) / alloc.history.mu[: step.k]
             users = alloc.instance.users
@@ -81,8 +89,16 @@ def _expectation_rows(case: Case) -> list[Row]:
         for what, name, expected, computed in checks:
             target = parse_exact(expected, "expect")
             ok = matches(computed, target, e.tolerance, e.abs_tolerance)
-            rows.append(Row(case.name, "expect", f"{e.mechanism}{on}: {what} {name}".rstrip(), _show(target),
-                            f"{computed:.10g}", "ok" if ok else "MISMATCH"))
+            rows.append(
+                Row(
+                    case.name,
+                    "expect",
+                    f"{e.mechanism}{on}: {what} {name}".rstrip(),
+                    _show(target),
+                    f"{computed:.10g}",
+                    "ok" if ok else "MISMATCH",
+                )
+            )
     return rows
 
 
@@ -97,22 +113,34 @@ def _claim_rows(case: Case) -> list[Row]:
         if not result.applicable:
             computed, ok = f"n/a ({result.note})", False
         elif result.holds:
-            computed, ok = "satisfies" + (f" (margin {result.margin:.4g})" if result.margin is not None else ""), \
-                c.holds
+            computed, ok = (
+                "satisfies" + (f" (margin {result.margin:.4g})" if result.margin is not None else ""),
+                c.holds,
+            )
         else:
             computed = "violates: " + describe_witness(c.property, result.witness)
             ok = not c.holds and (c.user is None or str(getattr(result.witness, "user", None)) == c.user)
-        if c.refutes is not None:           # a source's claim, and this case its counterexample
-            rows.append(Row(case.name, "refuted claim", f"{c.mechanism} satisfies {c.property}{scope}",
-                            f"{c.refutes}: holds", computed, REFUTED if ok else "MISMATCH"))
+        if c.refutes is not None:  # a source's claim, and this case its counterexample
+            rows.append(
+                Row(
+                    case.name,
+                    "refuted claim",
+                    f"{c.mechanism} satisfies {c.property}{scope}",
+                    f"{c.refutes}: holds",
+                    computed,
+                    REFUTED if ok else "MISMATCH",
+                )
+            )
             continue
         rows.append(Row(case.name, "claim", text, verb, computed, "ok" if ok else "MISMATCH"))
     return rows
 
 
 def _errata_rows(case: Case) -> list[Row]:
-    return [Row(case.name, "erratum", e.where + (f" ({e.note})" if e.note else ""), f"says {e.says}", e.value,
-                "erratum") for e in case.errata]
+    return [
+        Row(case.name, "erratum", e.where + (f" ({e.note})" if e.note else ""), f"says {e.says}", e.value, "erratum")
+        for e in case.errata
+    ]
 
 
 def reproduce_case(case: Case) -> list[Row]:
@@ -123,18 +151,25 @@ def reproduce_case(case: Case) -> list[Row]:
 def summary(rows: list[Row]) -> dict:
     """Counts of a reproduction: rows, cases, reproduced, errata, refuted claims, mismatches."""
     count = {status: sum(r.status == status for r in rows) for status in ("MISMATCH", "erratum", REFUTED)}
-    return {"checked": len(rows), "cases": len({r.case for r in rows}),
-            "reproduced": len(rows) - count["MISMATCH"], "errata": count["erratum"],
-            "refuted_claims": count[REFUTED], "mismatches": count["MISMATCH"]}
+    return {
+        "checked": len(rows),
+        "cases": len({r.case for r in rows}),
+        "reproduced": len(rows) - count["MISMATCH"],
+        "errata": count["erratum"],
+        "refuted_claims": count[REFUTED],
+        "mismatches": count["MISMATCH"],
+    }
 
 
 def summary_line(rows: list[Row]) -> str:
     """``255 rows from 22 cases: 255 reproduced (7 errata of the sources, 1 source claim refuted), 0 mismatches``"""
     s = summary(rows)
-    return (f"{_count(s['checked'], 'row', 'rows')} from {_count(s['cases'], 'case', 'cases')}: "
-            f"{s['reproduced']} reproduced ({_count(s['errata'], 'erratum', 'errata')} of the sources, "
-            f"{_count(s['refuted_claims'], 'source claim', 'source claims')} refuted), "
-            f"{_count(s['mismatches'], 'mismatch', 'mismatches')}")
+    return (
+        f"{_count(s['checked'], 'row', 'rows')} from {_count(s['cases'], 'case', 'cases')}: "
+        f"{s['reproduced']} reproduced ({_count(s['errata'], 'erratum', 'errata')} of the sources, "
+        f"{_count(s['refuted_claims'], 'source claim', 'source claims')} refuted), "
+        f"{_count(s['mismatches'], 'mismatch', 'mismatches')}"
+    )
 
 
 def _count(n: int, one: str, many: str) -> str:
@@ -144,9 +179,9 @@ def _count(n: int, one: str, many: str) -> str:
 def reproduce(cases=None, progress=None) -> list[Row]:
     """Rows for the given cases (paths or bundled names; default: the whole bundled library)."""
     names = list(cases) if cases else bundled_cases()
-    loaded = [load_case(c) for c in names]                       # bad cases fail before any work
+    loaded = [load_case(c) for c in names]  # bad cases fail before any work
     rows: list[Row] = []
-    for case in (progress(loaded) if progress else loaded):
+    for case in progress(loaded) if progress else loaded:
         rows += reproduce_case(case)
     if not rows:
         raise FairallocError("reproduce: the cases hold no expectations, claims or errata")

@@ -55,14 +55,23 @@ class PropertyResult:
         if not self.applicable:
             return f"n/a ({self.note})"
         if self.holds:
-            return "holds" + (f" (margin {self.margin:.4g})" if self.margin is not None else "") + \
-                (f"; {self.note}" if self.note else "")
+            return (
+                "holds"
+                + (f" (margin {self.margin:.4g})" if self.margin is not None else "")
+                + (f"; {self.note}" if self.note else "")
+            )
         return "VIOLATED: " + describe_witness(self.name, self.witness)
 
     def _html_row(self) -> list:
         from fairalloc.core.html import badge
-        status = badge("n/a", "grey") if not self.applicable else \
-            badge("holds", "green") if self.holds else badge("violated", "red")
+
+        status = (
+            badge("n/a", "grey")
+            if not self.applicable
+            else badge("holds", "green")
+            if self.holds
+            else badge("violated", "red")
+        )
         margin = "" if self.margin is None or not self.applicable else f"{self.margin:.4g}"
         text = describe_witness(self.name, self.witness) if self.applicable and not self.holds else self.note
         return [self.name, status, margin, text]
@@ -87,11 +96,17 @@ class PropertyReport(dict):
 
 def _report_table(results, caption: str = "") -> str:
     from fairalloc.core.html import table
-    return table(["property", "status", "margin", "witness / note"], [r._html_row() for r in results],
-                 caption=caption, align="llrl")
+
+    return table(
+        ["property", "status", "margin", "witness / note"],
+        [r._html_row() for r in results],
+        caption=caption,
+        align="llrl",
+    )
 
 
 # -- witnesses ----------------------------------------------------------------------------------------
+
 
 class Witness(Mapping):
     """Base of the typed witnesses: a dataclass per property kind, with :meth:`to_dict` (the JSON
@@ -109,7 +124,7 @@ class Witness(Mapping):
         raise NotImplementedError
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Witness":
+    def from_dict(cls, data: dict) -> Witness:
         return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
 
     def __getitem__(self, key):
@@ -149,8 +164,10 @@ class DynamicSharingIncentiveWitness(Witness):
     shared: float
 
     def describe(self) -> str:
-        return (f"at step {self.step} user {self.user} has dominant share {self.dominant_share:.6g} < her shared "
-                f"quantity {self.shared:.6g}")
+        return (
+            f"at step {self.step} user {self.user} has dominant share {self.dominant_share:.6g} < her shared "
+            f"quantity {self.shared:.6g}"
+        )
 
 
 @_witness
@@ -164,8 +181,10 @@ class EnvyWitness(Witness):
     other_bundle: dict[str, float]
 
     def describe(self) -> str:
-        return (f"user {self.user} ({self.tasks:.6g} tasks) could run {self.tasks_from_other_bundle:.6g} with "
-                f"user {self.envies}'s bundle")
+        return (
+            f"user {self.user} ({self.tasks:.6g} tasks) could run {self.tasks_from_other_bundle:.6g} with "
+            f"user {self.envies}'s bundle"
+        )
 
 
 @_witness
@@ -226,8 +245,10 @@ class PopulationWitness(Witness):
     tasks_after: float
 
     def describe(self) -> str:
-        return (f"removing user {self.removed_user} lowers user {self.user} from {self.tasks_before:.6g} to "
-                f"{self.tasks_after:.6g}")
+        return (
+            f"removing user {self.removed_user} lowers user {self.user} from {self.tasks_before:.6g} to "
+            f"{self.tasks_after:.6g}"
+        )
 
 
 @_witness
@@ -243,8 +264,10 @@ class ResourceWitness(Witness):
     tasks_after: float
 
     def describe(self) -> str:
-        return (f"x{self.factor:g} capacity of {self.resource} lowers user {self.user} from {self.tasks_before:.6g} "
-                f"to {self.tasks_after:.6g}")
+        return (
+            f"x{self.factor:g} capacity of {self.resource} lowers user {self.user} from {self.tasks_before:.6g} "
+            f"to {self.tasks_after:.6g}"
+        )
 
 
 @_witness
@@ -286,18 +309,26 @@ class Lie(Witness):
         return self.gain > GAIN * max(1.0, abs(self.truthful_tasks))
 
     def to_dict(self) -> dict:
-        out = {"user": self.user, "reported_demand": dict(self.reported_demand), "truthful_tasks": self.truthful_tasks,
-               "manipulated_tasks": self.manipulated_tasks, "gain": self.gain,
-               # null when undefined: a gain over a truthful count of 0 (JSON has no infinity)
-               "relative_gain": finite_or_none(self.relative_gain), "evaluations": self.evaluations}
+        out = {
+            "user": self.user,
+            "reported_demand": dict(self.reported_demand),
+            "truthful_tasks": self.truthful_tasks,
+            "manipulated_tasks": self.manipulated_tasks,
+            "gain": self.gain,
+            # null when undefined: a gain over a truthful count of 0 (JSON has no infinity)
+            "relative_gain": finite_or_none(self.relative_gain),
+            "evaluations": self.evaluations,
+        }
         if self.shrunk:
             out["shrunk"] = self.shrunk.to_dict()
         return out
 
     def describe(self) -> str:
         lie = self.shrunk or self
-        return (f"user {self.user} reporting {_demand_text(lie.reported_demand)} runs "
-                f"{lie.manipulated_tasks:.6g} true tasks instead of {self.truthful_tasks:.6g}")
+        return (
+            f"user {self.user} reporting {_demand_text(lie.reported_demand)} runs "
+            f"{lie.manipulated_tasks:.6g} true tasks instead of {self.truthful_tasks:.6g}"
+        )
 
 
 @_witness
@@ -309,8 +340,10 @@ class DynamicLieWitness(Witness):
     gain_in_tasks_at_some_later_step: float
 
     def describe(self) -> str:
-        return (f"user {self.user} reporting {_demand_text(self.reported_demand)} gains "
-                f"{self.gain_in_tasks_at_some_later_step:.6g} true tasks at a later step")
+        return (
+            f"user {self.user} reporting {_demand_text(self.reported_demand)} gains "
+            f"{self.gain_in_tasks_at_some_later_step:.6g} true tasks at a later step"
+        )
 
 
 @_witness
@@ -324,8 +357,10 @@ class IrreversibilityWitness(Witness):
     dominant_share_after: float
 
     def describe(self) -> str:
-        return (f"when user {self.arrived} arrives (step {self.step}) user {self.user} drops from "
-                f"{self.dominant_share_before:.6g} to {self.dominant_share_after:.6g}")
+        return (
+            f"when user {self.arrived} arrives (step {self.step}) user {self.user} drops from "
+            f"{self.dominant_share_before:.6g} to {self.dominant_share_after:.6g}"
+        )
 
 
 @_witness
@@ -337,8 +372,10 @@ class DynamicParetoWitness(Witness):
     better_off: list[str]
 
     def describe(self) -> str:
-        return (f"at step {self.step} users {', '.join(self.better_off)} can gain {self.total_gain:.6g} in all "
-                f"within the pool")
+        return (
+            f"at step {self.step} users {', '.join(self.better_off)} can gain {self.total_gain:.6g} in all "
+            f"within the pool"
+        )
 
 
 @_witness
@@ -354,9 +391,11 @@ class SharedMonotonicityWitness(Witness):
     other_dominant_share: float
 
     def describe(self) -> str:
-        return (f"at step {self.step} user {self.user} (shared {self.shared:.6g}) has dominant share "
-                f"{self.dominant_share:.6g} < {self.other_dominant_share:.6g} of user {self.other} "
-                f"(shared {self.other_shared:.6g})")
+        return (
+            f"at step {self.step} user {self.user} (shared {self.shared:.6g}) has dominant share "
+            f"{self.dominant_share:.6g} < {self.other_dominant_share:.6g} of user {self.other} "
+            f"(shared {self.other_shared:.6g})"
+        )
 
 
 @_witness
@@ -371,14 +410,18 @@ class DynamicEnvyWitness(Witness):
     other_arrived_first: bool
 
     def describe(self) -> str:
-        return (f"at step {self.step} user {self.user} envies user {self.envies} "
-                f"({self.value_of_other_bundle:.6g} > {self.dominant_share:.6g})")
+        return (
+            f"at step {self.step} user {self.user} envies user {self.envies} "
+            f"({self.value_of_other_bundle:.6g} > {self.dominant_share:.6g})"
+        )
 
 
 #: per property, ``(test on a witness dict, witness class)`` pairs, the first that passes wins
 WITNESS_TYPES: dict[str, tuple] = {
-    "sharing_incentive": ((lambda d: "tasks" in d, SharingIncentiveWitness),
-                          (lambda d: True, DynamicSharingIncentiveWitness)),
+    "sharing_incentive": (
+        (lambda d: "tasks" in d, SharingIncentiveWitness),
+        (lambda d: True, DynamicSharingIncentiveWitness),
+    ),
     "envy_freeness": ((lambda d: True, EnvyWitness),),
     "pareto_efficiency": ((lambda d: True, ParetoWitness),),
     "single_resource_fairness": ((lambda d: True, SingleResourceWitness),),

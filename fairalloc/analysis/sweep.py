@@ -51,11 +51,11 @@ from fairalloc.core.errors import FairallocError, excerpt, one_line
 
 __all__ = ["TrialError", "demo_trial", "read_results", "run_sweep"]
 
-FORMAT = "fairalloc-sweep/1"   # the header's "format" value; bump when the line format changes
-CONNECT_TIMEOUT = 5.0          # seconds to reach a remote scheduler (TCP connect, then handshake)
-MAX_CHUNK = 50                 # the automatic chunk size never exceeds this many trials...
-CHUNKS_PER_WORKER = 6          # ...and otherwise aims at this many chunks per worker
-IN_FLIGHT_PER_WORKER = 3       # chunks submitted but not yet collected, per worker (bounded memory)
+FORMAT = "fairalloc-sweep/1"  # the header's "format" value; bump when the line format changes
+CONNECT_TIMEOUT = 5.0  # seconds to reach a remote scheduler (TCP connect, then handshake)
+MAX_CHUNK = 50  # the automatic chunk size never exceeds this many trials...
+CHUNKS_PER_WORKER = 6  # ...and otherwise aims at this many chunks per worker
+IN_FLIGHT_PER_WORKER = 3  # chunks submitted but not yet collected, per worker (bounded memory)
 
 
 class TrialError(FairallocError):
@@ -73,8 +73,10 @@ class TrialError(FairallocError):
 
 # --------------------------------------------------------------------------- a demo task
 
-def demo_trial(trial: int, seed: int = 0, sleep: float = 0.0, fail: Iterable[int] = (),
-               record: str | None = None) -> dict:
+
+def demo_trial(
+    trial: int, seed: int = 0, sleep: float = 0.0, fail: Iterable[int] = (), record: str | None = None
+) -> dict:
     """A deterministic example trial: DRF on a small random instance drawn from ``(seed, trial)``.
 
     It sleeps ``sleep`` seconds first, to stand in for a slow trial. It raises ``ValueError`` when
@@ -87,8 +89,8 @@ def demo_trial(trial: int, seed: int = 0, sleep: float = 0.0, fail: Iterable[int
     >>> sorted(r), r == demo_trial(7, seed=1)
     (['min_dominant_share', 'resources', 'seed', 'total_tasks', 'users'], True)
     """
-    from fairalloc.core.registry import get
     from fairalloc.core.instance import Instance
+    from fairalloc.core.registry import get
 
     if record is not None:
         Path(record, f"{trial}-{uuid.uuid4().hex}").touch()
@@ -100,11 +102,17 @@ def demo_trial(trial: int, seed: int = 0, sleep: float = 0.0, fail: Iterable[int
     n, m = int(rng.integers(2, 7)), int(rng.integers(2, 5))
     demand = rng.uniform(0.1, 1.0, (n, m))
     alloc = get("drf").allocate(Instance.from_arrays(rng.uniform(0.2, 0.5, m) * n, demand))
-    return {"seed": seed, "users": n, "resources": m,
-            "min_dominant_share": float(alloc.dominant_shares.min()), "total_tasks": float(alloc.tasks.sum())}
+    return {
+        "seed": seed,
+        "users": n,
+        "resources": m,
+        "min_dominant_share": float(alloc.dominant_shares.min()),
+        "total_tasks": float(alloc.tasks.sum()),
+    }
 
 
 # --------------------------------------------------------------------------- the file
+
 
 def _header(desc: str, meta: Any) -> dict:
     return {"sweep": desc, "meta": meta, "format": FORMAT}
@@ -128,7 +136,7 @@ def _parse(data: bytes, path: str | os.PathLike) -> tuple[dict | None, dict[int,
     lineno = 0
     while pos < len(data):
         nl = data.find(b"\n", pos)
-        if nl == -1:                      # no newline: a write cut short; drop it
+        if nl == -1:  # no newline: a write cut short; drop it
             break
         lineno += 1
         final = nl + 1 == len(data)
@@ -138,24 +146,23 @@ def _parse(data: bytes, path: str | os.PathLike) -> tuple[dict | None, dict[int,
             obj = None
         if lineno == 1:
             if not (isinstance(obj, dict) and "sweep" in obj and "trial" not in obj):
-                break                     # judged below: a cut-short header or not a sweep file
+                break  # judged below: a cut-short header or not a sweep file
             header = obj
         else:
             trial = obj.get("trial") if isinstance(obj, dict) else None
             if not isinstance(trial, int) or isinstance(trial, bool):
                 if final:
-                    break                 # a corrupt last line: drop it
-                raise FairallocError(f"{path}: line {lineno} is not a trial result (damaged file?); "
-                                     f"refusing to resume from it")
+                    break  # a corrupt last line: drop it
+                raise FairallocError(
+                    f"{path}: line {lineno} is not a trial result (damaged file?); refusing to resume from it"
+                )
             if trial in results:
-                raise FairallocError(f"{path}: trial {trial} appears twice (line {lineno}); "
-                                     f"refusing to resume from it")
+                raise FairallocError(f"{path}: trial {trial} appears twice (line {lineno}); refusing to resume from it")
             results[trial] = obj
         pos = good_end = nl + 1
     if header is None and data:
-        if not b"{\"sweep\": ".startswith(data[:10]) or b"\n" in data:
-            raise FairallocError(f"{path}: not a sweep results file (no sweep header line); "
-                                 f"refusing to overwrite it")
+        if not b'{"sweep": '.startswith(data[:10]) or b"\n" in data:
+            raise FairallocError(f"{path}: not a sweep results file (no sweep header line); refusing to overwrite it")
         good_end = 0
     return header, results, good_end
 
@@ -174,14 +181,16 @@ def read_results(path: str | os.PathLike) -> list[dict]:
 
 def _too_big(data: bytes, path) -> None:
     if len(data) > limits.MAX_SWEEP_FILE_BYTES:
-        raise FairallocError(f"{path}: a sweep results file larger than {limits.MAX_SWEEP_FILE_BYTES} bytes, the "
-                             "most fairalloc reads back; split the sweep into several files")
+        raise FairallocError(
+            f"{path}: a sweep results file larger than {limits.MAX_SWEEP_FILE_BYTES} bytes, the "
+            "most fairalloc reads back; split the sweep into several files"
+        )
 
 
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 class _SweepFile:
@@ -203,12 +212,16 @@ class _SweepFile:
             data = b"".join(parts)
             _too_big(data, path)
             found, self.results, good_end = _parse(data, path)
-            if found is not None and (found.get("sweep"), found.get("meta"), found.get("format")) != \
-                    (header["sweep"], header["meta"], header["format"]):
+            if found is not None and (found.get("sweep"), found.get("meta"), found.get("format")) != (
+                header["sweep"],
+                header["meta"],
+                header["format"],
+            ):
                 raise FairallocError(
                     f"{path}: written by another sweep ({_brief(found)}), not this one ({_brief(header)}); "
-                    f"use another file or delete this one")
-            if good_end < len(data):      # cut off a truncated last line before appending
+                    f"use another file or delete this one"
+                )
+            if good_end < len(data):  # cut off a truncated last line before appending
                 os.ftruncate(self.fd, good_end)
             os.lseek(self.fd, good_end, os.SEEK_SET)
             if found is None:
@@ -223,13 +236,13 @@ class _SweepFile:
     def _lock(self) -> None:
         try:
             import fcntl
-        except ImportError:               # not POSIX: no lock
+        except ImportError:  # not POSIX: no lock
             return
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise FairallocError(f"{self.path}: another sweep is writing to this file") from None
-        except OSError:                   # a file system without locks
+        except OSError:  # a file system without locks
             pass
 
     def _fsync_directory(self) -> None:
@@ -246,7 +259,7 @@ class _SweepFile:
             os.fsync(self.fd)
 
     def close(self) -> None:
-        os.close(self.fd)              # releases the lock
+        os.close(self.fd)  # releases the lock
 
 
 def _brief(header: dict) -> str:
@@ -255,6 +268,7 @@ def _brief(header: dict) -> str:
 
 
 # --------------------------------------------------------------------------- the worker side
+
 
 def _json_default(value: Any) -> Any:
     if isinstance(value, np.generic):
@@ -276,25 +290,28 @@ def _run_chunk(task: Callable[[int], dict], trial_ids: list[int]) -> tuple[list[
             result = task(trial)
         except Exception as exc:
             where = ""
-            frames = traceback.extract_tb(exc.__traceback__)[1:]    # without this function's frame
+            frames = traceback.extract_tb(exc.__traceback__)[1:]  # without this function's frame
             if frames:
                 where = f" (at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno} in {frames[-1].name})"
             message = one_line(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
             return lines, (trial, f"trial {trial} failed: {message}{where}", traceback.format_exc())
         if not isinstance(result, dict):
-            return lines, (trial, f"trial {trial} failed: the task returned a {type(result).__name__}, "
-                                  f"not a dict", "")
+            return lines, (trial, f"trial {trial} failed: the task returned a {type(result).__name__}, not a dict", "")
         row = {"trial": trial}
         row.update((k, v) for k, v in result.items() if k != "trial")
         try:
             lines.append(json.dumps(row, default=_json_default))
         except (TypeError, ValueError) as exc:
-            return lines, (trial, f"trial {trial} failed: its result is not JSON-serialisable "
-                                  f"({one_line(exc)})", traceback.format_exc())
+            return lines, (
+                trial,
+                f"trial {trial} failed: its result is not JSON-serialisable ({one_line(exc)})",
+                traceback.format_exc(),
+            )
     return lines, None
 
 
 # --------------------------------------------------------------------------- the cluster
+
 
 @contextlib.contextmanager
 def _quiet_distributed() -> Iterator[None]:
@@ -361,14 +378,15 @@ def _probe(address: str) -> None:
             raise ValueError(f"port {port} out of range")
     except (ValueError, TypeError) as exc:
         raise _unreachable(address, f"invalid address ({exc})") from None
-    if scheme != "tcp":                   # tls://, ucx://, ...: leave it to the Client
+    if scheme != "tcp":  # tls://, ucx://, ...: leave it to the Client
         return
     try:
         socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
     except OSError as exc:
-        raise _unreachable(address, _reason(exc) if not isinstance(exc, TimeoutError) else
-                           f"no answer within {CONNECT_TIMEOUT:g} s") from None
-    try:   # a thread of its own: asyncio.run also works when the caller runs an event loop
+        raise _unreachable(
+            address, _reason(exc) if not isinstance(exc, TimeoutError) else f"no answer within {CONNECT_TIMEOUT:g} s"
+        ) from None
+    try:  # a thread of its own: asyncio.run also works when the caller runs an event loop
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             reply = pool.submit(asyncio.run, _identity(address, CONNECT_TIMEOUT)).result()
     except Exception as exc:
@@ -381,8 +399,8 @@ def _connect(address: str):
     from distributed import Client
 
     _probe(address)
-    client = Client.__new__(Client)   # a handle even if __init__ fails, to close it now: otherwise
-    try:                              # its __del__ times out at exit with a traceback on stderr
+    client = Client.__new__(Client)  # a handle even if __init__ fails, to close it now: otherwise
+    try:  # its __del__ times out at exit with a traceback on stderr
         client.__init__(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
     except Exception as exc:
         with contextlib.suppress(Exception):
@@ -420,9 +438,14 @@ def _local_client(workers: int):
             # Without the dashboard, the scheduler still serves a few HTTP routes, by default on
             # port 8787. When another cluster already holds that port, it warns on stderr. A free
             # port on localhost avoids that.
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.ERROR,
-                                   scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
+            cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+            )
     except Exception as exc:
         raise FairallocError(f"cannot start a local Dask cluster of {workers} workers: {_reason(exc)}") from None
     try:
@@ -434,9 +457,10 @@ def _local_client(workers: int):
 
 # --------------------------------------------------------------------------- the engine
 
+
 def _trial_ids(trial_ids: Iterable[int]) -> list[int]:
     try:
-        size = len(trial_ids)                # a range of 10**12 ids is refused without a list
+        size = len(trial_ids)  # a range of 10**12 ids is refused without a list
     except TypeError:
         size = None
     if size is not None and size > limits.MAX_TRIALS:
@@ -464,8 +488,19 @@ def _positive(name: str, value: Any) -> int:
     return value
 
 
-def run_sweep(task, trial_ids, out=None, *, workers=None, dask_address=None, progress=None,
-              desc="trials", stop_when=None, chunk_size=None, meta=None) -> list[dict]:
+def run_sweep(
+    task,
+    trial_ids,
+    out=None,
+    *,
+    workers=None,
+    dask_address=None,
+    progress=None,
+    desc="trials",
+    stop_when=None,
+    chunk_size=None,
+    meta=None,
+) -> list[dict]:
     """Run ``task(trial)`` for every id in ``trial_ids`` on Dask, and return the results sorted by trial.
 
     task: a picklable callable, either a top-level function or a ``functools.partial`` of one. It
@@ -496,8 +531,9 @@ def run_sweep(task, trial_ids, out=None, *, workers=None, dask_address=None, pro
     if workers is not None:
         _positive("workers", workers)
         if workers > limits.MAX_WORKERS:
-            raise FairallocError(f"workers: {workers} worker processes, more than the {limits.MAX_WORKERS} "
-                                 "fairalloc starts")
+            raise FairallocError(
+                f"workers: {workers} worker processes, more than the {limits.MAX_WORKERS} fairalloc starts"
+            )
     if chunk_size is not None:
         _positive("chunk_size", chunk_size)
         chunk_size = min(chunk_size, limits.MAX_TRIALS)
@@ -512,8 +548,19 @@ def run_sweep(task, trial_ids, out=None, *, workers=None, dask_address=None, pro
         results = {t: r for t, r in (sweep_file.results.items() if sweep_file else ()) if t in wanted}
         todo = sorted(wanted - results.keys())
         if todo and not (stop_when is not None and any(stop_when(r) for r in results.values())):
-            _run(task, todo, results, sweep_file, len(ids), workers=workers, dask_address=dask_address,
-                 progress=progress, desc=str(desc), stop_when=stop_when, chunk_size=chunk_size)
+            _run(
+                task,
+                todo,
+                results,
+                sweep_file,
+                len(ids),
+                workers=workers,
+                dask_address=dask_address,
+                progress=progress,
+                desc=str(desc),
+                stop_when=stop_when,
+                chunk_size=chunk_size,
+            )
     finally:
         if sweep_file is not None:
             sweep_file.close()
@@ -521,24 +568,45 @@ def run_sweep(task, trial_ids, out=None, *, workers=None, dask_address=None, pro
 
 
 def _unsendable(exc: BaseException) -> FairallocError:
-    return FairallocError(f"task: cannot be sent to the workers ({type(exc).__name__}: {one_line(exc)}); "
-                          f"it must be picklable, and importable on the workers: a top-level function of an "
-                          f"installed module, or a functools.partial of one")
+    return FairallocError(
+        f"task: cannot be sent to the workers ({type(exc).__name__}: {one_line(exc)}); "
+        f"it must be picklable, and importable on the workers: a top-level function of an "
+        f"installed module, or a functools.partial of one"
+    )
 
 
-def _run(task, todo: list[int], results: dict[int, dict], sweep_file: _SweepFile | None, total: int, *,
-         workers, dask_address, progress, desc, stop_when, chunk_size) -> None:
+def _run(
+    task,
+    todo: list[int],
+    results: dict[int, dict],
+    sweep_file: _SweepFile | None,
+    total: int,
+    *,
+    workers,
+    dask_address,
+    progress,
+    desc,
+    stop_when,
+    chunk_size,
+) -> None:
     import cloudpickle
     from tqdm import tqdm
 
-    try:   # checked before a cluster starts; Dask itself would log tracebacks on stderr first
+    try:  # checked before a cluster starts; Dask itself would log tracebacks on stderr first
         cloudpickle.dumps(task)
     except Exception as exc:
         raise _unsendable(exc) from None
     if progress is None:
         progress = bool(getattr(sys.stderr, "isatty", None) and sys.stderr.isatty())
-    bar = tqdm(total=total, initial=total - len(todo), desc=desc, unit="trial", file=sys.stderr,
-               disable=not progress, dynamic_ncols=True)
+    bar = tqdm(
+        total=total,
+        initial=total - len(todo),
+        desc=desc,
+        unit="trial",
+        file=sys.stderr,
+        disable=not progress,
+        dynamic_ncols=True,
+    )
     client = cluster = None
     outstanding: set = set()
     try:
@@ -551,9 +619,18 @@ def _run(task, todo: list[int], results: dict[int, dict], sweep_file: _SweepFile
                     n_workers = workers or os.cpu_count() or 1
                     client, cluster = _local_client(n_workers)
                 size = chunk_size or max(1, min(MAX_CHUNK, math.ceil(len(todo) / (CHUNKS_PER_WORKER * n_workers))))
-                chunks = iter([todo[k:k + size] for k in range(0, len(todo), size)])
-                _collect(client, task, chunks, IN_FLIGHT_PER_WORKER * n_workers, outstanding, results,
-                         sweep_file, bar, stop_when)
+                chunks = iter([todo[k : k + size] for k in range(0, len(todo), size)])
+                _collect(
+                    client,
+                    task,
+                    chunks,
+                    IN_FLIGHT_PER_WORKER * n_workers,
+                    outstanding,
+                    results,
+                    sweep_file,
+                    bar,
+                    stop_when,
+                )
             finally:
                 if client is not None:
                     if outstanding:
@@ -568,19 +645,28 @@ def _run(task, todo: list[int], results: dict[int, dict], sweep_file: _SweepFile
         bar.close()
 
 
-def _collect(client, task, chunks: Iterator[list[int]], max_in_flight: int, outstanding: set,
-             results: dict[int, dict], sweep_file: _SweepFile | None, bar, stop_when) -> None:
+def _collect(
+    client,
+    task,
+    chunks: Iterator[list[int]],
+    max_in_flight: int,
+    outstanding: set,
+    results: dict[int, dict],
+    sweep_file: _SweepFile | None,
+    bar,
+    stop_when,
+) -> None:
     """Keep at most ``max_in_flight`` chunks submitted, write each as it finishes, stop on a hit."""
     from distributed import as_completed
 
     token = uuid.uuid4().hex[:12]
     try:
-        task_ref = client.scatter(task, broadcast=True, hash=False)   # pickled and shipped once
+        task_ref = client.scatter(task, broadcast=True, hash=False)  # pickled and shipped once
     except Exception as exc:
         raise _unsendable(exc) from None
     # with_results: chunks are fetched in the background, no blocking round trip per chunk here
     finished = as_completed(loop=client.loop, with_results=True, raise_errors=False)
-    spans: dict[str, list[int]] = {}     # future key -> its trial ids
+    spans: dict[str, list[int]] = {}  # future key -> its trial ids
 
     def submit() -> None:
         chunk = next(chunks, None)
@@ -594,11 +680,12 @@ def _collect(client, task, chunks: Iterator[list[int]], max_in_flight: int, outs
         """Write and keep a finished chunk's results: (the error it reports or None, stop_when hit)."""
         outstanding.discard(future)
         chunk = spans.pop(future.key)
-        if future.status != "finished":   # a worker died, the scheduler went away, ...
+        if future.status != "finished":  # a worker died, the scheduler went away, ...
             exc = value[1] if isinstance(value, tuple) else value
             span = f"trial {chunk[0]}" if len(chunk) == 1 else f"trials {chunk[0]}..{chunk[-1]}"
-            return FairallocError(f"{span} could not run on Dask: {type(exc).__name__}: "
-                                  f"{one_line(exc) or 'no details'}"), False
+            return FairallocError(
+                f"{span} could not run on Dask: {type(exc).__name__}: {one_line(exc) or 'no details'}"
+            ), False
         lines, failure = value
         if sweep_file is not None:
             sweep_file.append(lines)
@@ -615,7 +702,7 @@ def _collect(client, task, chunks: Iterator[list[int]], max_in_flight: int, outs
         error, hit = record(future, value)
         del future, value
         if error is not None or hit:
-            while finished.has_ready():   # chunks that finished meanwhile are kept and written too
+            while finished.has_ready():  # chunks that finished meanwhile are kept and written too
                 record(*next(finished))
             if error is not None:
                 raise error

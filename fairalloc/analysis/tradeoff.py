@@ -21,13 +21,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-
+from fairalloc.analysis.properties import (
+    PropertyResult,
+    check,
+    check_work,
+    envious_users,
+    pairwise_cells,
+    property_names,
+)
+from fairalloc.core import limits
 from fairalloc.core.allocation import Allocation
 from fairalloc.core.errors import FairallocError, unknown
 from fairalloc.core.instance import Instance
-from fairalloc.core import limits
-from fairalloc.analysis.properties import (PropertyResult, check, check_work, envious_users, pairwise_cells,
-                                           property_names)
 
 DEFAULT_ALPHAS = (0.0, 0.5, 1.0, 2.0, 5.0, math.inf)
 REFERENCES = ("drf", "ceei", "asset", "utilitarian")
@@ -46,10 +51,14 @@ class Point:
     properties: dict[str, PropertyResult] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"label": self.label, "mechanism": self.mechanism,
-                "alpha": None if self.alpha is None else ("inf" if math.isinf(self.alpha) else self.alpha),
-                "tasks": dict(zip(self.allocation.instance.users, map(float, self.allocation.tasks))),
-                **self.metrics, "properties": {k: v.to_dict() for k, v in self.properties.items()}}
+        return {
+            "label": self.label,
+            "mechanism": self.mechanism,
+            "alpha": None if self.alpha is None else ("inf" if math.isinf(self.alpha) else self.alpha),
+            "tasks": dict(zip(self.allocation.instance.users, map(float, self.allocation.tasks))),
+            **self.metrics,
+            "properties": {k: v.to_dict() for k, v in self.properties.items()},
+        }
 
 
 def parse_alphas(text) -> list[float]:
@@ -69,8 +78,9 @@ def parse_alphas(text) -> list[float]:
     if not alphas:
         raise FairallocError("alphas: give at least one alpha (e.g. 0,1,inf)")
     if len(set(alphas)) > limits.MAX_ALPHAS:
-        raise FairallocError(f"alphas: at most {limits.MAX_ALPHAS} alphas (got {len(set(alphas))}; "
-                             f"fairalloc.core.limits.MAX_ALPHAS)")
+        raise FairallocError(
+            f"alphas: at most {limits.MAX_ALPHAS} alphas (got {len(set(alphas))}; fairalloc.core.limits.MAX_ALPHAS)"
+        )
     return sorted(set(alphas))
 
 
@@ -87,7 +97,7 @@ def measures(allocation: Allocation) -> dict:
     if inst.weights is not None and inst.weights.ndim != 1:
         envious = []
     elif pairwise_cells(inst) > limits.MAX_PAIRWISE_CELLS:
-        envious = None                      # too many pairs to compare: not computed (null in JSON)
+        envious = None  # too many pairs to compare: not computed (null in JSON)
     else:
         envious = envious_users(inst, allocation.tasks)
     return {
@@ -100,9 +110,17 @@ def measures(allocation: Allocation) -> dict:
     }
 
 
-def frontier(instance, alphas=DEFAULT_ALPHAS, *, on: str = "shares", references=REFERENCES,
-             properties: str | list[str] | None = "", method: str = "auto", budget: int = 200,
-             progress=None) -> list[Point]:
+def frontier(
+    instance,
+    alphas=DEFAULT_ALPHAS,
+    *,
+    on: str = "shares",
+    references=REFERENCES,
+    properties: str | list[str] | None = "",
+    method: str = "auto",
+    budget: int = 200,
+    progress=None,
+) -> list[Point]:
     """Points of the alpha-fair family on ``instance`` (then the reference mechanisms).
 
     ``references``: mechanisms (registered names or :class:`~fairalloc.core.registry.Mechanism`
@@ -111,15 +129,19 @@ def frontier(instance, alphas=DEFAULT_ALPHAS, *, on: str = "shares", references=
     ``None`` all of them.  ``progress``: a callable called with each finished point.
     """
     from fairalloc.core import registry
+
     inst: Instance = getattr(instance, "instance", instance)
     if on not in FAMILIES:
         raise FairallocError(f"on: {unknown('utility', on, FAMILIES)}")
-    wanted = [] if properties == "" else property_names(
-        properties if isinstance(properties, (str, type(None))) else ",".join(properties))
+    wanted = (
+        []
+        if properties == ""
+        else property_names(properties if isinstance(properties, (str, type(None))) else ",".join(properties))
+    )
     plan = [(alpha_label(a), registry.get(f"{FAMILIES[on]}:{a}"), a) for a in parse_alphas(alphas)]
     plan += [(ref if isinstance(ref, str) else ref.name, registry.get(ref), None) for ref in references]
     if wanted:
-        check_work(wanted, inst, budget=budget)     # refused before any point is solved
+        check_work(wanted, inst, budget=budget)  # refused before any point is solved
     points = []
     for label, mech, alpha in plan:
         allocation = mech.allocate(inst, method)
@@ -136,29 +158,55 @@ def plot_frontier(points: list[Point], target=None, *, current: Point | None = N
 
     ``target``: a file name (``.png``, ``.svg``, ``.pdf``) or None for the matplotlib figure.
     """
-    from matplotlib.figure import Figure     # no pyplot: no global state, safe in the explorer's threads
+    from matplotlib.figure import Figure  # no pyplot: no global state, safe in the explorer's threads
+
     fig = Figure(figsize=(10, 4.2), layout="constrained")
     axes = fig.subplots(1, 2)
     family = [p for p in points if p.alpha is not None]
     others = [p for p in points if p.alpha is None]
     markers = dict(zip(REFERENCES, ("s", "D", "^", "v")))
-    for ax, key, name in zip(axes, ("min_dominant_share", "jain_index"),
-                             ("smallest weighted dominant share", "Jain's index of weighted dominant shares")):
+    for ax, key, name in zip(
+        axes,
+        ("min_dominant_share", "jain_index"),
+        ("smallest weighted dominant share", "Jain's index of weighted dominant shares"),
+    ):
         xs = [p.metrics["total_dominant_share"] for p in family]
         ys = [p.metrics[key] for p in family]
         ax.plot(xs, ys, "-o", color="tab:blue", label="alpha-fair", zorder=2)
-        labels: dict[tuple, list[str]] = {}     # alphas that land on the same point share a label
+        labels: dict[tuple, list[str]] = {}  # alphas that land on the same point share a label
         for p, x, y in zip(family, xs, ys):
             labels.setdefault((round(x, 6), round(y, 6)), []).append(p.label.removeprefix("alpha="))
         for (x, y), alphas in labels.items():
-            ax.annotate("α=" + ", ".join(alphas), (x, y), textcoords="offset points", xytext=(6, 4),
-                        fontsize=8, color="tab:blue")
+            ax.annotate(
+                "α=" + ", ".join(alphas),
+                (x, y),
+                textcoords="offset points",
+                xytext=(6, 4),
+                fontsize=8,
+                color="tab:blue",
+            )
         for p in others:
-            ax.scatter(p.metrics["total_dominant_share"], p.metrics[key], marker=markers.get(p.label, "P"), s=70,
-                       label=p.label, zorder=3, edgecolor="black", linewidth=0.6)
+            ax.scatter(
+                p.metrics["total_dominant_share"],
+                p.metrics[key],
+                marker=markers.get(p.label, "P"),
+                s=70,
+                label=p.label,
+                zorder=3,
+                edgecolor="black",
+                linewidth=0.6,
+            )
         if current is not None:
-            ax.scatter(current.metrics["total_dominant_share"], current.metrics[key], marker="*", s=260,
-                       color="gold", edgecolor="black", label=f"current ({current.label})", zorder=4)
+            ax.scatter(
+                current.metrics["total_dominant_share"],
+                current.metrics[key],
+                marker="*",
+                s=260,
+                color="gold",
+                edgecolor="black",
+                label=f"current ({current.label})",
+                zorder=4,
+            )
         ax.set_xlabel("efficiency: sum of dominant shares")
         ax.set_ylabel(name)
         ax.grid(alpha=0.3)

@@ -21,16 +21,17 @@ import warnings
 
 import click
 
-from fairalloc.core.errors import FairallocError, shown
-from fairalloc.io.cases import load_case      # the commands look it up here (tests replace it)
 from fairalloc.cli import render
 from fairalloc.cli.allocate import compare, list_mechanisms, model, solve
 from fairalloc.cli.cases import list_cases, reproduce
 from fairalloc.cli.cluster import GENERATED_WORKLOADS, schedule, simulate
 from fairalloc.cli.frontier import explore, tradeoff
 from fairalloc.cli.options import FORMATS, Choice
-from fairalloc.cli.options import make_folder as _make_folder, output_path as _output_path  # noqa: F401  (old names)
+from fairalloc.cli.options import make_folder as _make_folder  # noqa: F401  (old names)
+from fairalloc.cli.options import output_path as _output_path  # noqa: F401  (old names)
 from fairalloc.cli.properties import check, falsify, table2, verify
+from fairalloc.core.errors import FairallocError, shown
+from fairalloc.io.cases import load_case  # the commands look it up here (tests replace it)
 
 __all__ = ["cli", "main", "load_case", "Choice", "FORMATS", "GENERATED_WORKLOADS"]
 
@@ -61,8 +62,22 @@ def cli(ctx, debug):
     state["command"] = cli.get_command(ctx, ctx.invoked_subcommand) if ctx.invoked_subcommand else None
 
 
-for _command in (solve, compare, model, list_cases, list_mechanisms, check, verify, falsify, table2, reproduce,
-                 schedule, simulate, tradeoff, explore):
+for _command in (
+    solve,
+    compare,
+    model,
+    list_cases,
+    list_mechanisms,
+    check,
+    verify,
+    falsify,
+    table2,
+    reproduce,
+    schedule,
+    simulate,
+    tradeoff,
+    explore,
+):
     cli.add_command(_command)
 
 
@@ -74,18 +89,19 @@ def main(argv=None) -> int:
     try:
         with warnings.catch_warnings():
             if not debug:
-                warnings.showwarning = lambda *args, **kwargs: render.show_warning(*args, **kwargs,
-                                                                                  command=state.get("command"))
+                warnings.showwarning = lambda *args, **kwargs: render.show_warning(
+                    *args, **kwargs, command=state.get("command")
+                )
                 warnings.filterwarnings("ignore", message=".*encountered in", category=RuntimeWarning)
             code = cli.main(args=argv, prog_name="fairalloc", standalone_mode=False, obj=state)
-        if isinstance(code, int):           # click hands back a command's Exit code here
+        if isinstance(code, int):  # click hands back a command's Exit code here
             return code
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.exceptions.Abort:
         click.echo("fairalloc: interrupted", err=True)
         return 130
-    except BrokenPipeError:             # 'fairalloc ... | head': the reader left; nothing to say
+    except BrokenPipeError:  # 'fairalloc ... | head': the reader left; nothing to say
         try:
             sys.stdout = open(os.devnull, "w")
         except OSError:

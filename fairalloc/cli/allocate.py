@@ -8,17 +8,23 @@ from pathlib import Path
 import click
 from tabulate import tabulate
 
+from fairalloc.cli.options import format_option, load_case, method_option, output_path
+from fairalloc.cli.options import mechanisms as mechanism_names
+from fairalloc.cli.render import csv_doc, emit, json_doc, structured
 from fairalloc.core import registry
 from fairalloc.core.allocation import _fmt
 from fairalloc.core.errors import FairallocError, FairallocWarning
-from fairalloc.cli.options import format_option, load_case, mechanisms as mechanism_names, method_option, output_path
-from fairalloc.cli.render import csv_doc, emit, json_doc, structured
 
 
 @click.command()
 @click.argument("case")
-@click.option("-m", "--mechanism", "mechanisms", metavar="M[,M...]",
-              help="Mechanisms, comma-separated (default: drf). See 'fairalloc mechanisms'.")
+@click.option(
+    "-m",
+    "--mechanism",
+    "mechanisms",
+    metavar="M[,M...]",
+    help="Mechanisms, comma-separated (default: drf). See 'fairalloc mechanisms'.",
+)
 @method_option("fast: the exact fast algorithm; program: the declarative LP / convex program.")
 @format_option("json", "yaml", "csv", help="Output format.")
 @click.option("--exact", is_flag=True, help="Also show task counts as verified exact fractions.")
@@ -37,8 +43,11 @@ def solve(case, mechanisms, method, fmt, exact):
     instance = load_case(case).instance
     allocations = [registry.get(n).allocate(instance, method) for n in names]
     if fmt == "table":
-        emit("\n\n".join(a.table(exact=exact) + ("\n\n" + a.step_table() if a.history is not None else "")
-                         for a in allocations))
+        emit(
+            "\n\n".join(
+                a.table(exact=exact) + ("\n\n" + a.step_table() if a.history is not None else "") for a in allocations
+            )
+        )
     elif fmt == "csv":
         emit(csv_doc(allocations))
     else:
@@ -47,8 +56,13 @@ def solve(case, mechanisms, method, fmt, exact):
 
 @click.command()
 @click.argument("case")
-@click.option("-m", "--mechanism", "mechanisms", metavar="M[,M...]",
-              help="Mechanisms to compare (default: every static mechanism).")
+@click.option(
+    "-m",
+    "--mechanism",
+    "mechanisms",
+    metavar="M[,M...]",
+    help="Mechanisms to compare (default: every static mechanism).",
+)
 @method_option()
 @format_option("json", "yaml")
 @click.option("--exact", is_flag=True, help="Show verified exact fractions for task counts.")
@@ -76,13 +90,17 @@ def comparison(instance, allocs, exact: bool) -> str:
         shown = _fmt(a.tasks[i], 4)
         fraction = str(a.exact[i]) if exact and a.exact is not None else shown
         return f"{shown}{'' if fraction == shown else ' = ' + fraction} ({_fmt(a.dominant_shares[i], 4)})"
+
     rows = [[u, *(tasks_cell(a, i) for a in allocs)] for i, u in enumerate(instance.users)]
     parts = [f"{instance.name}: tasks (dominant share)", tabulate(rows, ["user", *names], disable_numparse=True)]
-    bundle_rows = [[u, a.mechanism, *(_fmt(v, 4) for v in a.bundles[i])]
-                   for i, u in enumerate(instance.users) for a in allocs]
+    bundle_rows = [
+        [u, a.mechanism, *(_fmt(v, 4) for v in a.bundles[i])] for i, u in enumerate(instance.users) for a in allocs
+    ]
     parts += ["", "bundles", tabulate(bundle_rows, ["user", "mechanism", *instance.resources], disable_numparse=True)]
-    util_rows = [[r, _fmt(instance.capacity[j], 4), *(f"{a.utilization[j]:.1%}" for a in allocs)]
-                 for j, r in enumerate(instance.resources)]
+    util_rows = [
+        [r, _fmt(instance.capacity[j], 4), *(f"{a.utilization[j]:.1%}" for a in allocs)]
+        for j, r in enumerate(instance.resources)
+    ]
     parts += ["", "utilisation", tabulate(util_rows, ["resource", "capacity", *names], disable_numparse=True)]
     return "\n".join(parts)
 
@@ -107,8 +125,12 @@ def allocate_all(names: list[str], instance, method: str, every: bool) -> list:
 @click.command()
 @click.argument("case")
 @click.option("-m", "--mechanism", "mechanism_name", default="drf", show_default=True, help="Mechanism.")
-@click.option("--write", "path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Export to FILE: .lp or .mps (LPs; one file per round for sequences) or .txt.")
+@click.option(
+    "--write",
+    "path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Export to FILE: .lp or .mps (LPs; one file per round for sequences) or .txt.",
+)
 def model(case, mechanism_name, path):
     """Show or export the declarative program of a mechanism on CASE.
 
@@ -121,7 +143,7 @@ def model(case, mechanism_name, path):
         output_path(path, "--write")
     instance = load_case(case).instance
     program = registry.get(mechanism_name).program(instance)
-    if path is not None:        # the program's messages name its parameter 'path': shown as --write
+    if path is not None:  # the program's messages name its parameter 'path': shown as --write
         program.check_target(path)
     program.solve()
     if path is None:
@@ -138,13 +160,24 @@ def list_mechanisms(fmt):
     rows = []
     for name in registry.available():
         mech = registry.family(name) or registry.get(name)
-        rows.append({"name": f"{name}:{mech.parameters}" if mech.parameters else name, "kind": mech.kind,
-                     "program": mech.has_program, "fast_path": mech.has_fast,
-                     "auto": "fast path" if mech.has_fast else "program", "summary": mech.summary})
+        rows.append(
+            {
+                "name": f"{name}:{mech.parameters}" if mech.parameters else name,
+                "kind": mech.kind,
+                "program": mech.has_program,
+                "fast_path": mech.has_fast,
+                "auto": "fast path" if mech.has_fast else "program",
+                "summary": mech.summary,
+            }
+        )
     if fmt == "json":
         emit(json_doc(rows))
         return
     yes = {True: "yes", False: "no"}
-    emit(tabulate([[r["name"], r["kind"], yes[r["program"]], yes[r["fast_path"]], r["auto"], r["summary"]]
-                   for r in rows], ["name", "kind", "program", "fast path", "--method auto", "summary"],
-                  disable_numparse=True))
+    emit(
+        tabulate(
+            [[r["name"], r["kind"], yes[r["program"]], yes[r["fast_path"]], r["auto"], r["summary"]] for r in rows],
+            ["name", "kind", "program", "fast path", "--method auto", "summary"],
+            disable_numparse=True,
+        )
+    )

@@ -9,10 +9,10 @@ import click
 import yaml
 from tabulate import tabulate
 
-from fairalloc.core.allocation import _fmt
-from fairalloc.io.cases import bundled_cases
 from fairalloc.cli.options import format_option, load_case
 from fairalloc.cli.render import emit, json_doc
+from fairalloc.core.allocation import _fmt
+from fairalloc.io.cases import bundled_cases
 
 
 @click.command("cases")
@@ -36,13 +36,26 @@ def list_cases(name, fmt):
     rows = []
     for name in bundled_cases():
         case = load_case(name)
-        rows.append({"name": name, "users": case.instance.n, "resources": ", ".join(case.instance.resources),
-                     "source": case.source or ""})
+        rows.append(
+            {
+                "name": name,
+                "users": case.instance.n,
+                "resources": ", ".join(case.instance.resources),
+                "source": case.source or "",
+            }
+        )
     if fmt == "json":
         emit(json_doc(rows))
     else:
-        emit(tabulate([list(r.values()) for r in rows], list(rows[0]), disable_numparse=True,
-                      maxcolwidths=[None, None, 16, 72]) + "\n\n'fairalloc cases NAME' shows one case.")
+        emit(
+            tabulate(
+                [list(r.values()) for r in rows],
+                list(rows[0]),
+                disable_numparse=True,
+                maxcolwidths=[None, None, 16, 72],
+            )
+            + "\n\n'fairalloc cases NAME' shows one case."
+        )
 
 
 def case_view(case) -> str:
@@ -53,10 +66,15 @@ def case_view(case) -> str:
         parts.append(textwrap.fill(" ".join(case.description.split()), 100))
     users = raw["users"]
     extra = [k for k in ("weight", "max_tasks", "shared", "group") if any(k in (u or {}) for u in users.values())]
-    rows = [[u, *(_fmt(v, 6) for v in inst.demand[i]), *(one_line(users[u].get(k, "")) for k in extra)]
-            for i, u in enumerate(inst.users)]
-    parts += ["", tabulate(rows, ["user", *(f"{r} per task" for r in inst.resources), *extra], disable_numparse=True),
-              "capacity: " + ", ".join(f"{r} {_fmt(c, 6)}" for r, c in zip(inst.resources, inst.capacity))]
+    rows = [
+        [u, *(_fmt(v, 6) for v in inst.demand[i]), *(one_line(users[u].get(k, "")) for k in extra)]
+        for i, u in enumerate(inst.users)
+    ]
+    parts += [
+        "",
+        tabulate(rows, ["user", *(f"{r} per task" for r in inst.resources), *extra], disable_numparse=True),
+        "capacity: " + ", ".join(f"{r} {_fmt(c, 6)}" for r, c in zip(inst.resources, inst.capacity)),
+    ]
     for title, lines in _claims(raw):
         if lines:
             parts += ["", f"{title}:", *(f"  - {line}" for line in lines)]
@@ -65,13 +83,17 @@ def case_view(case) -> str:
 
 def _claims(raw) -> list[tuple[str, list[str]]]:
     """The sections of a case after its instance: groups, variants, expectations, claims, errata."""
+
     def variant(v) -> str:
         return f"{v['name']}: " + (v.get("description") or one_line({k: w for k, w in v.items() if k != "name"}))
-    return [("groups", [f"{g}: {one_line(spec)}" for g, spec in raw.get("groups", {}).items()]),
-            ("variants", [variant(v) for v in raw.get("variants", [])]),
-            ("expectations", [one_line(e) for e in raw.get("expect", [])]),
-            ("claims", [one_line(c) for c in raw.get("claims", [])]),
-            ("errata", [f"{e['where']}: says {e['says']}; true value {e['value']}" for e in raw.get("errata", [])])]
+
+    return [
+        ("groups", [f"{g}: {one_line(spec)}" for g, spec in raw.get("groups", {}).items()]),
+        ("variants", [variant(v) for v in raw.get("variants", [])]),
+        ("expectations", [one_line(e) for e in raw.get("expect", [])]),
+        ("claims", [one_line(c) for c in raw.get("claims", [])]),
+        ("errata", [f"{e['where']}: says {e['says']}; true value {e['value']}" for e in raw.get("errata", [])]),
+    ]
 
 
 def one_line(value) -> str:
@@ -84,8 +106,12 @@ def one_line(value) -> str:
 @click.command()
 @click.argument("cases", nargs=-1)
 @format_option("json")
-@click.option("--all-rows/--mismatches-only", default=True, show_default=True,
-              help="Show every row, or only the rows that did not reproduce.")
+@click.option(
+    "--all-rows/--mismatches-only",
+    default=True,
+    show_default=True,
+    help="Show every row, or only the rows that did not reproduce.",
+)
 def reproduce(cases, fmt, all_rows):
     """Reproduce the papers' numbers and claims from the case library (default: every bundled case).
 
@@ -99,17 +125,26 @@ def reproduce(cases, fmt, all_rows):
     """
     from tqdm import tqdm
 
-    from fairalloc.analysis.reproduce import reproduce as run_reproduce, summary, summary_line
-    rows = run_reproduce(cases, progress=lambda loaded: tqdm(loaded, unit="case", desc="reproduce", file=sys.stderr,
-                                                             disable=None, leave=False))
+    from fairalloc.analysis.reproduce import reproduce as run_reproduce
+    from fairalloc.analysis.reproduce import summary, summary_line
+
+    rows = run_reproduce(
+        cases,
+        progress=lambda loaded: tqdm(loaded, unit="case", desc="reproduce", file=sys.stderr, disable=None, leave=False),
+    )
     bad = [r for r in rows if r.status == "MISMATCH"]
     if fmt == "json":
         emit(json_doc({"rows": [r.to_dict() for r in rows], **summary(rows)}))
     else:
         shown = rows if all_rows else bad
-        emit(tabulate([[r.case, r.claim, r.source, r.computed, r.status] for r in shown],
-                      ["case", "claim", "source value", "computed value", "status"], disable_numparse=True,
-                      maxcolwidths=[None, 52, 30, 52, None]))
+        emit(
+            tabulate(
+                [[r.case, r.claim, r.source, r.computed, r.status] for r in shown],
+                ["case", "claim", "source value", "computed value", "status"],
+                disable_numparse=True,
+                maxcolwidths=[None, 52, 30, 52, None],
+            )
+        )
         emit("\n" + summary_line(rows))
     if bad:
         raise click.exceptions.Exit(1)

@@ -7,16 +7,17 @@ from pathlib import Path
 import click
 from tabulate import tabulate
 
+from fairalloc.cli.options import Choice, bounded, format_option, load_case, make_folder, output_path
+from fairalloc.cli.render import emit, json_doc
 from fairalloc.core import limits
 from fairalloc.core.errors import FairallocError, quoted
 from fairalloc.core.files import write_atomically
-from fairalloc.cli.options import Choice, bounded, format_option, load_case, make_folder, output_path
-from fairalloc.cli.render import emit, json_doc
 
 
 def machines_from(specs: tuple[str, ...], m: int):
     """``--machines 3x4,8`` (three machines of 4 and 8) or ``--machines 9,18``; repeatable."""
     import numpy as np
+
     out = []
     for spec in specs:
         count, _, caps = spec.rpartition("x")
@@ -24,24 +25,36 @@ def machines_from(specs: tuple[str, ...], m: int):
             values = [float(v) for v in caps.split(",")]
             copies = int(count) if count else 1
         except ValueError:
-            raise FairallocError(f"--machines: cannot read {quoted(spec)} (write e.g. 3x4,8 for three machines of 4 "
-                                 f"and 8)") from None
+            raise FairallocError(
+                f"--machines: cannot read {quoted(spec)} (write e.g. 3x4,8 for three machines of 4 and 8)"
+            ) from None
         if len(values) != m or copies < 1 or any(not (v >= 0 and np.isfinite(v)) for v in values):
             raise FairallocError(f"--machines: {quoted(spec)} needs {m} non-negative capacities and a positive count")
         if len(out) + copies > limits.MAX_MACHINES:
-            raise FairallocError(f"--machines: at most {limits.MAX_MACHINES} machines in all (got at least "
-                                 f"{len(out) + copies}; fairalloc.core.limits.MAX_MACHINES)")
+            raise FairallocError(
+                f"--machines: at most {limits.MAX_MACHINES} machines in all (got at least "
+                f"{len(out) + copies}; fairalloc.core.limits.MAX_MACHINES)"
+            )
         out += [values] * copies
     return np.array(out)
 
 
 @click.command()
 @click.argument("case")
-@click.option("--machines", multiple=True, metavar="[Nx]C1,C2,...",
-              help="Machines instead of one pool, e.g. --machines 3x4,8 --machines 5,10 (Theorem 7 placement).")
-@click.option("--policy", type=Choice(["stop", "skip"]), default="stop", show_default=True,
-              help="stop: Algorithm 1's pseudo-code (stop at the first task that does not fit); "
-                   "skip: go on with users whose tasks still fit.")
+@click.option(
+    "--machines",
+    multiple=True,
+    metavar="[Nx]C1,C2,...",
+    help="Machines instead of one pool, e.g. --machines 3x4,8 --machines 5,10 (Theorem 7 placement).",
+)
+@click.option(
+    "--policy",
+    type=Choice(["stop", "skip"]),
+    default="stop",
+    show_default=True,
+    help="stop: Algorithm 1's pseudo-code (stop at the first task that does not fit); "
+    "skip: go on with users whose tasks still fit.",
+)
 @click.option("--trace/--no-trace", default=True, show_default=True, help="Print every decision (Table 1).")
 @format_option("json")
 def schedule(case, machines, policy, trace, fmt):
@@ -56,23 +69,36 @@ def schedule(case, machines, policy, trace, fmt):
     larger next task first, then the earlier user). CASE is a YAML file or a bundled case name.
     """
     from fairalloc.scheduling.algorithm1 import DRFScheduler, fill_machines, table_1
+
     instance = load_case(case).instance
     if machines:
         placement = fill_machines(instance, machines_from(machines, instance.m), keep_trace=trace)
         launches = placement.trace
-        summary = {"tasks": dict(zip(instance.users, placement.tasks.tolist())),
-                   "per_machine": [dict(zip(instance.users, row.tolist())) for row in placement.per_machine],
-                   "dominant_shares": dict(zip(instance.users, placement.dominant_shares.tolist())),
-                   "theorem_7_bound": placement.max_task_share,
-                   "largest_gap": float(placement.dominant_shares.max() - placement.dominant_shares.min())}
+        summary = {
+            "tasks": dict(zip(instance.users, placement.tasks.tolist())),
+            "per_machine": [dict(zip(instance.users, row.tolist())) for row in placement.per_machine],
+            "dominant_shares": dict(zip(instance.users, placement.dominant_shares.tolist())),
+            "theorem_7_bound": placement.max_task_share,
+            "largest_gap": float(placement.dominant_shares.max() - placement.dominant_shares.min()),
+        }
     else:
         scheduler = DRFScheduler(instance, policy=policy)
-        launches = scheduler.run() if trace else scheduler.run_counts()     # --no-trace keeps counts only
-        summary = {"tasks": dict(zip(instance.users, scheduler.launched.tolist())),
-                   "dominant_shares": dict(zip(instance.users, scheduler.s.tolist()))}
+        launches = scheduler.run() if trace else scheduler.run_counts()  # --no-trace keeps counts only
+        summary = {
+            "tasks": dict(zip(instance.users, scheduler.launched.tolist())),
+            "dominant_shares": dict(zip(instance.users, scheduler.s.tolist())),
+        }
     if fmt == "json":
-        emit(json_doc({"case": instance.name, "policy": policy, **summary,
-                       "trace": [vars(launch) for launch in launches] if trace else None}))
+        emit(
+            json_doc(
+                {
+                    "case": instance.name,
+                    "policy": policy,
+                    **summary,
+                    "trace": [vars(launch) for launch in launches] if trace else None,
+                }
+            )
+        )
         return
     parts = []
     if trace:
@@ -82,8 +108,10 @@ def schedule(case, machines, policy, trace, fmt):
         parts.append(tabulate(rows, head, disable_numparse=True))
     parts.append("tasks: " + ", ".join(f"{u} {t}" for u, t in summary["tasks"].items()))
     if machines:
-        parts.append(f"largest gap between dominant shares {summary['largest_gap']:.4g} <= max-task share "
-                     f"{summary['theorem_7_bound']:.4g} (Theorem 7)")
+        parts.append(
+            f"largest gap between dominant shares {summary['largest_gap']:.4g} <= max-task share "
+            f"{summary['theorem_7_bound']:.4g} (Theorem 7)"
+        )
     emit("\n".join(parts))
 
 
@@ -93,10 +121,14 @@ GENERATED_WORKLOADS = ("drf-7.1", "drf-7.2", "mfs-small", "mfs-large", "mfs-mixe
 def workload_from(source: str, nodes: int | None, node_size: tuple[float, float]):
     """A generated set-up by name, or a CSV / YAML workload file."""
     from fairalloc.scheduling import workloads
-    generators = {"drf-7.1": workloads.drf_7_1, "drf-7.2": workloads.drf_7_2,
-                  "mfs-small": lambda **kw: workloads.mfs_workload("small", **kw),
-                  "mfs-large": lambda **kw: workloads.mfs_workload("large", **kw),
-                  "mfs-mixed": lambda **kw: workloads.mfs_workload("mixed", **kw)}
+
+    generators = {
+        "drf-7.1": workloads.drf_7_1,
+        "drf-7.2": workloads.drf_7_2,
+        "mfs-small": lambda **kw: workloads.mfs_workload("small", **kw),
+        "mfs-large": lambda **kw: workloads.mfs_workload("large", **kw),
+        "mfs-mixed": lambda **kw: workloads.mfs_workload("mixed", **kw),
+    }
     if source in generators:
         return generators[source](**({} if nodes is None else {"nodes": nodes}))
     path = Path(source)
@@ -105,8 +137,9 @@ def workload_from(source: str, nodes: int | None, node_size: tuple[float, float]
             raise FairallocError("--nodes: a CSV workload needs --nodes and --node-size (CPU,GB)")
         return workloads.load_csv(path, nodes=nodes, node_cpu=node_size[0], node_mem=node_size[1])
     if not path.exists() and path.suffix == "":
-        raise FairallocError(f"WORKLOAD: '{source}' is neither a file nor a generated workload "
-                             f"({', '.join(GENERATED_WORKLOADS)})")
+        raise FairallocError(
+            f"WORKLOAD: '{source}' is neither a file nor a generated workload ({', '.join(GENERATED_WORKLOADS)})"
+        )
     return workloads.load_yaml(path)
 
 
@@ -122,15 +155,25 @@ def _node_size(text: str) -> tuple[float, float]:
 
 @click.command()
 @click.argument("workload")
-@click.option("--scheduler", "schedulers", default="drf,slots:4,cpu-fair,fifo", show_default=True,
-              metavar="S[,S...]", help="drf, mfs (two-level DRF), hdrf (H-DRF over owner paths 'group/user'), "
-                                       "slots:K (K slots per node), capacity:K, cpu-fair, fifo, quincy (min-cost "
-                                       "flow; small clusters); ':oc' after slots / capacity / cpu-fair lets nodes "
-                                       "be over-committed.")
+@click.option(
+    "--scheduler",
+    "schedulers",
+    default="drf,slots:4,cpu-fair,fifo",
+    show_default=True,
+    metavar="S[,S...]",
+    help="drf, mfs (two-level DRF), hdrf (H-DRF over owner paths 'group/user'), "
+    "slots:K (K slots per node), capacity:K, cpu-fair, fifo, quincy (min-cost "
+    "flow; small clusters); ':oc' after slots / capacity / cpu-fair lets nodes "
+    "be over-committed.",
+)
 @click.option("--nodes", "node_count", type=int, help="Nodes (generated workloads: override; CSV workloads: required).")
 @click.option("--node-size", default="8,6", show_default=True, metavar="CPU,GB", help="Node size for CSV workloads.")
-@click.option("--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Write utilisation and dominant-share figures (PNG) into this folder.")
+@click.option(
+    "--plot",
+    "plot_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write utilisation and dominant-share figures (PNG) into this folder.",
+)
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")
 @format_option("json")
 def simulate(workload, schedulers, node_count, node_size, plot_dir, progress, fmt):
@@ -144,11 +187,13 @@ def simulate(workload, schedulers, node_count, node_size, plot_dir, progress, fm
     WORKLOAD is a YAML or CSV file (see fairalloc.scheduling.workloads) or a generated set-up: drf-7.1, drf-7.2
     (the DRF paper's section 7 experiments), mfs-small, mfs-large, mfs-mixed (the MFS paper's sets).
     """
-    from fairalloc.scheduling.simulator import make_scheduler, simulate as run
+    from fairalloc.scheduling.simulator import make_scheduler
+    from fairalloc.scheduling.simulator import simulate as run
+
     size = _node_size(node_size)
     names = [s.strip() for s in schedulers.split(",") if s.strip()]
     for name in names:
-        make_scheduler(name)                      # unknown names fail before any simulation
+        make_scheduler(name)  # unknown names fail before any simulation
     if node_count is not None:
         bounded(node_count, "--nodes", limits.MAX_NODES, "MAX_NODES")
     if plot_dir is not None:
@@ -160,17 +205,34 @@ def simulate(workload, schedulers, node_count, node_size, plot_dir, progress, fm
     if fmt == "json":
         emit(json_doc([r.to_dict() for r in results]))
         return
-    emit(f"{w.name}: {w.nodes} nodes, {len(w.jobs)} jobs\n" + _simulation_table(results)
-         + (f"\nwrote figures into {plot_dir}" if plot_dir is not None else ""))
+    emit(
+        f"{w.name}: {w.nodes} nodes, {len(w.jobs)} jobs\n"
+        + _simulation_table(results)
+        + (f"\nwrote figures into {plot_dir}" if plot_dir is not None else "")
+    )
 
 
 def _simulation_table(results) -> str:
     classes = sorted({c for r in results for c in r.completed})
-    head = ["scheduler", *(f"jobs done ({c or 'all'})" for c in classes),
-            *(f"mean JCT s ({c or 'all'})" for c in classes), "cpu util.", "mem util.", "fairness error"]
-    rows = [[r.scheduler, *(r.completed.get(c, 0) for c in classes),
-             *(_seconds(r.mean_completion_time.get(c)) for c in classes),
-             f"{r.utilization['cpu']:.1%}", f"{r.utilization['mem']:.1%}", f"{r.fairness_error:.4f}"] for r in results]
+    head = [
+        "scheduler",
+        *(f"jobs done ({c or 'all'})" for c in classes),
+        *(f"mean JCT s ({c or 'all'})" for c in classes),
+        "cpu util.",
+        "mem util.",
+        "fairness error",
+    ]
+    rows = [
+        [
+            r.scheduler,
+            *(r.completed.get(c, 0) for c in classes),
+            *(_seconds(r.mean_completion_time.get(c)) for c in classes),
+            f"{r.utilization['cpu']:.1%}",
+            f"{r.utilization['mem']:.1%}",
+            f"{r.fairness_error:.4f}",
+        ]
+        for r in results
+    ]
     return tabulate(rows, head, disable_numparse=True)
 
 
@@ -182,8 +244,10 @@ def _seconds(value) -> str:
 def plot_simulation(results, folder: Path) -> None:
     """Utilisation over time, and each scheduler's dominant shares over time, as PNG files in ``folder``."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     make_folder(folder)
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
     for r in results:
@@ -205,6 +269,7 @@ def plot_simulation(results, folder: Path) -> None:
 
 def _save(fig, path: Path) -> None:
     import matplotlib.pyplot as plt
+
     fig.tight_layout()
     write_atomically(path, lambda tmp: fig.savefig(tmp, format="png", dpi=120, metadata={"Software": None}))
     plt.close(fig)

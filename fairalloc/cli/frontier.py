@@ -8,28 +8,64 @@ from pathlib import Path
 import click
 from tabulate import tabulate
 
+from fairalloc.cli.options import (
+    Choice,
+    format_option,
+    load_case,
+    method_option,
+    output_path,
+)
+from fairalloc.cli.options import (
+    budget as check_budget,
+)
+from fairalloc.cli.options import (
+    mechanisms as mechanism_names,
+)
+from fairalloc.cli.render import emit, json_doc, mark
 from fairalloc.core.allocation import _fmt
 from fairalloc.core.errors import FairallocError, quoted
 from fairalloc.core.files import write_atomically
-from fairalloc.cli.options import (Choice, budget as check_budget, format_option, load_case,
-                                   mechanisms as mechanism_names, method_option, output_path)
-from fairalloc.cli.render import emit, json_doc, mark
 
 
 @click.command()
 @click.argument("case")
-@click.option("--alphas", default="0,0.5,1,2,5,inf", show_default=True, metavar="A[,A...]",
-              help="Points of the alpha-fair family: 0 utilitarian, 1 CEEI, inf DRF (max-min).")
-@click.option("--on", type=Choice(["shares", "tasks"]), default="shares", show_default=True,
-              help="Alpha-fairness of dominant shares (alpha-fair) or of task counts (alpha-tasks).")
-@click.option("--references", default="drf,ceei,asset,utilitarian", show_default=True, metavar="M[,M...]",
-              help="Mechanisms marked beside the family ('' for none).")
-@click.option("--properties", "property", default="all", show_default=True, metavar="P[,P...]",
-              help="Properties checked at every point ('all', 'none', or names; see 'fairalloc check --help').")
+@click.option(
+    "--alphas",
+    default="0,0.5,1,2,5,inf",
+    show_default=True,
+    metavar="A[,A...]",
+    help="Points of the alpha-fair family: 0 utilitarian, 1 CEEI, inf DRF (max-min).",
+)
+@click.option(
+    "--on",
+    type=Choice(["shares", "tasks"]),
+    default="shares",
+    show_default=True,
+    help="Alpha-fairness of dominant shares (alpha-fair) or of task counts (alpha-tasks).",
+)
+@click.option(
+    "--references",
+    default="drf,ceei,asset,utilitarian",
+    show_default=True,
+    metavar="M[,M...]",
+    help="Mechanisms marked beside the family ('' for none).",
+)
+@click.option(
+    "--properties",
+    "property",
+    default="all",
+    show_default=True,
+    metavar="P[,P...]",
+    help="Properties checked at every point ('all', 'none', or names; see 'fairalloc check --help').",
+)
 @click.option("--budget", default=200, show_default=True, help="Verifier evaluations per user (strategy-proofness).")
 @method_option()
-@click.option("--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the frontier figure to FILE (.png, .svg or .pdf).")
+@click.option(
+    "--plot",
+    "plot_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the frontier figure to FILE (.png, .svg or .pdf).",
+)
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")
 @format_option("json")
 def tradeoff(case, alphas, on, references, property, budget, method, plot_file, progress, fmt):
@@ -50,6 +86,7 @@ def tradeoff(case, alphas, on, references, property, budget, method, plot_file, 
     from tqdm import tqdm
 
     from fairalloc.analysis.tradeoff import frontier, parse_alphas, plot_frontier
+
     chosen = parse_alphas(alphas)
     refs = mechanism_names(references, []) if references.strip() else []
     # python name 'property', as the library's messages call it: they show as --properties
@@ -60,15 +97,30 @@ def tradeoff(case, alphas, on, references, property, budget, method, plot_file, 
     if plot_file is not None:
         output_path(plot_file, "--plot")
     loaded = load_case(case)
-    bar = tqdm(total=len(chosen) + len(refs), unit="point", disable=not progress if progress is not None else None,
-               file=sys.stderr, desc="tradeoff")
+    bar = tqdm(
+        total=len(chosen) + len(refs),
+        unit="point",
+        disable=not progress if progress is not None else None,
+        file=sys.stderr,
+        desc="tradeoff",
+    )
     with bar:
-        points = frontier(loaded, chosen, on=on, references=refs, properties=wanted, method=method, budget=budget,
-                          progress=lambda p: bar.update())
-    if plot_file is not None:                   # nothing half-written
-        write_atomically(plot_file, lambda tmp: plot_frontier(points, tmp, title=f"{loaded.instance.name}: "
-                                                                             f"fairness / efficiency"),
-                         suffix=plot_file.suffix)
+        points = frontier(
+            loaded,
+            chosen,
+            on=on,
+            references=refs,
+            properties=wanted,
+            method=method,
+            budget=budget,
+            progress=lambda p: bar.update(),
+        )
+    if plot_file is not None:  # nothing half-written
+        write_atomically(
+            plot_file,
+            lambda tmp: plot_frontier(points, tmp, title=f"{loaded.instance.name}: fairness / efficiency"),
+            suffix=plot_file.suffix,
+        )
     if fmt == "json":
         emit(json_doc([p.to_dict() for p in points]))
         return
@@ -78,32 +130,63 @@ def tradeoff(case, alphas, on, references, property, budget, method, plot_file, 
 def frontier_table(inst, points, on: str) -> str:
     """The frontier's measures and properties per point, then each point's task counts."""
     from fairalloc.analysis.properties import PROPERTIES
+
     checked = [name for name in PROPERTIES if points and name in points[0].properties]
     abbreviations = {name: "".join(w[0] for w in name.split("_")).upper() for name in checked}
-    head = ["point", "sum dom. share", *(f"util. {r}" for r in inst.resources), "tasks", "min share", "Jain",
-            "envious", *abbreviations.values()]
-    rows = [[p.label, _fmt(p.metrics["total_dominant_share"], 4),
-             *(f"{v:.1%}" for v in p.metrics["utilization"].values()), _fmt(p.metrics["total_tasks"], 4),
-             _fmt(p.metrics["min_dominant_share"], 4), _fmt(p.metrics["jain_index"], 4),
-             "-" if p.metrics["envious_users"] is None else len(p.metrics["envious_users"]),
-             *(mark(p.properties[name]) for name in checked)] for p in points]
+    head = [
+        "point",
+        "sum dom. share",
+        *(f"util. {r}" for r in inst.resources),
+        "tasks",
+        "min share",
+        "Jain",
+        "envious",
+        *abbreviations.values(),
+    ]
+    rows = [
+        [
+            p.label,
+            _fmt(p.metrics["total_dominant_share"], 4),
+            *(f"{v:.1%}" for v in p.metrics["utilization"].values()),
+            _fmt(p.metrics["total_tasks"], 4),
+            _fmt(p.metrics["min_dominant_share"], 4),
+            _fmt(p.metrics["jain_index"], 4),
+            "-" if p.metrics["envious_users"] is None else len(p.metrics["envious_users"]),
+            *(mark(p.properties[name]) for name in checked),
+        ]
+        for p in points
+    ]
     alloc_rows = [[p.label, *(_fmt(v, 4) for v in p.allocation.tasks)] for p in points]
-    parts = [f"{inst.name}: fairness / efficiency ({'dominant shares' if on == 'shares' else 'task counts'})",
-             tabulate(rows, head, disable_numparse=True)]
+    parts = [
+        f"{inst.name}: fairness / efficiency ({'dominant shares' if on == 'shares' else 'task counts'})",
+        tabulate(rows, head, disable_numparse=True),
+    ]
     if checked:
-        parts.append("properties: " + ", ".join(f"{a} {n}" for n, a in abbreviations.items())
-                     + "  (yes / NO / n/a; 'fairalloc check CASE -m M' shows witnesses)")
+        parts.append(
+            "properties: "
+            + ", ".join(f"{a} {n}" for n, a in abbreviations.items())
+            + "  (yes / NO / n/a; 'fairalloc check CASE -m M' shows witnesses)"
+        )
     parts += ["", "tasks per user", tabulate(alloc_rows, ["point", *inst.users], disable_numparse=True)]
     return "\n".join(parts)
 
 
 @click.command()
 @click.argument("case", required=False)
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to listen on (the default keeps the page on this machine).")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on (the default keeps the page on this machine).",
+)
 @click.option("--port", default=8050, show_default=True, help="Port (0: any free port).")
-@click.option("--open/--no-open", "open_browser", default=False, show_default=True,
-              help="Open the page in the default web browser.")
+@click.option(
+    "--open/--no-open",
+    "open_browser",
+    default=False,
+    show_default=True,
+    help="Open the page in the default web browser.",
+)
 def explore(case, host, port, open_browser):
     """Explore fairness trade-offs in the browser: edit an instance and watch allocations move.
 
@@ -124,11 +207,12 @@ def explore(case, host, port, open_browser):
     CASE (optional) is a YAML file or the name of a bundled case; the page can switch cases.
     """
     from fairalloc.explorer import serve
+
     if not 0 <= port <= 65535:
         raise FairallocError(f"--port: must be between 0 and 65535 (got {port})")
     host = checked_host(host)
     if case is not None:
-        load_case(case)                 # a bad case fails here, in one line, before serving
+        load_case(case)  # a bad case fails here, in one line, before serving
     serve(case, host, port, open_browser)
 
 
@@ -137,6 +221,7 @@ def checked_host(host: str) -> str:
     import ipaddress
     import re
     import socket
+
     bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     try:
         ipaddress.ip_address(bare)
@@ -151,6 +236,7 @@ def checked_host(host: str) -> str:
     try:
         socket.getaddrinfo(bare, None, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:
-        raise FairallocError(f"--host: cannot resolve {quoted(host)} ({getattr(exc, 'strerror', None) or exc})") \
-            from None
+        raise FairallocError(
+            f"--host: cannot resolve {quoted(host)} ({getattr(exc, 'strerror', None) or exc})"
+        ) from None
     return bare

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import click
 
+from fairalloc.cli.render import yaml_doc
 from fairalloc.core import limits, registry
 from fairalloc.core.errors import FairallocError, did_you_mean, quoted, shown
 from fairalloc.core.files import write_atomically
-from fairalloc.cli.render import yaml_doc
 
 
 class Choice(click.Choice):
@@ -28,8 +28,9 @@ FORMATS = Choice(["table", "json", "yaml", "csv"])
 
 def format_option(*choices: str, help: str | None = None):
     """``--format`` (python name ``fmt``): ``table`` first and the default."""
-    return click.option("--format", "fmt", type=Choice(["table", *choices]), default="table", show_default=True,
-                        help=help)
+    return click.option(
+        "--format", "fmt", type=Choice(["table", *choices]), default="table", show_default=True, help=help
+    )
 
 
 def method_option(help: str | None = None):
@@ -40,6 +41,7 @@ def load_case(name):
     """:func:`fairalloc.io.cases.load_case`, looked up through ``fairalloc.cli`` so that a test
     replacing ``fairalloc.cli.load_case`` replaces it for every command."""
     import fairalloc.cli
+
     return fairalloc.cli.load_case(name)
 
 
@@ -48,7 +50,7 @@ def mechanisms(spec: str | None, default: list[str]) -> list[str]:
     if not names:
         raise FairallocError("--mechanism: give at least one mechanism name")
     for name in names:
-        registry.get(name)          # unknown names fail here, before any solving
+        registry.get(name)  # unknown names fail here, before any solving
     return names
 
 
@@ -79,6 +81,7 @@ def bounded(value: int, option: str, limit: int, name: str, low: int = 1) -> int
 
 def budget(value: int, option: str = "--budget") -> int:
     from fairalloc.analysis.manipulation import check_budget
+
     return check_budget(value, option)
 
 
@@ -88,6 +91,7 @@ def seed(value: int) -> int:
 
 # -- paths an option writes to ---------------------------------------------------------------------
 
+
 def output_path(path, option: str, *, folder: bool = False) -> Path:
     """``path`` for an option that writes, checked before any work starts: its folder exists and is
     writable, and the target is not a folder.  ``folder=True``: a folder to write into, which may
@@ -96,9 +100,9 @@ def output_path(path, option: str, *, folder: bool = False) -> Path:
     path = Path(path)
     try:
         parent = _folder_to_write(path, option) if folder else _file_to_write(path, option)
-    except OSError as exc:              # a name too long, a loop of links, ...
+    except OSError as exc:  # a name too long, a loop of links, ...
         raise FairallocError(f"{option}: cannot use {shown(path)} ({exc.strerror or exc})") from None
-    except ValueError as exc:           # a NUL byte
+    except ValueError as exc:  # a NUL byte
         raise FairallocError(f"{option}: cannot use {shown(path)} ({exc})") from None
     if not os.access(parent, os.W_OK | os.X_OK):
         raise FairallocError(f"{option}: folder {shown(parent)} is not writable")
@@ -157,11 +161,18 @@ def write_yaml(path: Path, data) -> None:
 
 ENGINE_OPTIONS = [
     click.option("--workers", type=int, default=None, help="Local worker processes (default: all cores)."),
-    click.option("--dask", "dask_address", metavar="ADDRESS",
-                 help="Run the trials on a Dask cluster instead, e.g. tcp://scheduler:8786."),
-    click.option("--results", type=click.Path(dir_okay=False, path_type=Path),
-                 help="Stream every finished trial to this JSON-lines file; rerunning with the same file "
-                      "resumes an interrupted run without redoing finished trials."),
+    click.option(
+        "--dask",
+        "dask_address",
+        metavar="ADDRESS",
+        help="Run the trials on a Dask cluster instead, e.g. tcp://scheduler:8786.",
+    ),
+    click.option(
+        "--results",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Stream every finished trial to this JSON-lines file; rerunning with the same file "
+        "resumes an interrupted run without redoing finished trials.",
+    ),
     click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal)."),
 ]
 
@@ -188,9 +199,14 @@ def space_options(fn):
 
 def space(users, resources, zeros, weights, bounds):
     from fairalloc.analysis.falsify import InstanceSpace
-    return InstanceSpace(bounded_range(users, "--users", limits.MAX_SPACE_USERS, "MAX_SPACE_USERS"),
-                         bounded_range(resources, "--resources", limits.MAX_SPACE_RESOURCES, "MAX_SPACE_RESOURCES"),
-                         zeros, weights, bounds)
+
+    return InstanceSpace(
+        bounded_range(users, "--users", limits.MAX_SPACE_USERS, "MAX_SPACE_USERS"),
+        bounded_range(resources, "--resources", limits.MAX_SPACE_RESOURCES, "MAX_SPACE_RESOURCES"),
+        zeros,
+        weights,
+        bounds,
+    )
 
 
 def engine_checks(workers, results, trials: int) -> None:

@@ -44,7 +44,7 @@ def csv_doc(allocations) -> str:
 
 
 def structured(allocations, fmt: str, exact: bool) -> str:
-    data = [a.to_dict(exact=exact) for a in allocations]      # always a list: one object per mechanism
+    data = [a.to_dict(exact=exact) for a in allocations]  # always a list: one object per mechanism
     return json_doc(data) if fmt == "json" else yaml_doc(data)
 
 
@@ -54,6 +54,7 @@ def mark(result) -> str:
 
 
 # -- errors and warnings ---------------------------------------------------------------------------
+
 
 def flags(command: click.Command | None) -> dict[str, str]:
     """The running command's options by python parameter name (``fmt``: ``--format``): the names
@@ -80,7 +81,7 @@ def translate(message: str, command: click.Command | None) -> str:
         return message
     head = re.match(r"([A-Za-z_][\w-]*):(?=\s|$)", message)
     if head and head.group(1) in known:
-        message = known[head.group(1)] + message[head.end(1):]
+        message = known[head.group(1)] + message[head.end(1) :]
 
     def value(match: re.Match) -> str:
         flag = known.get(match.group(1))
@@ -88,6 +89,7 @@ def translate(message: str, command: click.Command | None) -> str:
             return match.group(0)
         shown = next(v for v in match.groups()[1:] if v is not None)
         return f"{flag} {shown}"
+
     return re.sub(rf"(?<![\w.-])([A-Za-z_]\w*)=(?:{_VALUE})", value, message)
 
 

@@ -7,10 +7,11 @@ an allocation of a million users costs one vector until someone asks for more.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable, SupportsFloat
+from typing import TYPE_CHECKING, Any, SupportsFloat
 
 import numpy as np
 from numpy.typing import NDArray
@@ -102,6 +103,7 @@ class Allocation:
         instance's own numbers (a guess that fails the certificate is dropped).
         """
         from fairalloc.core.exact import recover
+
         return recover(self)
 
     # -- output ---------------------------------------------------------------------------
@@ -129,12 +131,22 @@ class Allocation:
             users[u] = entry
         resources: dict[str, dict[str, Any]] = {}
         for j, r in enumerate(inst.resources):
-            resources[r] = {"capacity": _finite(inst.capacity[j]), "used": _finite(used[j]),
-                            "utilization": _finite(utilization[j]), "saturated": bool(self.saturated[j])}
+            resources[r] = {
+                "capacity": _finite(inst.capacity[j]),
+                "used": _finite(used[j]),
+                "utilization": _finite(utilization[j]),
+                "saturated": bool(self.saturated[j]),
+            }
             if self.prices is not None:
                 resources[r]["price"] = _finite(self.prices[j])
-        out: dict[str, Any] = {"case": inst.name, "mechanism": self.mechanism, "method": self.method,
-                               "solver": self.solver, "users": users, "resources": resources}
+        out: dict[str, Any] = {
+            "case": inst.name,
+            "mechanism": self.mechanism,
+            "method": self.method,
+            "solver": self.solver,
+            "users": users,
+            "resources": resources,
+        }
         if exact:
             out["exact"] = fractions is not None
         if self.info:
@@ -160,20 +172,32 @@ class Allocation:
                 row.append(_fmt(self.weighted_dominant_shares[i], digits))
             row += [_fmt(v, digits) for v in self.bundles[i]]
             rows.append(row)
-        res_head = ["resource", "capacity", "used", "utilization", "saturated"] + \
-            (["price"] if self.prices is not None else [])
+        res_head = ["resource", "capacity", "used", "utilization", "saturated"] + (
+            ["price"] if self.prices is not None else []
+        )
         res_rows = []
         for j, r in enumerate(inst.resources):
-            row = [r, _fmt(inst.capacity[j], digits), _fmt(self.used[j], digits),
-                   f"{self.utilization[j]:.1%}", "yes" if self.saturated[j] else ""]
+            row = [
+                r,
+                _fmt(inst.capacity[j], digits),
+                _fmt(self.used[j], digits),
+                f"{self.utilization[j]:.1%}",
+                "yes" if self.saturated[j] else "",
+            ]
             if self.prices is not None:
                 row.append(_fmt(self.prices[j], digits))
             res_rows.append(row)
         title = f"{self.mechanism} on {inst.name} ({self.method}, {self.solver})"
         if exact and fractions is None:
             title += "  [no exact rational form could be verified]"
-        return "\n".join([title, tabulate(rows, head, disable_numparse=True),
-                          "", tabulate(res_rows, res_head, disable_numparse=True)])
+        return "\n".join(
+            [
+                title,
+                tabulate(rows, head, disable_numparse=True),
+                "",
+                tabulate(res_rows, res_head, disable_numparse=True),
+            ]
+        )
 
     def step_table(self, digits: int = 4, max_users: int = 12) -> str:
         """Dynamic mechanisms: one row per arrival (M, the pool, every user's tasks, what binds)."""
@@ -186,16 +210,18 @@ class Allocation:
             rows.append(row)
         more = f" (first {max_users} users)" if self.instance.n > max_users else ""
         return f"{self.mechanism} on {self.instance.name}: tasks after each arrival{more}\n" + tabulate(
-            rows, ["k", "arrived", "M", "pool", *users, "binding"], disable_numparse=True)
+            rows, ["k", "arrived", "M", "pool", *users, "binding"], disable_numparse=True
+        )
 
     def _repr_html_(self, digits: int = 4) -> str:
         """Jupyter: users (tasks, dominant share, bundle per resource; the first users only),
         a utilisation row and the prices when the mechanism has them, captioned with mechanism, method and solver."""
         from fairalloc.core.html import first_users, shown, table
+
         inst = self.instance
         k, more = shown(inst.n)
         head = ["user", "tasks", "dominant share"] + (["weighted share"] if inst.weighted else [])
-        bundles = self.tasks[:k, None] * inst.demand[:k]        # only the rows shown, not (n, m)
+        bundles = self.tasks[:k, None] * inst.demand[:k]  # only the rows shown, not (n, m)
         rows = []
         for i, u in enumerate(first_users(inst, k)):
             row = [u, _fmt(self.tasks[i], digits), _fmt(self.dominant_shares[i], digits)]
@@ -203,8 +229,13 @@ class Allocation:
                 row.append(_fmt(self.weighted_dominant_shares[i], digits))
             rows.append(row + [_fmt(v, digits) for v in bundles[i]])
         pad = [""] * (len(head) - 1)
-        foot = [["utilisation", *pad, *(f"{u:.1%}" + (" (saturated)" if s else "")
-                                        for u, s in zip(self.utilization, self.saturated))]]
+        foot = [
+            [
+                "utilisation",
+                *pad,
+                *(f"{u:.1%}" + (" (saturated)" if s else "") for u, s in zip(self.utilization, self.saturated)),
+            ]
+        ]
         if self.prices is not None:
             foot.append(["price", *pad, *(_fmt(p, digits) for p in self.prices)])
         caption = f"{self.mechanism} on {inst.name} (method {self.method}, solver {self.solver})"
@@ -222,7 +253,7 @@ def _fmt(v: float, digits: int) -> str:
     if v == 0:
         return "0"
     text = f"{v:.{digits}f}".rstrip("0").rstrip(".")
-    return text if text not in ("", "0", "-0") else f"{v:.{digits}g}"    # 1e-09 is not 0
+    return text if text not in ("", "0", "-0") else f"{v:.{digits}g}"  # 1e-09 is not 0
 
 
 def _finite(v: SupportsFloat) -> float | None:

@@ -22,7 +22,6 @@ import pulp
 from fairalloc.core.errors import FairallocError, SolverError, one_line
 from fairalloc.core.files import write_atomically
 
-
 _banner_lock = threading.Lock()
 _banner_done = False
 
@@ -41,7 +40,7 @@ def _quiet_highs_banner() -> None:
         _banner_done = True
         try:
             import highspy
-        except Exception:       # no highspy: CBC is used, which prints nothing with msg=False
+        except Exception:  # no highspy: CBC is used, which prints nothing with msg=False
             return
         try:
             sys.stdout.flush()
@@ -68,8 +67,9 @@ def lp_solver(msg: bool = False):
     default drops those below 1e-9) are dropped; the programs :meth:`fairalloc.Mechanism.allocate`
     solves are built on instances scaled so that every user's largest entry is 1.
     """
-    highs = pulp.HiGHS(msg=msg, primal_feasibility_tolerance=1e-10, dual_feasibility_tolerance=1e-10,
-                       small_matrix_value=1e-12)
+    highs = pulp.HiGHS(
+        msg=msg, primal_feasibility_tolerance=1e-10, dual_feasibility_tolerance=1e-10, small_matrix_value=1e-12
+    )
     if highs.available():
         _quiet_highs_banner()
         return highs
@@ -85,9 +85,11 @@ def solve_lp(problem: pulp.LpProblem, what: str) -> str:
         status = problem.solve(solver)
     except pulp.PulpSolverError as exc:
         raise SolverError(f"{what}: LP solver {solver.name} failed: {_reason(exc)}") from None
-    except Exception as exc:    # only the solver call is guarded: its library's failure is an error of the solve
-        raise SolverError(f"{what}: LP solver {solver.name} failed ({type(exc).__name__}: {_reason(exc)}); "
-                          f"the numbers may be beyond what it handles") from None
+    except Exception as exc:  # only the solver call is guarded: its library's failure is an error of the solve
+        raise SolverError(
+            f"{what}: LP solver {solver.name} failed ({type(exc).__name__}: {_reason(exc)}); "
+            f"the numbers may be beyond what it handles"
+        ) from None
     if status != pulp.LpStatusOptimal:
         raise SolverError(f"{what}: LP solver {solver.name} returned status '{pulp.LpStatus[status]}'")
     return solver.name
@@ -104,10 +106,38 @@ def _reason(exc: BaseException) -> str:
 _LEGAL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ILLEGAL_CHAR = re.compile(r"[^A-Za-z0-9_]")
 #: Words the LP format reads as keywords (sections, bounds, infinity), whatever their case.
-_LP_KEYWORDS = frozenset(("max", "maximize", "maximise", "maximum", "min", "minimize", "minimise", "minimum",
-                          "st", "subject", "such", "bound", "bounds", "end", "free", "inf", "infinity", "gen",
-                          "general", "generals", "bin", "binary", "binaries", "int", "semi", "semis", "sos"))
-_MAX_NAME = 200       # CPLEX reads names up to 255 characters; room is left for a ``_k`` suffix
+_LP_KEYWORDS = frozenset(
+    (
+        "max",
+        "maximize",
+        "maximise",
+        "maximum",
+        "min",
+        "minimize",
+        "minimise",
+        "minimum",
+        "st",
+        "subject",
+        "such",
+        "bound",
+        "bounds",
+        "end",
+        "free",
+        "inf",
+        "infinity",
+        "gen",
+        "general",
+        "generals",
+        "bin",
+        "binary",
+        "binaries",
+        "int",
+        "semi",
+        "semis",
+        "sos",
+    )
+)
+_MAX_NAME = 200  # CPLEX reads names up to 255 characters; room is left for a ``_k`` suffix
 
 
 def lp_name(text: str, taken: set[str] | None = None) -> str:
@@ -144,7 +174,7 @@ def _sanitised(text: str) -> str:
         if char.isascii():
             out.append(char)
         elif unicodedata.combining(char):
-            continue                            # the accent of a decomposed letter: e + ´ -> e
+            continue  # the accent of a decomposed letter: e + ´ -> e
         elif char.isalnum():
             out.append(f"u{ord(char):x}")
         else:
@@ -165,8 +195,10 @@ def lp_names(prefix: str, texts) -> list[str]:
 def task_variables(problem: pulp.LpProblem, lower, upper, names) -> list[pulp.LpVariable]:
     """One variable per name (legal LP names, :func:`lp_names`) with bounds ``lower <= x <= upper``
     (inf = none)."""
+
     def bound(v):
         return None if np.isinf(v) else float(v)
+
     return [problem.add_variable(name, bound(lo), bound(up)) for name, lo, up in zip(names, lower, upper)]
 
 
@@ -192,6 +224,7 @@ CLARABEL_SETTINGS = ({"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e
 def solve_cvxpy(problem, what: str) -> str:
     """Solve a cvxpy problem with Clarabel; a status other than optimal is a :class:`SolverError`."""
     import cvxpy as cp
+
     for settings in CLARABEL_SETTINGS:
         try:
             with warnings.catch_warnings():  # the status below is what decides, not a warning
@@ -200,13 +233,17 @@ def solve_cvxpy(problem, what: str) -> str:
                 problem.solve(solver=cp.CLARABEL, **settings)
         except cp.error.SolverError as exc:
             raise SolverError(f"{what}: Clarabel failed: {_reason(exc)}") from None
-        except Exception as exc:    # only the solver call: cvxpy's or Clarabel's failure is an error of the solve
-            raise SolverError(f"{what}: cvxpy+Clarabel failed ({type(exc).__name__}: {_reason(exc)}); "
-                              f"the numbers may be beyond what it handles") from None
+        except Exception as exc:  # only the solver call: cvxpy's or Clarabel's failure is an error of the solve
+            raise SolverError(
+                f"{what}: cvxpy+Clarabel failed ({type(exc).__name__}: {_reason(exc)}); "
+                f"the numbers may be beyond what it handles"
+            ) from None
         if problem.status == cp.OPTIMAL:
             return "cvxpy+clarabel" + ("" if settings is not CLARABEL_DEFAULTS else " (default tolerances)")
-    raise SolverError(f"{what}: Clarabel returned status '{problem.status}'"
-                      + (" (numerical trouble: the answer is not trusted)" if "inaccurate" in problem.status else ""))
+    raise SolverError(
+        f"{what}: Clarabel returned status '{problem.status}'"
+        + (" (numerical trouble: the answer is not trusted)" if "inaccurate" in problem.status else "")
+    )
 
 
 def convex_task_variables(instance):
@@ -218,6 +255,7 @@ def convex_task_variables(instance):
     ``x >= 0``, ``x <= T`` where bounded).
     """
     import cvxpy as cp
+
     live = instance.bounds() > 0
     T = instance.bounds()[live]
     x = cp.Variable(int(live.sum()), name="tasks")
@@ -315,7 +353,8 @@ class Program:
         single = len(self.models) == 1 and not self.pending
         for k, (_, model) in enumerate(self.models, 1):
             target = path if single else path.with_name(f"{path.stem}.round{k}{path.suffix}")
-            write_atomically(target, lambda tmp: (model.writeLP if suffix == ".lp" else model.writeMPS)(str(tmp)))
+            write = model.writeLP if suffix == ".lp" else model.writeMPS
+            write_atomically(target, lambda tmp, write=write: write(str(tmp)))
             written.append(target)
         return written
 

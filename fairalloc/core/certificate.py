@@ -53,12 +53,14 @@ def certify(allocation: object, name: str | None = None) -> Allocation:
     clipped: then a copy), else :class:`SolverError`.  ``name``: the mechanism's name for the
     message when the allocation does not carry one."""
     from fairalloc.core.allocation import Allocation
+
     if not isinstance(allocation, Allocation):
-        raise SolverError(f"{name or 'mechanism'}: returned {type(allocation).__name__}, not an Allocation; "
-                          f"{_UNTRUSTED}")
+        raise SolverError(
+            f"{name or 'mechanism'}: returned {type(allocation).__name__}, not an Allocation; {_UNTRUSTED}"
+        )
     inst = allocation.instance
     label = _label(allocation) if allocation.mechanism else f"{name} ({allocation.method}, {allocation.solver})"
-    resources = inst.resources                  # user names are made only for a message
+    resources = inst.resources  # user names are made only for a message
     x = np.asarray(allocation.tasks)
     if x.shape != (inst.n,) or not np.issubdtype(x.dtype, np.number):
         raise SolverError(f"{label}: {x.shape} task counts for {inst.n} users; {_UNTRUSTED}")
@@ -70,8 +72,8 @@ def certify(allocation: object, name: str | None = None) -> Allocation:
     D, R, T = inst.demand, inst.capacity, inst.bounds()
     with np.errstate(all="ignore"):
         mu = inst.per_task_dominant_share
-        alone = np.minimum(np.where(mu > 0, 1.0 / mu, np.inf), T)      # what she could run alone
-        alone = np.where(np.isfinite(alone), alone, np.abs(x))          # no scale: the value itself
+        alone = np.minimum(np.where(mu > 0, 1.0 / mu, np.inf), T)  # what she could run alone
+        alone = np.where(np.isfinite(alone), alone, np.abs(x))  # no scale: the value itself
         slack = FEASIBILITY * alone
         # -- non-negative ----------------------------------------------------------------
         below = np.maximum(-x, 0.0)
@@ -85,8 +87,9 @@ def certify(allocation: object, name: str | None = None) -> Allocation:
         if bad.any():
             ratio = np.where(bad, np.where(T > 0, x / np.where(T > 0, T, 1.0), np.inf), -np.inf)
             i = int(np.argmax(ratio))
-            raise SolverError(f"{label}: user {inst.users[i]} has {_num(x[i])} tasks, above her max_tasks "
-                              f"{_num(T[i])}; {_UNTRUSTED}")
+            raise SolverError(
+                f"{label}: user {inst.users[i]} has {_num(x[i])} tasks, above her max_tasks {_num(T[i])}; {_UNTRUSTED}"
+            )
         clipped = np.minimum(np.maximum(x, 0.0), T)
         # -- capacities --------------------------------------------------------------------
         used = clipped @ D
@@ -98,14 +101,17 @@ def certify(allocation: object, name: str | None = None) -> Allocation:
         if bad.any():
             j = int(np.argmax(over))
             share = "" if R[j] == 0 else f" ({over[j]:.0%})"
-            raise SolverError(f"{label}: resource {resources[j]} used {_num(used[j])} of capacity {_num(R[j])}"
-                              f"{share}; {_UNTRUSTED}")
+            raise SolverError(
+                f"{label}: resource {resources[j]} used {_num(used[j])} of capacity {_num(R[j])}{share}; {_UNTRUSTED}"
+            )
         # -- everything derived is finite (shares, bundles) --------------------------------
         shares = clipped * mu
         if not np.all(np.isfinite(shares)):
             i = int(np.argmin(np.isfinite(shares)))
-            raise SolverError(f"{label}: user {inst.users[i]}'s dominant share is not a finite number "
-                              f"(the instance is beyond float range); {_UNTRUSTED}")
+            raise SolverError(
+                f"{label}: user {inst.users[i]}'s dominant share is not a finite number "
+                f"(the instance is beyond float range); {_UNTRUSTED}"
+            )
     # -- prices --------------------------------------------------------------------------------
     if allocation.prices is not None:
         p = np.asarray(allocation.prices)

@@ -64,6 +64,7 @@ def finite(data: _Data, where: str = "output") -> _Data:
     """``data`` unchanged, or a :class:`~fairalloc.core.errors.FairallocError` naming the first NaN or
     infinity in it (``output.users.A.gain: not a finite number (inf)``)."""
     from fairalloc.core.errors import FairallocError, shown
+
     stack: list[tuple[str, object]] = [(where, data)]
     while stack:
         path, value = stack.pop()
@@ -79,4 +80,5 @@ def finite(data: _Data, where: str = "output") -> _Data:
 def json_text(data: object, **options: Any) -> str:
     """``data`` as standard JSON (:func:`plain` numbers; never ``NaN`` or ``Infinity``)."""
     import json
+
     return json.dumps(finite(plain(data)), allow_nan=False, **options)

@@ -30,6 +30,7 @@ class UnknownNameError(FairallocError, KeyError):
 def closest(name: object, known: Iterable[object], n: int = 3) -> list[str]:
     """The known names closest to ``name`` (case-insensitive), best first; empty when none is close."""
     import difflib
+
     names = [str(k) for k in known]
     lowered = {k.lower(): k for k in names}
     hits = difflib.get_close_matches(str(name).lower(), list(lowered), n=n, cutoff=0.6)
@@ -74,6 +75,7 @@ def shown(text: object) -> str:
     ('cpu', "'a\\nb'", True)
     """
     from fairalloc.core.limits import MAX_EXCERPT
+
     string = str(text)
     return string if len(string) <= MAX_EXCERPT and string.isprintable() else excerpt(string)
 
@@ -85,7 +87,7 @@ def quoted(text: object) -> str:
     return f"'{plain_text}'" if plain_text == string else plain_text
 
 
-_BOUNDED = reprlib.Repr()              # keyword arguments need Python 3.12
+_BOUNDED = reprlib.Repr()  # keyword arguments need Python 3.12
 _BOUNDED.maxlevel, _BOUNDED.maxstring, _BOUNDED.maxother, _BOUNDED.maxlong = 3, 40, 40, 40
 _BOUNDED.maxdict = _BOUNDED.maxlist = _BOUNDED.maxtuple = _BOUNDED.maxset = 4
 
@@ -102,6 +104,7 @@ def excerpt(value: object, limit: int | None = None) -> str:
     "'xxxxxxxxxxxxxx...'"
     """
     from fairalloc.core.limits import MAX_EXCERPT
+
     limit = MAX_EXCERPT if limit is None else limit
     text = _BOUNDED.repr(value)
     if len(text) > limit:

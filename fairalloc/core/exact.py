@@ -53,8 +53,11 @@ class ExactInstance:
         return [sum((x[i] * self.D[i][j] for i in range(self.n)), Fraction(0)) for j in range(self.m)]
 
     def feasible(self, x: Sequence[Fraction]) -> bool:
-        return all(v >= 0 for v in x) and all(t is None or x[i] <= t for i, t in enumerate(self.T)) \
+        return (
+            all(v >= 0 for v in x)
+            and all(t is None or x[i] <= t for i, t in enumerate(self.T))
             and all(u <= r for u, r in zip(self.used(x), self.R))
+        )
 
 
 class _Certifiable(Protocol):
@@ -74,7 +77,7 @@ def recover(allocation: _Certifiable) -> list[Fraction] | None:
     if allocation.certify is None or allocation.instance.n > EXACT_MAX_USERS:
         return None
     tasks = [float(v) for v in allocation.tasks]
-    if not all(math.isfinite(v) for v in tasks):     # NaN or inf has no exact form (and no certificate)
+    if not all(math.isfinite(v) for v in tasks):  # NaN or inf has no exact form (and no certificate)
         return None
     try:
         ex = ExactInstance(allocation.instance)
@@ -85,7 +88,7 @@ def recover(allocation: _Certifiable) -> list[Fraction] | None:
         try:
             if allocation.certify(ex, candidate):
                 return candidate
-        except (ArithmeticError, TypeError, ValueError):   # a certificate meeting a non-number: none
+        except (ArithmeticError, TypeError, ValueError):  # a certificate meeting a non-number: none
             return None
     return None
 
@@ -102,7 +105,7 @@ def solve_linear(A: list[list[Fraction]], b: list[Fraction]) -> list[Fraction] |
     for c in range(cols):
         p = next((k for k in range(r, rows) if M[k][c] != 0), None)
         if p is None:
-            return None                      # a free variable: not unique
+            return None  # a free variable: not unique
         M[r], M[p] = M[p], M[r]
         M[r] = [v / M[r][c] for v in M[r]]
         for k in range(rows):
@@ -112,5 +115,5 @@ def solve_linear(A: list[list[Fraction]], b: list[Fraction]) -> list[Fraction] |
         pivots.append(c)
         r += 1
     if any(M[k][cols] != 0 for k in range(r, rows)):
-        return None                          # inconsistent
+        return None  # inconsistent
     return [M[k][cols] for k in range(cols)]

@@ -23,8 +23,10 @@ MAX_ROWS = 20
 
 _LEFT = ' style="text-align: left"'
 _RIGHT = ' style="text-align: right"'
-_BADGE = ("display: inline-block; padding: 1px 8px; border-radius: 9px; color: white; "
-          "font-size: 0.85em; font-weight: bold; background: {}")
+_BADGE = (
+    "display: inline-block; padding: 1px 8px; border-radius: 9px; color: white; "
+    "font-size: 0.85em; font-weight: bold; background: {}"
+)
 COLOURS = {"green": "#1a7f37", "red": "#cf222e", "grey": "#6e7781"}
 
 
@@ -53,9 +55,16 @@ def _row(values: Sequence[object], align: str) -> str:
     return "<tr>" + "".join(cells) + "</tr>"
 
 
-def table(head: Sequence[str], rows: Iterable[Sequence[object]], *, caption: str = "",
-          foot: Iterable[Sequence[object]] = (),
-          more: str = "", groups: Sequence[tuple[str, int]] = (), align: str = "l") -> str:
+def table(
+    head: Sequence[str],
+    rows: Iterable[Sequence[object]],
+    *,
+    caption: str = "",
+    foot: Iterable[Sequence[object]] = (),
+    more: str = "",
+    groups: Sequence[tuple[str, int]] = (),
+    align: str = "l",
+) -> str:
     """An HTML table.
 
     ``groups``: an optional header row above ``head`` as ``(label, columns spanned)`` pairs;
@@ -68,10 +77,14 @@ def table(head: Sequence[str], rows: Iterable[Sequence[object]], *, caption: str
         parts.append(f"<caption{_LEFT}>{escape(caption)}</caption>")
     parts.append("\n<thead>")
     if groups:
-        parts.append("<tr>" + "".join(_cell("th", label, ' style="text-align: center"', span)
-                                      for label, span in groups) + "</tr>")
-    parts.append("<tr>" + "".join(_cell("th", h, _align(align, k)) for k, h in enumerate(head))
-                 + "</tr></thead>\n<tbody>")
+        parts.append(
+            "<tr>"
+            + "".join(_cell("th", label, ' style="text-align: center"', span) for label, span in groups)
+            + "</tr>"
+        )
+    parts.append(
+        "<tr>" + "".join(_cell("th", h, _align(align, k)) for k, h in enumerate(head)) + "</tr></thead>\n<tbody>"
+    )
     parts.extend(_row(r, align) for r in rows)
     if more:
         parts.append("<tr>" + _cell("td", more, ' style="text-align: left; font-style: italic"', len(head)) + "</tr>")

@@ -15,7 +15,7 @@ Instance(2 users x 2 resources: cpu, mem)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property
 from typing import Any, TypeVar, cast
 
@@ -25,7 +25,6 @@ from numpy.typing import ArrayLike, NDArray
 from fairalloc.core import limits
 from fairalloc.core.decimals import shortest
 from fairalloc.core.errors import CaseError, UnknownNameError, one_line, unknown
-
 
 _Array = TypeVar("_Array", bound=np.ndarray)
 #: turns the index of an offending entry into its field name (``users.A.demand.cpu``)
@@ -62,8 +61,10 @@ def _number(v: float) -> str:
     return repr(float(v)).replace("e+", "e")
 
 
-_RANGE = (f"is outside the range fairalloc computes with ({_number(limits.MIN_MAGNITUDE)} to "
-          f"{_number(limits.MAX_MAGNITUDE)} for non-zero values; float64 loses digits beyond)")
+_RANGE = (
+    f"is outside the range fairalloc computes with ({_number(limits.MIN_MAGNITUDE)} to "
+    f"{_number(limits.MAX_MAGNITUDE)} for non-zero values; float64 loses digits beyond)"
+)
 
 
 def _check_magnitudes(values: NDArray[np.float64], field: _Field) -> None:
@@ -80,7 +81,7 @@ def _as_float_array(values: ArrayLike, field: str, ndim: int) -> NDArray[np.floa
     try:
         a = np.array(values, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise CaseError(f"{field}: must be numbers ({one_line(exc, 120)})") from None   # numpy quotes the value
+        raise CaseError(f"{field}: must be numbers ({one_line(exc, 120)})") from None  # numpy quotes the value
     if a.ndim != ndim:
         raise CaseError(f"{field}: expected a {ndim}-dimensional array, got shape {a.shape}")
     return a
@@ -100,13 +101,33 @@ class Instance:
     User order is the arrival order for dynamic mechanisms.
     """
 
-    __slots__ = ("capacity", "demand", "weights", "max_tasks", "shared", "name", "groups",
-                 "_resources", "_users", "__dict__")
+    __slots__ = (
+        "capacity",
+        "demand",
+        "weights",
+        "max_tasks",
+        "shared",
+        "name",
+        "groups",
+        "_resources",
+        "_users",
+        "__dict__",
+    )
 
-    def __init__(self, capacity: ArrayLike, demand: ArrayLike, *, resources: Iterable[object] | None = None,
-                 users: Iterable[object] | None = None, weights: ArrayLike | None = None,
-                 max_tasks: ArrayLike | None = None, shared: ArrayLike | None = None, name: str = "instance",
-                 validate: bool = True, groups: dict[str, dict[str, Any]] | None = None):
+    def __init__(
+        self,
+        capacity: ArrayLike,
+        demand: ArrayLike,
+        *,
+        resources: Iterable[object] | None = None,
+        users: Iterable[object] | None = None,
+        weights: ArrayLike | None = None,
+        max_tasks: ArrayLike | None = None,
+        shared: ArrayLike | None = None,
+        name: str = "instance",
+        validate: bool = True,
+        groups: dict[str, dict[str, Any]] | None = None,
+    ):
         R = _as_float_array(capacity, "resources", 1)
         D = _as_float_array(demand, "demand", 2)
         m = R.shape[0]
@@ -152,7 +173,7 @@ class Instance:
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
-    def from_arrays(cls, capacity: ArrayLike, demand: ArrayLike, **kwargs: Any) -> "Instance":
+    def from_arrays(cls, capacity: ArrayLike, demand: ArrayLike, **kwargs: Any) -> Instance:
         """Build an instance from arrays; users are named ``"1" .. "n"`` unless given.
 
         Cheap for large generated instances: one pass over ``demand`` to validate it.
@@ -160,10 +181,11 @@ class Instance:
         return cls(capacity, demand, **kwargs)
 
     @staticmethod
-    def _names(names: Iterable[object] | None, count: int, field: str,
-               default: Callable[[int], str] | None) -> tuple[str, ...]:
+    def _names(
+        names: Iterable[object] | None, count: int, field: str, default: Callable[[int], str] | None
+    ) -> tuple[str, ...]:
         if names is None:
-            assert default is not None, f"{field}: no default names"     # users are named lazily instead
+            assert default is not None, f"{field}: no default names"  # users are named lazily instead
             return tuple(default(k) for k in range(count))
         given = tuple(str(v) for v in names)
         if len(given) != count:
@@ -195,20 +217,27 @@ class Instance:
             if used.any():
                 j = int(np.flatnonzero(zero_cap)[np.argmax(used)])
                 i = int(np.argmax(positive[:, j]))
-                raise CaseError(f"users.{self.users[i]}.demand.{res[j]}: resource '{res[j]}' has zero "
-                                f"capacity, so no task demanding it can ever run")
+                raise CaseError(
+                    f"users.{self.users[i]}.demand.{res[j]}: resource '{res[j]}' has zero "
+                    f"capacity, so no task demanding it can ever run"
+                )
         self._check_share_ratios()
         if self.weights is not None:
             w = self.weights
-            field: _Field = (lambda ij: f"users.{self.users[ij[0]]}.weight") if w.ndim == 1 \
+            field: _Field = (
+                (lambda ij: f"users.{self.users[ij[0]]}.weight")
+                if w.ndim == 1
                 else (lambda ij: f"users.{self.users[ij[0]]}.weight.{res[ij[1]]}")
+            )
             _check_numbers(w, field, allow_zero=False)
             _check_magnitudes(w, field)
             low, high = _first_bad(w == w.min()), _first_bad(w == w.max())
             if w[high] / w[low] > limits.MAX_WEIGHT_RATIO:
-                raise CaseError(f"{field(low)}: {_number(w[low])} is {w[high] / w[low]:.3g} times smaller than "
-                                f"{field(high)} ({_number(w[high])}); fairalloc computes with weights at most "
-                                f"{limits.MAX_WEIGHT_RATIO:g} times apart (float64 loses the smaller beside the larger)")
+                raise CaseError(
+                    f"{field(low)}: {_number(w[low])} is {w[high] / w[low]:.3g} times smaller than "
+                    f"{field(high)} ({_number(w[high])}); fairalloc computes with weights at most "
+                    f"{limits.MAX_WEIGHT_RATIO:g} times apart (float64 loses the smaller beside the larger)"
+                )
         if self.max_tasks is not None:
             T = self.max_tasks
             nan = np.isnan(T)
@@ -240,11 +269,13 @@ class Instance:
             i = int(np.argmax(bad))
             j_low, j_high = int(np.argmin(np.where(S[i] > 0, S[i], np.inf))), int(np.argmax(S[i]))
             res = self._resources
-            raise CaseError(f"users.{self.users[i]}.demand.{res[j_low]}: her per-task share of {res[j_low]} "
-                            f"({low[i]:.3g} of its capacity) is {high[i] / low[i]:.3g} times smaller than her share "
-                            f"of {res[j_high]} ({high[i]:.3g}); fairalloc computes with shares at most "
-                            f"{limits.MAX_SHARE_RATIO:g} times apart within one user (float64 loses the "
-                            f"smaller beside the larger)")
+            raise CaseError(
+                f"users.{self.users[i]}.demand.{res[j_low]}: her per-task share of {res[j_low]} "
+                f"({low[i]:.3g} of its capacity) is {high[i] / low[i]:.3g} times smaller than her share "
+                f"of {res[j_high]} ({high[i]:.3g}); fairalloc computes with shares at most "
+                f"{limits.MAX_SHARE_RATIO:g} times apart within one user (float64 loses the "
+                f"smaller beside the larger)"
+            )
 
     # -- names ----------------------------------------------------------------------------
     @property
@@ -328,10 +359,18 @@ class Instance:
         return np.full(self.n, np.inf) if self.max_tasks is None else self.max_tasks
 
     # -- derived instances ----------------------------------------------------------------
-    def _replace(self, **changes: Any) -> "Instance":
-        fields: dict[str, Any] = dict(capacity=self.capacity, demand=self.demand, resources=self._resources,
-                      users=self._users, weights=self.weights, max_tasks=self.max_tasks,
-                      shared=self.shared, name=self.name, groups=self.groups)
+    def _replace(self, **changes: Any) -> Instance:
+        fields: dict[str, Any] = dict(
+            capacity=self.capacity,
+            demand=self.demand,
+            resources=self._resources,
+            users=self._users,
+            weights=self.weights,
+            max_tasks=self.max_tasks,
+            shared=self.shared,
+            name=self.name,
+            groups=self.groups,
+        )
         fields.update(changes)
         capacity, demand = fields.pop("capacity"), fields.pop("demand")
         return Instance(np.array(capacity, dtype=float), np.array(demand, dtype=float), **fields)
@@ -348,14 +387,14 @@ class Instance:
             raise CaseError(f"demand: expected {self.m} values ({', '.join(self._resources)}), got {vec.shape}")
         return vec
 
-    def with_demand(self, user: str | int, demand: Mapping[str, float] | ArrayLike) -> "Instance":
+    def with_demand(self, user: str | int, demand: Mapping[str, float] | ArrayLike) -> Instance:
         """The instance in which ``user`` reports ``demand`` instead (a misreport)."""
         i = self.user_index(user)
         D = np.array(self.demand)
         D[i] = self.demand_vector(demand)
         return self._replace(demand=D)
 
-    def without_user(self, user: str | int) -> "Instance":
+    def without_user(self, user: str | int) -> Instance:
         """The instance with ``user`` removed (she relinquishes her bundle)."""
         i = self.user_index(user)
         if self.n == 1:
@@ -364,24 +403,37 @@ class Instance:
 
         def sub(a: NDArray[np.float64] | None) -> NDArray[np.float64] | None:
             return None if a is None else a[keep]
-        return self._replace(demand=self.demand[keep], users=[u for k, u in enumerate(self.users) if k != i],
-                             weights=sub(self.weights), max_tasks=sub(self.max_tasks), shared=sub(self.shared))
 
-    def with_user(self, name: str, demand: Mapping[str, float] | ArrayLike, *,
-                  weight: float | Mapping[str, float] | ArrayLike = 1.0, max_tasks: float = np.inf,
-                  shared: float = np.nan) -> "Instance":
+        return self._replace(
+            demand=self.demand[keep],
+            users=[u for k, u in enumerate(self.users) if k != i],
+            weights=sub(self.weights),
+            max_tasks=sub(self.max_tasks),
+            shared=sub(self.shared),
+        )
+
+    def with_user(
+        self,
+        name: str,
+        demand: Mapping[str, float] | ArrayLike,
+        *,
+        weight: float | Mapping[str, float] | ArrayLike = 1.0,
+        max_tasks: float = np.inf,
+        shared: float = np.nan,
+    ) -> Instance:
         """The instance with a new user appended (she arrives last)."""
         if str(name) in self._user_index:
             raise CaseError(f"users.{name}: duplicate name")
         D = np.vstack([self.demand, self.demand_vector(demand)])
-        per_resource = isinstance(weight, Mapping) or np.ndim(weight) == 1 or \
-            (self.weights is not None and self.weights.ndim == 2)
+        per_resource = (
+            isinstance(weight, Mapping) or np.ndim(weight) == 1 or (self.weights is not None and self.weights.ndim == 2)
+        )
         if per_resource:
-            if isinstance(weight, Mapping):                     # {resource: weight}, missing = 1
+            if isinstance(weight, Mapping):  # {resource: weight}, missing = 1
                 new = np.ones(self.m)
                 for r, v in weight.items():
                     new[self.resource_index(r)] = v
-            elif np.ndim(weight) == 1:                          # one weight per resource
+            elif np.ndim(weight) == 1:  # one weight per resource
                 new = self.demand_vector(cast(ArrayLike, weight))
             else:
                 new = np.full(self.m, float(cast(float, weight)))
@@ -394,7 +446,7 @@ class Instance:
         q = np.append(self.shared if self.shared is not None else np.full(self.n, np.nan), shared)
         return self._replace(demand=D, users=[*self.users, str(name)], weights=weights, max_tasks=T, shared=q)
 
-    def with_capacity(self, changes: Mapping[str, float] | ArrayLike) -> "Instance":
+    def with_capacity(self, changes: Mapping[str, float] | ArrayLike) -> Instance:
         """The instance with some capacities changed (``{resource: new capacity}``)."""
         R = np.array(self.capacity)
         if isinstance(changes, Mapping):
@@ -404,26 +456,32 @@ class Instance:
             R = np.array(changes, dtype=float)
         return self._replace(capacity=R)
 
-    def with_resource(self, name: str, capacity: float, demand: ArrayLike | None = None) -> "Instance":
+    def with_resource(self, name: str, capacity: float, demand: ArrayLike | None = None) -> Instance:
         """The instance with a new resource (``demand``: per-user amounts, default 0)."""
         if name in self._resources:
             raise CaseError(f"resources.{name}: duplicate name")
         col = np.zeros(self.n) if demand is None else np.asarray(demand, dtype=float)
-        W = None if self.weights is None or self.weights.ndim == 1 else \
-            np.hstack([self.weights, np.ones((self.n, 1))])
-        return self._replace(capacity=np.append(self.capacity, capacity),
-                             demand=np.hstack([self.demand, col[:, None]]),
-                             resources=[*self._resources, name], weights=W if W is not None else self.weights)
+        W = None if self.weights is None or self.weights.ndim == 1 else np.hstack([self.weights, np.ones((self.n, 1))])
+        return self._replace(
+            capacity=np.append(self.capacity, capacity),
+            demand=np.hstack([self.demand, col[:, None]]),
+            resources=[*self._resources, name],
+            weights=W if W is not None else self.weights,
+        )
 
-    def without_resource(self, resource: str | int) -> "Instance":
+    def without_resource(self, resource: str | int) -> Instance:
         """The instance with a resource removed (every user must still demand something)."""
         j = resource if isinstance(resource, (int, np.integer)) else self.resource_index(resource)
         if self.m == 1:
             raise CaseError("resources: cannot remove the only resource")
         keep = np.arange(self.m) != j
         W = self.weights if self.weights is None or self.weights.ndim == 1 else self.weights[:, keep]
-        return self._replace(capacity=self.capacity[keep], demand=self.demand[:, keep],
-                             resources=[r for k, r in enumerate(self._resources) if k != j], weights=W)
+        return self._replace(
+            capacity=self.capacity[keep],
+            demand=self.demand[:, keep],
+            resources=[r for k, r in enumerate(self._resources) if k != j],
+            weights=W,
+        )
 
     # -- presentation ---------------------------------------------------------------------
     def __repr__(self) -> str:
@@ -433,19 +491,26 @@ class Instance:
         """Jupyter: users x resources of demands (first users only), weights and task bounds when
         present, and a capacity row; touches only the rows it shows."""
         from fairalloc.core.html import first_users, number, shown, table
+
         k, more = shown(self.n)
         head = ["user", *self._resources]
-        columns = []                                # (header, per-row text) of the optional columns
+        columns = []  # (header, per-row text) of the optional columns
         if self.weights is not None:
             w = self.weights[:k]
-            columns.append(("weight" if w.ndim == 1 else f"weight ({', '.join(self._resources)})",
-                            [number(v) if w.ndim == 1 else ", ".join(map(number, v)) for v in w]))
+            columns.append(
+                (
+                    "weight" if w.ndim == 1 else f"weight ({', '.join(self._resources)})",
+                    [number(v) if w.ndim == 1 else ", ".join(map(number, v)) for v in w],
+                )
+            )
         for field, values in (("max_tasks", self.max_tasks), ("shared", self.shared)):
             if values is not None:
                 columns.append((field, ["" if np.isnan(v) else number(v) for v in values[:k]]))
         head += [h for h, _ in columns]
-        rows = [[u, *map(number, self.demand[i]), *(texts[i] for _, texts in columns)]
-                for i, u in enumerate(first_users(self, k))]
+        rows = [
+            [u, *map(number, self.demand[i]), *(texts[i] for _, texts in columns)]
+            for i, u in enumerate(first_users(self, k))
+        ]
         foot = [["capacity", *map(number, self.capacity), *[""] * len(columns)]]
         caption = f"{self.name or 'instance'}: {self.n:,} users x {self.m} resources (demand per task)"
         return table(head, rows, caption=caption, foot=foot, more=more)
@@ -454,8 +519,11 @@ class Instance:
         """The instance as a case mapping (the YAML schema of :mod:`fairalloc.io.cases`)."""
         users = {}
         for i, u in enumerate(self.users):
-            spec: dict[str, object] = {"demand": {r: shortest(self.demand[i, j]) for j, r in enumerate(self._resources)
-                               if self.demand[i, j] != 0}}
+            spec: dict[str, object] = {
+                "demand": {
+                    r: shortest(self.demand[i, j]) for j, r in enumerate(self._resources) if self.demand[i, j] != 0
+                }
+            }
             if self.weights is not None:
                 w = self.weights[i]
                 spec["weight"] = shortest(w) if w.ndim == 0 else {r: shortest(v) for r, v in zip(self._resources, w)}
@@ -464,6 +532,8 @@ class Instance:
             if self.shared is not None and not np.isnan(self.shared[i]):
                 spec["shared"] = shortest(self.shared[i])
             users[u] = spec
-        return {"name": self.name, "resources": {r: shortest(c) for r, c in zip(self._resources, self.capacity)},
-                "users": users}
-
+        return {
+            "name": self.name,
+            "resources": {r: shortest(c) for r, c in zip(self._resources, self.capacity)},
+            "users": users,
+        }

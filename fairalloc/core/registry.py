@@ -71,10 +71,11 @@ class Mechanism:
             @functools.wraps(own)
             def allocate(self, instance, method="auto", *args, **kwargs):
                 return certify(own(self, instance, method, *args, **kwargs), self.name)
+
             allocate._certified = True
             cls.allocate = allocate
 
-    def with_parameters(self, text: str) -> "Mechanism":
+    def with_parameters(self, text: str) -> Mechanism:
         """The member of this family named ``<name>:<text>``."""
         raise UnknownNameError(f"mechanism: '{self.name}' takes no parameters (got '{self.name}:{text}')")
 
@@ -111,7 +112,7 @@ class Mechanism:
         if method == "auto" and fast and self.has_program:
             try:
                 return self._certified(instance, fast=True)
-            except SolverError as trouble:      # numerical trouble on the fast path: the program decides
+            except SolverError as trouble:  # numerical trouble on the fast path: the program decides
                 allocation = self._certified(instance, fast=False)
                 allocation.info["fast_path_failed"] = str(trouble)
                 return allocation
@@ -134,8 +135,9 @@ class Mechanism:
                 allocation = self.unscaled(instance, answer, tasks, prices)
         return certify(allocation, self.name)
 
-    def unscaled(self, instance: Instance, scaled: Allocation, tasks: np.ndarray,
-                 prices: np.ndarray | None) -> Allocation:
+    def unscaled(
+        self, instance: Instance, scaled: Allocation, tasks: np.ndarray, prices: np.ndarray | None
+    ) -> Allocation:
         """The allocation ``scaled`` (solved on the rescaled instance) on ``instance``, with its
         ``tasks`` and ``prices`` mapped back already.  The default keeps ``info`` as it is
         (quantities invariant under the scaling); a mechanism reporting a unit-dependent number
@@ -143,8 +145,17 @@ class Mechanism:
         history = scaled.history
         if history is not None and dataclasses.is_dataclass(history) and hasattr(history, "mu"):
             history = dataclasses.replace(history, instance=instance, mu=instance.per_task_dominant_share)
-        return Allocation(instance, tasks, scaled.mechanism, scaled.method, scaled.solver, prices=prices,
-                          info=dict(scaled.info), certify=scaled.certify, history=history)
+        return Allocation(
+            instance,
+            tasks,
+            scaled.mechanism,
+            scaled.method,
+            scaled.solver,
+            prices=prices,
+            info=dict(scaled.info),
+            certify=scaled.certify,
+            history=history,
+        )
 
     def __repr__(self) -> str:
         return f"<mechanism {self.name}>"
@@ -173,13 +184,27 @@ def scaled_instance(instance: Instance, how: str, name: str = "mechanism") -> tu
             D = D / task_unit[:, None]
             if T is not None:
                 T = np.where(T > 0, T * task_unit, 0.0)
-    if not (np.all(np.isfinite(D)) and np.array_equal(D > 0, instance.demand > 0)
-            and np.all(np.isfinite(task_unit) & (task_unit > 0))):
-        raise SolverError(f"{name}: the instance spans more orders of magnitude than float64 holds once its "
-                          f"demands are measured in shares of capacity; the answer would not be trusted")
-    scaled = Instance(np.where(R > 0, 1.0, 0.0), D, resources=instance.resources, users=instance._users,
-                      weights=instance.weights, max_tasks=T, shared=instance.shared, name=instance.name,
-                      validate=False, groups=instance.groups)
+    if not (
+        np.all(np.isfinite(D))
+        and np.array_equal(D > 0, instance.demand > 0)
+        and np.all(np.isfinite(task_unit) & (task_unit > 0))
+    ):
+        raise SolverError(
+            f"{name}: the instance spans more orders of magnitude than float64 holds once its "
+            f"demands are measured in shares of capacity; the answer would not be trusted"
+        )
+    scaled = Instance(
+        np.where(R > 0, 1.0, 0.0),
+        D,
+        resources=instance.resources,
+        users=instance._users,
+        weights=instance.weights,
+        max_tasks=T,
+        shared=instance.shared,
+        name=instance.name,
+        validate=False,
+        groups=instance.groups,
+    )
     return scaled, resource_unit, task_unit
 
 
@@ -189,6 +214,7 @@ _entry_points_loaded = False
 
 def register(name: str | None = None, *, replace: bool = False):
     """Class decorator (or function) adding a mechanism to the registry under ``name``."""
+
     def add(cls_or_obj):
         mech = cls_or_obj() if isinstance(cls_or_obj, type) else cls_or_obj
         key = name or mech.name
@@ -199,6 +225,7 @@ def register(name: str | None = None, *, replace: bool = False):
         mech.name = key
         _REGISTRY[key] = mech
         return cls_or_obj
+
     return add
 
 
@@ -211,16 +238,19 @@ def _load_plugins() -> None:
                 continue
             try:
                 loaded = ep.load()
-                if ep.name in _REGISTRY:                # its module registered it on import
+                if ep.name in _REGISTRY:  # its module registered it on import
                     continue
                 mech = loaded() if isinstance(loaded, type) else loaded
                 if not isinstance(mech, Mechanism):
                     raise TypeError(f"{type(mech).__name__} object is not a fairalloc.Mechanism")
                 register(ep.name)(mech)
             except Exception as exc:  # a broken plug-in must take down neither the built-ins nor the others
-                warnings.warn(f"plug-in skipped: entry point '{ep.name}' ({ep.value}) in group "
-                              f"'fairalloc.mechanisms' failed: {type(exc).__name__}: {exc}",
-                              FairallocWarning, stacklevel=3)
+                warnings.warn(
+                    f"plug-in skipped: entry point '{ep.name}' ({ep.value}) in group "
+                    f"'fairalloc.mechanisms' failed: {type(exc).__name__}: {exc}",
+                    FairallocWarning,
+                    stacklevel=3,
+                )
 
 
 def get(name: str | Mechanism) -> Mechanism:

@@ -11,13 +11,26 @@ from __future__ import annotations
 from fairalloc.core.errors import UnknownNameError, unknown
 
 #: the properties of static mechanisms (DRF paper, section 3)
-PROPERTIES = ("sharing_incentive", "strategy_proofness", "envy_freeness", "pareto_efficiency",
-              "single_resource_fairness", "bottleneck_fairness", "population_monotonicity",
-              "resource_monotonicity")
+PROPERTIES = (
+    "sharing_incentive",
+    "strategy_proofness",
+    "envy_freeness",
+    "pareto_efficiency",
+    "single_resource_fairness",
+    "bottleneck_fairness",
+    "population_monotonicity",
+    "resource_monotonicity",
+)
 
 #: the properties of dynamic mechanisms (DMFA-SRQ paper, section 3; Dynamic DRF)
-DYNAMIC_PROPERTIES = ("sharing_incentive", "strategy_proofness", "dynamic_pareto_optimality", "dynamic_envy_freeness",
-                      "irreversibility", "shared_monotonicity")
+DYNAMIC_PROPERTIES = (
+    "sharing_incentive",
+    "strategy_proofness",
+    "dynamic_pareto_optimality",
+    "dynamic_envy_freeness",
+    "irreversibility",
+    "shared_monotonicity",
+)
 
 
 def property_names(spec: str | None, dynamic: bool = False) -> list[str]:
@@ -32,9 +45,11 @@ def property_names(spec: str | None, dynamic: bool = False) -> list[str]:
     for part in (p.strip() for p in spec.split(",")):
         if not part:
             continue
-        matches = [p for p in known if p == part] or \
-            [p for p in known if "".join(w[0] for w in p.split("_")) == part] or \
-            [p for p in known if p.startswith(part)]
+        matches = (
+            [p for p in known if p == part]
+            or [p for p in known if "".join(w[0] for w in p.split("_")) == part]
+            or [p for p in known if p.startswith(part)]
+        )
         if len(matches) > 1:
             raise UnknownNameError(f"property: '{part}' is ambiguous (it could be {', '.join(matches)})")
         if not matches:

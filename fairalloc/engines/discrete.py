@@ -106,9 +106,21 @@ class DiscreteEngine:
     #: candidate launches generated per batch at most by the flat batch of :meth:`run_counts`
     chunk_target = 1 << 17
 
-    def __init__(self, capacity, weights, *, parent: Sequence | None = None, group_weights: Sequence = (),
-                 order: Sequence[int] | None = None, demand=None, tasks: Sequence | None = None,
-                 limit=None, tie_break: str = "order", policy: str = "skip", fit=None):
+    def __init__(
+        self,
+        capacity,
+        weights,
+        *,
+        parent: Sequence | None = None,
+        group_weights: Sequence = (),
+        order: Sequence[int] | None = None,
+        demand=None,
+        tasks: Sequence | None = None,
+        limit=None,
+        tie_break: str = "order",
+        policy: str = "skip",
+        fit=None,
+    ):
         R = np.asarray(capacity, dtype=float)
         W = np.asarray(weights, dtype=float)
         n, m, G = W.shape[0], R.size, len(group_weights)
@@ -120,10 +132,11 @@ class DiscreteEngine:
         safe_R = np.where(R > 0, R, np.inf)
         # R_j w_ij: a zero-capacity resource gets inf, so that its share is 0 instead of 0/0
         RW = R * W
-        self.denom = np.vstack([np.where(RW > 0, RW, np.inf).reshape(n, m)]
-                               + [safe_R * float(w) for w in group_weights] + [safe_R])
+        self.denom = np.vstack(
+            [np.where(RW > 0, RW, np.inf).reshape(n, m)] + [safe_R * float(w) for w in group_weights] + [safe_R]
+        )
         self.usage = np.zeros((N, m))
-        self._u, self._d = list(self.usage), list(self.denom)      # row views, for single steps
+        self._u, self._d = list(self.usage), list(self.denom)  # row views, for single steps
         self.share = np.zeros(N)
         self.parent = [self.root] * (N - 1) + [-1]
         if parent is not None:
@@ -131,11 +144,11 @@ class DiscreteEngine:
                 self.parent[v] = self.root if p is None or p < 0 else int(p)
         self.kids: list[list[int]] = [[] for _ in range(N)]
         self.rank = [0] * N
-        for v in (range(N - 1) if order is None else order):
+        for v in range(N - 1) if order is None else order:
             p = self.parent[v]
             self.rank[v] = len(self.kids[p])
             self.kids[p].append(v)
-        self.paths = []                                  # per leaf: her nodes from the leaf up, not the root
+        self.paths = []  # per leaf: her nodes from the leaf up, not the root
         for i in range(n):
             path, v = [], i
             while v != self.root:
@@ -146,9 +159,10 @@ class DiscreteEngine:
         self.tie_break, self.policy = tie_break, policy
         self.fit = R * (1 + FIT) if fit is None else np.asarray(fit, dtype=float)
         self.demand = None if demand is None else np.asarray(demand, dtype=float)
-        self.queues: list[deque | None] = [None if tasks is None or tasks[i] is None
-                                           else deque(np.asarray(t, dtype=float) for t in tasks[i])
-                                           for i in range(n)]
+        self.queues: list[deque | None] = [
+            None if tasks is None or tasks[i] is None else deque(np.asarray(t, dtype=float) for t in tasks[i])
+            for i in range(n)
+        ]
         self.limit = np.full(n, np.inf) if limit is None else np.asarray(limit, dtype=float)
         self.launched = np.zeros(n, dtype=int)
         self.active = [True] * n
@@ -165,7 +179,7 @@ class DiscreteEngine:
         self.out = [True] * N
         self.open_kids = [0] * N
         self.heaps: list[list] = [[] for _ in range(N)]
-        self._run = (-1, 0, _RUN_START)                 # the current leaf run: leaf, launches, next chunk
+        self._run = (-1, 0, _RUN_START)  # the current leaf run: leaf, launches, next chunk
         self._step_cache: dict[int, list[float]] = {}
         for i in range(n):
             if self._available(i):
@@ -193,7 +207,7 @@ class DiscreteEngine:
         tie = 0.0
         if v < self.n and self.tie_break == "larger-task":
             if self.queues[v] is None and self.demand is not None:
-                tie = self._tie[v]                     # her tasks are all alike
+                tie = self._tie[v]  # her tasks are all alike
             else:
                 task = self.next_task(v)
                 tie = 0.0 if task is None else -float(np.max(task / self._d[v]))
@@ -204,7 +218,7 @@ class DiscreteEngine:
         p = self.parent[v]
         h = self.heaps[p]
         heapq.heappush(h, self._key(v))
-        if len(h) > 2 * len(self.kids[p]) + 64:          # stale entries pile up: keep the current ones
+        if len(h) > 2 * len(self.kids[p]) + 64:  # stale entries pile up: keep the current ones
             version, out = self.version, self.out
             h[:] = [e for e in h if e[4] == version[e[3]] and not out[e[3]]]
             heapq.heapify(h)
@@ -401,12 +415,12 @@ class DiscreteEngine:
         while left > 0:
             parked = len(self.parked)
             got = self._merge_batch(left, size)
-            if got is None:                             # no leaf is waiting
+            if got is None:  # no leaf is waiting
                 break
             left -= got
             # skip: leaves set aside near the end make long batches wasteful; grow back otherwise
             size = max(256, size // 4) if len(self.parked) > parked else min(top, 2 * size)
-            if got < 8:                                 # batches do not pay here: a few single steps
+            if got < 8:  # batches do not pay here: a few single steps
                 for _ in range(int(min(left, 32))):
                     if self.decide() is None:
                         return self.launched - before
@@ -442,7 +456,7 @@ class DiscreteEngine:
         first, rem, queued = self._first_tasks(act)
         groups, level, nonneg = self._key_runs(act, keys, first, rem, queued, budget, target)
         parts = []
-        for ks, nb, A, cum, S, NS in groups:
+        for ks, nb, A, _cum, S, NS in groups:
             tt, jj = np.nonzero((np.arange(S.shape[0] - 1)[:, None] < nb[None, :]) & (S[:-1] < level))
             parts.append((S[tt, jj], NS[tt, jj], ks[jj], tt, A[:, tt + 1, jj].T))
         Sc = np.concatenate([p[0] for p in parts])
@@ -452,7 +466,7 @@ class DiscreteEngine:
         tc = np.concatenate([p[3] for p in parts])
         order = np.argsort(Sc)
         sorted_s = Sc[order]
-        if np.any(sorted_s[1:] == sorted_s[:-1]):       # equal shares: the full tie-break
+        if np.any(sorted_s[1:] == sorted_s[:-1]):  # equal shares: the full tie-break
             NSc = np.concatenate([p[1] for p in parts])
             order = np.lexsort((tc, np.asarray(self.rank)[act[kc]], NSc, Sc))
         kc = kc[order]
@@ -514,11 +528,11 @@ class DiscreteEngine:
             qs = [(j, k) for j, k in enumerate(ks.tolist()) if k in qset]
             for j, k in qs:
                 rows = np.array(list(islice(self.queues[act[k]], int(c[k]))), dtype=float).reshape(-1, m)
-                A[:, 1:1 + len(rows), j] = rows.T
+                A[:, 1 : 1 + len(rows), j] = rows.T
                 nonneg = nonneg and bool(np.all(rows >= 0))
                 if self.tie_break == "larger-task":
-                    NS[:len(rows), j] = -np.max(rows / RW[k], axis=1)
-            cum = np.cumsum(A, axis=1)                  # U_i after t launches: sequential sums
+                    NS[: len(rows), j] = -np.max(rows / RW[k], axis=1)
+            cum = np.cumsum(A, axis=1)  # U_i after t launches: sequential sums
             S = np.max(cum / RW[ks].T[:, None, :], axis=0)
             S[0] = s0[ks]
             NS[0] = ns0[ks]
@@ -526,10 +540,10 @@ class DiscreteEngine:
             fin = unfinished[ks]
             if fin.any():
                 level = min(level, float(S[nb[fin], np.flatnonzero(fin)].min()))
-            for j, k in qs:                             # keys must not decrease
+            for j, _k in qs:  # keys must not decrease
                 n = int(nb[j])
                 if n > 1:
-                    down = np.flatnonzero((S[1:n, j] == S[:n - 1, j]) & (NS[1:n, j] < NS[:n - 1, j]))
+                    down = np.flatnonzero((S[1:n, j] == S[: n - 1, j]) & (NS[1:n, j] < NS[: n - 1, j]))
                     if down.size:
                         nb[j] = down[0] + 1
                         level = min(level, float(S[down[0], j]))
@@ -546,13 +560,14 @@ class DiscreteEngine:
         stopped = False
         while kc.size and left > 0:
             if kc.size > left:
-                kc, tasks = kc[:int(left)], tasks[:int(left)]
+                kc, tasks = kc[: int(left)], tasks[: int(left)]
             Cc = np.cumsum(np.concatenate([C[None, :], tasks]), axis=0)
-            after = Cc[1:]                              # C + task at each decision, as compared
-            if nonneg:                                  # C only grows: first excess per resource
+            after = Cc[1:]  # C + task at each decision, as compared
+            if nonneg:  # C only grows: first excess per resource
                 over = np.flatnonzero(Cc[-1] > Rtol)
-                p = min((int(np.searchsorted(after[:, j], Rtol[j], side="right")) for j in over.tolist()),
-                        default=kc.size)
+                p = min(
+                    (int(np.searchsorted(after[:, j], Rtol[j], side="right")) for j in over.tolist()), default=kc.size
+                )
             else:
                 bad = np.flatnonzero(~np.all(after <= Rtol, axis=1))
                 p = int(bad[0]) if bad.size else kc.size
@@ -561,19 +576,19 @@ class DiscreteEngine:
             left -= p
             if p == kc.size or left <= 0:
                 break
-            k = kc[p]                                   # the task at p does not fit
+            k = kc[p]  # the task at p does not fit
             if self.policy == "stop":
                 stopped = True
                 break
             self.parked.add(int(act[k]))
-            keep = np.flatnonzero(kc[p + 1:] != k)[:2 * act.size] + p + 1   # the others go on (a window)
+            keep = np.flatnonzero(kc[p + 1 :] != k)[: 2 * act.size] + p + 1  # the others go on (a window)
             kc, tasks = kc[keep], tasks[keep]
         self.usage[self.root] = C
         return (np.concatenate(done_k) if done_k else np.zeros(0, dtype=np.int64)), stopped
 
     def _apply_counts(self, act, keys, groups, counts, queued, stopped) -> None:
         """The state after a merged batch: usages, shares, launches, task lists, the root's heap."""
-        for ks, nb, A, cum, S, NS in groups:
+        for ks, _nb, _A, cum, S, _NS in groups:
             cnt = counts[ks]
             sel = np.flatnonzero(cnt)
             if sel.size:
@@ -625,16 +640,20 @@ class DiscreteEngine:
         limits = None
         last, streak, size = self._run
         if not batch or self.queues[i] is not None or self.tie_break != "order":
-            room = 1                                    # (runs compare shares and ranks only)
-        elif self._idle[i]:                             # no demand (so a bound): nothing ever changes
+            room = 1  # (runs compare shares and ranks only)
+        elif self._idle[i]:  # no demand (so a bound): nothing ever changes
             room = int(self.limit[i] - self.launched[i])
-        elif i != last:                                 # a new run: its first launch is a single step
+        elif i != last:  # a new run: its first launch is a single step
             last, streak, size = i, 0, _RUN_START
             room = 1
         else:
             limits = [self._runner_up(v) for v in path[::-1]]
-            expect = min([(min(lim) - self.share[v]) / step if step > 0 else np.inf
-                          for lim, v, step in zip(limits, path[::-1], self._steps(i))])
+            expect = min(
+                [
+                    (min(lim) - self.share[v]) / step if step > 0 else np.inf
+                    for lim, v, step in zip(limits, path[::-1], self._steps(i))
+                ]
+            )
             if expect >= _RUN_START or streak >= _RUN_AFTER:
                 cells = max(256, _RUN_CELLS // ((len(path) + 1) * self.m))
                 room = int(min(max(size, expect + 2), RUN_CHUNK, cells))
@@ -642,7 +661,7 @@ class DiscreteEngine:
             else:
                 room = 1
         if room > 1:
-            room = int(min(room, most, max(1, self.limit[i] - self.launched[i])))     # and her bound
+            room = int(min(room, most, max(1, self.limit[i] - self.launched[i])))  # and her bound
         if room <= 1:
             self.launch(i, d)
             done = 1
@@ -688,24 +707,24 @@ class DiscreteEngine:
         the first launch whose decision could differ is found exactly.  Returns the launches (>= 1).
         """
         nodes = [self.root] + self.paths[i][::-1]
-        if not np.any(d):                               # no demand: nothing changes, all the same
+        if not np.any(d):  # no demand: nothing changes, all the same
             for v in nodes:
                 self.usage[v] = self.usage[v] + d
             for v in nodes[1:]:
                 self.share[v] = float(np.max(self.usage[v] / self.denom[v]))
             return room
         L, m = len(nodes), d.size
-        A = np.empty((L, m, room + 1))                  # launches along the last (contiguous) axis
+        A = np.empty((L, m, room + 1))  # launches along the last (contiguous) axis
         A[:, :, 0] = self.usage[nodes]
         A[:, :, 1:] = d[None, :, None]
-        cum = np.cumsum(A, axis=2)                      # cum[k, :, t]: usage of nodes[k] after t launches
+        cum = np.cumsum(A, axis=2)  # cum[k, :, t]: usage of nodes[k] after t launches
         den = self.denom[nodes[1:]]
         S = np.max(cum[1:] / den[:, :, None], axis=1)  # S[k - 1, t]: share of nodes[k] after t launches
         before = np.array([b for b, _ in limits])[:, None]
         after = np.array([a for _, a in limits])[:, None]
         # decision t + 1 (t = 1 .. room - 1) chooses this leaf again and launches her task
         ok = np.all((S[:, 1:room] < before) & (S[:, 1:room] <= after), axis=0)
-        ok &= ~np.any(cum[0, :, 2:room + 1] > self.fit[:, None], axis=0)
+        ok &= ~np.any(cum[0, :, 2 : room + 1] > self.fit[:, None], axis=0)
         bad = np.flatnonzero(~ok)
         done = int(bad[0]) + 1 if bad.size else room
         self.usage[nodes] = cum[:, :, done]

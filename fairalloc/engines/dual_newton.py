@@ -73,9 +73,18 @@ MAX_ITER = DUAL_NEWTON_ITERATIONS
 SHRINK = 1e-3
 
 
-def alpha_fair_dual(D: ArrayLike, R: ArrayLike, w: ArrayLike, c: ArrayLike, T: ArrayLike, alpha: float, *,
-                    max_iter: int = MAX_ITER, name: str = "alpha-fair",
-                    check: bool = True) -> tuple[_Floats, _Floats, int]:
+def alpha_fair_dual(
+    D: ArrayLike,
+    R: ArrayLike,
+    w: ArrayLike,
+    c: ArrayLike,
+    T: ArrayLike,
+    alpha: float,
+    *,
+    max_iter: int = MAX_ITER,
+    name: str = "alpha-fair",
+    check: bool = True,
+) -> tuple[_Floats, _Floats, int]:
     """Solve the alpha-fair program exactly through its dual: ``(tasks, prices, iterations)``.
 
     ``D`` ``(n, m)`` demands per task, ``R`` ``(m,)`` capacities, ``w`` ``(n,)`` weights > 0,
@@ -119,40 +128,48 @@ def alpha_fair_dual(D: ArrayLike, R: ArrayLike, w: ArrayLike, c: ArrayLike, T: A
         return tasks, prices, 0
     if not everyone:
         Da, wa, ca, Ta = Da[live], wa[live], ca[live], Ta[live]
-    used_cols = Da.any(axis=0)              # resources nobody demands carry price 0
+    used_cols = Da.any(axis=0)  # resources nobody demands carry price 0
     if not used_cols.all():
         Da, Ra = Da[:, used_cols], Ra[used_cols]
-    with np.errstate(all="ignore"):     # what an overflow spoils is not finite: refused below
+    with np.errstate(all="ignore"):  # what an overflow spoils is not finite: refused below
         dual = _Dual(Da, Ra, wa, ca, Ta, alpha, name)
         if not np.all(np.isfinite(dual.p0)):
-            raise SolverError(f"{name}: the dual Newton method found no starting prices in floating-point range "
-                              f"(the instance's numbers span too many orders of magnitude)")
+            raise SolverError(
+                f"{name}: the dual Newton method found no starting prices in floating-point range "
+                f"(the instance's numbers span too many orders of magnitude)"
+            )
         p, iterations = _projected_newton(dual, max_iter)
         x = dual.response(p)[0]
     if not np.all(np.isfinite(x)):
-        raise SolverError(f"{name}: the dual Newton method ended with task counts that are not finite numbers "
-                          f"(numerical trouble)")
-    over = (x @ Da / Ra).max()              # rounding may overshoot by an ulp: scale back
+        raise SolverError(
+            f"{name}: the dual Newton method ended with task counts that are not finite numbers (numerical trouble)"
+        )
+    over = (x @ Da / Ra).max()  # rounding may overshoot by an ulp: scale back
     tasks[live] = x / over if over > 1 else x
     with np.errstate(over="ignore", under="ignore"):
-        prices[used_cols] = np.ldexp(p, dual.shift)   # back from the rescaled welfare
+        prices[used_cols] = np.ldexp(p, dual.shift)  # back from the rescaled welfare
     return tasks, prices, iterations
 
 
-def _checked(D_in: ArrayLike, R_in: ArrayLike, w_in: ArrayLike, c_in: ArrayLike, T_in: ArrayLike,
-             alpha: float, check: bool) -> tuple[_Floats, _Floats, _Floats, _Floats, _Floats, float]:
+def _checked(
+    D_in: ArrayLike, R_in: ArrayLike, w_in: ArrayLike, c_in: ArrayLike, T_in: ArrayLike, alpha: float, check: bool
+) -> tuple[_Floats, _Floats, _Floats, _Floats, _Floats, float]:
     D, R = np.asarray(D_in, dtype=float), np.asarray(R_in, dtype=float)
     w, c, T = (np.asarray(v, dtype=float) for v in (w_in, c_in, T_in))
     if D.ndim != 2 or R.shape != (D.shape[1],) or any(v.shape != (D.shape[0],) for v in (w, c, T)):
-        raise ValueError(f"alpha_fair_dual: shapes D {D.shape}, R {R.shape}, w {w.shape}, c {c.shape}, "
-                         f"T {T.shape}; expected (n, m), (m,), (n,), (n,), (n,)")
+        raise ValueError(
+            f"alpha_fair_dual: shapes D {D.shape}, R {R.shape}, w {w.shape}, c {c.shape}, "
+            f"T {T.shape}; expected (n, m), (m,), (n,), (n,), (n,)"
+        )
     alpha = float(alpha)
     if not 0 < alpha < math.inf:
         raise ValueError(f"alpha_fair_dual: alpha must be positive and finite (got {alpha})")
     for field, v, positive in (("R", R, False), ("w", w, True), ("c", c, True), ("T", T, False)):
         if not np.all((v > 0 if positive else v >= 0) & (np.isfinite(v) | (field == "T"))):
-            raise ValueError(f"alpha_fair_dual: {field} must be {'positive' if positive else 'non-negative'} "
-                             f"and finite{' or inf' if field == 'T' else ''} (and not nan)")
+            raise ValueError(
+                f"alpha_fair_dual: {field} must be {'positive' if positive else 'non-negative'} "
+                f"and finite{' or inf' if field == 'T' else ''} (and not nan)"
+            )
     if check:
         live = T > 0
         if not np.all(np.isfinite(D) & (D >= 0)):
@@ -184,7 +201,7 @@ def _price_guess(D: _Floats, R: _Floats, T: _Floats, logk: _Floats, alpha: float
     split = room[np.arange(n), neck]
     x0 = np.minimum(T, split)
     log_task = logk - alpha * np.log(x0)
-    short = split <= T                      # the bottleneck binds before the bound
+    short = split <= T  # the bottleneck binds before the bound
     if short.any():
         j, d = neck[short], D[short, neck[short]]
         weight = x0[short] * d / R[j]
@@ -192,11 +209,11 @@ def _price_guess(D: _Floats, R: _Floats, T: _Floats, logk: _Floats, alpha: float
         charged = total > 0
         log_p = np.bincount(j, weight * (log_task[short] - np.log(d)), m) / np.where(charged, total, 1)
         log_p[~charged] = log_p[charged].min() - math.log(1e3)
-    else:                                   # every user at her bound: spread over shares
+    else:  # every user at her bound: spread over shares
         shares = D / R
         weight = x0[:, None] * shares
         log_p = ((log_task - np.log(shares.sum(axis=1))) @ weight) / weight.sum(axis=0) - np.log(R)
-    log_p = np.maximum(log_p, log_p.max() - 600)    # keep the spread within float range
+    log_p = np.maximum(log_p, log_p.max() - 600)  # keep the spread within float range
     direction: _Floats = np.exp(log_p - log_p.max())
     return direction / (direction @ R)
 
@@ -215,14 +232,14 @@ def _ray_scale(a: _Floats, b: _Floats, alpha: float) -> float:
     top: float = a.max()
     tau = alpha * (top + math.log(np.exp(a - top).sum()))
     with np.errstate(invalid="ignore"):
-        L = alpha * (a - b)                 # -inf for unbounded users
+        L = alpha * (a - b)  # -inf for unbounded users
     if not np.any(L > tau):
         return tau
     order = np.argsort(-L)
     L, a, b = L[order], a[order], b[order]
     with np.errstate(over="ignore"):
         capped = np.concatenate(([0.0], np.cumsum(np.exp(np.minimum(b, 700.0)))))  # k first capped
-    free = np.concatenate((np.logaddexp.accumulate(a[::-1])[::-1], [-np.inf]))    # the rest
+    free = np.concatenate((np.logaddexp.accumulate(a[::-1])[::-1], [-np.inf]))  # the rest
     with np.errstate(divide="ignore", invalid="ignore"):
         roots = alpha * (free - np.log1p(-capped))
     upper = np.concatenate(([np.inf], L))
@@ -250,18 +267,17 @@ class _Dual:
     w: _Floats
     logk: _Floats
 
-    def __init__(self, D: _Floats, R: _Floats, w: _Floats, c: _Floats, T: _Floats, alpha: float,
-                 name: str) -> None:
+    def __init__(self, D: _Floats, R: _Floats, w: _Floats, c: _Floats, T: _Floats, alpha: float, name: str) -> None:
         self.D, self.R, self.T, self.alpha, self.name = D, R, T, alpha, name
         self.unbounded = ~np.isfinite(T)
         self.everyone_unbounded = bool(self.unbounded.all())
-        self.shrink = min(SHRINK, 2.0 ** -alpha)
+        self.shrink = min(SHRINK, 2.0**-alpha)
         n, m = D.shape
         if alpha == 1:
             self.shift, self.w = 0, w
-            self.p0 = w.sum() / (m * R)     # the best prices t / (m R) when nobody is capped
-            self.cap = w / T                # 0 where unbounded
-            self.cap_value = w              # x(u) u where u = cap
+            self.p0 = w.sum() / (m * R)  # the best prices t / (m R) when nobody is capped
+            self.cap = w / T  # 0 where unbounded
+            self.cap_value = w  # x(u) u where u = cap
             return
         logk = np.log(w) + (1 - alpha) * np.log(c)
         direction = _price_guess(D, R, T, logk, alpha)
@@ -276,8 +292,8 @@ class _Dual:
         self.logk = logk - self.shift * math.log(2)
         self.p0 = math.exp(log_t - self.shift * math.log(2)) * direction
         with np.errstate(over="ignore"):
-            self.cap = np.exp(self.logk - alpha * np.log(T))                # k T^-alpha
-            self.cap_value = np.exp(self.logk + (1 - alpha) * np.log(T))    # T cap
+            self.cap = np.exp(self.logk - alpha * np.log(T))  # k T^-alpha
+            self.cap_value = np.exp(self.logk + (1 - alpha) * np.log(T))  # T cap
 
     def tasks(self, s: _Floats) -> _Floats:
         """Every user's response ``min(T_i, (k_i / s_i)^(1/alpha))`` to the price ``s_i`` of her task."""
@@ -306,7 +322,7 @@ class _Dual:
         ds = self.D @ dp
         s_new = s + ds
         a = self.alpha
-        if self.everyone_unbounded:         # nobody is ever capped: u = s, du = ds
+        if self.everyone_unbounded:  # nobody is ever capped: u = s, du = ds
             if np.any(s_new <= 0):
                 return np.inf, 0.0, s_new
             with np.errstate(over="ignore"):
@@ -363,7 +379,7 @@ def _can_vanish(dual: _Dual, p: _Floats, s: _Floats, candidates: _Mask) -> _Mask
         return candidates
     D, s = dual.D[unbounded], s[unbounded]
     candidates = candidates.copy()
-    for _ in range(candidates.size + 1):   # every pass frees one candidate at least
+    for _ in range(candidates.size + 1):  # every pass frees one candidate at least
         if not candidates.any():
             break
         stranded = s - D[:, candidates] @ p[candidates] <= 0
@@ -393,12 +409,14 @@ def _projected_newton(dual: _Dual, max_iter: int) -> tuple[_Floats, int]:
         g = R - x @ D
         residual = dual.kkt(p, g)
         if not (np.all(np.isfinite(p)) and np.all(np.isfinite(g)) and math.isfinite(residual)):
-            raise SolverError(f"{dual.name}: the dual Newton iterate is not finite at iteration {it} "
-                              f"(numerical trouble: the instance's numbers span too many orders of magnitude)")
+            raise SolverError(
+                f"{dual.name}: the dual Newton iterate is not finite at iteration {it} "
+                f"(numerical trouble: the instance's numbers span too many orders of magnitude)"
+            )
         if residual <= tol:
             return p, it
         best, best_p, idle = (residual, p, 0) if residual < best else (best, best_p, idle + 1)
-        if idle >= 5 and best <= STALL_TOL:     # no progress at float resolution: as good as it gets
+        if idle >= 5 and best <= STALL_TOL:  # no progress at float resolution: as good as it gets
             return best_p, it
         gap = np.linalg.norm((p - np.maximum(p - g * p0 / R, 0.0)) / p0, np.inf)
         active = (p <= min(1e-3, gap) * p0) & (g > 0)
@@ -407,14 +425,14 @@ def _projected_newton(dual: _Dual, max_iter: int) -> tuple[_Floats, int]:
         curvature = dual.curvature(x, s)
         step = np.where(active, -g * p0 / R, 0.0)
         free = ~active
-        if (curvature == 0).any():          # a price only capped users pay: the dual is linear in it
+        if (curvature == 0).any():  # a price only capped users pay: the dual is linear in it
             linear = free & (curvature @ D <= 0)
             if linear.any():
                 free &= ~linear
                 step[linear] = _to_kink(dual, p, s, g, linear)
         newton = free.any()
         if newton:
-            Df = D if free.all() else D[:, free]   # no copy of the (n, m) array in the usual case
+            Df = D if free.all() else D[:, free]  # no copy of the (n, m) array in the usual case
             # prices may differ by many orders of magnitude: solve in the Jacobi scaling (unit
             # diagonal), regularised by 1e-12; overflow (extreme alpha) falls back to a gradient step
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -427,7 +445,7 @@ def _projected_newton(dual: _Dual, max_iter: int) -> tuple[_Floats, int]:
                     newton = bool(np.all(np.isfinite(step)) and g[free] @ step[free] <= 0)
                 except np.linalg.LinAlgError:
                     newton = False
-            if not newton:                  # not a descent direction: a gradient step
+            if not newton:  # not a descent direction: a gradient step
                 step[free] = -g[free] * p0[free] / R[free]
         # a positive price that clears its market already stays: its wobble would swamp, in the
         # dual's rounding, the progress of prices many orders of magnitude smaller
@@ -442,17 +460,20 @@ def _projected_newton(dual: _Dual, max_iter: int) -> tuple[_Floats, int]:
             gradient[(np.abs(g) <= GRADIENT_TOL * R) & (p > 0)] = 0.0
             found = _line_search(dual, p, s, x, g, gradient, residual, expand=True) or found
         if found is None:
-            if residual <= STALL_TOL:       # degenerate prices: as good as floats allow
+            if residual <= STALL_TOL:  # degenerate prices: as good as floats allow
                 return p, it
-            raise SolverError(f"{dual.name}: the dual Newton line search stalled (numerical trouble; "
-                              f"KKT residual {residual:.2g})")
+            raise SolverError(
+                f"{dual.name}: the dual Newton line search stalled (numerical trouble; KKT residual {residual:.2g})"
+            )
         p = found[0]
-    raise SolverError(f"{dual.name}: the dual Newton method did not converge in {max_iter} iterations "
-                      f"(KKT residual {residual:.2g})")
+    raise SolverError(
+        f"{dual.name}: the dual Newton method did not converge in {max_iter} iterations (KKT residual {residual:.2g})"
+    )
 
 
-def _line_search(dual: _Dual, p: _Floats, s: _Floats, x: _Floats, g: _Floats, step: _Floats, residual: float,
-                 expand: bool) -> tuple[_Floats, float] | None:
+def _line_search(
+    dual: _Dual, p: _Floats, s: _Floats, x: _Floats, g: _Floats, step: _Floats, residual: float, expand: bool
+) -> tuple[_Floats, float] | None:
     """Armijo along the projection arc ``max(p + a step, 0)``, halving ``a`` from 1: the new
     prices and ``a``, or None if no step is accepted.
 
@@ -471,36 +492,41 @@ def _line_search(dual: _Dual, p: _Floats, s: _Floats, x: _Floats, g: _Floats, st
     capped the dual is linear); if the full step passes, it is doubled while the dual keeps
     falling (at most ``2**60``).
     """
+
     def trial(a: float) -> tuple[_Floats, float, float, _Floats]:
         q = np.maximum(p + a * step, 0.0)
         df, noise, s_q = dual.change(s, x, q - p)
         if df == np.inf:
-            q = np.maximum(q, dual.shrink ** a * p)
+            q = np.maximum(q, dual.shrink**a * p)
             df, noise, s_q = dual.change(s, x, q - p)
         return q, df, noise, s_q
 
     a = 1.0
-    for _ in range(LINE_SEARCH_STEPS):      # a halves each pass: below 2**-1074 the step is 0
+    for _ in range(LINE_SEARCH_STEPS):  # a halves each pass: below 2**-1074 the step is 0
         q, df, noise, s_q = trial(a)
-        if np.array_equal(q, p):            # the step vanished in rounding: nothing accepted
+        if np.array_equal(q, p):  # the step vanished in rounding: nothing accepted
             return None
         if not (math.isfinite(df) or df == np.inf) or not math.isfinite(noise) or not np.all(np.isfinite(q)):
-            raise SolverError(f"{dual.name}: the dual Newton line search met a value that is not a finite "
-                              f"number (numerical trouble: the instance's numbers span too many orders of magnitude)")
-        if -df > noise:                     # a measurable decrease: the Armijo test decides
+            raise SolverError(
+                f"{dual.name}: the dual Newton line search met a value that is not a finite "
+                f"number (numerical trouble: the instance's numbers span too many orders of magnitude)"
+            )
+        if -df > noise:  # a measurable decrease: the Armijo test decides
             if df <= 1e-4 * (g @ (q - p)):
                 break
-        elif df <= noise:                   # lost in rounding: judge by the gradient at q
+        elif df <= noise:  # lost in rounding: judge by the gradient at q
             g_q = dual.R - dual.tasks(s_q) @ dual.D
             slope_ok = g_q @ (q - p) <= 1e-4 * (g @ (q - p))
-            if slope_ok or dual.kkt(q, g_q) < (1 - 0.5 * max(a, 2.0 ** -20)) * residual:
+            if slope_ok or dual.kkt(q, g_q) < (1 - 0.5 * max(a, 2.0**-20)) * residual:
                 return q, a
         a *= 0.5
     else:
-        raise SolverError(f"{dual.name}: the dual Newton line search found no step in {LINE_SEARCH_STEPS} halvings "
-                          f"(fairalloc.core.limits.LINE_SEARCH_STEPS; numerical trouble)")
+        raise SolverError(
+            f"{dual.name}: the dual Newton line search found no step in {LINE_SEARCH_STEPS} halvings "
+            f"(fairalloc.core.limits.LINE_SEARCH_STEPS; numerical trouble)"
+        )
     if expand and a == 1.0:
-        while a < 2.0 ** 60:
+        while a < 2.0**60:
             far, df_far, _, _ = trial(2 * a)
             if not (df_far < df and df_far <= 1e-4 * (g @ (far - p))):
                 break

@@ -31,8 +31,10 @@ def normalised(instance: Instance, mechanism: str) -> NDArray[np.float64]:
     zero = D <= 0
     if zero.any():
         i, j = (int(v) for v in np.argwhere(zero)[0])
-        raise CaseError(f"users.{instance.users[i]}.demand.{instance.resources[j]}: {mechanism} needs strictly "
-                        f"positive demands (got {D[i, j]:g}); every user must demand every resource")
+        raise CaseError(
+            f"users.{instance.users[i]}.demand.{instance.resources[j]}: {mechanism} needs strictly "
+            f"positive demands (got {D[i, j]:g}); every user must demand every resource"
+        )
     share = instance.share_per_task
     dominant: NDArray[np.float64] = share.max(axis=1, keepdims=True)
     return share / dominant
@@ -43,12 +45,16 @@ def shared_quantities(instance: Instance, mechanism: str) -> NDArray[np.float64]
     q = instance.shared
     if q is None or np.isnan(q).any():
         i = 0 if q is None else int(np.argmax(np.isnan(q)))
-        raise CaseError(f"users.{instance.users[i]}.shared: {mechanism} needs every user's shared quantity "
-                        f"(use ddrf for equal shares 1/n)")
+        raise CaseError(
+            f"users.{instance.users[i]}.shared: {mechanism} needs every user's shared quantity "
+            f"(use ddrf for equal shares 1/n)"
+        )
     total = float(q.sum())
     if abs(total - 1.0) > SHARED_SUM_TOLERANCE:
-        raise CaseError(f"users: shared quantities must sum to 1 over all users (they sum to {total:.12g}); "
-                        f"fairalloc does not rescale them silently")
+        raise CaseError(
+            f"users: shared quantities must sum to 1 over all users (they sum to {total:.12g}); "
+            f"fairalloc does not rescale them silently"
+        )
     return q
 
 
@@ -61,7 +67,7 @@ class History:
     """
 
     instance: Instance
-    mu: NDArray[np.float64]              # unweighted per-task dominant share (tasks = x / mu)
+    mu: NDArray[np.float64]  # unweighted per-task dominant share (tasks = x / mu)
     q: NDArray[np.float64]
     M: NDArray[np.float64] | None = None
     steps: list[NDArray[np.float64]] | None = None

@@ -41,8 +41,9 @@ class FillingResult:
     saturated: list[list[int]]
 
 
-def progressive_filling(demand: _Floats, capacity: _Floats, key: _Floats,
-                        bound: _Floats | None = None) -> FillingResult:
+def progressive_filling(
+    demand: _Floats, capacity: _Floats, key: _Floats, bound: _Floats | None = None
+) -> FillingResult:
     """Max-min fair task counts for shares ``key * x`` under ``demand @ x <= capacity``.
 
     >>> D = np.array([[1., 4.], [3., 1.]]); R = np.array([9., 18.])
@@ -52,26 +53,25 @@ def progressive_filling(demand: _Floats, capacity: _Floats, key: _Floats,
     n, m = demand.shape
     x = np.zeros(n)
     inv = 1.0 / key
-    frozen_use = np.zeros(m)              # resources taken by frozen users
+    frozen_use = np.zeros(m)  # resources taken by frozen users
     active = np.arange(n)
     if bound is not None and np.isposinf(bound).all():
         bound = None
-    open_res = capacity > 0               # resources that have not saturated
+    open_res = capacity > 0  # resources that have not saturated
     saturated_log: list[list[int]] = []
     rounds = 0
     while active.size:
         rounds += 1
-        whole = active.size == n          # first round: no copies of the (n, m) array
+        whole = active.size == n  # first round: no copies of the (n, m) array
         Da = demand if whole else demand[active]
         inv_a = inv if whole else inv[active]
-        rate = inv_a @ Da                 # resource use per unit of share level
+        rate = inv_a @ Da  # resource use per unit of share level
         room = capacity - frozen_use
         if bound is None:
             t, capped = _saturation_level(room, rate, open_res), np.zeros(active.size, bool)
         else:
-            t, capped = _level_with_bounds(Da, inv_a, bound[active] * key[active], bound[active],
-                                           room, rate, open_res)
-        if np.isinf(t):                    # only bounds remain: every active user is capped
+            t, capped = _level_with_bounds(Da, inv_a, bound[active] * key[active], bound[active], room, rate, open_res)
+        if np.isinf(t):  # only bounds remain: every active user is capped
             # without bounds some open resource is in use (validated demands), so t is finite
             assert bound is not None, "progressive filling: no resource to saturate and no bound"
             x[active] = bound[active]
@@ -84,7 +84,7 @@ def progressive_filling(demand: _Floats, capacity: _Floats, key: _Floats,
         open_res &= ~newly
         # one matrix-vector pass each (demands are >= 0, so a positive sum means "demands one")
         stop = capped | (Da @ newly.astype(float) > 0) if newly.any() else capped
-        if stop.all() or not stop.any():   # done (or a numerical corner where nothing froze)
+        if stop.all() or not stop.any():  # done (or a numerical corner where nothing froze)
             break
         frozen_use += np.where(stop, xa, 0.0) @ Da
         active = active[~stop]
@@ -99,8 +99,15 @@ def _saturation_level(room: _Floats, rate: _Floats, open_res: NDArray[np.bool_])
     return float(np.min(np.maximum(room[using], 0.0) / rate[using]))
 
 
-def _level_with_bounds(Da: _Floats, inv: _Floats, level_cap: _Floats, bound: _Floats, room: _Floats,
-                       rate: _Floats, open_res: NDArray[np.bool_]) -> tuple[float, NDArray[np.bool_]]:
+def _level_with_bounds(
+    Da: _Floats,
+    inv: _Floats,
+    level_cap: _Floats,
+    bound: _Floats,
+    room: _Floats,
+    rate: _Floats,
+    open_res: NDArray[np.bool_],
+) -> tuple[float, NDArray[np.bool_]]:
     """Level at which the next resource saturates when users stop growing at their bounds.
 
     Sort users by the level ``T_i key_i`` at which they hit their bound.  Past the first ``k``
@@ -114,13 +121,13 @@ def _level_with_bounds(Da: _Floats, inv: _Floats, level_cap: _Floats, bound: _Fl
     if order.size == 0:
         return _saturation_level(room, rate, open_res), np.zeros(Da.shape[0], bool)
     Ds = Da[order]
-    capped_use = np.cumsum(bound[order, None] * Ds, axis=0)               # users 1..k capped
+    capped_use = np.cumsum(bound[order, None] * Ds, axis=0)  # users 1..k capped
     gone_rate = np.cumsum(inv[order, None] * Ds, axis=0)
     levels = level_cap[order]
-    use_at = capped_use + levels[:, None] * (rate - gone_rate)              # at breakpoint k
+    use_at = capped_use + levels[:, None] * (rate - gone_rate)  # at breakpoint k
     over = (use_at > room * (1 + SATURATION)) & open_res
     hit = np.flatnonzero(over.any(axis=1))
-    k = int(hit[0]) if hit.size else order.size                             # users before k capped
+    k = int(hit[0]) if hit.size else order.size  # users before k capped
     base_use = capped_use[k - 1] if k else np.zeros_like(room)
     base_rate = rate - (gone_rate[k - 1] if k else 0.0)
     t = _saturation_level(room - base_use, base_rate, open_res)
@@ -135,9 +142,14 @@ def _level_with_bounds(Da: _Floats, inv: _Floats, level_cap: _Floats, bound: _Fl
 
 # -- exact certificate --------------------------------------------------------------------------
 
-def bottleneck_certificate(demand: Sequence[Sequence[_Number]], capacity: Sequence[_Number],
-                           key: Sequence[_Number], tasks: Sequence[_Number],
-                           bound: Sequence[_Number | None] | None = None) -> bool:
+
+def bottleneck_certificate(
+    demand: Sequence[Sequence[_Number]],
+    capacity: Sequence[_Number],
+    key: Sequence[_Number],
+    tasks: Sequence[_Number],
+    bound: Sequence[_Number | None] | None = None,
+) -> bool:
     """Decide *exactly* whether ``tasks`` is the max-min fair allocation on shares ``key * x``.
 
     All arguments may hold :class:`fractions.Fraction` values (then the answer is exact) or floats.

@@ -98,8 +98,10 @@ def hdrf_schedule(instance: Instance, max_launches: int | None = None, *, batch:
     endless = ~np.any((D > 0) & np.isfinite(R), axis=1) & np.isposinf(bounds)
     if endless.any():
         u = instance.users[int(np.argmax(endless))]
-        raise CaseError(f"users.{u}.demand: all zero; a user must demand some resource (or have max_tasks): "
-                        f"H-DRF would launch her tasks without end")
+        raise CaseError(
+            f"users.{u}.demand: all zero; a user must demand some resource (or have max_tasks): "
+            f"H-DRF would launch her tasks without end"
+        )
     cap = None if max_launches is None or max_launches == np.inf else int(max_launches)
     if cap is not None and cap < 0:
         raise CaseError(f"max_launches: must be >= 0 (got {max_launches})")
@@ -108,23 +110,35 @@ def hdrf_schedule(instance: Instance, max_launches: int | None = None, *, batch:
         raise FairallocError(_too_many_launches(instance, f"needs at least {need:.3g}", who, what))
     engine = hdrf_engine(instance)
     idle = (~np.any(D != 0, axis=1)).tolist()
-    launches = decisions = free = 0                   # free: tasks of users demanding nothing (one batch)
+    launches = decisions = free = 0  # free: tasks of users demanding nothing (one batch)
     while True:
-        i = engine.choose()                           # a leaf at her bound or whose task no longer fits: parked
+        i = engine.choose()  # a leaf at her bound or whose task no longer fits: parked
         if i is None:
             break
         if launches - free >= MAX_HDRF_LAUNCHES and (cap is None or cap > MAX_HDRF_LAUNCHES):
-            raise FairallocError(_too_many_launches(instance, f"needs more than {MAX_HDRF_LAUNCHES:,}",
-                                                    int(np.argmax(engine.launched)), None))
+            raise FairallocError(
+                _too_many_launches(
+                    instance, f"needs more than {MAX_HDRF_LAUNCHES:,}", int(np.argmax(engine.launched)), None
+                )
+            )
         decisions += 1
         if decisions > MAX_HDRF_DECISIONS and (cap is None or cap > launches):
-            raise FairallocError(_too_many_launches(instance, f"needs more than {MAX_HDRF_DECISIONS:,} scheduling "
-                                                    f"decisions for its", int(np.argmax(engine.launched)), None,
-                                                    "MAX_HDRF_DECISIONS", MAX_HDRF_DECISIONS))
+            raise FairallocError(
+                _too_many_launches(
+                    instance,
+                    f"needs more than {MAX_HDRF_DECISIONS:,} scheduling decisions for its",
+                    int(np.argmax(engine.launched)),
+                    None,
+                    "MAX_HDRF_DECISIONS",
+                    MAX_HDRF_DECISIONS,
+                )
+            )
         if cap is not None and launches >= cap:
-            raise SolverError(f"hdrf: max_launches={cap} reached after {launches} launches while more tasks "
-                              f"could still be launched (user {instance.users[i]}); pass max_launches=None "
-                              f"for no cap")
+            raise SolverError(
+                f"hdrf: max_launches={cap} reached after {launches} launches while more tasks "
+                f"could still be launched (user {instance.users[i]}); pass max_launches=None "
+                f"for no cap"
+            )
         done = engine.run_leaf(i, np.inf if cap is None else cap - launches, batch=batch)
         launches += done
         free += done if idle[i] else 0
@@ -143,12 +157,19 @@ def hdrf_engine(instance: Instance) -> DiscreteEngine:
     for v, k in index.items():
         above = next(iter(g.predecessors(v)))
         parent[k] = None if above == ROOT else index[above]
-    order = [index[c] for v in g for c in g.successors(v)]       # every node's children in their order
+    order = [index[c] for v in g for c in g.successors(v)]  # every node's children in their order
     weights = [g.nodes[u]["weight"] for u in instance.users]
-    return DiscreteEngine(instance.capacity, weights, parent=parent,
-                          group_weights=[g.nodes[v]["weight"] for v in groups], order=order,
-                          demand=instance.demand, limit=np.floor(instance.bounds()), tie_break="order",
-                          policy="skip")
+    return DiscreteEngine(
+        instance.capacity,
+        weights,
+        parent=parent,
+        group_weights=[g.nodes[v]["weight"] for v in groups],
+        order=order,
+        demand=instance.demand,
+        limit=np.floor(instance.bounds()),
+        tie_break="order",
+        policy="skip",
+    )
 
 
 def launches_lower_bound(instance: Instance) -> tuple[float, int, int | None]:
@@ -166,28 +187,42 @@ def launches_lower_bound(instance: Instance) -> tuple[float, int, int | None]:
         j = room.argmin(axis=1)
         by_resource = room[np.arange(instance.n), j]
         bound = np.ceil(T)
-        per_user = np.where(D.any(axis=1), np.minimum(bound, by_resource), 0.0)   # no demand: one batch
+        per_user = np.where(D.any(axis=1), np.minimum(bound, by_resource), 0.0)  # no demand: one batch
     i = int(np.argmax(per_user))
     return float(per_user[i]), i, (None if bound[i] <= by_resource[i] else int(j[i]))
 
 
-def _too_many_launches(instance: Instance, amount: str, i: int, j: int | None,
-                       limit: str = "MAX_HDRF_LAUNCHES", value: int = MAX_HDRF_LAUNCHES) -> str:
+def _too_many_launches(
+    instance: Instance,
+    amount: str,
+    i: int,
+    j: int | None,
+    limit: str = "MAX_HDRF_LAUNCHES",
+    value: int = MAX_HDRF_LAUNCHES,
+) -> str:
     user = instance.users[i]
     if j is None:
         d = instance.demand[i]
-        k = int(np.argmax(np.where(instance.capacity > 0, d / np.where(instance.capacity > 0, instance.capacity, 1), 0)))
-        why = f"user {user}'s task takes {d[k] / instance.capacity[k]:.3g} of {instance.resources[k]}" \
-            if instance.capacity[k] > 0 and d[k] > 0 else f"user {user} may run {instance.bounds()[i]:.3g} tasks"
+        k = int(
+            np.argmax(np.where(instance.capacity > 0, d / np.where(instance.capacity > 0, instance.capacity, 1), 0))
+        )
+        why = (
+            f"user {user}'s task takes {d[k] / instance.capacity[k]:.3g} of {instance.resources[k]}"
+            if instance.capacity[k] > 0 and d[k] > 0
+            else f"user {user} may run {instance.bounds()[i]:.3g} tasks"
+        )
     else:
         why = f"user {user}'s task takes {instance.demand[i, j] / instance.capacity[j]:.3g} of {instance.resources[j]}"
     what = "launches" if limit == "MAX_HDRF_LAUNCHES" else "decisions"
-    return (f"hdrf: this instance {amount} task launches ({why}); H-DRF launches whole tasks and stops at "
-            f"{value:,} {what} (the launch limit, fairalloc.core.limits.{limit}); for the divisible "
-            f"allocation use drf")
+    return (
+        f"hdrf: this instance {amount} task launches ({why}); H-DRF launches whole tasks and stops at "
+        f"{value:,} {what} (the launch limit, fairalloc.core.limits.{limit}); for the divisible "
+        f"allocation use drf"
+    )
 
 
 # -- the two variants that starve (docs/formulations.md section 7) --------------------------------------
+
 
 def _leaves(g: nx.DiGraph, node: str) -> list[str]:
     return [v for v in nx.dfs_preorder_nodes(g, node) if g.out_degree(v) == 0 and v != ROOT]
@@ -200,7 +235,8 @@ def naive_hierarchical_drf(instance: Instance) -> np.ndarray:
     resource stops growing, even when some of its leaves do not need that resource: they starve.
     """
     from fairalloc.engines.filling import progressive_filling
-    g = occupied_tree(instance)                       # an empty group takes no part (and gets nothing)
+
+    g = occupied_tree(instance)  # an empty group takes no part (and gets nothing)
     index = {u: i for i, u in enumerate(instance.users)}
     tasks = np.zeros(instance.n)
 
@@ -214,10 +250,12 @@ def naive_hierarchical_drf(instance: Instance) -> np.ndarray:
         aggregate = np.array([sum(instance.demand[index[u]] for u in _leaves(g, k)) for k in kids])
         weights = np.array([g.nodes[k]["weight"] for k in kids])
         share = aggregate / np.where(capacity > 0, capacity, np.inf)
-        usable = ~np.any((aggregate > 0) & (capacity <= 0), axis=1)     # a child needing an empty resource gets 0
+        usable = ~np.any((aggregate > 0) & (capacity <= 0), axis=1)  # a child needing an empty resource gets 0
         x = np.zeros(len(kids))
         if usable.any():
-            x[usable] = progressive_filling(aggregate[usable], capacity, share[usable].max(axis=1) / weights[usable]).tasks
+            x[usable] = progressive_filling(
+                aggregate[usable], capacity, share[usable].max(axis=1) / weights[usable]
+            ).tasks
         for k, units in zip(kids, x):
             split(k, units * aggregate[kids.index(k)])
 

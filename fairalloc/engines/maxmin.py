@@ -30,10 +30,10 @@ from fairalloc.core.allocation import Allocation
 from fairalloc.core.backends import Program, linear_expression, lp_name, lp_names, solve_lp, task_variables, values
 from fairalloc.core.errors import SolverError
 from fairalloc.core.exact import ExactInstance
-from fairalloc.engines.filling import bottleneck_certificate, progressive_filling
 from fairalloc.core.instance import Instance
 from fairalloc.core.registry import Mechanism
 from fairalloc.core.tolerances import FEASIBILITY
+from fairalloc.engines.filling import bottleneck_certificate, progressive_filling
 
 
 class MaxMinMechanism(Mechanism):
@@ -51,8 +51,15 @@ class MaxMinMechanism(Mechanism):
     def fast(self, instance: Instance) -> Allocation:
         bound = instance.max_tasks
         result = progressive_filling(instance.demand, instance.capacity, self.key(instance), bound)
-        return Allocation(instance, result.tasks, self.name, "fast", "numpy progressive filling",
-                          info={"rounds": result.rounds}, certify=self.certify)
+        return Allocation(
+            instance,
+            result.tasks,
+            self.name,
+            "fast",
+            "numpy progressive filling",
+            info={"rounds": result.rounds},
+            certify=self.certify,
+        )
 
     def certify(self, ex: ExactInstance, x: list[Fraction]) -> bool:
         return bottleneck_certificate(ex.D, ex.R, self.exact_key(ex), x, ex.T)
@@ -64,12 +71,19 @@ Round r:  max t  s.t.  k_i x_i = t (active users), x_i fixed (frozen users),
           sum_i D_ij x_i <= R_j (resources), 0 <= x_i <= T_i.
 After each round, users demanding a saturated resource or at their bound are frozen.
 In round r's LP, x_i is tasks_<user>, t is round<r>_level; constraints capacity_<resource>, share_<user>."""
-        names = _Names(lp_names("tasks", instance.users), lp_names("share", instance.users),
-                       lp_names("capacity", instance.resources))
+        names = _Names(
+            lp_names("tasks", instance.users),
+            lp_names("share", instance.users),
+            lp_names("capacity", instance.resources),
+        )
         first = self._round_lp(instance, names, 1, np.zeros(instance.n), np.ones(instance.n, bool))
-        return Program(self.name, description, [("round 1", first.lp)],
-                       solve=lambda prog: self._solve_rounds(instance, names, first, prog),
-                       later="later rounds are built as the sequence is solved (each starts from the one before)")
+        return Program(
+            self.name,
+            description,
+            [("round 1", first.lp)],
+            solve=lambda prog: self._solve_rounds(instance, names, first, prog),
+            later="later rounds are built as the sequence is solved (each starts from the one before)",
+        )
 
     def _round_lp(self, instance: Instance, names: _Names, r: int, x: np.ndarray, active: np.ndarray) -> _Round:
         """Round ``r``'s LP: active users at a common level, frozen ones fixed at ``x``."""
@@ -92,7 +106,7 @@ In round r's LP, x_i is tasks_<user>, t is round<r>_level; constraints capacity_
         x = np.zeros(n)
         active = np.ones(n, bool)
         levels, solver = [], ""
-        del prog.models[1:]                     # a solve that failed half-way starts again
+        del prog.models[1:]  # a solve that failed half-way starts again
         current = first
         while active.any():
             r = len(levels) + 1
@@ -108,12 +122,20 @@ In round r's LP, x_i is tasks_<user>, t is round<r>_level; constraints capacity_
             if not stop.any():
                 raise SolverError(f"{self.name}: round {r} froze no user (numerical trouble)")
             active &= ~stop
-        return Allocation(instance, x, self.name, "program", f"pulp+{solver}",
-                          info={"rounds": len(levels), "levels": levels}, certify=self.certify)
+        return Allocation(
+            instance,
+            x,
+            self.name,
+            "program",
+            f"pulp+{solver}",
+            info={"rounds": len(levels), "levels": levels},
+            certify=self.certify,
+        )
 
 
 class _Names(NamedTuple):
     """The LP names of a max-min program: per user (variables, share constraints), per resource."""
+
     tasks: list[str]
     share: list[str]
     capacity: list[str]
@@ -121,6 +143,7 @@ class _Names(NamedTuple):
 
 class _Round(NamedTuple):
     """One round's LP and the handles its solution is read from."""
+
     lp: pulp.LpProblem
     level: pulp.LpVariable
     tasks: list[pulp.LpVariable]

@@ -266,7 +266,8 @@ def _budget(body, default: int) -> int:
 
 def properties_view(body) -> dict:
     from fairalloc.analysis.manipulation import check_search
-    from fairalloc.analysis.properties import check, describe_witness
+    from fairalloc.analysis.properties import check
+    from fairalloc.analysis.results import describe_witness
 
     case = case_from_page(body.get("case"))
     name = _one_name(body, "drf")

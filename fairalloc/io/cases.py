@@ -37,9 +37,6 @@ from typing import Annotated, Any
 
 import numpy as np
 import yaml
-from yaml.composer import Composer
-from yaml.constructor import SafeConstructor
-from yaml.resolver import Resolver
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -48,6 +45,9 @@ from pydantic import (
     ValidationError,
     field_validator,
 )
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
+from yaml.resolver import Resolver
 
 from fairalloc.core import limits
 from fairalloc.core.errors import (
@@ -87,7 +87,7 @@ def _names(mapping):
     """The one place where the keys of every name -> value mapping of a case become text (``{1: 3}``
     demands of the resource named ``1``); two keys naming the same name are refused."""
     if not isinstance(mapping, dict):
-        return mapping                              # pydantic says it is not a mapping
+        return mapping  # pydantic says it is not a mapping
     out = {}
     for key, value in mapping.items():
         name = _name(key)
@@ -107,7 +107,7 @@ Names = Annotated[dict[Name, T], BeforeValidator(_names)]
 class UserSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     demand: Names[NonNegative]
-    group: Name | None = None          # hierarchies: the group this user belongs to
+    group: Name | None = None  # hierarchies: the group this user belongs to
     weight: Positive | Names[Positive] | None = None
     max_tasks: NonNegative | None = None
     shared: Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0, le=1)] | None = None
@@ -137,6 +137,7 @@ class NewUserSpec(UserSpec):
 
 class VariantSpec(BaseModel):
     """A derived scenario: exactly one change to the case's instance."""
+
     model_config = ConfigDict(extra="forbid")
     name: Name
     description: str | None = None
@@ -148,11 +149,12 @@ class VariantSpec(BaseModel):
 
 VARIANT_KINDS = ("misreport", "remove_user", "add_user", "capacity")
 
-Exact = int | float | str          # a number, or an exact value written as text: "100/31", "2.52"
+Exact = int | float | str  # a number, or an exact value written as text: "100/31", "2.52"
 
 
 class StepSpec(BaseModel):
     """Dynamic mechanisms: the level M and the task counts right after the k-th arrival."""
+
     model_config = ConfigDict(extra="forbid")
     k: Annotated[int, Field(strict=True, ge=1)]
     M: Exact | None = None
@@ -161,6 +163,7 @@ class StepSpec(BaseModel):
 
 class ExpectSpec(BaseModel):
     """What a mechanism must compute on the case (or on one of its variants)."""
+
     model_config = ConfigDict(extra="forbid")
     mechanism: str
     variant: Name | None = None
@@ -177,11 +180,12 @@ class ExpectSpec(BaseModel):
 
 class ClaimSpec(BaseModel):
     """A statement the properties engine checks: '<mechanism> satisfies|violates <property>'."""
+
     model_config = ConfigDict(extra="forbid")
     mechanism: str
     property: str
     holds: bool
-    user: Name | None = None          # check the property for this user
+    user: Name | None = None  # check the property for this user
     variant: Name | None = None
     budget: Annotated[int, Field(strict=True, gt=0)] = 300
     note: str | None = None
@@ -193,13 +197,13 @@ class ClaimSpec(BaseModel):
     @classmethod
     def _bounded_budget(cls, v):
         if v > limits.MAX_BUDGET:
-            raise ValueError(f"{v:,} evaluations per user is more than fairalloc runs "
-                             f"(at most {limits.MAX_BUDGET:,})")
+            raise ValueError(f"{v:,} evaluations per user is more than fairalloc runs (at most {limits.MAX_BUDGET:,})")
         return v
 
 
 class ErratumSpec(BaseModel):
     """Where a source states a different number: what it says, where, and the true value."""
+
     model_config = ConfigDict(extra="forbid")
     where: str
     says: str
@@ -209,6 +213,7 @@ class ErratumSpec(BaseModel):
 
 class GroupSpec(BaseModel):
     """A node of a hierarchy (H-DRF): its weight among its siblings and its parent group."""
+
     model_config = ConfigDict(extra="forbid")
     weight: Positive = 1.0
     parent: Name | None = None
@@ -221,8 +226,8 @@ class CaseSpec(BaseModel):
     description: str | None = None
     resources: Names[NonNegative]
     users: Names[UserSpec]
-    arrivals: list[Name] | None = None        # arrival order (default: the order of 'users')
-    groups: Names[GroupSpec] = {}             # hierarchies: internal nodes of the tree
+    arrivals: list[Name] | None = None  # arrival order (default: the order of 'users')
+    groups: Names[GroupSpec] = {}  # hierarchies: internal nodes of the tree
     variants: list[VariantSpec] = []
     expect: list[ExpectSpec] = []
     claims: list[ClaimSpec | str] = []
@@ -260,6 +265,7 @@ class Case:
 
 
 # -- YAML ---------------------------------------------------------------------------------------
+
 
 class _Refused(yaml.MarkedYAMLError):
     """A document fairalloc will not read (too deep, too many nodes, a number too long)."""
@@ -302,24 +308,31 @@ class CaseLoader(_LibyamlLoader if _CParser is not None else yaml.SafeLoader):
         self._nodes += 1
         try:
             # both classes named: libyaml's check_event compares classes exactly, not by isinstance
-            if self._depth > limits.MAX_YAML_DEPTH and self.check_event(yaml.SequenceStartEvent,
-                                                                        yaml.MappingStartEvent):
-                raise _Refused(problem=f"nested deeper than {limits.MAX_YAML_DEPTH} levels "
-                                       f"(fairalloc reads at most {limits.MAX_YAML_DEPTH})",
-                               problem_mark=self.peek_event().start_mark)
+            if self._depth > limits.MAX_YAML_DEPTH and self.check_event(
+                yaml.SequenceStartEvent, yaml.MappingStartEvent
+            ):
+                raise _Refused(
+                    problem=f"nested deeper than {limits.MAX_YAML_DEPTH} levels "
+                    f"(fairalloc reads at most {limits.MAX_YAML_DEPTH})",
+                    problem_mark=self.peek_event().start_mark,
+                )
             if self._nodes > limits.MAX_YAML_NODES:
-                raise _Refused(problem=f"more than {limits.MAX_YAML_NODES:,} YAML nodes "
-                                       f"(fairalloc reads at most {limits.MAX_YAML_NODES:,} per file)",
-                               problem_mark=self.peek_event().start_mark)
+                raise _Refused(
+                    problem=f"more than {limits.MAX_YAML_NODES:,} YAML nodes "
+                    f"(fairalloc reads at most {limits.MAX_YAML_NODES:,} per file)",
+                    problem_mark=self.peek_event().start_mark,
+                )
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
 
     def construct_yaml_int(self, node):
         digits = len(node.value.replace("_", "").lstrip("+-"))
-        if digits > limits.MAX_EXACT_DIGITS:        # Python refuses int() of 4300+ digits; far less is useful
-            raise _Refused(problem=f"a number of {digits:,} digits (fairalloc reads at most "
-                                   f"{limits.MAX_EXACT_DIGITS})", problem_mark=node.start_mark)
+        if digits > limits.MAX_EXACT_DIGITS:  # Python refuses int() of 4300+ digits; far less is useful
+            raise _Refused(
+                problem=f"a number of {digits:,} digits (fairalloc reads at most {limits.MAX_EXACT_DIGITS})",
+                problem_mark=node.start_mark,
+            )
         return super().construct_yaml_int(node)
 
 
@@ -328,7 +341,8 @@ CaseLoader.add_constructor("tag:yaml.org,2002:int", CaseLoader.construct_yaml_in
 CaseLoader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
     re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$"),
-    list("-+0123456789."))
+    list("-+0123456789."),
+)
 
 
 def _children(node) -> list:
@@ -347,7 +361,7 @@ def _refuse_expansions(root, where: str) -> None:
     """Count the nodes and levels of the document with its aliases expanded, without expanding
     them: one pass over the composed graph, memoized per node (so a "billion laughs" document of a
     few hundred bytes is refused in microseconds), iterative (no recursion however deep)."""
-    size: dict[int, tuple[int, int]] = {}           # id(node) -> (nodes, levels) once expanded
+    size: dict[int, tuple[int, int]] = {}  # id(node) -> (nodes, levels) once expanded
     entered: set[int] = set()
     stack = [(root, False)]
     while stack:
@@ -359,19 +373,25 @@ def _refuse_expansions(root, where: str) -> None:
             nodes = 1 + sum(n for n, _ in sizes)
             levels = (not isinstance(node, yaml.ScalarNode)) + max((d for _, d in sizes), default=0)
             if nodes > limits.MAX_YAML_NODES:
-                raise CaseError(f"{where}: {_line(node)}expands to more than {limits.MAX_YAML_NODES:,} YAML "
-                                f"nodes through its aliases (fairalloc reads at most "
-                                f"{limits.MAX_YAML_NODES:,} per file)")
+                raise CaseError(
+                    f"{where}: {_line(node)}expands to more than {limits.MAX_YAML_NODES:,} YAML "
+                    f"nodes through its aliases (fairalloc reads at most "
+                    f"{limits.MAX_YAML_NODES:,} per file)"
+                )
             if levels > limits.MAX_YAML_DEPTH:
-                raise CaseError(f"{where}: {_line(node)}nested deeper than {limits.MAX_YAML_DEPTH} levels "
-                                f"once its aliases are expanded (fairalloc reads at most {limits.MAX_YAML_DEPTH})")
+                raise CaseError(
+                    f"{where}: {_line(node)}nested deeper than {limits.MAX_YAML_DEPTH} levels "
+                    f"once its aliases are expanded (fairalloc reads at most {limits.MAX_YAML_DEPTH})"
+                )
             size[key] = (nodes, levels)
             continue
         if key in size:
             continue
         if key in entered:
-            raise CaseError(f"{where}: {_line(node)}an alias refers to a node that contains it "
-                            f"(a recursive structure; fairalloc files are plain data)")
+            raise CaseError(
+                f"{where}: {_line(node)}an alias refers to a node that contains it "
+                f"(a recursive structure; fairalloc files are plain data)"
+            )
         entered.add(key)
         stack.append((node, True))
         stack.extend((c, False) for c in _children(node) if id(c) not in size)
@@ -398,10 +418,10 @@ def _key(loader, key_node):
 def _refuse_duplicate_keys(root, where: str, loader) -> None:
     """PyYAML keeps the last of two equal keys silently; a case with two users 'A' is an error."""
     seen_nodes: set[int] = set()
-    stack = [(root, ())]                            # iterative: no recursion however deep
+    stack = [(root, ())]  # iterative: no recursion however deep
     while stack:
         node, path = stack.pop()
-        if id(node) in seen_nodes:                  # aliases may share (or nest) nodes
+        if id(node) in seen_nodes:  # aliases may share (or nest) nodes
             continue
         seen_nodes.add(id(node))
         below = []
@@ -411,13 +431,14 @@ def _refuse_duplicate_keys(root, where: str, loader) -> None:
                 key = _key(loader, key_node)
                 line = key_node.start_mark.line + 1
                 if key in lines:
-                    raise CaseError(f"{_field_path(path + (key,))}: duplicate key (lines {lines[key]} and {line} "
-                                    f"of {where})")
+                    raise CaseError(
+                        f"{_field_path(path + (key,))}: duplicate key (lines {lines[key]} and {line} of {where})"
+                    )
                 lines[key] = line
                 below.append((value_node, path + (key,)))
         elif isinstance(node, yaml.SequenceNode):
             below = [(item, path + (k,)) for k, item in enumerate(node.value)]
-        stack.extend(reversed(below))               # document order
+        stack.extend(reversed(below))  # document order
 
 
 def _read_yaml(text: str, where: str) -> Any:
@@ -437,25 +458,29 @@ def _read_yaml(text: str, where: str) -> Any:
     except _Refused as exc:
         mark = exc.problem_mark
         raise CaseError(f"{where}: line {mark.line + 1}: {exc.problem}") from None
-    except yaml.reader.ReaderError as exc:          # a control character (NUL, ...) in the text
+    except yaml.reader.ReaderError as exc:  # a control character (NUL, ...) in the text
         line = text.count("\n", 0, exc.position) + 1
         column = exc.position - text.rfind("\n", 0, exc.position)
-        raise CaseError(f"{where}: not valid YAML: character #x{exc.character:04x} is not allowed "
-                        f"(a binary file?) at line {line}, column {column}") from None
+        raise CaseError(
+            f"{where}: not valid YAML: character #x{exc.character:04x} is not allowed "
+            f"(a binary file?) at line {line}, column {column}"
+        ) from None
     except yaml.constructor.ConstructorError as exc:
         mark = exc.problem_mark
         line = f"line {mark.line + 1}: " if mark else ""
         tag = re.search(r"for the tag '([^']*)'", exc.problem or "")
         if tag:
-            raise CaseError(f"{where}: {line}tag {excerpt(tag.group(1))} is refused; fairalloc files are plain "
-                            f"data (tags that build Python objects are refused)") from None
+            raise CaseError(
+                f"{where}: {line}tag {excerpt(tag.group(1))} is refused; fairalloc files are plain "
+                f"data (tags that build Python objects are refused)"
+            ) from None
         raise CaseError(f"{where}: {line}{one_line(exc.problem, 200)}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise CaseError(f"{where}: not valid YAML: {one_line(problem, 200)}{line}") from None
-    except RecursionError:                          # not expected (depth is bounded): still one line
+    except RecursionError:  # not expected (depth is bounded): still one line
         raise CaseError(f"{where}: nested too deeply for fairalloc to read") from None
     finally:
         if loader is not None:
@@ -465,8 +490,17 @@ def _read_yaml(text: str, where: str) -> Any:
 # -- validation -----------------------------------------------------------------------------------
 
 _BRANCH_TAGS = ("float", "constrained-float", "dict[", "function-")
-_MODEL_NAMES = {"UserSpec", "MisreportSpec", "NewUserSpec", "VariantSpec", "StepSpec", "ExpectSpec", "ClaimSpec",
-                "ErratumSpec", "GroupSpec"}     # union branches pydantic names in a location
+_MODEL_NAMES = {
+    "UserSpec",
+    "MisreportSpec",
+    "NewUserSpec",
+    "VariantSpec",
+    "StepSpec",
+    "ExpectSpec",
+    "ClaimSpec",
+    "ErratumSpec",
+    "GroupSpec",
+}  # union branches pydantic names in a location
 
 
 def _model_at(loc) -> type[BaseModel]:
@@ -484,7 +518,7 @@ def _model_at(loc) -> type[BaseModel]:
             if models:
                 model = models[0]
             elif args:
-                model = args[-1]                # list[X] / dict[str, X]: the element type
+                model = args[-1]  # list[X] / dict[str, X]: the element type
             else:
                 return CaseSpec
     return model
@@ -495,16 +529,22 @@ def _pydantic_message(exc: ValidationError) -> str:
     for a union (``weight``: number or mapping) the branch that matches what was written.  The
     offending input is quoted as a bounded :func:`~fairalloc.core.errors.excerpt`, and so is every key
     of the field path (an alias bomb or a megabyte of text never reaches the message)."""
-    def wrong_branch(err) -> bool:          # the number branch of a union given a mapping, or the
-        given = err.get("input")            # text branch (a claim as text) given a mapping
+
+    def wrong_branch(err) -> bool:  # the number branch of a union given a mapping, or the
+        given = err.get("input")  # text branch (a claim as text) given a mapping
         return isinstance(given, dict) and any(
-            str(p).startswith(("float", "constrained-float")) or p == "str" for p in err["loc"])
+            str(p).startswith(("float", "constrained-float")) or p == "str" for p in err["loc"]
+        )
 
     errors = [e for e in exc.errors() if not wrong_branch(e)] or exc.errors()
     errors.sort(key=lambda e: e["type"] != "extra_forbidden")
     err = errors[0]
-    parts = [p for p in err["loc"] if isinstance(p, int) or not (
-        str(p).startswith(_BRANCH_TAGS) or p in _MODEL_NAMES or p in ("str", "int", "[key]"))]
+    parts = [
+        p
+        for p in err["loc"]
+        if isinstance(p, int)
+        or not (str(p).startswith(_BRANCH_TAGS) or p in _MODEL_NAMES or p in ("str", "int", "[key]"))
+    ]
     loc = _field_path(parts)
     kind, msg = err["type"], err["msg"]
     if kind == "missing":
@@ -527,8 +567,7 @@ def parse_case(data: Any, where: str = "case") -> Case:
     if data is None:
         raise CaseError(f"{where}: empty file (a case needs 'resources' and 'users')")
     if not isinstance(data, dict):
-        raise CaseError(f"{where}: a case must be a mapping with 'resources' and 'users' "
-                        f"(got {type(data).__name__})")
+        raise CaseError(f"{where}: a case must be a mapping with 'resources' and 'users' (got {type(data).__name__})")
     try:
         spec = CaseSpec.model_validate(data)
     except ValidationError as exc:
@@ -557,18 +596,33 @@ def parse_case(data: Any, where: str = "case") -> Case:
         bounds.append(np.inf if user.max_tasks is None else user.max_tasks)
         shared.append(np.nan if user.shared is None else user.shared)
     name = spec.name or (Path(where).stem if where != "case" else "case")
-    instance = Instance(list(spec.resources.values()), demand, resources=resources, users=list(spec.users),
-                        weights=weights, max_tasks=bounds, shared=shared, name=name,
-                        groups=_hierarchy(spec) if spec.groups or any(
-                            u.group is not None for u in spec.users.values()) else None)
+    instance = Instance(
+        list(spec.resources.values()),
+        demand,
+        resources=resources,
+        users=list(spec.users),
+        weights=weights,
+        max_tasks=bounds,
+        shared=shared,
+        name=name,
+        groups=_hierarchy(spec) if spec.groups or any(u.group is not None for u in spec.users.values()) else None,
+    )
     variants = {}
     for k, variant in enumerate(spec.variants):
         where_v = f"variants[{k}]"
         if variant.name in variants:
             raise CaseError(f"{where_v}.name: duplicate variant name '{variant.name}'")
         variants[variant.name] = _derive(instance, variant, where_v, vector)
-    case = Case(name, instance, spec.source, spec.description, raw=data, variants=variants, expect=spec.expect,
-                errata=spec.errata)
+    case = Case(
+        name,
+        instance,
+        spec.source,
+        spec.description,
+        raw=data,
+        variants=variants,
+        expect=spec.expect,
+        errata=spec.errata,
+    )
     _check_expectations(case)
     return dataclasses.replace(case, claims=[_claim(c, f"claims[{k}]", case) for k, c in enumerate(spec.claims)])
 
@@ -579,12 +633,16 @@ def _refuse_too_many_cells(n: int, m: int, variants: int) -> None:
     before anything is built."""
     cells = n * m
     if cells > limits.MAX_CASE_CELLS:
-        raise CaseError(f"users: {n:,} users x {m:,} resources is {cells:,} demands; fairalloc builds at most "
-                        f"{limits.MAX_CASE_CELLS:,} per case")
+        raise CaseError(
+            f"users: {n:,} users x {m:,} resources is {cells:,} demands; fairalloc builds at most "
+            f"{limits.MAX_CASE_CELLS:,} per case"
+        )
     if cells * (1 + variants) > limits.MAX_CASE_CELLS:
-        raise CaseError(f"variants: {variants:,} variants of {n:,} users x {m:,} resources is "
-                        f"{cells * (1 + variants):,} demands; fairalloc builds at most "
-                        f"{limits.MAX_CASE_CELLS:,} per case (the case and its variants together)")
+        raise CaseError(
+            f"variants: {variants:,} variants of {n:,} users x {m:,} resources is "
+            f"{cells * (1 + variants):,} demands; fairalloc builds at most "
+            f"{limits.MAX_CASE_CELLS:,} per case (the case and its variants together)"
+        )
 
 
 def _hierarchy(spec) -> dict:
@@ -601,7 +659,7 @@ def _hierarchy(spec) -> dict:
             raise CaseError(f"users.{u}.group: {unknown('group', user.group, spec.groups)}")
         parent[u] = user.group
         weight[u] = user.weight if isinstance(user.weight, (int, float)) else 1.0
-    for g in spec.groups:                    # walking up must reach the root
+    for g in spec.groups:  # walking up must reach the root
         seen, node = set(), g
         while node is not None:
             if node in seen:
@@ -626,8 +684,10 @@ def _in_arrival_order(users: dict, arrivals: list) -> dict:
     return {u: users[u] for u in order}
 
 
-CLAIM_TEXT = re.compile(r"^\s*(?P<mechanism>\S+)\s+(?P<verb>satisfies|violates)\s+(?P<property>\S+)"
-                        r"(?:\s+for\s+user\s+(?P<user>\S+))?(?:\s+on\s+(?:variant\s+)?(?P<variant>\S+))?\s*$")
+CLAIM_TEXT = re.compile(
+    r"^\s*(?P<mechanism>\S+)\s+(?P<verb>satisfies|violates)\s+(?P<property>\S+)"
+    r"(?:\s+for\s+user\s+(?P<user>\S+))?(?:\s+on\s+(?:variant\s+)?(?P<variant>\S+))?\s*$"
+)
 
 
 _EXPONENT = re.compile(r"[eE]\s*([-+]?[0-9][0-9_]*)")
@@ -651,8 +711,10 @@ def parse_exact(value, where: str) -> Fraction | float:
         text = value.strip()
         digits = sum(c.isdigit() for c in text)
         if digits > limits.MAX_EXACT_DIGITS:
-            raise CaseError(f"{where}: a number of {digits:,} digits {excerpt(value)} (fairalloc reads at most "
-                            f"{limits.MAX_EXACT_DIGITS})")
+            raise CaseError(
+                f"{where}: a number of {digits:,} digits {excerpt(value)} (fairalloc reads at most "
+                f"{limits.MAX_EXACT_DIGITS})"
+            )
         exponent = _EXPONENT.search(text)
         if exponent and abs(int(exponent.group(1))) > 2 * limits.MAX_EXACT_DIGITS:
             # with at most MAX_EXACT_DIGITS digits before it, such an exponent puts any non-zero
@@ -661,7 +723,7 @@ def parse_exact(value, where: str) -> Fraction | float:
             if any(c.isdigit() for c in mantissa):  # else not a number: Fraction says so at once
                 if mantissa.strip("+-0._"):
                     raise CaseError(f"{where}: {excerpt(value)} is {_RANGE}")
-                text = mantissa                      # 0e999999999 is 0
+                text = mantissa  # 0e999999999 is 0
     try:
         number = Fraction(text if isinstance(value, str) else value)
     except (ValueError, ZeroDivisionError, TypeError):
@@ -669,13 +731,15 @@ def parse_exact(value, where: str) -> Fraction | float:
     return _in_range(number, value, where)
 
 
-_RANGE = (f"outside the range fairalloc computes with ({limits.MIN_MAGNITUDE:g} to "
-          f"{limits.MAX_MAGNITUDE:g} for non-zero values)").replace("e+", "e")
+_RANGE = (
+    f"outside the range fairalloc computes with ({limits.MIN_MAGNITUDE:g} to "
+    f"{limits.MAX_MAGNITUDE:g} for non-zero values)"
+).replace("e+", "e")
 
 
 def _in_range(number, value, where: str):
     low, high = limits.MIN_MAGNITUDE, limits.MAX_MAGNITUDE
-    if isinstance(number, Fraction):        # the bounds as written (1e-30), not their nearest doubles
+    if isinstance(number, Fraction):  # the bounds as written (1e-30), not their nearest doubles
         low, high = Fraction(repr(low)), Fraction(repr(high))
     if number != 0 and not low <= abs(number) <= high:
         raise CaseError(f"{where}: {excerpt(value)} is {_RANGE}")
@@ -690,6 +754,7 @@ def _known(where: str, what: str, name, known) -> str:
 
 def _known_mechanism(where: str, name) -> str:
     from fairalloc.core import registry
+
     try:
         registry.get(str(name))
     except FairallocError as exc:
@@ -699,6 +764,7 @@ def _known_mechanism(where: str, name) -> str:
 
 def _check_expectations(case: Case) -> None:
     from fairalloc.core import registry
+
     for k, e in enumerate(case.expect):
         where = f"expect[{k}]"
         _known_mechanism(f"{where}.mechanism", e.mechanism)
@@ -729,14 +795,22 @@ def _check_expectations(case: Case) -> None:
 def _claim(claim, where: str, case: Case) -> ClaimSpec:
     from fairalloc.core import registry
     from fairalloc.core.vocabulary import property_names
+
     if isinstance(claim, str):
         match = CLAIM_TEXT.match(claim)
         if not match:
-            raise CaseError(f"{where}: cannot read claim {excerpt(claim)} (write '<mechanism> satisfies|violates "
-                            f"<property> [for user U] [on variant V]')")
+            raise CaseError(
+                f"{where}: cannot read claim {excerpt(claim)} (write '<mechanism> satisfies|violates "
+                f"<property> [for user U] [on variant V]')"
+            )
         parts = match.groupdict()
-        claim = ClaimSpec(mechanism=parts["mechanism"], property=parts["property"],
-                          holds=parts["verb"] == "satisfies", user=parts["user"], variant=parts["variant"])
+        claim = ClaimSpec(
+            mechanism=parts["mechanism"],
+            property=parts["property"],
+            holds=parts["verb"] == "satisfies",
+            user=parts["user"],
+            variant=parts["variant"],
+        )
     _known_mechanism(f"{where}.mechanism", claim.mechanism)
     if claim.refutes is not None and claim.holds:
         raise CaseError(f"{where}.refutes: a refuted claim is a counterexample, so it states 'holds: false'")
@@ -754,33 +828,46 @@ def _claim(claim, where: str, case: Case) -> ClaimSpec:
 def _derive(instance: Instance, variant: VariantSpec, where: str, vector) -> Instance:
     kinds = [k for k in VARIANT_KINDS if getattr(variant, k) is not None]
     if len(kinds) != 1:
-        raise CaseError(f"{where}: a variant makes exactly one change ({' | '.join(VARIANT_KINDS)}); "
-                        f"got {', '.join(kinds) or 'none'}")
+        raise CaseError(
+            f"{where}: a variant makes exactly one change ({' | '.join(VARIANT_KINDS)}); "
+            f"got {', '.join(kinds) or 'none'}"
+        )
     kind = kinds[0]
 
     def user(name, field_name):
         if str(name) not in instance.users:
             raise CaseError(f"{where}.{field_name}: {unknown('user', name, instance.users)}")
         return str(name)
+
     if kind == "misreport":
-        return instance.with_demand(user(variant.misreport.user, "misreport.user"),
-                                    vector(variant.misreport.demand, f"{where}.misreport.demand", 0.0))
+        return instance.with_demand(
+            user(variant.misreport.user, "misreport.user"),
+            vector(variant.misreport.demand, f"{where}.misreport.demand", 0.0),
+        )
     if kind == "remove_user":
         return instance.without_user(user(variant.remove_user, "remove_user"))
     if kind == "capacity":
-        vector(variant.capacity, f"{where}.capacity", 0.0)      # names checked with their path
+        vector(variant.capacity, f"{where}.capacity", 0.0)  # names checked with their path
         return instance.with_capacity(variant.capacity)
     new = variant.add_user
     if str(new.name) in instance.users:
         raise CaseError(f"{where}.add_user.name: duplicate user '{new.name}'")
-    weight = 1.0 if new.weight is None else (vector(new.weight, f"{where}.add_user.weight", 1.0)
-                                              if isinstance(new.weight, dict) else new.weight)
-    return instance.with_user(str(new.name), vector(new.demand, f"{where}.add_user.demand", 0.0), weight=weight,
-                              max_tasks=np.inf if new.max_tasks is None else new.max_tasks,
-                              shared=np.nan if new.shared is None else new.shared)
+    weight = (
+        1.0
+        if new.weight is None
+        else (vector(new.weight, f"{where}.add_user.weight", 1.0) if isinstance(new.weight, dict) else new.weight)
+    )
+    return instance.with_user(
+        str(new.name),
+        vector(new.demand, f"{where}.add_user.demand", 0.0),
+        weight=weight,
+        max_tasks=np.inf if new.max_tasks is None else new.max_tasks,
+        shared=np.nan if new.shared is None else new.shared,
+    )
 
 
 # -- files ----------------------------------------------------------------------------------------
+
 
 def _library():
     return importlib_resources.files("fairalloc.case_library")
@@ -798,7 +885,7 @@ def load_case(path_or_name: str | Path) -> Case:
     path = Path(path_or_name)
     try:
         exists = path.exists()
-    except (OSError, ValueError):           # a name too long, a NUL byte: read_yaml_file says why
+    except (OSError, ValueError):  # a name too long, a NUL byte: read_yaml_file says why
         exists = True
     if not exists:
         candidate = _library() / (path.name if path.suffix == ".yaml" else f"{path.name}.yaml")
@@ -842,8 +929,10 @@ def read_yaml_file(path: str | Path, needs: str) -> Any:
     """
     path = Path(path)
     where = _file(path)
-    too_large = (f"{where}: larger than {limits.MAX_FILE_BYTES // 2**20} MiB (fairalloc reads case, workload "
-                 f"and trace files of at most {limits.MAX_FILE_BYTES // 2**20} MiB)")
+    too_large = (
+        f"{where}: larger than {limits.MAX_FILE_BYTES // 2**20} MiB (fairalloc reads case, workload "
+        f"and trace files of at most {limits.MAX_FILE_BYTES // 2**20} MiB)"
+    )
     try:
         info = path.stat()
         if stat.S_ISDIR(info.st_mode):
@@ -858,7 +947,7 @@ def read_yaml_file(path: str | Path, needs: str) -> Any:
                     break
                 chunks.append(chunk)
                 size += len(chunk)
-        if size > limits.MAX_FILE_BYTES:    # a device or a pipe (or a file that grew meanwhile)
+        if size > limits.MAX_FILE_BYTES:  # a device or a pipe (or a file that grew meanwhile)
             raise CaseError(too_large)
         text = b"".join(chunks).decode("utf-8")
     except CaseError:
@@ -871,7 +960,7 @@ def read_yaml_file(path: str | Path, needs: str) -> Any:
         raise CaseError(f"{where}: not a text file (expected YAML)") from None
     except OSError as exc:
         raise CaseError(f"{where}: cannot read: {exc.strerror or exc}") from None
-    except ValueError as exc:               # a NUL byte in the name
+    except ValueError as exc:  # a NUL byte in the name
         raise CaseError(f"{where}: cannot read: {one_line(exc, 200)}") from None
     if not text.strip():
         raise CaseError(f"{where}: empty file ({needs})")

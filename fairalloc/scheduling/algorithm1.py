@@ -29,9 +29,9 @@ dominant shares then differ by at most the max-task's dominant share.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -48,9 +48,9 @@ class Launch:
     step: int
     user: str
     task: tuple[float, ...]
-    shares: dict[str, tuple[float, ...]]          # every user's share of every resource
+    shares: dict[str, tuple[float, ...]]  # every user's share of every resource
     dominant_shares: dict[str, float]
-    consumed: tuple[float, ...]                   # share of each resource in use
+    consumed: tuple[float, ...]  # share of each resource in use
     machine: int | None = None
 
 
@@ -62,8 +62,15 @@ class DRFScheduler:
     explicit sequence of task demands.
     """
 
-    def __init__(self, instance: Instance, tasks: dict[str, Sequence] | None = None, *, policy: str = "stop",
-                 capacity=None, tie_break: str = "larger-task"):
+    def __init__(
+        self,
+        instance: Instance,
+        tasks: dict[str, Sequence] | None = None,
+        *,
+        policy: str = "stop",
+        capacity=None,
+        tie_break: str = "larger-task",
+    ):
         if policy not in POLICIES:
             raise CaseError(f"policy: {unknown('policy', policy, POLICIES, 'policies')}")
         if tie_break not in TIE_BREAKS:
@@ -77,22 +84,28 @@ class DRFScheduler:
         bounds = instance.bounds()
         # no explicit list: identical tasks of her demand, up to max_tasks (unbounded without one)
         queues = [None if tasks is None else tasks.get(u) for u in instance.users]
-        self.engine = DiscreteEngine(self.R, self.W, demand=instance.demand, tasks=queues,
-                                     limit=np.where(np.isfinite(bounds), bounds, np.inf),
-                                     tie_break=tie_break, policy=policy)
+        self.engine = DiscreteEngine(
+            self.R,
+            self.W,
+            demand=instance.demand,
+            tasks=queues,
+            limit=np.where(np.isfinite(bounds), bounds, np.inf),
+            tie_break=tie_break,
+            policy=policy,
+        )
         n = instance.n
         #: views of the engine's state: allocations ``U``, dominant shares ``s``, consumed ``C``
         self.U = self.engine.usage[:n]
         self.s = self.engine.share[:n]
         self.C = self.engine.C
         self.launched = self.engine.launched
-        self.parked = self.engine.parked                 # skip policy: users whose task did not fit
+        self.parked = self.engine.parked  # skip policy: users whose task did not fit
         #: counters: decisions made one by one ("single"), decisions made in batches ("batched"),
         #: batches ("chunks"); see :meth:`run_counts`
         self.stats = self.engine.stats
 
     #: R_j w_ij, the denominators of shares (a zero-capacity resource: inf, so that its share is 0)
-    RW = property(lambda self: self.engine.denom[:self.instance.n])
+    RW = property(lambda self: self.engine.denom[: self.instance.n])
     #: what the fit test compares ``C + task`` with (fill_machines, whose machines decide, sets inf)
     fit_R = property(lambda self: self.engine.fit, lambda self, value: setattr(self.engine, "fit", value))
     steps = property(lambda self: self.engine.steps)
@@ -114,9 +127,14 @@ class DRFScheduler:
 
     def _record(self, i: int, task: np.ndarray) -> Launch:
         users = self.instance.users
-        return Launch(self.steps, users[i], tuple(float(v) for v in task),
-                      {u: tuple(float(v) for v in self.U[k] / self._R_div) for k, u in enumerate(users)},
-                      {u: float(self.s[k]) for k, u in enumerate(users)}, tuple(float(v) for v in self.C / self._R_div))
+        return Launch(
+            self.steps,
+            users[i],
+            tuple(float(v) for v in task),
+            {u: tuple(float(v) for v in self.U[k] / self._R_div) for k, u in enumerate(users)},
+            {u: float(self.s[k]) for k, u in enumerate(users)},
+            tuple(float(v) for v in self.C / self._R_div),
+        )
 
     def _launch(self, i: int, task: np.ndarray) -> Launch:
         self.engine.launch(i, task)
@@ -142,12 +160,14 @@ class DRFScheduler:
         trace = []
         while max_steps is None or len(trace) < max_steps:
             if len(trace) >= cap:
-                if self._decide() is None:          # the run ends just at the cap
+                if self._decide() is None:  # the run ends just at the cap
                     break
-                self.run_counts()                   # the launch limit's error, if the run passes it
-                raise CaseError(f"--trace: Algorithm 1 makes more than {cap:,} launches on this case, the most "
-                                f"fairalloc records one by one ({limits.MAX_TRACE_LAUNCHES:,} launches, "
-                                f"{limits.MAX_TRACE_CELLS:,} launches x users); use --no-trace for the counts")
+                self.run_counts()  # the launch limit's error, if the run passes it
+                raise CaseError(
+                    f"--trace: Algorithm 1 makes more than {cap:,} launches on this case, the most "
+                    f"fairalloc records one by one ({limits.MAX_TRACE_LAUNCHES:,} launches, "
+                    f"{limits.MAX_TRACE_CELLS:,} launches x users); use --no-trace for the counts"
+                )
             launch = self.step()
             if launch is None:
                 break
@@ -157,9 +177,11 @@ class DRFScheduler:
     def _too_many(self) -> CaseError:
         i = int(np.argmax(self.launched))
         user = self.instance.users[i]
-        return CaseError(f"users.{user}.demand: Algorithm 1 makes more than {limits.MAX_LAUNCHES:,} launches on this "
-                         f"case ({int(self.launched[i])} of them user {user}'s: demands tiny beside the capacity), "
-                         "the most fairalloc schedules")
+        return CaseError(
+            f"users.{user}.demand: Algorithm 1 makes more than {limits.MAX_LAUNCHES:,} launches on this "
+            f"case ({int(self.launched[i])} of them user {user}'s: demands tiny beside the capacity), "
+            "the most fairalloc schedules"
+        )
 
     # -- many decisions at once -----------------------------------------------------------------------
     #: candidate launches generated per batch at most; see :meth:`run_counts`
@@ -179,7 +201,7 @@ class DRFScheduler:
         if max_launches is None or max_launches > limits.MAX_LAUNCHES - self.steps:
             budget = max(0, limits.MAX_LAUNCHES - self.steps)
             counts = self._run_counts(budget, batch)
-            if self._decide() is not None:          # one more would pass the limit
+            if self._decide() is not None:  # one more would pass the limit
                 raise self._too_many()
             return counts
         return self._run_counts(max_launches, batch)
@@ -191,8 +213,10 @@ class DRFScheduler:
 def table_1(trace: Iterable[Launch], instance: Instance, exact: bool = True) -> tuple[list[str], list[list[str]]]:
     """Rows in the layout of the paper's Table 1: who was scheduled, each user's resource shares and
     dominant share, and the share of each resource allocated in total."""
+
     def show(v: float) -> str:
         return str(Fraction(v).limit_denominator(1000)) if exact else f"{v:.4g}"
+
     head = ["schedule"]
     for u in instance.users:
         head += [f"user {u} res. shares", f"user {u} dom. share"]
@@ -209,12 +233,13 @@ def table_1(trace: Iterable[Launch], instance: Instance, exact: bool = True) -> 
 
 # -- machines (Theorem 7) -------------------------------------------------------------------------------
 
+
 @dataclass
 class Placement:
-    tasks: np.ndarray                   # tasks per user
-    per_machine: np.ndarray             # (machines, users) task counts
+    tasks: np.ndarray  # tasks per user
+    per_machine: np.ndarray  # (machines, users) task counts
     dominant_shares: np.ndarray
-    max_task_share: float               # the max-task's dominant share of the whole cluster
+    max_task_share: float  # the max-task's dominant share of the whole cluster
     trace: list[Launch] = field(default_factory=list)
 
 
@@ -237,26 +262,34 @@ def fill_machines(instance: Instance, machines: np.ndarray, *, keep_trace: bool 
     if count == 0:
         raise CaseError("machines: no machine given")
     if count > limits.MAX_MACHINES:
-        raise CaseError(f"--machines: {count} machines, more than the {limits.MAX_MACHINES:,} fairalloc places tasks on")
+        raise CaseError(
+            f"--machines: {count} machines, more than the {limits.MAX_MACHINES:,} fairalloc places tasks on"
+        )
     if count * n > limits.MAX_PLACEMENT_CELLS:
-        raise CaseError(f"--machines: {count} machines x {n} users = {count * n}, more than the "
-                        f"{limits.MAX_PLACEMENT_CELLS:,} of a placement fairalloc computes")
+        raise CaseError(
+            f"--machines: {count} machines x {n} users = {count * n}, more than the "
+            f"{limits.MAX_PLACEMENT_CELLS:,} of a placement fairalloc computes"
+        )
     bad = ~(np.isfinite(machines) & (machines >= 0))
     if bad.any():
         k, j = (int(v) for v in np.argwhere(bad)[0])
-        raise CaseError(f"machines: machine {k + 1} has capacity {machines[k, j]:g} of {instance.resources[j]} "
-                        "(capacities are finite numbers >= 0)")
+        raise CaseError(
+            f"machines: machine {k + 1} has capacity {machines[k, j]:g} of {instance.resources[j]} "
+            "(capacities are finite numbers >= 0)"
+        )
     D = instance.demand
     max_task = D.max(axis=0)
     small = np.flatnonzero(np.any(machines < max_task, axis=1))
     if small.size:
-        raise CaseError(f"machines: machine {int(small[0]) + 1} cannot hold a max-task "
-                        f"{max_task.tolist()} (Theorem 7 assumes every machine can)")
+        raise CaseError(
+            f"machines: machine {int(small[0]) + 1} cannot hold a max-task "
+            f"{max_task.tolist()} (Theorem 7 assumes every machine can)"
+        )
     total = machines.sum(axis=0)
     if not np.all(np.isfinite(total)):
         raise CaseError("machines: the machines' capacities add up to more than a float holds")
-    pool = DRFScheduler(instance, capacity=total)       # dominant shares over the whole cluster
-    pool.fit_R = np.full(instance.m, np.inf)            # the machines decide what fits
+    pool = DRFScheduler(instance, capacity=total)  # dominant shares over the whole cluster
+    pool.fit_R = np.full(instance.m, np.inf)  # the machines decide what fits
     per_machine = np.zeros((count, n), dtype=np.int64)
     trace = []
     trace_cap = max(1, min(limits.MAX_TRACE_LAUNCHES, limits.MAX_TRACE_CELLS // max(1, n)))
@@ -288,9 +321,11 @@ def fill_machines(instance: Instance, machines: np.ndarray, *, keep_trace: bool 
             per_machine[k, i] += 1
             if keep_trace:
                 if len(trace) >= trace_cap:
-                    raise CaseError(f"--trace: the placement makes more than {trace_cap} launches, the most "
-                                    f"fairalloc records one by one ({limits.MAX_TRACE_LAUNCHES:,} launches, "
-                                    f"{limits.MAX_TRACE_CELLS:,} launches x users); use --no-trace for the counts")
+                    raise CaseError(
+                        f"--trace: the placement makes more than {trace_cap} launches, the most "
+                        f"fairalloc records one by one ({limits.MAX_TRACE_LAUNCHES:,} launches, "
+                        f"{limits.MAX_TRACE_CELLS:,} launches x users); use --no-trace for the counts"
+                    )
                 launch = pool._launch(i, task)
                 launch.machine = k
                 trace.append(launch)

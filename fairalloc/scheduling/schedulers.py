@@ -4,19 +4,30 @@
 
 from __future__ import annotations
 
-import heapq
-
 from fairalloc.core import limits
 from fairalloc.core.errors import CaseError, excerpt, unknown
+from fairalloc.engines.discrete import DiscreteEngine
 from fairalloc.engines.filling import drf_shares
 
 EPS = 1e-9
 
 #: the names ``make_scheduler`` accepts (K a positive integer)
-SCHEDULER_NAMES = ("drf", "mfs", "hdrf", "cpu-fair", "cpu-fair:oc", "slots:K", "slots:K:oc", "capacity:K",
-                   "capacity:K:oc", "fifo", "quincy")
+SCHEDULER_NAMES = (
+    "drf",
+    "mfs",
+    "hdrf",
+    "cpu-fair",
+    "cpu-fair:oc",
+    "slots:K",
+    "slots:K:oc",
+    "capacity:K",
+    "capacity:K:oc",
+    "fifo",
+    "quincy",
+)
 
 # --------------------------------------------------------------------------- schedulers
+
 
 class Scheduler:
     """Plug-in interface. ``pick(state, node)`` returns a job (``_JobRun``) whose next task to launch
@@ -30,7 +41,7 @@ class Scheduler:
     check_mem = True
     slots: int | None = None
 
-    def bind(self, state) -> None:          # state: simulator.SimState
+    def bind(self, state) -> None:  # state: simulator.SimState
 
         self.state = state
 
@@ -42,72 +53,83 @@ class Scheduler:
 
 
 class _OwnerOrder(Scheduler):
-    """Owners in increasing ``key(u)`` (ties: owner seen first), kept in a lazily updated heap (the
-    heap of Algorithm 1): offer the node to each in turn until one's next task fits."""
+    """Owners offered a node in increasing ``key(u)`` (ties: the owner listed first) until one's next task
+    fits: the descent of :class:`~fairalloc.engines.discrete.DiscreteEngine` (the heap of Algorithm 1,
+    Ghodsi et al., "Dominant Resource Fairness", NSDI 2011, section 4.2), over a flat tree of owners
+    or, with :meth:`_build`'s ``parent``, a tree of groups (H-DRF).
+
+    The scheduler computes the keys (Python floats, the very ones the simulator's totals give) and
+    writes them as the engine's shares, then re-keys with ``engine.changed``: the engine's own
+    ``set_usage`` is a few numpy operations per launch and finish, which would double the simulator's
+    time. Groups' keys are ``max_r used_r / total_r / weight`` over every resource of the cluster.
+    """
 
     def bind(self, state):
         super().bind(state)
-        self.version = [0] * len(state.owners)
-        self.heap: list = []
+        self._build()
+
+    def _build(self, parent=None, group_weights=(), order=None, weights=None) -> None:
+        """The engine over the owners (``0 .. n-1``) and groups (``n ..``; ``parent``, ``group_weights``,
+        ``order``: as :class:`~fairalloc.engines.discrete.DiscreteEngine`'s); ``weights``: the owners'."""
+        st = self.state
+        n, m = len(st.owners), len(st.resources)
+        self.weight = [1.0] * n if weights is None else [float(w) for w in weights]
+        self.engine = DiscreteEngine(
+            st.total, self.weight, parent=parent, group_weights=group_weights, order=order, tie_break="order"
+        )
+        self.group_weight = {n + k: float(w) for k, w in enumerate(group_weights)}
+        self.groups_above = [self.engine.paths[u][1:] for u in range(n)]  # her groups, bottom up
+        self.group_used = {v: [0.0] * m for v in self.group_weight}  # groups' running totals
+        self.seen = [(0.0,) * m for _ in range(n)]  # what the groups hold of her
+        #: per owner, ``state.next_job(u)`` as of the last ``changed(u)`` (the simulator calls it on every change)
+        self.next_jobs: list = [None] * n
+        self.next_tasks: list = [None] * n  # ... and its next task
+        self.waiting = 0  # owners with a next job
+        for u in range(n):
+            self.engine.changed(u, active=False)  # nothing to run yet
 
     def key(self, u: int) -> float:
         raise NotImplementedError
 
     def changed(self, u):
-        self.version[u] += 1
-        if self.state.next_job(u) is not None:
-            heapq.heappush(self.heap, (self.key(u), u, self.version[u], u))
+        st, engine = self.state, self.engine
+        share = engine.share
+        share[u] = self.key(u)
+        above = self.groups_above[u]
+        if above:
+            used = st.used_vector(u)
+            delta = [a - b for a, b in zip(used, self.seen[u])]
+            self.seen[u] = used
+            total = st.total
+            for v in above:
+                row = self.group_used[v]
+                for k, d in enumerate(delta):
+                    row[k] += d
+                share[v] = max([x / t for x, t in zip(row, total)]) / self.group_weight[v]
+        job, before = st.next_job(u), self.next_jobs[u]
+        self.next_jobs[u] = job
+        self.next_tasks[u] = None if job is None else job.next_task()
+        if job is None and before is None and not above:
+            return  # out before and after: her new key waits for her work
+        self.waiting += (job is not None) - (before is not None)
+        engine.changed(u, active=job is not None)
 
     def pick(self, state, node):
-        if self.slots is not None and state.slots_used[node] >= self.slots:
+        if not self.waiting or self.slots is not None and state.slots_used[node] >= self.slots:
             return None
-        return _first_taker(self.heap, self.version, state, node, self.check_cpu, self.check_mem)
-
-
-_IDLE = object()
-
-
-def _first_taker(heap, version, state, node, check_cpu=True, check_mem=True, group=None):
-    """The first taker of an offer of ``node`` in a lazy heap of entries ``(key, tie, version, id)``.
-
-    Entries are popped in order; stale ones (``version[id]`` moved on) are dropped. An id below
-    ``len(state.owners)`` is an owner: she takes the node if her next task fits it, is idle (entry
-    dropped: ``changed`` pushes her again when work appears) if she has nothing runnable, declines
-    otherwise. Another id is a group, asked with ``group(id, node)``: a job, ``None`` (declines) or
-    :data:`_IDLE`. Declined entries go back into the heap; the taker's entry does not (launching
-    bumps its version, and ``changed`` pushes it again). Returns the job taken, or ``None``.
-    """
-    n = len(state.owners)
-    declined = []
-    found = None
-    while heap:
-        entry = heapq.heappop(heap)
-        c = entry[3]
-        if entry[2] != version[c]:
-            continue
-        if c < n:
-            job = state.next_job(c)
-            if job is None:
-                continue
-            if state.fits(node, job.next_task(), check_cpu, check_mem):
-                found = job
-                break
-        else:
-            found = group(c, node)
-            if found is _IDLE:
-                found = None
-                continue
-            if found is not None:
-                break
-        declined.append(entry)
-    state.steps += len(declined)
-    for entry in declined:
-        heapq.heappush(heap, entry)
-    return found
+        tasks, fits, check_cpu, check_mem = self.next_tasks, state.fits, self.check_cpu, self.check_mem
+        engine = self.engine
+        u = engine.pick(lambda u: fits(node, tasks[u], check_cpu, check_mem))
+        state.steps += engine.passed
+        return None if u is None else self.next_jobs[u]
 
 
 class DRF(_OwnerOrder):
     name = "drf"
+
+    def bind(self, state):
+        super().bind(state)
+        self.key = state.dominant_share  # (one call less per launch and finish)
 
     def key(self, u):
         return self.state.dominant_share(u)
@@ -156,38 +178,81 @@ class Capacity(_OwnerOrder):
         return self.state.running[u] / self.capacity[u]
 
 
-class MFS(Scheduler):
-    """The MFS paper's two-level DRF: groups (owners) by weighted dominant share, then the group's
-    jobs by weighted dominant share; the first job whose next task fits the node gets it."""
+class MFS(_OwnerOrder):
+    """The MFS paper's two-level DRF: groups (owners) by weighted dominant share (the engine's descent),
+    then the group's jobs by weighted dominant share; the first job whose next task fits the node
+    gets it (if none does, the next group is tried).
+
+    A job's share counts every resource: CPU and memory from the simulator's per-job totals, the
+    other resources (GPUs...) from the tasks this scheduler launched and that have not ended yet
+    (a task launched at ``t`` ends at ``t + duration``: ``mfs`` never over-commits, so never slows one)."""
 
     name = "mfs"
 
     def bind(self, state):
-        super().bind(state)
+        Scheduler.bind(self, state)
         weights = state.workload.group_weights or {}
-        self.group_weight = [float(weights.get(o, 1.0)) for o in state.owners]
+        self._build(weights=[weights.get(o, 1.0) for o in state.owners])
+        self.extra = len(state.resources) > 2
+        #: per job with running tasks demanding other resources: [(end, ((resource index, amount), ...))]
+        self.running_extra: dict = {}
+
+    def key(self, u):
+        return self.state.dominant_share(u) / self.weight[u]
 
     def group_share(self, u: int) -> float:
-        return self.state.dominant_share(u) / self.group_weight[u]
+        return self.key(u)
 
     def job_share(self, job) -> float:
         st = self.state
-        return max(job.cpu / st.total_cpu, job.mem / st.total_mem) / job.spec.weight
+        share = max(job.cpu / st.total_cpu, job.mem / st.total_mem)
+        if self.extra:
+            share = max([share, *(a / st.total[k] for k, a in self._extra_used(job).items())])
+        return share / job.spec.weight
+
+    def _extra_used(self, job) -> dict:
+        """What ``job``'s running tasks hold of the resources beyond CPU and memory, by resource index."""
+        now, used = self.state.time, {}
+        tasks = self.running_extra.get(job)
+        if tasks:
+            tasks[:] = [(end, extra) for end, extra in tasks if end > now]
+            for _, extra in tasks:
+                for k, a in extra:
+                    used[k] = used.get(k, 0.0) + a
+            if not tasks:
+                del self.running_extra[job]
+        return used
 
     def pick(self, state, node):
-        free_cpu, free_mem = state.free_cpu[node], state.free_mem[node]
-        state.steps += len(state.owners)
-        for u in sorted(range(len(state.owners)), key=lambda u: (self.group_share(u), u)):
-            state.steps += len(state.user_jobs[u])
-            jobs = [j for j in state.user_jobs[u].values() if j.runnable()]
-            if not jobs:
-                continue
-            jobs.sort(key=lambda j: (self.job_share(j), j.id))
-            for job in jobs:
-                task = job.next_task()
-                if task.cpu <= free_cpu + EPS and task.mem <= free_mem + EPS:
-                    return job
-        return None
+        taken = []
+
+        def fits(u):
+            jobs = state.user_jobs[u]
+            state.steps += len(jobs)
+            for job in sorted((j for j in jobs.values() if j.runnable()), key=lambda j: (self.job_share(j), j.id)):
+                if state.fits(node, job.next_task()):
+                    taken.append(job)
+                    return True
+            return False
+
+        if not self.waiting:
+            return None
+        u = self.engine.pick(fits)
+        state.steps += self.engine.passed
+        if u is None:
+            return None
+        job = taken[0]
+        if self.extra and job.next_task().extra:
+            self._launching(job)
+        return job
+
+    def _launching(self, job) -> None:
+        """``job``'s next task is launched now: remember what it holds of other resources until it ends."""
+        st, task = self.state, job.next_task()
+        if len(self.running_extra) > 2 * len(st.jobs) + 64:  # retired jobs: forget them
+            self.running_extra = {j: v for j, v in self.running_extra.items() if j.id in st.jobs}
+        extra = tuple((st.index[r], a) for r, a in task.extra)
+        self.running_extra.setdefault(job, []).append((st.time + task.duration, extra))
 
 
 def owner_tree(owners, weights: dict | None = None):
@@ -206,102 +271,72 @@ def owner_tree(owners, weights: dict | None = None):
     (['eng', 'ops'], ['eng/alice', 'eng/bob'], 2.0)
     """
     from fairalloc.engines.hierarchy import tree_from
+
     owners = list(owners)
     parent: dict[str, str | None] = {}
     for owner in owners:
         parts = owner.split("/")
         if len(parts) > limits.MAX_OWNER_DEPTH:
-            raise CaseError(f"owner {excerpt(owner)}: {len(parts)} levels of groups, more than the "
-                            f"{limits.MAX_OWNER_DEPTH:,} of a hierarchy fairalloc schedules")
+            raise CaseError(
+                f"owner {excerpt(owner)}: {len(parts)} levels of groups, more than the "
+                f"{limits.MAX_OWNER_DEPTH:,} of a hierarchy fairalloc schedules"
+            )
         if not all(parts):
-            raise CaseError(f"owner {excerpt(owner)}: empty group name in the path "
-                            "(hierarchical owners look like 'group/user')")
+            raise CaseError(
+                f"owner {excerpt(owner)}: empty group name in the path (hierarchical owners look like 'group/user')"
+            )
         for k in range(len(parts)):
-            parent.setdefault("/".join(parts[:k + 1]), "/".join(parts[:k]) or None)
+            parent.setdefault("/".join(parts[: k + 1]), "/".join(parts[:k]) or None)
     groups = set(parent.values())
     both = [o for o in owners if o in groups]
     if both:
         child = next(n for n, p in parent.items() if p == both[0])
-        raise CaseError(f"owner {excerpt(both[0])}: owns jobs and is also the group of {excerpt(child)} "
-                        "(an owner must be a leaf)")
+        raise CaseError(
+            f"owner {excerpt(both[0])}: owns jobs and is also the group of {excerpt(child)} (an owner must be a leaf)"
+        )
     return tree_from(list(parent), parent, weights or {})
 
 
-class HDRF(Scheduler):
+class HDRF(_OwnerOrder):
     """H-DRF (Bhattacharya et al., SoCC 2013) over the owners' tree (:func:`owner_tree`).
 
-    The descent of :func:`fairalloc.engines.hierarchy.hdrf_schedule` on offers: from the root, into the
-    child with the lowest weighted dominant share (of everything its subtree runs now, over the
+    The descent of :func:`fairalloc.engines.hierarchy.hdrf_schedule` on offers, made by
+    :class:`~fairalloc.engines.discrete.DiscreteEngine`: from the root, into the child with the
+    lowest weighted dominant share (of everything its subtree runs now of every resource, over the
     whole cluster), skipping blocked children (no runnable task below, or no next task below that
-    fits the node), down to an owner, whose next job is served as under ``drf``. Every internal node
-    keeps its children in a lazily updated heap, as ``drf`` keeps owners, so a decision costs heap
-    operations along the path (a flat tree is exactly ``drf``'s heap: same keys, same ties).
+    fits the node), down to an owner, whose next job is served as under ``drf``. A decision costs
+    heap operations along the path (a flat tree is exactly ``drf``'s: same keys, same ties).
     """
 
     name = "hdrf"
 
     def bind(self, state):
         from fairalloc.engines.hierarchy import ROOT
-        super().bind(state)
+
+        Scheduler.bind(self, state)
         g = owner_tree(state.owners, state.workload.group_weights)
         n = len(state.owners)
-        # node ids: owners 0..n-1 (their index u), then groups, then the root
+        # engine node ids: owners 0..n-1 (their index u), then the groups, then the root
         ids = {o: u for u, o in enumerate(state.owners)}
-        for name in g:
-            if name not in ids and g.out_degree(name):
-                ids[name] = len(ids)
-        self.n, self.root = n, ids[ROOT]
-        size = len(ids)
-        self.weight = [1.0] * size
-        self.parent = [-1] * size
-        self.rank = [0] * size                       # position among siblings: the tie-break
-        for name, v in ids.items():
-            self.weight[v] = g.nodes[name]["weight"]
-            for k, child in enumerate(g.successors(name)):
-                self.parent[ids[child]], self.rank[ids[child]] = v, k
-        self.groups_above = []                       # per owner: her groups, bottom up (not the root)
-        for u in range(n):
-            path, v = [], self.parent[u]
-            while v != self.root:
-                path.append(v)
-                v = self.parent[v]
-            self.groups_above.append(path)
-        self.cpu = [0.0] * size                      # groups' running totals (owners: state.cpu / mem)
-        self.mem = [0.0] * size
-        self.seen_cpu, self.seen_mem = [0.0] * n, [0.0] * n
-        self.has_work = [False] * n
-        self.working = [0] * size                    # groups: owners below with a runnable task
-        self.version = [0] * size
-        self.heaps: list[list] = [[] for _ in range(size)]
+        groups = [name for name in g if name not in ids and name != ROOT and g.out_degree(name)]
+        ids.update({name: n + k for k, name in enumerate(groups)})
+        ids[ROOT] = n + len(groups)
+        parent = [None] * (n + len(groups))
+        order = []  # siblings in order of first appearance: the tie-break
+        for name in [ROOT, *groups]:
+            for child in g.successors(name):
+                order.append(ids[child])
+                if name != ROOT:
+                    parent[ids[child]] = ids[name]
+        self._build(
+            parent=parent,
+            group_weights=[g.nodes[name]["weight"] for name in groups],
+            order=order,
+            weights=[g.nodes[o]["weight"] for o in state.owners],
+        )
 
-    def changed(self, u):
-        st = self.state
-        version, heaps, parent, rank = self.version, self.heaps, self.parent, self.rank
-        version[u] += 1
-        work = st.next_job(u) is not None
-        delta = work - self.has_work[u]
-        self.has_work[u] = work
-        if work:
-            heapq.heappush(heaps[parent[u]], (st.dominant_share(u) / self.weight[u], rank[u], version[u], u))
-        dc, dm = st.cpu[u] - self.seen_cpu[u], st.mem[u] - self.seen_mem[u]
-        self.seen_cpu[u], self.seen_mem[u] = st.cpu[u], st.mem[u]
-        for v in self.groups_above[u]:
-            self.cpu[v] += dc
-            self.mem[v] += dm
-            self.working[v] += delta
-            version[v] += 1
-            if self.working[v]:
-                key = max(self.cpu[v] / st.total_cpu, self.mem[v] / st.total_mem) / self.weight[v]
-                heapq.heappush(heaps[parent[v]], (key, rank[v], version[v], v))
-
-    def pick(self, state, node):
-        return self._group_offer(self.root, node)
-
-    def _group_offer(self, v, node):
-        """The first taker below group ``v`` (the root included), or :data:`_IDLE` if none has work."""
-        if v != self.root and not self.working[v]:
-            return _IDLE
-        return _first_taker(self.heaps[v], self.version, self.state, node, group=self._group_offer)
+    def key(self, u):
+        return self.state.dominant_share(u) / self.weight[u]
 
 
 class Quincy(Scheduler):
@@ -340,21 +375,26 @@ class Quincy(Scheduler):
         super().bind(state)
         edges = len(state.owners) * state.n_nodes
         if edges > limits.MAX_QUINCY_EDGES:
-            raise CaseError(f"scheduler: quincy: {len(state.owners)} owners x {state.n_nodes} nodes = {edges} "
-                            f"flow edges, more than the {limits.MAX_QUINCY_EDGES:,} of its pure-Python flow network "
-                            "(quincy is for small clusters)")
+            raise CaseError(
+                f"scheduler: quincy: {len(state.owners)} owners x {state.n_nodes} nodes = {edges} "
+                f"flow edges, more than the {limits.MAX_QUINCY_EDGES:,} of its pure-Python flow network "
+                "(quincy is for small clusters)"
+            )
         self.plan_time = None
-        self.plan: dict[int, list[int]] = {}         # node -> owners planned there, in offer order
-        self.replanned: set[int] = set()             # nodes planned again in this instant
+        self.plan: dict[int, list[int]] = {}  # node -> owners planned there, in offer order
+        self.replanned: set[int] = set()  # nodes planned again in this instant
 
     def _fit(self, task, node) -> int:
         st = self.state
-        room = [st.free_cpu[node] / task.cpu if task.cpu > 0 else float("inf"),
-                st.free_mem[node] / task.mem if task.mem > 0 else float("inf")]
+        room = [
+            st.free_cpu[node] / task.cpu if task.cpu > 0 else float("inf"),
+            st.free_mem[node] / task.mem if task.mem > 0 else float("inf"),
+        ]
         return max(0, int(min(room) + EPS))
 
     def _make_plan(self):
         import networkx as nx
+
         st = self.state
         work = {}
         st.steps += len(st.owners) * (1 + st.n_nodes) + len(st.jobs)
@@ -366,14 +406,17 @@ class Quincy(Scheduler):
         self.plan = {}
         if not work:
             return
-        fits = {u: {k: f for k in range(st.n_nodes) if (f := self._fit(job.next_task(), k)) > 0}
-                for u, (job, _) in work.items()}
+        fits = {
+            u: {k: f for k in range(st.n_nodes) if (f := self._fit(job.next_task(), k)) > 0}
+            for u, (job, _) in work.items()
+        }
         users = list(work)
-        demands = [(work[u][0].next_task().cpu / st.total_cpu, work[u][0].next_task().mem / st.total_mem)
-                   for u in users]
+        demands = [
+            (work[u][0].next_task().cpu / st.total_cpu, work[u][0].next_task().mem / st.total_mem) for u in users
+        ]
         shares = drf_shares(demands, [work[u][1] + st.running[u] for u in users])
         wait = {u: int(st.time - work[u][0].submit) for u in users}
-        above = 1 + max(wait.values())          # the cost of a task above its owner's share
+        above = 1 + max(wait.values())  # the cost of a task above its owner's share
         g = nx.DiGraph()
         total = 0
         for u, d, share in zip(users, demands, shares):
@@ -396,7 +439,7 @@ class Quincy(Scheduler):
         g.add_edge("unscheduled", "sink", weight=0)
         g.nodes["sink"]["demand"] = total
         flow = nx.min_cost_flow(g)
-        for u in sorted(users, key=lambda u: (st.dominant_share(u), u)):    # on a node: lowest share first
+        for u in sorted(users, key=lambda u: (st.dominant_share(u), u)):  # on a node: lowest share first
             for (_, k), units in flow.get(("G", u), {}).items():
                 self.plan.setdefault(k, []).extend([u] * units)
 
@@ -416,8 +459,8 @@ class Quincy(Scheduler):
                 declined = True
             if not declined or node in self.replanned:
                 return None
-            self.replanned.add(node)          # the plan over-filled this node: plan again with the
-            self._make_plan()                 # room really left, once per node and instant
+            self.replanned.add(node)  # the plan over-filled this node: plan again with the
+            self._make_plan()  # room really left, once per node and instant
 
 
 class FIFO(Scheduler):
@@ -460,5 +503,3 @@ def make_scheduler(name: str) -> Scheduler:
         cls = Slots if parts[0] == "slots" else Capacity
         return cls(k, overcommit=len(parts) == 3)
     raise CaseError(f"scheduler: {unknown('scheduler', name, SCHEDULER_NAMES)}")
-
-

@@ -1,4 +1,5 @@
-"""A discrete-event cluster simulator comparing multi-resource schedulers on a :class:`~fairalloc.scheduling.workloads.Workload`.
+"""A discrete-event cluster simulator comparing multi-resource schedulers on a workload
+(:class:`~fairalloc.scheduling.workloads.Workload`).
 
 Model
 -----
@@ -34,11 +35,12 @@ Schedulers (``simulate(workload, name)``; unknown names raise :class:`~fairalloc
   job.weight``; a group's is ``max_r (sum of its jobs' shares of r) / group weight``
   (``workload.group_weights``, default 1). For each offered node: groups in increasing dominant
   share (ties: owner seen first), inside a group its jobs with a runnable task in increasing
-  dominant share (ties: submit order); the first job whose next task fits the node's free CPU
-  and memory gets it (a map task; its reduce tasks only once its maps are done, as for every
-  scheduler). If no job of a group fits, the next group is tried. (The paper's pseudo-code
-  returns null at the first job that does not fit; we go on, as the text describes.) Cost: a sort
-  of groups and of one group's jobs per launch, ``O(n_jobs log n_jobs)``.
+  dominant share (ties: submit order); the first job whose next task fits the node (every
+  resource; shares count every resource too) gets it (a map task; its reduce tasks only once
+  its maps are done, as for every scheduler). If no job of a group fits, the next group is
+  tried. (The paper's pseudo-code returns null at the first job that does not fit; we go on, as
+  the text describes.) Cost: a descent of the discrete engine's heap of groups and a sort of one
+  group's jobs per launch.
 * ``hdrf``: H-DRF (Bhattacharya et al., SoCC 2013) over a tree of owners declared by their names:
   ``eng/web/alice`` is owner ``alice`` in group ``web`` in group ``eng`` (see :func:`owner_tree`);
   ``workload.group_weights`` gives any node (owner or group path) its weight among its siblings
@@ -93,21 +95,66 @@ from dataclasses import dataclass, field
 from fairalloc.core import limits
 from fairalloc.core.errors import CaseError, excerpt
 from fairalloc.engines.filling import drf_shares
-from fairalloc.scheduling.schedulers import (CPUFair, DRF, FIFO, HDRF, MFS, SCHEDULER_NAMES, Capacity, Quincy, Scheduler,
-                                             Slots, make_scheduler, owner_tree)
+from fairalloc.scheduling.schedulers import (
+    DRF,
+    FIFO,
+    HDRF,
+    MFS,
+    SCHEDULER_NAMES,
+    Capacity,
+    CPUFair,
+    Quincy,
+    Scheduler,
+    Slots,
+    make_scheduler,
+    owner_tree,
+)
 from fairalloc.scheduling.workloads import PHASES, Workload, validate
 
-__all__ = ["Scheduler", "DRF", "CPUFair", "Slots", "Capacity", "FIFO", "MFS", "HDRF", "Quincy", "owner_tree", "make_scheduler",
-           "SCHEDULER_NAMES", "SimState", "SimulationResult", "TaskRecord", "simulate", "drf_shares"]
+__all__ = [
+    "Scheduler",
+    "DRF",
+    "CPUFair",
+    "Slots",
+    "Capacity",
+    "FIFO",
+    "MFS",
+    "HDRF",
+    "Quincy",
+    "owner_tree",
+    "make_scheduler",
+    "SCHEDULER_NAMES",
+    "SimState",
+    "SimulationResult",
+    "TaskRecord",
+    "simulate",
+    "drf_shares",
+]
 
 EPS = 1e-9
 ARRIVE, FINISH, DEADLINE = 0, 1, 2
 
 # --------------------------------------------------------------------------- state
 
+
 class _JobRun:
-    __slots__ = ("id", "spec", "name", "owner", "u", "submit", "phase", "next", "running", "done", "finish",
-                 "cancelled", "job_class", "cpu", "mem")
+    __slots__ = (
+        "id",
+        "spec",
+        "name",
+        "owner",
+        "u",
+        "submit",
+        "phase",
+        "next",
+        "running",
+        "done",
+        "finish",
+        "cancelled",
+        "job_class",
+        "cpu",
+        "mem",
+    )
 
     def __init__(self, jid, spec, name, u, submit):
         self.id, self.spec, self.name, self.u, self.submit = jid, spec, name, u, submit
@@ -115,7 +162,7 @@ class _JobRun:
         self.phase = self.next = self.running = self.done = 0
         self.finish = None
         self.cancelled = False
-        self.cpu = self.mem = 0.0            # allocated now (running tasks)
+        self.cpu = self.mem = 0.0  # allocated now (running tasks)
 
     def runnable(self) -> bool:
         return not self.cancelled and self.next < len(self.spec.phases[self.phase])
@@ -144,8 +191,9 @@ class SimState:
         self.total = workload.totals
         self.n_nodes = workload.nodes
         self.node_cpu, self.node_mem = float(workload.node_cpu), float(workload.node_mem)
-        self.capacity_by_resource = [[float(c) for p in workload.node_pools for c in [p.capacity.get(r, 0.0)] * p.count]
-                                     for r in self.resources]
+        self.capacity_by_resource = [
+            [float(c) for p in workload.node_pools for c in [p.capacity.get(r, 0.0)] * p.count] for r in self.resources
+        ]
         self.free_by_resource = [list(col) for col in self.capacity_by_resource]
         self.free_cpu, self.free_mem = self.free_by_resource[0], self.free_by_resource[1]
         self.total_cpu, self.total_mem = self.total[0], self.total[1]
@@ -156,13 +204,13 @@ class SimState:
         self.used_by_resource = [[0.0] * n for _ in self.resources]
         self.cpu, self.mem = self.used_by_resource[0], self.used_by_resource[1]
         self.running = [0] * n
-        self.user_jobs: list[dict[int, _JobRun]] = [{} for _ in range(n)]   # active jobs, submit order
-        self.jobs: dict[int, _JobRun] = {}                                  # all active jobs, submit order
+        self.user_jobs: list[dict[int, _JobRun]] = [{} for _ in range(n)]  # active jobs, submit order
+        self.jobs: dict[int, _JobRun] = {}  # all active jobs, submit order
         self.time = 0.0
         #: scheduler work so far (offers, plus owners / jobs / heap entries examined): the simulation
         #: stops at :data:`fairalloc.core.limits.MAX_SCHEDULER_STEPS`; built-in schedulers add to it
         self.steps = 0
-        if len(self.resources) > 2:          # the two-resource methods stay the plain, fast ones
+        if len(self.resources) > 2:  # the two-resource methods stay the plain, fast ones
             self.dominant_share = self._dominant_share_any
             self.fits = self._fits_any
 
@@ -192,13 +240,16 @@ class SimState:
         """Whether ``task`` fits the node's free room in every resource; with ``check_cpu`` /
         ``check_mem`` false, CPU / memory are not checked (they may be over-committed; the other
         resources never are)."""
-        return ((not check_cpu or task.cpu <= self.free_cpu[node] + EPS)
-                and (not check_mem or task.mem <= self.free_mem[node] + EPS))
+        return (not check_cpu or task.cpu <= self.free_cpu[node] + EPS) and (
+            not check_mem or task.mem <= self.free_mem[node] + EPS
+        )
 
     def _fits_any(self, node: int, task, check_cpu: bool = True, check_mem: bool = True) -> bool:
-        return ((not check_cpu or task.cpu <= self.free_cpu[node] + EPS)
-                and (not check_mem or task.mem <= self.free_mem[node] + EPS)
-                and (not task.extra or self.fits_extra(node, task.extra)))
+        return (
+            (not check_cpu or task.cpu <= self.free_cpu[node] + EPS)
+            and (not check_mem or task.mem <= self.free_mem[node] + EPS)
+            and (not task.extra or self.fits_extra(node, task.extra))
+        )
 
     def fits_extra(self, node: int, extra) -> bool:
         """Whether the demands ``extra`` (``((resource, amount), ...)``, a task's other than cpu and
@@ -208,6 +259,7 @@ class SimState:
 
 
 # --------------------------------------------------------------------------- result
+
 
 @dataclass
 class TaskRecord:
@@ -220,7 +272,7 @@ class TaskRecord:
     end: float
     cpu: float
     mem: float
-    extra: dict = field(default_factory=dict)      # the task's other demands, {resource: amount}
+    extra: dict = field(default_factory=dict)  # the task's other demands, {resource: amount}
 
 
 def _demand(task, st: SimState) -> tuple[float, ...]:
@@ -235,28 +287,44 @@ class SimulationResult:
     workload: str
     horizon: float | None
     end_time: float
-    completed: dict                      # job class -> jobs completed by the end
-    mean_completion_time: dict           # job class -> mean (finish - submit) of completed jobs
+    completed: dict  # job class -> jobs completed by the end
+    mean_completion_time: dict  # job class -> mean (finish - submit) of completed jobs
     cancelled: int
     tasks_started: int
     tasks_finished: int
-    utilization: dict                    # resource -> time-averaged allocated fraction
+    utilization: dict  # resource -> time-averaged allocated fraction
     fairness_error: float
-    max_overcommit: float                # max over nodes and launches of max_r used_r / capacity_r (<= 1: never over-committed)
-    samples: dict                        # time, cpu, mem, shares: {owner: [...]}
+    max_overcommit: float  # max over nodes and launches of max_r used_r / capacity_r (<= 1: never over-committed)
+    samples: dict  # time, cpu, mem, shares: {owner: [...]}
     events: int
     wall_seconds: float
-    tasks: list = field(default_factory=list, repr=False)   # TaskRecord, when record_tasks=True
+    tasks: list = field(default_factory=list, repr=False)  # TaskRecord, when record_tasks=True
 
     @property
     def events_per_second(self) -> float:
         return self.events / self.wall_seconds if self.wall_seconds > 0 else float("inf")
 
     def to_dict(self, *, include_tasks: bool = False) -> dict:
-        d = {k: getattr(self, k) for k in ("scheduler", "workload", "horizon", "end_time", "completed",
-                                           "mean_completion_time", "cancelled", "tasks_started", "tasks_finished",
-                                           "utilization", "fairness_error", "max_overcommit", "samples", "events",
-                                           "wall_seconds")}
+        d = {
+            k: getattr(self, k)
+            for k in (
+                "scheduler",
+                "workload",
+                "horizon",
+                "end_time",
+                "completed",
+                "mean_completion_time",
+                "cancelled",
+                "tasks_started",
+                "tasks_finished",
+                "utilization",
+                "fairness_error",
+                "max_overcommit",
+                "samples",
+                "events",
+                "wall_seconds",
+            )
+        }
         d["events_per_second"] = self.events_per_second
         if include_tasks:
             d["tasks"] = [{k: v for k, v in vars(t).items() if k != "extra" or v} for t in self.tasks]
@@ -264,6 +332,7 @@ class SimulationResult:
 
 
 # --------------------------------------------------------------------------- the simulation
+
 
 def _estimate_end(w: Workload) -> float:
     if w.horizon is not None:
@@ -284,8 +353,15 @@ def _mean(values) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_tasks: bool = False,
-             progress: bool | None = None, max_events: int | None = None) -> SimulationResult:
+def simulate(
+    workload: Workload,
+    scheduler="drf",
+    *,
+    samples: int = 200,
+    record_tasks: bool = False,
+    progress: bool | None = None,
+    max_events: int | None = None,
+) -> SimulationResult:
     """Run ``workload`` under ``scheduler`` (a name of :data:`SCHEDULER_NAMES` or a :class:`Scheduler`).
 
     ``samples``: about how many timeline samples (every ``horizon / samples`` seconds, or the
@@ -296,7 +372,7 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
     sched = make_scheduler(scheduler)
     if not isinstance(workload, Workload):
         raise CaseError(f"workload: expected a fairalloc.scheduling.workloads.Workload, got {type(workload).__name__}")
-    validate(workload)                        # the bounds of fairalloc.core.limits, events included
+    validate(workload)  # the bounds of fairalloc.core.limits, events included
     if isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples <= limits.MAX_SAMPLES:
         raise CaseError(f"samples: must be an integer in [1, {limits.MAX_SAMPLES:,}] (got {excerpt(samples)})")
     event_limit = limits.MAX_EVENTS
@@ -309,7 +385,7 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
     cap_cpu, cap_mem = st.capacity_by_resource[0], st.capacity_by_resource[1]
     owner_index = st.owner_index
     index, free_by, cap_by, used_by = st.index, st.free_by_resource, st.capacity_by_resource, st.used_by_resource
-    extras = st.resources[2:]                # resources beyond cpu and mem: only touched by tasks demanding them
+    extras = st.resources[2:]  # resources beyond cpu and mem: only touched by tasks demanding them
     free_cpu, free_mem, slots_used = st.free_cpu, st.free_mem, st.slots_used
     ucpu, umem, urunning = st.cpu, st.mem, st.running
     check_cpu, check_mem = sched.check_cpu, sched.check_mem
@@ -317,7 +393,7 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
 
     events: list = []
     seq = 0
-    for k, spec in enumerate(sorted(workload.jobs, key=lambda j: j.submit)):
+    for spec in sorted(workload.jobs, key=lambda j: j.submit):
         events.append((float(spec.submit), seq, ARRIVE, (spec, spec.name)))
         seq += 1
     heapq.heapify(events)
@@ -346,8 +422,8 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
     s_mem: list[float] = []
     s_x: dict[str, list[float]] = {r: [] for r in extras}
     s_share: dict[str, list[float]] = {o: [] for o in st.owners}
-    s_fair: list = []                        # per sample: its fairness error, or None (no active owner)
-    keep = 2 * samples                       # a run longer than estimated: thin out, double the interval
+    s_fair: list = []  # per sample: its fairness error, or None (no active owner)
+    keep = 2 * samples  # a run longer than estimated: thin out, double the interval
 
     def sample(t):
         nonlocal interval
@@ -369,11 +445,15 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
             if jobs:
                 first = next(iter(jobs.values()))
                 task = first.spec.phases[first.phase][0]
-                remaining = sum(sum(len(p) for p in j.spec.phases[j.phase:]) - j.done for j in jobs.values()
-                                if not j.cancelled) + sum(j.running for j in jobs.values() if j.cancelled)
+                remaining = sum(
+                    sum(len(p) for p in j.spec.phases[j.phase :]) - j.done for j in jobs.values() if not j.cancelled
+                ) + sum(j.running for j in jobs.values() if j.cancelled)
                 act.append(u)
-                dem.append((task.cpu / st.total_cpu, task.mem / st.total_mem) if not extras else
-                           tuple(a / t for a, t in zip(_demand(task, st), st.total)))
+                dem.append(
+                    (task.cpu / st.total_cpu, task.mem / st.total_mem)
+                    if not extras
+                    else tuple(a / t for a, t in zip(_demand(task, st), st.total))
+                )
                 bnd.append(max(remaining, 0))
         if act:
             ref = drf_shares(dem, bnd)
@@ -386,8 +466,14 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
     bar = None
     if progress:
         from tqdm import tqdm
-        bar = tqdm(total=round(_estimate_end(workload)), unit="sim-s", desc=f"simulate {sched.name}",
-                   disable=not progress, leave=False)
+
+        bar = tqdm(
+            total=round(_estimate_end(workload)),
+            unit="sim-s",
+            desc=f"simulate {sched.name}",
+            disable=not progress,
+            leave=False,
+        )
     bar_t = 0.0
 
     def retire(job: _JobRun, t: float):
@@ -414,7 +500,7 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
             break
         while next_sample <= t and (horizon is None or next_sample <= horizon):
             sample(next_sample)
-            next_sample = interval * len(s_time)         # sample k at k * interval
+            next_sample = interval * len(s_time)  # sample k at k * interval
         dt = t - last_t
         area_cpu += used_cpu * dt
         area_mem += used_mem * dt
@@ -429,8 +515,10 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
             _, _, kind, payload = heapq.heappop(events)
             n_events += 1
             if n_events > event_limit:
-                raise CaseError(f"workload: simulating {excerpt(workload.name)} under {sched.name} takes more than "
-                                f"{event_limit} events, the most fairalloc simulates")
+                raise CaseError(
+                    f"workload: simulating {excerpt(workload.name)} under {sched.name} takes more than "
+                    f"{event_limit} events, the most fairalloc simulates"
+                )
             if kind == FINISH:
                 job, node, cpu, mem, extra = payload
                 free_cpu[node] += cpu
@@ -484,10 +572,11 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
                     seq += 1
                 new_work.append(job)
                 sched.changed(u)
-            else:                                      # DEADLINE
+            else:  # DEADLINE
                 job = payload
-                last_phase_started = (job.phase == len(job.spec.phases) - 1
-                                      and job.next == len(job.spec.phases[job.phase]))
+                last_phase_started = job.phase == len(job.spec.phases) - 1 and job.next == len(
+                    job.spec.phases[job.phase]
+                )
                 if job.finish is None and not job.cancelled and job.id in st.jobs and not last_phase_started:
                     job.cancelled = True
                     if job.running == 0:
@@ -496,14 +585,23 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
         # offers
         if new_work and not extras:
             shapes = {(j.next_task().cpu, j.next_task().mem) for j in new_work if j.runnable()}
-            offer = sorted(set(n for n in range(n_nodes)
-                               if any((not check_cpu or c <= free_cpu[n] + EPS) and (not check_mem or m <= free_mem[n] + EPS)
-                                      for c, m in shapes)) | dirty)
+            offer = sorted(
+                set(
+                    n
+                    for n in range(n_nodes)
+                    if any(
+                        (not check_cpu or c <= free_cpu[n] + EPS) and (not check_mem or m <= free_mem[n] + EPS)
+                        for c, m in shapes
+                    )
+                )
+                | dirty
+            )
             st.steps += n_nodes
         elif new_work:
             shapes = {j.next_task() for j in new_work if j.runnable()}
-            offer = sorted(set(n for n in range(n_nodes) if any(st.fits(n, task, check_cpu, check_mem)
-                                                                for task in shapes)) | dirty)
+            offer = sorted(
+                set(n for n in range(n_nodes) if any(st.fits(n, task, check_cpu, check_mem) for task in shapes)) | dirty
+            )
             st.steps += n_nodes
         else:
             offer = sorted(dirty)
@@ -511,18 +609,22 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
             while True:
                 st.steps += 1
                 if st.steps > step_limit:
-                    raise CaseError(f"workload: scheduling {excerpt(workload.name)} under {sched.name} takes more than "
-                                    f"{step_limit} scheduler steps (offers of {n_nodes} nodes, owners and jobs "
-                                    "examined), the most fairalloc simulates")
+                    raise CaseError(
+                        f"workload: scheduling {excerpt(workload.name)} under {sched.name} takes more than "
+                        f"{step_limit} scheduler steps (offers of {n_nodes} nodes, owners and jobs "
+                        "examined), the most fairalloc simulates"
+                    )
                 job = sched.pick(st, node)
                 if job is None:
                     break
                 task = job.next_task()
                 extra = task.extra
                 if extra and not st.fits_extra(node, extra):
-                    raise CaseError(f"scheduler: {sched.name} chose a task of {excerpt(job.name)} for node {node}, "
-                                    f"where its {', '.join(r for r, _ in extra)} demand does not fit (a scheduler "
-                                    "must check every resource with state.fits)")
+                    raise CaseError(
+                        f"scheduler: {sched.name} chose a task of {excerpt(job.name)} for node {node}, "
+                        f"where its {', '.join(r for r, _ in extra)} demand does not fit (a scheduler "
+                        "must check every resource with state.fits)"
+                    )
                 position = job.next
                 job.next += 1
                 job.running += 1
@@ -549,7 +651,7 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
                         used_by[k][u] += a
                         used_x[k] += a
                         cap = cap_by[k][node]
-                        if cap > 0:                    # (a demand within EPS fits a node without the resource)
+                        if cap > 0:  # (a demand within EPS fits a node without the resource)
                             load = max(load, (cap - free_by[k][node]) / cap)
                 if load > max_over:
                     max_over = load
@@ -558,8 +660,20 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
                 heapq.heappush(events, (t + duration, seq, FINISH, (job, node, cpu, mem, extra)))
                 seq += 1
                 if record_tasks:
-                    records.append(TaskRecord(job.name, job.owner, PHASES[job.phase], position, node, t, t + duration,
-                                              cpu, mem, dict(extra)))
+                    records.append(
+                        TaskRecord(
+                            job.name,
+                            job.owner,
+                            PHASES[job.phase],
+                            position,
+                            node,
+                            t,
+                            t + duration,
+                            cpu,
+                            mem,
+                            dict(extra),
+                        )
+                    )
                 sched.changed(u)
         if bar is not None and (n_events & 1023) == 0 and t > bar_t:
             bar.update(round(t) - round(bar_t))
@@ -577,12 +691,24 @@ def simulate(workload: Workload, scheduler="drf", *, samples: int = 200, record_
         bar.close()
     span = end if end > 0 else 1.0
     return SimulationResult(
-        scheduler=sched.name, workload=workload.name, horizon=horizon, end_time=end,
+        scheduler=sched.name,
+        workload=workload.name,
+        horizon=horizon,
+        end_time=end,
         completed=dict(completed),
         mean_completion_time={c: (jct_sum[c] / completed[c] if completed[c] else None) for c in completed},
-        cancelled=cancelled, tasks_started=started, tasks_finished=finished,
-        utilization={"cpu": area_cpu / (st.total_cpu * span), "mem": area_mem / (st.total_mem * span),
-                     **{r: area_x[index[r]] / (st.total[index[r]] * span) for r in extras}},
-        fairness_error=_mean([f for f in s_fair if f is not None]), max_overcommit=max_over,
+        cancelled=cancelled,
+        tasks_started=started,
+        tasks_finished=finished,
+        utilization={
+            "cpu": area_cpu / (st.total_cpu * span),
+            "mem": area_mem / (st.total_mem * span),
+            **{r: area_x[index[r]] / (st.total[index[r]] * span) for r in extras},
+        },
+        fairness_error=_mean([f for f in s_fair if f is not None]),
+        max_overcommit=max_over,
         samples={"time": s_time, "cpu": s_cpu, "mem": s_mem, **s_x, "shares": s_share},
-        events=n_events, wall_seconds=_time.perf_counter() - wall0, tasks=records)
+        events=n_events,
+        wall_seconds=_time.perf_counter() - wall0,
+        tasks=records,
+    )

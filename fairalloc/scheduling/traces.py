@@ -36,18 +36,39 @@ from fairalloc.core import limits
 from fairalloc.core.errors import CaseError, excerpt
 from fairalloc.core.instance import Instance
 
-__all__ = ["TASK_EVENTS_COLUMNS", "RUN_STRIDE", "decode_trial", "dmfa_instance", "dmfa_srq_trial",
-           "load_google_task_events", "synthetic_google_like", "trial_id"]
+__all__ = [
+    "TASK_EVENTS_COLUMNS",
+    "RUN_STRIDE",
+    "decode_trial",
+    "dmfa_instance",
+    "dmfa_srq_trial",
+    "load_google_task_events",
+    "synthetic_google_like",
+    "trial_id",
+]
 
 #: the columns of the 2011 trace's task_events table, in file order (the files have no header)
-TASK_EVENTS_COLUMNS = ("timestamp", "missing info", "job ID", "task index", "machine ID", "event type", "user",
-                       "scheduling class", "priority", "CPU request", "memory request", "disk space request",
-                       "different machine restrictions")
+TASK_EVENTS_COLUMNS = (
+    "timestamp",
+    "missing info",
+    "job ID",
+    "task index",
+    "machine ID",
+    "event type",
+    "user",
+    "scheduling class",
+    "priority",
+    "CPU request",
+    "memory request",
+    "disk space request",
+    "different machine restrictions",
+)
 _JOB, _TASK, _EVENT, _CPU, _MEM = 2, 3, 5, 9, 10
-SUBMIT = 0                      # event type of a SUBMIT event
+SUBMIT = 0  # event type of a SUBMIT event
 
 
 # --------------------------------------------------------------------------- the real trace
+
 
 def _open_text(path: Path):
     """A text stream over ``path``, gzip-compressed or not (decided by the gzip magic bytes)."""
@@ -74,8 +95,10 @@ class _LineBudget:
     def tick(self, lineno: int) -> None:
         self.lineno = lineno
         if self.base + lineno > limits.MAX_TRACE_LINES:
-            raise CaseError(f"{self.path}, line {lineno}: more than {limits.MAX_TRACE_LINES:,} lines read, the most "
-                            "fairalloc reads from trace files in one go; cut the files first")
+            raise CaseError(
+                f"{self.path}, line {lineno}: more than {limits.MAX_TRACE_LINES:,} lines read, the most "
+                "fairalloc reads from trace files in one go; cut the files first"
+            )
 
     def next_file(self, path) -> None:
         self.base += self.lineno
@@ -90,8 +113,10 @@ def _reading(path=None, budget: _LineBudget | None = None, hint: str = ""):
     try:
         yield budget
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
-        raise CaseError(f"{budget.path}: damaged gzip file after line {budget.lineno} "
-                        f"({excerpt(str(exc)) if str(exc) else type(exc).__name__})") from None
+        raise CaseError(
+            f"{budget.path}: damaged gzip file after line {budget.lineno} "
+            f"({excerpt(str(exc)) if str(exc) else type(exc).__name__})"
+        ) from None
     except UnicodeDecodeError:
         raise CaseError(f"{budget.path}, line {budget.lineno + 1}: not UTF-8 text{hint}") from None
     except csv.Error as exc:
@@ -137,8 +162,9 @@ def load_google_task_events(path_or_paths, *, max_tasks: int | None = None) -> n
     if max_tasks is not None and (isinstance(max_tasks, bool) or not isinstance(max_tasks, int) or max_tasks < 1):
         raise CaseError(f"max_tasks: must be a positive integer (got {excerpt(max_tasks)})")
     if max_tasks is not None and max_tasks > limits.MAX_TRACE_TASKS:
-        raise CaseError(f"max_tasks: {max_tasks} tasks, more than the {limits.MAX_TRACE_TASKS:,} fairalloc keeps "
-                        "from a trace")
+        raise CaseError(
+            f"max_tasks: {max_tasks} tasks, more than the {limits.MAX_TRACE_TASKS:,} fairalloc keeps from a trace"
+        )
     cap = limits.MAX_TRACE_TASKS if max_tasks is None else max_tasks
     budget = _LineBudget(paths[0])
     seen: set[tuple[str, str]] = set()
@@ -149,12 +175,14 @@ def load_google_task_events(path_or_paths, *, max_tasks: int | None = None) -> n
         with _reading(budget=budget, hint=" (is this a task_events file?)"), stream:
             for lineno, fields in enumerate(csv.reader(stream), start=1):
                 budget.tick(lineno)
-                if not fields:                       # a blank line
+                if not fields:  # a blank line
                     continue
                 where = f"{path}, line {lineno}"
                 if len(fields) != len(TASK_EVENTS_COLUMNS):
-                    raise CaseError(f"{where}: {len(fields)} columns, expected {len(TASK_EVENTS_COLUMNS)} "
-                                    f"(Google 2011 task_events: {', '.join(TASK_EVENTS_COLUMNS)})")
+                    raise CaseError(
+                        f"{where}: {len(fields)} columns, expected {len(TASK_EVENTS_COLUMNS)} "
+                        f"(Google 2011 task_events: {', '.join(TASK_EVENTS_COLUMNS)})"
+                    )
                 event = fields[_EVENT].strip()
                 try:
                     event_type = int(event)
@@ -172,8 +200,10 @@ def load_google_task_events(path_or_paths, *, max_tasks: int | None = None) -> n
                 if len(rows) >= cap:
                     if max_tasks is not None:
                         return np.array(rows, dtype=float)
-                    raise CaseError(f"{where}: more than {cap:,} usable tasks, the most fairalloc keeps from a "
-                                    "trace; pass max_tasks")
+                    raise CaseError(
+                        f"{where}: more than {cap:,} usable tasks, the most fairalloc keeps from a "
+                        "trace; pass max_tasks"
+                    )
                 seen.add(key)
                 rows.append((cpu, mem))
                 if max_tasks is not None and len(rows) >= max_tasks:
@@ -225,6 +255,7 @@ def synthetic_google_like(n: int, rng: np.random.Generator) -> np.ndarray:
 
 # --------------------------------------------------------------------------- the experiment
 
+
 def dmfa_instance(demands, shared, name: str = "dmfa-srq-trial") -> Instance:
     """The DMFA-SRQ instance: resources ``cpu`` and ``mem`` of capacity 1, users ``"1".."n"`` in
     arrival order with per-task demands ``demands`` ``(n, 2)`` and shared quantities ``q = shared``."""
@@ -237,7 +268,7 @@ def dmfa_instance(demands, shared, name: str = "dmfa-srq-trial") -> Instance:
 #: trial ids encode ``(users, run)`` as ``users * RUN_STRIDE + run``, so a results file can be
 #: extended with more runs or user counts and resumed
 RUN_STRIDE = 1_000_000
-SAMPLE_USERS = 20               # users sampled for the dominant-share-against-q figures (Figs 3-4)
+SAMPLE_USERS = 20  # users sampled for the dominant-share-against-q figures (Figs 3-4)
 
 
 def trial_id(users: int, run: int) -> int:
@@ -263,18 +294,22 @@ def _discordant_fraction(q: np.ndarray, x: np.ndarray) -> float:
     order = np.argsort(q, kind="stable")
     qs, xs = q[order], x[order]
     bad = 0
-    block = max(1, (1 << 22) // n)              # rows at a time: memory O(n) blocks, not O(n^2)
+    block = max(1, (1 << 22) // n)  # rows at a time: memory O(n) blocks, not O(n^2)
     for lo in range(0, n - 1, block):
         hi = min(n - 1, lo + block)
         rows = np.arange(lo, hi)[:, None]
         cols = np.arange(n)[None, :]
-        bad += int(np.count_nonzero((rows < cols) & (qs[lo:hi, None] < qs[None, :])
-                                    & (xs[lo:hi, None] > xs[None, :] * (1 + 1e-12))))
+        bad += int(
+            np.count_nonzero(
+                (rows < cols) & (qs[lo:hi, None] < qs[None, :]) & (xs[lo:hi, None] > xs[None, :] * (1 + 1e-12))
+            )
+        )
     return float(bad) / (n * (n - 1) / 2)
 
 
-def dmfa_srq_trial(trial: int, *, seed: int = 0, trace_rows: np.ndarray | None = None,
-                   sample: int = SAMPLE_USERS) -> dict:
+def dmfa_srq_trial(
+    trial: int, *, seed: int = 0, trace_rows: np.ndarray | None = None, sample: int = SAMPLE_USERS
+) -> dict:
     """One run of the DMFA-SRQ experiment; ``trial = trial_id(users, run)``.
 
     Drawn from ``numpy.random.default_rng([seed, users, run])``, in this order: ``users`` demand
@@ -287,7 +322,8 @@ def dmfa_srq_trial(trial: int, *, seed: int = 0, trace_rows: np.ndarray | None =
     Returns, for ``dmfa`` (DMFA-SRQ after the last arrival) and ``static`` (weighted DRF): the
     minimum and the sum of the dominant shares, CPU and memory utilisation, the sharing-incentive
     slack ``min_i (x_i - q_i)``, the minimum weighted dominant share ``min_i x_i / q_i`` (what
-    weighted DRF maximises: ``M*`` for the static optimum, ``M^n`` for DMFA-SRQ); the share of user pairs ordered against ``q`` (``*_discordant``);
+    weighted DRF maximises: ``M*`` for the static optimum, ``M^n`` for DMFA-SRQ); the share of user
+    pairs ordered against ``q`` (``*_discordant``);
     the number of decreases along the sample sorted by ``q``; ``min_q``; and for run 0 the sample
     itself as ``[q, dmfa share, static share, arrival position]`` rows sorted by ``q``.
 
@@ -303,8 +339,10 @@ def dmfa_srq_trial(trial: int, *, seed: int = 0, trace_rows: np.ndarray | None =
 
     n, run = decode_trial(trial)
     if not 1 <= n <= limits.MAX_TRIAL_USERS:
-        raise CaseError(f"trial: {trial} means {n} users, outside [1, {limits.MAX_TRIAL_USERS:,}] "
-                        "(trial ids are users * RUN_STRIDE + run)")
+        raise CaseError(
+            f"trial: {trial} means {n} users, outside [1, {limits.MAX_TRIAL_USERS:,}] "
+            "(trial ids are users * RUN_STRIDE + run)"
+        )
     rng = np.random.default_rng([int(seed), n, run])
     if trace_rows is not None:
         rows = np.asarray(trace_rows, dtype=float)
@@ -314,32 +352,40 @@ def dmfa_srq_trial(trial: int, *, seed: int = 0, trace_rows: np.ndarray | None =
     else:
         demands = synthetic_google_like(n, rng)
     q = rng.dirichlet(np.ones(n))
-    while (q <= 0).any():                     # a gamma variate underflowing to 0: vanishingly rare
+    while (q <= 0).any():  # a gamma variate underflowing to 0: vanishingly rare
         q = rng.dirichlet(np.ones(n))
     arrival = rng.permutation(n)
     demands, q = demands[arrival], q[arrival]
     picked = rng.choice(n, size=min(sample, n), replace=False)
 
     inst = dmfa_instance(demands, q, f"dmfa-srq-{n}-users-run-{run}")
-    q = inst.shared                            # exactly what the mechanism sees
+    q = inst.shared  # exactly what the mechanism sees
     alloc = get("dmfa-srq").allocate(inst, "fast")
     x_dyn = np.asarray(alloc.dominant_shares, dtype=float)
     u_dyn = np.asarray(alloc.utilization, dtype=float)
     x_sta = static_optimum(inst)
-    u_sta = x_sta @ normalised(inst, "dmfa-srq")           # capacities are 1
-    result = {"users": n, "run": run, "seed": int(seed), "source": "synthetic" if trace_rows is None else "trace",
-              "min_q": float(q.min()), "final_M": float(alloc.history.M[-1]),
-              "static_M": float(x_sta[0] / q[0])}
+    u_sta = x_sta @ normalised(inst, "dmfa-srq")  # capacities are 1
+    result = {
+        "users": n,
+        "run": run,
+        "seed": int(seed),
+        "source": "synthetic" if trace_rows is None else "trace",
+        "min_q": float(q.min()),
+        "final_M": float(alloc.history.M[-1]),
+        "static_M": float(x_sta[0] / q[0]),
+    }
     for name, x, u in (("dmfa", x_dyn, u_dyn), ("static", x_sta, u_sta)):
-        result.update({
-            f"{name}_min_share": float(x.min()),
-            f"{name}_sum_shares": float(x.sum()),
-            f"{name}_util_cpu": float(u[0]),
-            f"{name}_util_mem": float(u[1]),
-            f"{name}_si_slack": float((x - q).min()),
-            f"{name}_min_weighted": float((x / q).min()),
-            f"{name}_discordant": _discordant_fraction(q, x),
-        })
+        result.update(
+            {
+                f"{name}_min_share": float(x.min()),
+                f"{name}_sum_shares": float(x.sum()),
+                f"{name}_util_cpu": float(u[0]),
+                f"{name}_util_mem": float(u[1]),
+                f"{name}_si_slack": float((x - q).min()),
+                f"{name}_min_weighted": float((x / q).min()),
+                f"{name}_discordant": _discordant_fraction(q, x),
+            }
+        )
     order = picked[np.argsort(q[picked], kind="stable")]
     result["sample_decreases"] = int(np.sum(x_dyn[order][1:] < x_dyn[order][:-1] * (1 - 1e-12)))
     if run == 0:

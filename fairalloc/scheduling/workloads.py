@@ -91,17 +91,32 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 
 from fairalloc.core import limits
 from fairalloc.core.errors import CaseError, excerpt, shown, unknown
 
-__all__ = ["PHASES", "Task", "NodePool", "Job", "Workload", "RESERVED_RESOURCE_NAMES", "validate", "check_limits",
-           "event_bound", "parse_workload", "load_yaml", "load_csv",
-           "drf_7_1", "drf_7_2", "mfs_workload", "ALIBABA_BATCH_TASK_COLUMNS", "load_alibaba_batch_task",
-           "workload_from_google"]
+__all__ = [
+    "PHASES",
+    "Task",
+    "NodePool",
+    "Job",
+    "Workload",
+    "RESERVED_RESOURCE_NAMES",
+    "validate",
+    "check_limits",
+    "event_bound",
+    "parse_workload",
+    "load_yaml",
+    "load_csv",
+    "drf_7_1",
+    "drf_7_2",
+    "mfs_workload",
+    "ALIBABA_BATCH_TASK_COLUMNS",
+    "load_alibaba_batch_task",
+    "workload_from_google",
+]
 
 PHASES = ("map", "reduce")
 
@@ -126,7 +141,7 @@ class Task:
         if extra:
             setter(self, "extra", tuple(extra))
 
-    def __repr__(self) -> str:                  # the two-resource form reads as it always did
+    def __repr__(self) -> str:  # the two-resource form reads as it always did
         more = f", extra={self.extra!r}" if self.extra else ""
         return f"Task(cpu={self.cpu!r}, mem={self.mem!r}, duration={self.duration!r}{more})"
 
@@ -154,11 +169,11 @@ class Job:
     name: str
     owner: str
     submit: float
-    phases: tuple[tuple[Task, ...], ...]          # phases[0] = map, phases[1] = reduce (optional)
+    phases: tuple[tuple[Task, ...], ...]  # phases[0] = map, phases[1] = reduce (optional)
     job_class: str = ""
     resubmit: bool = False
     until: float | None = None
-    weight: float = 1.0                           # MFS job weight (inside its owner's group)
+    weight: float = 1.0  # MFS job weight (inside its owner's group)
 
     @property
     def n_tasks(self) -> int:
@@ -174,15 +189,22 @@ class Workload:
     name: str = "workload"
     horizon: float | None = None
     queues: dict = field(default_factory=dict)
-    group_weights: dict = field(default_factory=dict)   # MFS group (= owner) weights, default 1
+    group_weights: dict = field(default_factory=dict)  # MFS group (= owner) weights, default 1
     #: node pools (:class:`NodePool`), or ``()``: ``nodes`` identical nodes of ``node_cpu`` / ``node_mem``.
     #: With pools, ``nodes`` is their total count and ``node_cpu`` / ``node_mem`` the largest node's
     #: (:meth:`from_pools` computes them)
     pools: tuple = ()
 
     @classmethod
-    def from_pools(cls, pools, jobs, name: str = "workload", horizon: float | None = None, queues: dict | None = None,
-                   group_weights: dict | None = None) -> "Workload":
+    def from_pools(
+        cls,
+        pools,
+        jobs,
+        name: str = "workload",
+        horizon: float | None = None,
+        queues: dict | None = None,
+        group_weights: dict | None = None,
+    ) -> Workload:
         """A workload on node pools: ``pools`` is a list of :class:`NodePool` or of ``(count,
         {resource: capacity})`` pairs (``cpu`` and ``mem`` in every pool). One pool of CPU and memory
         only is the plain form (``pools == ()``), so it simulates exactly as ``Workload(count, cpu, mem, ...)``.
@@ -197,8 +219,10 @@ class Workload:
             count, caps = (pool.count, pool.capacity) if isinstance(pool, NodePool) else pool
             total += _count(count, f"nodes[{k}].count", limits.MAX_NODES, "nodes")
             if total > limits.MAX_NODES:
-                raise CaseError(f"nodes[{k}].count: the pools up to this one have {total:,} nodes, more than the "
-                                f"{limits.MAX_NODES:,} fairalloc simulates")
+                raise CaseError(
+                    f"nodes[{k}].count: the pools up to this one have {total:,} nodes, more than the "
+                    f"{limits.MAX_NODES:,} fairalloc simulates"
+                )
             if not isinstance(caps, dict):
                 raise CaseError(f"nodes[{k}].resources: expected a mapping {{resource: capacity}}")
             for key in ("cpu", "mem"):
@@ -206,8 +230,15 @@ class Workload:
                     raise CaseError(f"nodes[{k}].resources.{key}: missing (every node has cpu and mem)")
             order = ["cpu", "mem"] + [str(r) for r in caps if r not in ("cpu", "mem")]
             values = {str(r): v for r, v in caps.items()}
-            built.append(NodePool(count, tuple((r, _num(values[r], f"nodes[{k}].resources.{_short(r)}",
-                                                       positive=r in ("cpu", "mem"))) for r in order)))
+            built.append(
+                NodePool(
+                    count,
+                    tuple(
+                        (r, _num(values[r], f"nodes[{k}].resources.{_short(r)}", positive=r in ("cpu", "mem")))
+                        for r in order
+                    ),
+                )
+            )
         if not built:
             raise CaseError("nodes: no node pool")
         jobs, queues, group_weights = tuple(jobs), dict(queues or {}), dict(group_weights or {})
@@ -249,6 +280,7 @@ class Workload:
 
 # --------------------------------------------------------------------------- validation
 
+
 def _num(value, where: str, *, positive: bool = False, allow_zero: bool = True) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         if isinstance(value, str):
@@ -260,7 +292,7 @@ def _num(value, where: str, *, positive: bool = False, allow_zero: bool = True) 
             raise CaseError(f"{where}: {excerpt(value)} is not a number")
     try:
         value = float(value)
-    except OverflowError:                       # a huge YAML integer
+    except OverflowError:  # a huge YAML integer
         raise CaseError(f"{where}: {excerpt(value)} is not a finite number") from None
     if not math.isfinite(value):
         raise CaseError(f"{where}: {excerpt(value)} is not a finite number")
@@ -269,8 +301,10 @@ def _num(value, where: str, *, positive: bool = False, allow_zero: bool = True) 
     if value < 0:
         raise CaseError(f"{where}: must be >= 0 (got {value:g})")
     if value != 0 and not limits.MIN_MAGNITUDE <= value <= limits.MAX_MAGNITUDE:
-        raise CaseError(f"{where}: {value:g} is outside [{limits.MIN_MAGNITUDE:g}, {limits.MAX_MAGNITUDE:g}] "
-                        "(the magnitudes fairalloc computes with)")
+        raise CaseError(
+            f"{where}: {value:g} is outside [{limits.MIN_MAGNITUDE:g}, {limits.MAX_MAGNITUDE:g}] "
+            "(the magnitudes fairalloc computes with)"
+        )
     return value
 
 
@@ -299,11 +333,17 @@ def _task_values(cpu, mem, duration, where: str, extra=()) -> tuple:
     c = _num(cpu, f"{where}.cpu")
     m = _num(mem, f"{where}.mem")
     d = _num(duration, f"{where}.duration", positive=True)
-    more = tuple((r, a) for r, a in ((r, _num(a, f"{where}.resources.{_short(r)}")) for r, a in extra)
-                 if a != 0) if extra else ()
+    more = (
+        tuple((r, a) for r, a in ((r, _num(a, f"{where}.resources.{_short(r)}")) for r, a in extra) if a != 0)
+        if extra
+        else ()
+    )
     if c == 0 and m == 0 and not more:
-        raise CaseError(f"{where}: demands nothing (cpu and mem both 0)" if not extra else
-                        f"{where}: demands nothing (every resource 0)")
+        raise CaseError(
+            f"{where}: demands nothing (cpu and mem both 0)"
+            if not extra
+            else f"{where}: demands nothing (every resource 0)"
+        )
     return c, m, d, more
 
 
@@ -337,11 +377,14 @@ def _job_events(j: Job, horizon) -> float:
 def _tally(n: int, total: int, where: str) -> int:
     """``total + n`` tasks, refused beyond the limits of a job (``n``) or of a workload."""
     if n > limits.MAX_TASKS_PER_JOB:
-        raise CaseError(f"{where}.phases: {n} tasks, more than the {limits.MAX_TASKS_PER_JOB:,} of a job "
-                        "fairalloc simulates")
+        raise CaseError(
+            f"{where}.phases: {n} tasks, more than the {limits.MAX_TASKS_PER_JOB:,} of a job fairalloc simulates"
+        )
     if total + n > limits.MAX_TASKS:
-        raise CaseError(f"{where}.phases: the jobs up to this one have {total + n} tasks, more than the "
-                        f"{limits.MAX_TASKS:,} of a workload fairalloc simulates")
+        raise CaseError(
+            f"{where}.phases: the jobs up to this one have {total + n} tasks, more than the "
+            f"{limits.MAX_TASKS:,} of a workload fairalloc simulates"
+        )
     return total + n
 
 
@@ -358,8 +401,10 @@ def check_limits(w: Workload, *, events: bool = True) -> Workload:
         total = _tally(j.n_tasks, total, f"jobs[{k}] ({_short(j.name)})")
         owners.add(j.owner)
         if len(owners) > limits.MAX_OWNERS:
-            raise CaseError(f"jobs[{k}] ({_short(j.name)}).owner: more than {limits.MAX_OWNERS:,} owners "
-                            "(fairness is computed over every owner at every sample)")
+            raise CaseError(
+                f"jobs[{k}] ({_short(j.name)}).owner: more than {limits.MAX_OWNERS:,} owners "
+                "(fairness is computed over every owner at every sample)"
+            )
     if not events:
         return w
     events = event_bound(w)
@@ -367,12 +412,19 @@ def check_limits(w: Workload, *, events: bool = True) -> Workload:
         worst = max(range(len(w.jobs)), key=lambda k: _job_events(w.jobs[k], w.horizon))
         j = w.jobs[worst]
         run = _shortest_run(j)
-        why = (f"; a resubmitting job with a run of {run:g} s runs up to "
-               f"{(float(w.horizon) - float(j.submit)) / run:.3g} times before the horizon {float(w.horizon):g}") \
-            if j.resubmit and w.horizon is not None else ""
+        why = (
+            (
+                f"; a resubmitting job with a run of {run:g} s runs up to "
+                f"{(float(w.horizon) - float(j.submit)) / run:.3g} times before the horizon {float(w.horizon):g}"
+            )
+            if j.resubmit and w.horizon is not None
+            else ""
+        )
         field = f"jobs[{worst}] ({_short(j.name)})" + (".resubmit" if why else "")
-        raise CaseError(f"{field}: simulating this workload takes up to {events:.4g} events, more than the "
-                        f"{limits.MAX_EVENTS:,} fairalloc simulates{why}")
+        raise CaseError(
+            f"{field}: simulating this workload takes up to {events:.4g} events, more than the "
+            f"{limits.MAX_EVENTS:,} fairalloc simulates{why}"
+        )
     return w
 
 
@@ -405,14 +457,16 @@ def validate(w: Workload) -> Workload:
         for p, tasks in enumerate(j.phases):
             checked = None
             for t, task in enumerate(tasks):
-                if task is checked:              # ``count`` tasks: one object, checked once
+                if task is checked:  # ``count`` tasks: one object, checked once
                     continue
                 tw = f"{where}.phases.{PHASES[p]}[{t}]"
-                if pools is None and not task.extra:         # the plain cluster: one node shape, cpu and mem
+                if pools is None and not task.extra:  # the plain cluster: one node shape, cpu and mem
                     _task_values(task.cpu, task.mem, task.duration, tw)
                     if task.cpu > w.node_cpu or task.mem > w.node_mem:
-                        raise CaseError(f"{tw}: task <{task.cpu:g} CPU, {task.mem:g} GB> is larger than every node "
-                                        f"(<{w.node_cpu:g} CPU, {w.node_mem:g} GB>)")
+                        raise CaseError(
+                            f"{tw}: task <{task.cpu:g} CPU, {task.mem:g} GB> is larger than every node "
+                            f"(<{w.node_cpu:g} CPU, {w.node_mem:g} GB>)"
+                        )
                 else:
                     _check_task_on_pools(task, tw, w, pools, resource_names)
                 checked = task
@@ -434,8 +488,10 @@ def _check_pools(w: Workload) -> list[dict] | None:
         return None
     names = w.resources
     if len(names) > limits.MAX_SIM_RESOURCES:
-        raise CaseError(f"nodes: {len(names):,} resources, more than the {limits.MAX_SIM_RESOURCES:,} of a cluster "
-                        "fairalloc simulates")
+        raise CaseError(
+            f"nodes: {len(names):,} resources, more than the {limits.MAX_SIM_RESOURCES:,} of a cluster "
+            "fairalloc simulates"
+        )
     caps, total = [], 0
     for k, pool in enumerate(w.pools):
         if not isinstance(pool, NodePool):
@@ -449,8 +505,10 @@ def _check_pools(w: Workload) -> list[dict] | None:
             _num(v, f"nodes[{k}].resources.{_short(r)}")
         caps.append(cap)
     if total != w.nodes or w.node_cpu != max(c["cpu"] for c in caps) or w.node_mem != max(c["mem"] for c in caps):
-        raise CaseError(f"nodes: count {excerpt(w.nodes)}, cpu {excerpt(w.node_cpu)}, mem {excerpt(w.node_mem)} differ "
-                        "from the pools' total count and largest cpu / mem (build it with Workload.from_pools)")
+        raise CaseError(
+            f"nodes: count {excerpt(w.nodes)}, cpu {excerpt(w.node_cpu)}, mem {excerpt(w.node_mem)} differ "
+            "from the pools' total count and largest cpu / mem (build it with Workload.from_pools)"
+        )
     for r, t in zip(names, w.totals):
         if t <= 0:
             raise CaseError(f"nodes: no pool has any {_short(r)} (a resource of the cluster needs a capacity)")
@@ -461,11 +519,15 @@ def _resource_name(name, where: str) -> str:
     """A resource name: text on one line of at most :data:`~fairalloc.core.limits.MAX_NAME_CHARS`
     characters, not one of the sample series' names."""
     if not isinstance(name, str) or not name.strip() or not name.isprintable() or len(name) > limits.MAX_NAME_CHARS:
-        raise CaseError(f"{where}: resource name {excerpt(name)} must be printable text on one line of 1 to "
-                        f"{limits.MAX_NAME_CHARS} characters")
+        raise CaseError(
+            f"{where}: resource name {excerpt(name)} must be printable text on one line of 1 to "
+            f"{limits.MAX_NAME_CHARS} characters"
+        )
     if name in RESERVED_RESOURCE_NAMES:
-        raise CaseError(f"{where}.{name}: a reserved name (the simulation's samples hold "
-                        f"{', '.join(RESERVED_RESOURCE_NAMES)}); name the resource otherwise")
+        raise CaseError(
+            f"{where}.{name}: a reserved name (the simulation's samples hold "
+            f"{', '.join(RESERVED_RESOURCE_NAMES)}); name the resource otherwise"
+        )
     return name
 
 
@@ -486,8 +548,9 @@ def _check_task_on_pools(task: Task, where: str, w: Workload, pools, names: tupl
             return
     listed = [_show(c) for c in (pools or [{"cpu": w.node_cpu, "mem": w.node_mem}])]
     listing = ", ".join(listed[:3]) + (f", ... ({len(listed)} pools)" if len(listed) > 3 else "")
-    raise CaseError(f"{where}: task {_show({r: a for r, a in demand.items() if a})} fits no node of any pool "
-                    f"(nodes: {listing})")
+    raise CaseError(
+        f"{where}: task {_show({r: a for r, a in demand.items() if a})} fits no node of any pool (nodes: {listing})"
+    )
 
 
 # --------------------------------------------------------------------------- YAML
@@ -539,11 +602,14 @@ def _amounts(spec: dict, where: str) -> dict:
     if not isinstance(more, dict):
         raise CaseError(f"{where}.resources: expected a mapping {{resource: amount}}")
     if len(more) > limits.MAX_SIM_RESOURCES:
-        raise CaseError(f"{where}.resources: {len(more):,} resources, more than the {limits.MAX_SIM_RESOURCES:,} "
-                        "of a cluster fairalloc simulates")
+        raise CaseError(
+            f"{where}.resources: {len(more):,} resources, more than the {limits.MAX_SIM_RESOURCES:,} "
+            "of a cluster fairalloc simulates"
+        )
     for r, v in more.items():
-        name = _resource_name(str(r) if isinstance(r, (int, float)) and not isinstance(r, bool) else r,
-                              f"{where}.resources")
+        name = _resource_name(
+            str(r) if isinstance(r, (int, float)) and not isinstance(r, bool) else r, f"{where}.resources"
+        )
         if name in amounts:
             raise CaseError(f"{where}.resources.{name}: given twice (as {name}: and in resources)")
         amounts[name] = v
@@ -568,8 +634,9 @@ def _parse_nodes(nodes):
     elif isinstance(nodes, list) and nodes:
         specs, wheres = nodes, [f"nodes[{k}]" for k in range(len(nodes))]
     else:
-        raise CaseError("nodes: expected a mapping {count, cpu, mem} or a list of node pools "
-                        "{count, resources: {cpu, mem, ...}}")
+        raise CaseError(
+            "nodes: expected a mapping {count, cpu, mem} or a list of node pools {count, resources: {cpu, mem, ...}}"
+        )
     pools = []
     total = 0
     for spec, where in zip(specs, wheres):
@@ -577,20 +644,30 @@ def _parse_nodes(nodes):
             raise CaseError(f"{where}: expected a node pool {{count, resources: {{cpu, mem, ...}}}}")
         extra = [k for k in spec if k not in _POOL_KEYS]
         if extra:
-            raise CaseError(f"{where}.{shown(extra[0])}: unknown field (a node pool has "
-                            f"{', '.join(_POOL_KEYS)}; name other resources in resources:)")
+            raise CaseError(
+                f"{where}.{shown(extra[0])}: unknown field (a node pool has "
+                f"{', '.join(_POOL_KEYS)}; name other resources in resources:)"
+            )
         if "count" not in spec:
             raise CaseError(f"{where}.count: missing")
         total += _count(spec["count"], f"{where}.count", limits.MAX_NODES, "nodes")
         if total > limits.MAX_NODES:
-            raise CaseError(f"{where}.count: the pools up to this one have {total:,} nodes, more than the "
-                            f"{limits.MAX_NODES:,} fairalloc simulates")
+            raise CaseError(
+                f"{where}.count: the pools up to this one have {total:,} nodes, more than the "
+                f"{limits.MAX_NODES:,} fairalloc simulates"
+            )
         amounts = _amounts(spec, where)
         for key in ("cpu", "mem"):
             if key not in amounts:
                 raise CaseError(f"{where}.{key}: missing")
-        caps = {r: _num(v, f"{where}.{r}" if r in ("cpu", "mem") and r in spec else f"{where}.resources.{r}",
-                        positive=r in ("cpu", "mem")) for r, v in amounts.items()}
+        caps = {
+            r: _num(
+                v,
+                f"{where}.{r}" if r in ("cpu", "mem") and r in spec else f"{where}.resources.{r}",
+                positive=r in ("cpu", "mem"),
+            )
+            for r, v in amounts.items()
+        }
         pools.append((spec["count"], caps))
     w = Workload.from_pools(pools, ())
     return w.nodes, w.node_cpu, w.node_mem, w.pools
@@ -602,8 +679,10 @@ def parse_workload(data, name: str = "workload") -> Workload:
         raise CaseError(f"{name}: expected a mapping with 'nodes' and 'jobs'")
     unknown = set(data) - {"name", "nodes", "jobs", "horizon", "queues", "group_weights", "description", "source"}
     if unknown:
-        raise CaseError(f"{excerpt(sorted(map(str, unknown))[0])}: unknown field (fields: name, nodes, jobs, horizon, queues, "
-                        "group_weights)")
+        raise CaseError(
+            f"{excerpt(sorted(map(str, unknown))[0])}: unknown field (fields: name, nodes, jobs, horizon, queues, "
+            "group_weights)"
+        )
     count, node_cpu, node_mem, pools = _parse_nodes(data.get("nodes"))
     horizon = None if data.get("horizon") is None else _num(data["horizon"], "horizon", positive=True)
     queues = data.get("queues") or {}
@@ -645,20 +724,31 @@ def parse_workload(data, name: str = "workload") -> Workload:
         if "map" not in phases:
             raise CaseError(f"{where}.phases.map: missing")
         built = tuple(_phase(phases[p], f"{where}.phases.{p}") for p in PHASES if p in phases)
-        total = _tally(sum(len(b) for b in built), total, where)   # before a huge job is built
+        total = _tally(sum(len(b) for b in built), total, where)  # before a huge job is built
         until = jd.get("until")
-        jobs.append(Job(name=str(jd.get("name", f"job-{k}")), owner=str(owners[0]),
-                        submit=_num(jd["submit"], f"{where}.submit"), phases=built,
-                        job_class=str(jd.get("class", "")), resubmit=bool(jd.get("resubmit", False)),
-                        until=None if until is None else _num(until, f"{where}.until"),
-                        weight=_num(jd.get("weight", 1.0), f"{where}.weight", positive=True)))
-    return validate(Workload(count, node_cpu, node_mem, tuple(jobs), str(data.get("name", name)), horizon, queues,
-                             group_weights, pools))
+        jobs.append(
+            Job(
+                name=str(jd.get("name", f"job-{k}")),
+                owner=str(owners[0]),
+                submit=_num(jd["submit"], f"{where}.submit"),
+                phases=built,
+                job_class=str(jd.get("class", "")),
+                resubmit=bool(jd.get("resubmit", False)),
+                until=None if until is None else _num(until, f"{where}.until"),
+                weight=_num(jd.get("weight", 1.0), f"{where}.weight", positive=True),
+            )
+        )
+    return validate(
+        Workload(
+            count, node_cpu, node_mem, tuple(jobs), str(data.get("name", name)), horizon, queues, group_weights, pools
+        )
+    )
 
 
 def load_yaml(path) -> Workload:
     """Read a workload YAML file (safe loader, duplicate keys refused: :func:`fairalloc.io.cases.read_yaml_file`)."""
     from fairalloc.io.cases import read_yaml_file
+
     return parse_workload(read_yaml_file(path, "a workload needs nodes and jobs"), Path(path).stem)
 
 
@@ -688,7 +778,9 @@ def load_csv(path, *, nodes: int, node_cpu: float, node_mem: float, horizon: flo
     built = []
     for name, j in jobs.items():
         if j["reduce"] and not j["map"]:
-            raise CaseError(f"{path}, row {j['row']}: phase: job {excerpt(name)} has a reduce phase without a map phase")
+            raise CaseError(
+                f"{path}, row {j['row']}: phase: job {excerpt(name)} has a reduce phase without a map phase"
+            )
         phases = (tuple(j["map"]),) + ((tuple(j["reduce"]),) if j["reduce"] else ())
         built.append(Job(name, j["user"], j["submit"], phases))
     return validate(Workload(int(nodes), float(node_cpu), float(node_mem), tuple(built), path.stem, horizon))
@@ -720,13 +812,15 @@ def _read_csv_rows(stream, path, jobs: dict) -> None:
         task = _task(cpu, mem, duration, f"{where}: task")
         tasks += 1
         if tasks > limits.MAX_TASKS:
-            raise CaseError(f"{where}: more than {limits.MAX_TASKS:,} task rows, the most of a workload "
-                            "fairalloc simulates")
+            raise CaseError(
+                f"{where}: more than {limits.MAX_TASKS:,} task rows, the most of a workload fairalloc simulates"
+            )
         j = jobs.get(job)
         if j is None:
             if len(jobs) >= limits.MAX_JOBS:
-                raise CaseError(f"{where}: job: more than {limits.MAX_JOBS:,} jobs, the most of a workload "
-                                "fairalloc simulates")
+                raise CaseError(
+                    f"{where}: job: more than {limits.MAX_JOBS:,} jobs, the most of a workload fairalloc simulates"
+                )
             j = jobs[job] = {"user": user, "submit": s, "map": [], "reduce": [], "row": row_no}
         if j["user"] != user or j["submit"] != s:
             raise CaseError(f"{where}: user/submit of job {excerpt(job)} differ from its row {j['row']}")
@@ -735,15 +829,25 @@ def _read_csv_rows(stream, path, jobs: dict) -> None:
 
 # --------------------------------------------------------------------------- generators
 
+
 def _jitter(rng: np.random.Generator, mean: float, n: int, spread: float) -> tuple[float, ...]:
     if spread == 0:
         return (float(mean),) * n
     return tuple(float(x) for x in np.round(mean * rng.uniform(1 - spread, 1 + spread, n), 3))
 
 
-def drf_7_2(*, nodes: int = 48, horizon: float = 600.0, tasks_per_job: int = 80, small_users: int = 4,
-            large_users: int = 4, small_duration: float = 20.0, large_duration: float = 40.0,
-            spread: float = 0.0, seed: int = 0) -> Workload:
+def drf_7_2(
+    *,
+    nodes: int = 48,
+    horizon: float = 600.0,
+    tasks_per_job: int = 80,
+    small_users: int = 4,
+    large_users: int = 4,
+    small_duration: float = 20.0,
+    large_duration: float = 40.0,
+    spread: float = 0.0,
+    seed: int = 0,
+) -> Workload:
     """The DRF paper's section 7.2 set-up (docs/formulations.md section 8).
 
     ``nodes`` nodes of 8 CPU / 6 GB; ``small_users`` users (``small-1``...) run jobs of
@@ -761,16 +865,19 @@ def drf_7_2(*, nodes: int = 48, horizon: float = 600.0, tasks_per_job: int = 80,
             _count(users, what, limits.MAX_OWNERS, "users")
     rng = np.random.default_rng(seed)
     jobs = []
-    for cls, users, cpu, mem, dur in (("small", small_users, 1.0, 0.5, small_duration),
-                                      ("large", large_users, 2.0, 2.0, large_duration)):
+    for cls, users, cpu, mem, dur in (
+        ("small", small_users, 1.0, 0.5, small_duration),
+        ("large", large_users, 2.0, 2.0, large_duration),
+    ):
         for u in range(1, users + 1):
             tasks = tuple(Task(cpu, mem, d) for d in _jitter(rng, dur, tasks_per_job, spread))
             jobs.append(Job(f"{cls}-{u}", f"{cls}-{u}", 0.0, (tasks,), cls, resubmit=True))
     return validate(Workload(nodes, 8.0, 6.0, tuple(jobs), "drf-7.2", float(horizon)))
 
 
-def drf_7_1(*, nodes: int = 48, period: float = 120.0, task_duration: float = 10.0,
-            tasks_per_segment: int | None = None) -> Workload:
+def drf_7_1(
+    *, nodes: int = 48, period: float = 120.0, task_duration: float = 10.0, tasks_per_segment: int | None = None
+) -> Workload:
     """The DRF paper's section 7.1 set-up: two jobs whose task demands switch every ``period``.
 
     ``nodes`` nodes of 4 CPU / 14 GB. Owner ``job1`` runs tasks <1 CPU, 10 GB>, then <2, 4>, then
@@ -786,16 +893,25 @@ def drf_7_1(*, nodes: int = 48, period: float = 120.0, task_duration: float = 10
     if tasks_per_segment is None:
         need = math.ceil(_count(nodes, "nodes.count", limits.MAX_NODES, "nodes") * 4 * period / task_duration)
         if need > limits.MAX_TASKS_PER_JOB:
-            raise CaseError(f"period: a segment needs {need:.4g} tasks of {task_duration:g} s to keep the cluster "
-                            f"busy, more than the {limits.MAX_TASKS_PER_JOB:,} of a job fairalloc simulates")
+            raise CaseError(
+                f"period: a segment needs {need:.4g} tasks of {task_duration:g} s to keep the cluster "
+                f"busy, more than the {limits.MAX_TASKS_PER_JOB:,} of a job fairalloc simulates"
+            )
         tasks_per_segment = int(need)
     _count(tasks_per_segment, "tasks_per_segment", limits.MAX_TASKS_PER_JOB, "tasks")
     jobs = []
     for owner, segs in demands.items():
         for k, (cpu, mem) in enumerate(segs):
-            jobs.append(Job(f"{owner}-seg{k + 1}", owner, k * period,
-                            ((Task(float(cpu), float(mem), float(task_duration)),) * tasks_per_segment,),
-                            f"seg{k + 1}", until=(k + 1) * period))
+            jobs.append(
+                Job(
+                    f"{owner}-seg{k + 1}",
+                    owner,
+                    k * period,
+                    ((Task(float(cpu), float(mem), float(task_duration)),) * tasks_per_segment,),
+                    f"seg{k + 1}",
+                    until=(k + 1) * period,
+                )
+            )
     return validate(Workload(nodes, 4.0, 14.0, tuple(jobs), "drf-7.1", 3 * period))
 
 
@@ -805,9 +921,16 @@ MFS_SETS = {"small": {"small": 80}, "large": {"large": 40}, "mixed": {"small": 4
 MFS_SHAPES = {"small": ((1, 10), (1, 1)), "large": ((70, 160), (7, 16))}
 
 
-def mfs_workload(kind: str = "mixed", *, nodes: int = 10, node_cpu: float = 16.0, node_mem: float = 32.0,
-                 seed: int = 0, map_duration: tuple[float, float] = (10.0, 30.0),
-                 reduce_duration: tuple[float, float] = (20.0, 60.0)) -> Workload:
+def mfs_workload(
+    kind: str = "mixed",
+    *,
+    nodes: int = 10,
+    node_cpu: float = 16.0,
+    node_mem: float = 32.0,
+    seed: int = 0,
+    map_duration: tuple[float, float] = (10.0, 30.0),
+    reduce_duration: tuple[float, float] = (20.0, 60.0),
+) -> Workload:
     """The MFS paper's job sets (docs/formulations.md section 7), all jobs submitted at time 0.
 
     * ``small``: 80 jobs, 1-10 maps and 1 reduce each; ``large``: 40 jobs, 70-160 maps and 7-16
@@ -833,20 +956,37 @@ def mfs_workload(kind: str = "mixed", *, nodes: int = 10, node_cpu: float = 16.0
             md = round(float(rng.uniform(*map_duration)), 3)
             rd = round(float(rng.uniform(*reduce_duration)), 3)
             owner = ("A" if cls == "small" else "B") if kind == "mixed" else f"group-{k % 4 + 1}"
-            jobs.append(Job(f"{cls}-{k + 1}", owner, 0.0, ((Task(cpu, mem, md),) * maps, (Task(cpu, mem, rd),) * reduces),
-                            cls))
+            jobs.append(
+                Job(f"{cls}-{k + 1}", owner, 0.0, ((Task(cpu, mem, md),) * maps, (Task(cpu, mem, rd),) * reduces), cls)
+            )
     return validate(Workload(nodes, node_cpu, node_mem, tuple(jobs), f"mfs-{kind}"))
 
 
 # --------------------------------------------------------------------------- Alibaba cluster-trace-v2018
 
 #: the columns of cluster-trace-v2018 ``batch_task.csv``, in file order (the file has no header)
-ALIBABA_BATCH_TASK_COLUMNS = ("task_name", "instance_num", "job_name", "task_type", "status", "start_time",
-                              "end_time", "plan_cpu", "plan_mem")
+ALIBABA_BATCH_TASK_COLUMNS = (
+    "task_name",
+    "instance_num",
+    "job_name",
+    "task_type",
+    "status",
+    "start_time",
+    "end_time",
+    "plan_cpu",
+    "plan_mem",
+)
 
 
-def load_alibaba_batch_task(path, *, nodes: int = 100, node_cpu: float = 96.0, node_mem: float = 100.0,
-                            max_jobs: int | None = None, horizon: float | None = None) -> Workload:
+def load_alibaba_batch_task(
+    path,
+    *,
+    nodes: int = 100,
+    node_cpu: float = 96.0,
+    node_mem: float = 100.0,
+    max_jobs: int | None = None,
+    horizon: float | None = None,
+) -> Workload:
     """A workload from Alibaba cluster-trace-v2018 ``batch_task`` rows (CSV, no header, 9 columns).
 
     Assumptions (documented, the table does not say everything a workload needs):
@@ -870,6 +1010,7 @@ def load_alibaba_batch_task(path, *, nodes: int = 100, node_cpu: float = 96.0, n
     """
     path = Path(path)
     from fairalloc.scheduling.traces import _open_text, _reading
+
     _count(nodes, "nodes", limits.MAX_NODES, "nodes")
     if max_jobs is not None:
         _count(max_jobs, "max_jobs", limits.MAX_JOBS, "jobs")
@@ -883,8 +1024,10 @@ def load_alibaba_batch_task(path, *, nodes: int = 100, node_cpu: float = 96.0, n
                 continue
             where = f"{path}, line {lineno}"
             if len(fields) != ncol:
-                raise CaseError(f"{where}: {len(fields)} columns, expected {ncol} "
-                                f"(batch_task: {', '.join(ALIBABA_BATCH_TASK_COLUMNS)})")
+                raise CaseError(
+                    f"{where}: {len(fields)} columns, expected {ncol} "
+                    f"(batch_task: {', '.join(ALIBABA_BATCH_TASK_COLUMNS)})"
+                )
             task_name, inst, job, _type, status, start, end, pcpu, pmem = (f.strip() for f in fields)
             if status != "Terminated" or not pcpu or not pmem or not start or not end:
                 continue
@@ -903,12 +1046,15 @@ def load_alibaba_batch_task(path, *, nodes: int = 100, node_cpu: float = 96.0, n
             j["submit"] = min(j["submit"], s)
             j["tasks"] += n_inst
             if j["tasks"] > limits.MAX_TASKS_PER_JOB:
-                raise CaseError(f"{where}: instance_num: job {excerpt(job)} has more than "
-                                f"{limits.MAX_TASKS_PER_JOB:,} tasks, the most of a job fairalloc simulates")
+                raise CaseError(
+                    f"{where}: instance_num: job {excerpt(job)} has more than "
+                    f"{limits.MAX_TASKS_PER_JOB:,} tasks, the most of a job fairalloc simulates"
+                )
             kept += 1
             if kept > limits.MAX_TRACE_TASKS:
-                raise CaseError(f"{where}: more than {limits.MAX_TRACE_TASKS:,} usable rows; cut the file first "
-                                "(e.g. with head)")
+                raise CaseError(
+                    f"{where}: more than {limits.MAX_TRACE_TASKS:,} usable rows; cut the file first (e.g. with head)"
+                )
             j[phase].append((Task(c, m, e - s), n_inst))
     if not rows:
         raise CaseError(f"{path}: empty workload (no Terminated task with start < end and plans > 0)")
@@ -916,12 +1062,16 @@ def load_alibaba_batch_task(path, *, nodes: int = 100, node_cpu: float = 96.0, n
     if max_jobs is not None:
         order = order[:max_jobs]
     if len(order) > limits.MAX_JOBS:
-        raise CaseError(f"{path}: {len(order)} jobs, more than the {limits.MAX_JOBS:,} fairalloc simulates; "
-                        "keep the first ones with max_jobs")
+        raise CaseError(
+            f"{path}: {len(order)} jobs, more than the {limits.MAX_JOBS:,} fairalloc simulates; "
+            "keep the first ones with max_jobs"
+        )
     total = sum(j["tasks"] for _, j in order)
     if total > limits.MAX_TASKS:
-        raise CaseError(f"{path}: instance_num: the jobs kept have {total} tasks, more than the {limits.MAX_TASKS:,} "
-                        "of a workload fairalloc simulates; keep fewer jobs with max_jobs")
+        raise CaseError(
+            f"{path}: instance_num: the jobs kept have {total} tasks, more than the {limits.MAX_TASKS:,} "
+            "of a workload fairalloc simulates; keep fewer jobs with max_jobs"
+        )
 
     def expand(pairs):
         return tuple(t for task, n in pairs for t in (task,) * n)
@@ -929,17 +1079,28 @@ def load_alibaba_batch_task(path, *, nodes: int = 100, node_cpu: float = 96.0, n
     t0 = order[0][1]["submit"]
     jobs = []
     for name, j in order:
-        phases = ((expand(j["map"]), expand(j["reduce"])) if j["map"] and j["reduce"]
-                  else (expand(j["map"] or j["reduce"]),))
+        phases = (
+            (expand(j["map"]), expand(j["reduce"])) if j["map"] and j["reduce"] else (expand(j["map"] or j["reduce"]),)
+        )
         jobs.append(Job(name, name, j["submit"] - t0, phases))
     return validate(Workload(nodes, float(node_cpu), float(node_mem), tuple(jobs), path.stem, horizon))
 
 
 # --------------------------------------------------------------------------- Google 2011
 
-def workload_from_google(source, *, users: int = 10, tasks_per_job: int = 50, nodes: int = 100,
-                         mean_duration: float = 60.0, mean_interarrival: float = 10.0, seed: int = 0,
-                         max_tasks: int | None = None, horizon: float | None = None) -> Workload:
+
+def workload_from_google(
+    source,
+    *,
+    users: int = 10,
+    tasks_per_job: int = 50,
+    nodes: int = 100,
+    mean_duration: float = 60.0,
+    mean_interarrival: float = 10.0,
+    seed: int = 0,
+    max_tasks: int | None = None,
+    horizon: float | None = None,
+) -> Workload:
     """A workload from Google cluster trace 2011 ``task_events`` requests.
 
     ``source``: task_events file path(s), read with :func:`fairalloc.scheduling.traces.load_google_task_events`
@@ -956,13 +1117,15 @@ def workload_from_google(source, *, users: int = 10, tasks_per_job: int = 50, no
     Deterministic for ``seed``.
     """
     from fairalloc.scheduling.traces import load_google_task_events
+
     _count(users, "users", limits.MAX_OWNERS, "users")
     _count(tasks_per_job, "tasks_per_job", limits.MAX_TASKS_PER_JOB, "tasks")
     _count(nodes, "nodes", limits.MAX_NODES, "nodes")
     if max_tasks is not None:
         _count(max_tasks, "max_tasks", limits.MAX_TASKS, "tasks")
-    if isinstance(source, (str, os.PathLike)) or (isinstance(source, (list, tuple)) and source
-                                                   and isinstance(source[0], (str, os.PathLike))):
+    if isinstance(source, (str, os.PathLike)) or (
+        isinstance(source, (list, tuple)) and source and isinstance(source[0], (str, os.PathLike))
+    ):
         demands = load_google_task_events(source, max_tasks=max_tasks)
     else:
         demands = np.asarray(source, dtype=float)
@@ -973,11 +1136,15 @@ def workload_from_google(source, *, users: int = 10, tasks_per_job: int = 50, no
     if len(demands) == 0:
         raise CaseError("source: empty workload (no task)")
     if len(demands) > limits.MAX_TASKS:
-        raise CaseError(f"source: {len(demands)} tasks, more than the {limits.MAX_TASKS:,} of a workload fairalloc "
-                        "simulates; pass max_tasks")
+        raise CaseError(
+            f"source: {len(demands)} tasks, more than the {limits.MAX_TASKS:,} of a workload fairalloc "
+            "simulates; pass max_tasks"
+        )
     if -(-len(demands) // tasks_per_job) > limits.MAX_JOBS:
-        raise CaseError(f"tasks_per_job: {len(demands)} tasks in jobs of {tasks_per_job} make more than "
-                        f"{limits.MAX_JOBS:,} jobs, the most of a workload fairalloc simulates")
+        raise CaseError(
+            f"tasks_per_job: {len(demands)} tasks in jobs of {tasks_per_job} make more than "
+            f"{limits.MAX_JOBS:,} jobs, the most of a workload fairalloc simulates"
+        )
     rng = np.random.default_rng(seed)
     n_jobs = -(-len(demands) // tasks_per_job)
     submits = np.concatenate([[0.0], np.cumsum(rng.exponential(mean_interarrival, n_jobs - 1))])
