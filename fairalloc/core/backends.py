@@ -8,19 +8,29 @@ then solve; LP names are those of the users and resources (:func:`lp_name`).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
 import threading
 import unicodedata
 import warnings
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pulp
+from numpy.typing import ArrayLike, NDArray
 
 from fairalloc.core.errors import FairallocError, SolverError, one_line
 from fairalloc.core.files import write_atomically
+
+if TYPE_CHECKING:
+    import cvxpy as cp
+
+    from fairalloc.core.allocation import Allocation
+    from fairalloc.core.instance import Instance
 
 _banner_lock = threading.Lock()
 _banner_done = False
@@ -51,7 +61,7 @@ def _quiet_highs_banner() -> None:
             with open(os.devnull, "wb") as null:
                 os.dup2(null.fileno(), 1)
                 try:
-                    highspy.Highs()
+                    highspy.Highs()  # type: ignore[no-untyped-call]  # highspy's Highs.__init__ is unannotated
                 except Exception:
                     pass
         finally:
@@ -59,7 +69,7 @@ def _quiet_highs_banner() -> None:
             os.close(saved)
 
 
-def lp_solver(msg: bool = False):
+def lp_solver(msg: bool = False) -> pulp.LpSolver:
     """The best LP solver pulp can reach here: HiGHS (in-process) or the bundled CBC.
 
     HiGHS's feasibility tolerances are tightened from 1e-7 to 1e-10: the programs are checked
@@ -92,7 +102,8 @@ def solve_lp(problem: pulp.LpProblem, what: str) -> str:
         ) from None
     if status != pulp.LpStatusOptimal:
         raise SolverError(f"{what}: LP solver {solver.name} returned status '{pulp.LpStatus[status]}'")
-    return solver.name
+    name: str = solver.name  # pulp has no type information
+    return name
 
 
 def _reason(exc: BaseException) -> str:
@@ -182,7 +193,7 @@ def _sanitised(text: str) -> str:
     return _ILLEGAL_CHAR.sub("_", "".join(out))
 
 
-def lp_names(prefix: str, texts) -> list[str]:
+def lp_names(prefix: str, texts: Iterable[str]) -> list[str]:
     """``prefix_text`` for every text, legal (:func:`lp_name`) and unique among themselves.  Names
     legal as written are given first, so a user called ``a_b`` keeps ``tasks_a_b`` whatever her
     place, and ``a b`` gets ``tasks_a_b_2``."""
@@ -192,25 +203,27 @@ def lp_names(prefix: str, texts) -> list[str]:
     return [first.pop(w) if w in first else lp_name(w, taken) for w in wanted]
 
 
-def task_variables(problem: pulp.LpProblem, lower, upper, names) -> list[pulp.LpVariable]:
+def task_variables(
+    problem: pulp.LpProblem, lower: Iterable[float], upper: Iterable[float], names: Iterable[str]
+) -> list[pulp.LpVariable]:
     """One variable per name (legal LP names, :func:`lp_names`) with bounds ``lower <= x <= upper``
     (inf = none)."""
 
-    def bound(v):
+    def bound(v: float) -> float | None:
         return None if np.isinf(v) else float(v)
 
     return [problem.add_variable(name, bound(lo), bound(up)) for name, lo, up in zip(names, lower, upper)]
 
 
-def values(variables) -> np.ndarray:
+def values(variables: Iterable[pulp.LpVariable]) -> NDArray[np.float64]:
     return np.array([v.varValue if v.varValue is not None else np.nan for v in variables], dtype=float)
 
 
-def linear_expression(variables, coefficients) -> pulp.LpAffineExpression:
+def linear_expression(variables: Sequence[pulp.LpVariable], coefficients: ArrayLike) -> pulp.LpAffineExpression:
     """``sum_k c_k v_k`` over the non-zero coefficients, built in one call (no per-term loop here)."""
-    coefficients = np.asarray(coefficients, dtype=float)
-    nz = np.flatnonzero(coefficients)
-    return pulp.LpAffineExpression(zip([variables[k] for k in nz], coefficients[nz].tolist()))
+    c = np.asarray(coefficients, dtype=float)
+    nz = np.flatnonzero(c)
+    return pulp.LpAffineExpression(zip([variables[k] for k in nz.tolist()], c[nz].tolist()))
 
 
 #: Clarabel settings tried in turn: tight first (the fast paths are checked against the program),
@@ -221,7 +234,16 @@ CLARABEL_DEFAULTS = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8}
 CLARABEL_SETTINGS = ({"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}, CLARABEL_DEFAULTS)
 
 
-def solve_cvxpy(problem, what: str) -> str:
+class ConvexProblem(Protocol):
+    """What :func:`solve_cvxpy` uses of a cvxpy ``Problem`` (cvxpy's own methods are unannotated)."""
+
+    @property
+    def status(self) -> str: ...
+
+    def solve(self, *args: Any, **kwargs: Any) -> object: ...
+
+
+def solve_cvxpy(problem: ConvexProblem, what: str) -> str:
     """Solve a cvxpy problem with Clarabel; a status other than optimal is a :class:`SolverError`."""
     import cvxpy as cp
 
@@ -246,7 +268,9 @@ def solve_cvxpy(problem, what: str) -> str:
     )
 
 
-def convex_task_variables(instance):
+def convex_task_variables(
+    instance: Instance,
+) -> tuple[NDArray[np.bool_], cp.Variable, cp.Constraint, list[cp.Constraint]]:
     """The feasible set of a convex program over the users who may run tasks (``T_i > 0``).
 
     Returns ``(live, x, capacity, constraints)``: the mask of those users, the cvxpy variable of
@@ -267,7 +291,7 @@ def convex_task_variables(instance):
     return live, x, capacity, constraints
 
 
-def convex_legend(users, live) -> str:
+def convex_legend(users: Iterable[str], live: Iterable[bool]) -> str:
     """Which entry of the cvxpy vector ``tasks`` is whose: ``tasks = (A, B, ...)`` (the first 20).
 
     A convex program keeps one vector variable, however many users: cvxpy builds it in one piece
@@ -292,17 +316,27 @@ class Program:
     says so (empty for a program built whole); :attr:`pending` is true until then.
     """
 
-    def __init__(self, mechanism: str, description: str, models=None, solve=None, later: str = ""):
+    def __init__(
+        self,
+        mechanism: str,
+        description: str,
+        models: Iterable[tuple[str, object]] | None = None,
+        solve: Callable[[Program], Allocation] | None = None,
+        later: str = "",
+    ):
         self.mechanism = mechanism
         self.description = description
+        #: pulp ``LpProblem`` or cvxpy ``Problem`` objects (neither library has type information)
         self.models: list[tuple[str, object]] = list(models or [])
         self.later = later
         self._solve = solve
-        self.allocation = None
+        self.allocation: Allocation | None = None
 
-    def solve(self):
+    def solve(self) -> Allocation:
         """Solve (every round of) the program and return the :class:`Allocation`."""
         if self.allocation is None:
+            if self._solve is None:
+                raise FairallocError(f"solve: the program of {self.mechanism} was built without a solver")
             self.allocation = self._solve(self)
         return self.allocation
 
@@ -349,14 +383,23 @@ class Program:
         if suffix == ".txt":
             write_atomically(path, lambda tmp: tmp.write_text(self.text()))
             return [path]
+        # check_target refused a convex program: every model is an LP
+        lps = [model for _, model in self.models if isinstance(model, pulp.LpProblem)]
         written = []
-        single = len(self.models) == 1 and not self.pending
-        for k, (_, model) in enumerate(self.models, 1):
+        single = len(lps) == 1 and not self.pending
+        for k, lp in enumerate(lps, 1):
             target = path if single else path.with_name(f"{path.stem}.round{k}{path.suffix}")
-            write = model.writeLP if suffix == ".lp" else model.writeMPS
-            write_atomically(target, lambda tmp, write=write: write(str(tmp)))
+            write_atomically(target, functools.partial(_write_lp, lp, suffix))
             written.append(target)
         return written
 
     def __str__(self) -> str:
         return self.text()
+
+
+def _write_lp(lp: pulp.LpProblem, suffix: str, tmp: Path) -> None:
+    """Write the pulp model ``lp`` to ``tmp`` in the format of ``suffix`` (``.lp`` or ``.mps``)."""
+    if suffix == ".lp":
+        lp.writeLP(str(tmp))
+    else:
+        lp.writeMPS(str(tmp))

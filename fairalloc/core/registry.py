@@ -27,7 +27,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import warnings
+import weakref
+from collections.abc import Callable
 from importlib.metadata import entry_points
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -40,6 +43,10 @@ from fairalloc.core.instance import Instance
 METHODS = ("auto", "program", "fast")
 #: how :meth:`Mechanism.allocate` may rescale an instance before solving it (``Mechanism.scaling``)
 SCALINGS = ("none", "resources", "users")
+
+#: the ``allocate`` functions that certify their answer (``Mechanism.allocate`` and the wrappers
+#: :meth:`Mechanism.__init_subclass__` puts around a subclass's own), so none is wrapped twice
+_CERTIFYING: weakref.WeakSet[Callable[..., Allocation]] = weakref.WeakSet()
 
 
 class Mechanism:
@@ -63,17 +70,19 @@ class Mechanism:
     #: solve the fast path on the scaled instance too (a fast path that is itself an LP solver)
     scale_fast: bool = False
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         own = cls.__dict__.get("allocate")
-        if own is not None and not getattr(own, "_certified", False):
+        if own is not None and own not in _CERTIFYING:
             # a subclass (a plug-in) that replaces allocate is certified all the same
             @functools.wraps(own)
-            def allocate(self, instance, method="auto", *args, **kwargs):
+            def allocate(
+                self: Mechanism, instance: Instance, method: str = "auto", *args: Any, **kwargs: Any
+            ) -> Allocation:
                 return certify(own(self, instance, method, *args, **kwargs), self.name)
 
-            allocate._certified = True
-            cls.allocate = allocate
+            _CERTIFYING.add(allocate)
+            setattr(cls, "allocate", allocate)  # noqa: B010 (replacing a method: mypy refuses an assignment)
 
     def with_parameters(self, text: str) -> Mechanism:
         """The member of this family named ``<name>:<text>``."""
@@ -118,8 +127,6 @@ class Mechanism:
                 return allocation
         return self._certified(instance, fast)
 
-    allocate._certified = True
-
     def _certified(self, instance: Instance, fast: bool) -> Allocation:
         how = self.scaling if (not fast or self.scale_fast) else "none"
         with np.errstate(all="ignore"):
@@ -143,7 +150,8 @@ class Mechanism:
         (quantities invariant under the scaling); a mechanism reporting a unit-dependent number
         overrides this to recompute it."""
         history = scaled.history
-        if history is not None and dataclasses.is_dataclass(history) and hasattr(history, "mu"):
+        # a dataclass instance (not a dataclass type) recording the steps: its instance is this one
+        if dataclasses.is_dataclass(history) and not isinstance(history, type) and hasattr(history, "mu"):
             history = dataclasses.replace(history, instance=instance, mu=instance.per_task_dominant_share)
         return Allocation(
             instance,
@@ -159,6 +167,9 @@ class Mechanism:
 
     def __repr__(self) -> str:
         return f"<mechanism {self.name}>"
+
+
+_CERTIFYING.add(Mechanism.allocate)
 
 
 def scaled_instance(instance: Instance, how: str, name: str = "mechanism") -> tuple[Instance, np.ndarray, np.ndarray]:
@@ -212,10 +223,13 @@ _REGISTRY: dict[str, Mechanism] = {}
 _entry_points_loaded = False
 
 
-def register(name: str | None = None, *, replace: bool = False):
+_Registered = TypeVar("_Registered", bound="type[Mechanism] | Mechanism")
+
+
+def register(name: str | None = None, *, replace: bool = False) -> Callable[[_Registered], _Registered]:
     """Class decorator (or function) adding a mechanism to the registry under ``name``."""
 
-    def add(cls_or_obj):
+    def add(cls_or_obj: _Registered) -> _Registered:
         mech = cls_or_obj() if isinstance(cls_or_obj, type) else cls_or_obj
         key = name or mech.name
         if not key:

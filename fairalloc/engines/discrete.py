@@ -58,6 +58,13 @@ none of whose owners fits), without parking anyone; ``passed`` counts the entrie
 >>> engine.pick()
 2
 
+A caller that keeps the usages itself writes the shares with :meth:`~DiscreteEngine.set_share` (no
+numpy per step) and re-keys with ``changed``:
+
+>>> engine.set_share(3, 0.25); engine.changed(0, active=True)   # group 3: 0.25 > owner 2: 4/18
+>>> engine.pick()
+2
+
 In a scheduler: ``bind`` builds the engine (``weights`` 1 per owner for ``drf``, the tree's
 weights for ``hdrf``; ``tie_break="order"``, so equal shares go to the owner or group listed first);
 ``changed(u)`` becomes ``engine.set_usage(u, [cpu_u, mem_u])`` and
@@ -71,10 +78,11 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import islice
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from fairalloc.core.errors import SolverError
 from fairalloc.core.tolerances import FIT
@@ -90,6 +98,13 @@ _RUN_CELLS = 1 << 20
 #: a leaf's launches go in runs (the first of at least ``_RUN_START`` rows) when a run is expected to
 #: last ``_RUN_START`` launches, or when the leaf was chosen ``_RUN_AFTER`` times in a row
 _RUN_AFTER, _RUN_START = 8, 16
+
+_Floats = NDArray[np.float64]
+#: a heap entry: ``(share, tie, rank, node, version)``
+_Entry = tuple[float, float, int, int, int]
+#: a bucket of :meth:`DiscreteEngine._key_runs`: positions in ``act``, keys per leaf, the rows, their
+#: sequential sums, the shares and the ties after 0, 1, ... launches
+_Bucket = tuple[NDArray[np.intp], NDArray[np.int64], _Floats, _Floats, _Floats, _Floats]
 
 
 class DiscreteEngine:
@@ -108,22 +123,22 @@ class DiscreteEngine:
 
     def __init__(
         self,
-        capacity,
-        weights,
+        capacity: ArrayLike,
+        weights: ArrayLike,
         *,
-        parent: Sequence | None = None,
-        group_weights: Sequence = (),
+        parent: Sequence[int | None] | None = None,
+        group_weights: Sequence[float] = (),
         order: Sequence[int] | None = None,
-        demand=None,
-        tasks: Sequence | None = None,
-        limit=None,
+        demand: ArrayLike | None = None,
+        tasks: Sequence[Iterable[ArrayLike] | None] | None = None,
+        limit: ArrayLike | None = None,
         tie_break: str = "order",
         policy: str = "skip",
-        fit=None,
+        fit: ArrayLike | None = None,
     ):
         R = np.asarray(capacity, dtype=float)
         W = np.asarray(weights, dtype=float)
-        n, m, G = W.shape[0], R.size, len(group_weights)
+        n, m, G = int(W.shape[0]), R.size, len(group_weights)
         if W.ndim == 1:
             W = W[:, None] * np.ones(m)
         self.n, self.m, self.root = n, m, n + G
@@ -148,7 +163,7 @@ class DiscreteEngine:
             p = self.parent[v]
             self.rank[v] = len(self.kids[p])
             self.kids[p].append(v)
-        self.paths = []  # per leaf: her nodes from the leaf up, not the root
+        self.paths: list[list[int]] = []  # per leaf: her nodes from the leaf up, not the root
         for i in range(n):
             path, v = [], i
             while v != self.root:
@@ -159,10 +174,12 @@ class DiscreteEngine:
         self.tie_break, self.policy = tie_break, policy
         self.fit = R * (1 + FIT) if fit is None else np.asarray(fit, dtype=float)
         self.demand = None if demand is None else np.asarray(demand, dtype=float)
-        self.queues: list[deque | None] = [
-            None if tasks is None or tasks[i] is None else deque(np.asarray(t, dtype=float) for t in tasks[i])
-            for i in range(n)
-        ]
+        self.queues: list[deque[_Floats] | None] = [None] * n
+        if tasks is not None:
+            for i in range(n):
+                listed = tasks[i]
+                if listed is not None:
+                    self.queues[i] = deque(np.asarray(t, dtype=float) for t in listed)
         self.limit = np.full(n, np.inf) if limit is None else np.asarray(limit, dtype=float)
         self.launched = np.zeros(n, dtype=int)
         self.active = [True] * n
@@ -174,11 +191,11 @@ class DiscreteEngine:
         self._nonneg = self.demand is None or bool(np.all(self.demand >= 0))
         self._idle = [False] * n if self.demand is None else (~np.any(self.demand != 0, axis=1)).tolist()
         if self.demand is not None and tie_break == "larger-task":
-            self._tie = [-float(np.max(self.demand[i] / self._d[i])) for i in range(n)]
+            self._tie: list[float] = [-float(np.max(self.demand[i] / self._d[i])) for i in range(n)]
         self.version = [0] * N
         self.out = [True] * N
         self.open_kids = [0] * N
-        self.heaps: list[list] = [[] for _ in range(N)]
+        self.heaps: list[list[_Entry]] = [[] for _ in range(N)]
         self._run = (-1, 0, _RUN_START)  # the current leaf run: leaf, launches, next chunk
         self._step_cache: dict[int, list[float]] = {}
         for i in range(n):
@@ -187,23 +204,38 @@ class DiscreteEngine:
 
     # -- the tree of heaps ------------------------------------------------------------------------------
     @property
-    def C(self) -> np.ndarray:
+    def C(self) -> _Floats:
         """Everything in use (the root's usage), a view."""
-        return self.usage[self.root]
+        row: _Floats = self.usage[self.root]
+        return row
 
-    def next_task(self, i: int) -> np.ndarray | None:
+    def next_task(self, i: int) -> _Floats | None:
         """Leaf ``i``'s next task (``None``: none left, or no task model)."""
         if self.demand is None or self.launched[i] >= self.limit[i]:
             return None
         q = self.queues[i]
         if q is None:
-            return self.demand[i]
+            row: _Floats = self.demand[i]
+            return row
         return q[0] if q else None
+
+    def _task_model(self) -> _Floats:
+        """``demand`` (the batched runs are only made with a task model)."""
+        if self.demand is None:
+            raise SolverError("discrete engine: no task model (demand) for a run (internal error)")
+        return self.demand
+
+    def _next(self, i: int) -> _Floats:
+        """Leaf ``i``'s next task, which the descent just chose her for."""
+        task = self.next_task(i)
+        if task is None:
+            raise SolverError("discrete engine: a chosen leaf has no next task (internal error)")
+        return task
 
     def _available(self, i: int) -> bool:
         return self.active[i] and i not in self.parked and (self.demand is None or self.next_task(i) is not None)
 
-    def _key(self, v: int) -> tuple:
+    def _key(self, v: int) -> _Entry:
         tie = 0.0
         if v < self.n and self.tie_break == "larger-task":
             if self.queues[v] is None and self.demand is not None:
@@ -242,7 +274,7 @@ class DiscreteEngine:
         if not self.open_kids[p]:
             self._set_out(p)
 
-    def _top_entry(self, g: int) -> tuple | None:
+    def _top_entry(self, g: int) -> _Entry | None:
         h, version, out = self.heaps[g], self.version, self.out
         while h:
             e = h[0]
@@ -273,8 +305,9 @@ class DiscreteEngine:
             return self.top()
         return self._search(self.root, fits)
 
-    def _search(self, g: int, fits) -> int | None:
-        h, declined, found = self.heaps[g], [], None
+    def _search(self, g: int, fits: Callable[[int], bool]) -> int | None:
+        h, found = self.heaps[g], None
+        declined: list[_Entry] = []
         while self._top_entry(g) is not None:
             v = h[0][3]
             found = (v if fits(v) else None) if v < self.n else self._search(v, fits)
@@ -287,28 +320,35 @@ class DiscreteEngine:
         return found
 
     # -- usage and waiting state ---------------------------------------------------------------------------
-    def add(self, i: int, delta) -> None:
+    def add(self, i: int, delta: ArrayLike) -> None:
         """Leaf ``i`` (and so every group above her) uses ``delta`` more; the path is re-keyed."""
-        delta = np.asarray(delta, dtype=float)
+        more = np.asarray(delta, dtype=float)
         usage, share, denom = self._u, self.share, self._d
         for v in self.paths[i]:
             row = usage[v]
-            row += delta
+            row += more
             share[v] = (row / denom[v]).max()
-        usage[self.root] += delta
+        usage[self.root] += more
         self._rekey(i)
 
-    def set_usage(self, i: int, usage) -> None:
+    def set_usage(self, i: int, usage: ArrayLike) -> None:
         """Leaf ``i`` now uses ``usage`` (her groups change by the difference)."""
-        usage = np.asarray(usage, dtype=float)
-        delta = usage - self.usage[i]
+        now = np.asarray(usage, dtype=float)
+        delta = now - self.usage[i]
         for v in self.paths[i][1:]:
             self.usage[v] += delta
             self.share[v] = float(np.max(self.usage[v] / self.denom[v]))
         self.usage[self.root] += delta
-        self.usage[i] = usage
-        self.share[i] = float(np.max(usage / self.denom[i]))
+        self.usage[i] = now
+        self.share[i] = float(np.max(now / self.denom[i]))
         self._rekey(i)
+
+    def set_share(self, v: int, value: float) -> None:
+        """Node ``v``'s (a leaf's or a group's) share is ``value``, computed by the caller from usages
+        it keeps itself (a simulator's scheduler: plain floats, cheaper than :meth:`set_usage`'s numpy
+        steps).  Nothing is re-keyed: call :meth:`changed` on the leaf below afterwards, which
+        re-keys her and her groups."""
+        self.share[v] = value
 
     def changed(self, i: int, *, active: bool | None = None) -> None:
         """Re-key leaf ``i`` (her next task changed); ``active``: whether she has anything to run."""
@@ -337,7 +377,7 @@ class DiscreteEngine:
         if not self.out[i]:
             self._set_out(i)
 
-    def unpark(self, leaves=None) -> None:
+    def unpark(self, leaves: Iterable[int] | None = None) -> None:
         """Parked leaves (all by default) wait again."""
         woken = set(self.parked) if leaves is None else set(leaves) & self.parked
         self.parked -= woken
@@ -359,7 +399,7 @@ class DiscreteEngine:
             i = self.top()
             if i is None:
                 return None
-            if (self._u[self.root] + self.next_task(i) <= self.fit).all():
+            if (self._u[self.root] + self._next(i) <= self.fit).all():
                 return i
             if self.policy == "stop":
                 self.stop()
@@ -371,34 +411,37 @@ class DiscreteEngine:
         i = self.choose()
         if i is None:
             return None
-        task = self.next_task(i)
+        task = self._next(i)
         self.launch(i, task)
         return i, task
 
-    def launch(self, i: int, task: np.ndarray) -> None:
+    def launch(self, i: int, task: _Floats) -> None:
         """Launch ``task`` (leaf ``i``'s next one) without a fit test."""
         self.launched[i] += 1
-        if self.queues[i] is not None:
-            self.queues[i].popleft()
+        q = self.queues[i]
+        if q is not None:
+            q.popleft()
         self.steps += 1
         self.stats["single"] += 1
         self.add(i, task)
 
-    def release(self, i: int, task) -> None:
+    def release(self, i: int, task: ArrayLike) -> None:
         """A task of leaf ``i`` finished: its resources return, and parked leaves wait again."""
-        task = np.asarray(task, dtype=float)
+        back = np.asarray(task, dtype=float)
         usage, share, denom = self.usage, self.share, self.denom
         for v in self.paths[i]:
-            usage[v] -= task
+            usage[v] -= back
             share[v] = float(np.max(usage[v] / denom[v]))
-        usage[self.root] -= task
+        usage[self.root] -= back
         woken = self.parked | {i}
         self.parked.clear()
         for k in woken:
             self._rekey(k)
 
     # -- many decisions at once: a flat tree --------------------------------------------------------------
-    def run_counts(self, max_launches=None, *, batch: bool = True, target: int | None = None) -> np.ndarray:
+    def run_counts(
+        self, max_launches: float | None = None, *, batch: bool = True, target: int | None = None
+    ) -> NDArray[np.int_]:
         """Decisions until nothing fits (or ``max_launches``); returns the launches per leaf.
 
         Exactly the decisions of :meth:`decide` one by one; on a flat tree in batches where that is
@@ -427,12 +470,12 @@ class DiscreteEngine:
                     left -= 1
         return self.launched - before
 
-    def _waiting(self) -> dict:
+    def _waiting(self) -> dict[int, _Entry]:
         """Flat tree: every waiting leaf's current heap entry."""
         version, out = self.version, self.out
         return {e[3]: e for e in self.heaps[self.root] if e[4] == version[e[3]] and not out[e[3]]}
 
-    def _merge_batch(self, budget, target: int) -> int | None:
+    def _merge_batch(self, budget: float, target: int) -> int | None:
         """Launch, in one go, every next decision whose dominant share is below a level ``theta``.
 
         Each waiting leaf's keys ``(s_i, tie, i)`` before her 1st, 2nd, ... further task are computed
@@ -476,20 +519,30 @@ class DiscreteEngine:
         self._apply_counts(act, keys, groups, counts, queued, stopped)
         return int(done.size)
 
-    def _first_tasks(self, act):
+    def _first_tasks(self, act: NDArray[np.int64]) -> tuple[_Floats, _Floats, list[int]]:
         """The waiting leaves' next tasks, launches left, and which have explicit task lists."""
         rem = self.limit[act] - self.launched[act]
-        first = self.demand[act]
+        first = self._task_model()[act]
         queued = [k for k in range(act.size) if self.queues[act[k]] is not None]
         if queued:
             first = first.copy()
             for k in queued:
                 q = self.queues[act[k]]
-                rem[k] = min(rem[k], len(q))
-                first[k] = q[0]
+                if q is not None:  # (queued)
+                    rem[k] = min(rem[k], len(q))
+                    first[k] = q[0]
         return first, rem, queued
 
-    def _key_runs(self, act, keys, first, rem, queued, budget, target):
+    def _key_runs(
+        self,
+        act: NDArray[np.int64],
+        keys: list[_Entry],
+        first: _Floats,
+        rem: _Floats,
+        queued: list[int],
+        budget: float,
+        target: int,
+    ) -> tuple[list[_Bucket], float, bool]:
         """Every waiting leaf's next keys, in buckets: ``(groups, theta, nonneg)`` (see :meth:`_merge_batch`)."""
         m = self.m
         s0 = np.array([e[0] for e in keys], dtype=float)
@@ -516,7 +569,7 @@ class DiscreteEngine:
         # buckets of leaves with about as many keys (powers of two): one padded cumsum each
         bucket = np.ceil(np.log2(c)).astype(np.int64)
         level = np.inf
-        groups = []
+        groups: list[_Bucket] = []
         qset = set(queued)
         for b in np.unique(bucket).tolist():
             ks = np.flatnonzero(bucket == b)
@@ -550,7 +603,9 @@ class DiscreteEngine:
             groups.append((ks, nb, A, cum, S, NS))
         return groups, level, nonneg
 
-    def _fit_prefix(self, act, kc, tasks, budget, nonneg):
+    def _fit_prefix(
+        self, act: NDArray[np.int64], kc: NDArray[np.intp], tasks: _Floats, budget: float, nonneg: bool
+    ) -> tuple[NDArray[np.intp], bool]:
         """The merged decisions that launch (fit tests on a sequential ``np.cumsum`` of ``C``):
         ``(positions in act launched, in order; whether the run stopped)``; sets ``C``."""
         C = self.C
@@ -586,7 +641,15 @@ class DiscreteEngine:
         self.usage[self.root] = C
         return (np.concatenate(done_k) if done_k else np.zeros(0, dtype=np.int64)), stopped
 
-    def _apply_counts(self, act, keys, groups, counts, queued, stopped) -> None:
+    def _apply_counts(
+        self,
+        act: NDArray[np.int64],
+        keys: list[_Entry],
+        groups: list[_Bucket],
+        counts: NDArray[np.intp],
+        queued: list[int],
+        stopped: bool,
+    ) -> None:
         """The state after a merged batch: usages, shares, launches, task lists, the root's heap."""
         for ks, _nb, _A, cum, S, _NS in groups:
             cnt = counts[ks]
@@ -635,9 +698,9 @@ class DiscreteEngine:
         growing size once one is expected to last ``_RUN_START`` launches or the leaf was chosen
         ``_RUN_AFTER`` times in a row.  A leaf demanding nothing launches up to her bound at once.
         """
-        d = self.next_task(i)
+        d = self._next(i)
         path = self.paths[i]
-        limits = None
+        limits: list[tuple[float, float]] | None = None
         last, streak, size = self._run
         if not batch or self.queues[i] is not None or self.tie_break != "order":
             room = 1  # (runs compare shares and ranks only)
@@ -677,7 +740,7 @@ class DiscreteEngine:
     def _steps(self, i: int) -> list[float]:
         """At most how much one task of leaf ``i`` raises the share of each node on her path, root down."""
         if i not in self._step_cache:
-            d = self.demand[i]
+            d = self._task_model()[i]
             self._step_cache[i] = [float(np.max(d / self.denom[v])) for v in self.paths[i][::-1]]
         return self._step_cache[i]
 
@@ -693,9 +756,11 @@ class DiscreteEngine:
         first = heapq.heappop(h)
         second = self._top_entry(p)
         heapq.heappush(h, first)
+        if second is None:  # two open children: a second valid entry
+            raise SolverError("discrete engine: an open sibling has no heap entry (internal error)")
         return (second[0], second[0]) if second[2] < first[2] else (np.inf, second[0])
 
-    def _leaf_run(self, i: int, d, limits, room: int) -> int:
+    def _leaf_run(self, i: int, d: _Floats, limits: list[tuple[float, float]] | None, room: int) -> int:
         """Launch up to ``room`` (>= 2, within her bound) tasks ``d`` of leaf ``i`` in one go; the first is decided.
 
         The next decision chooses her again iff at every level the node on her path keeps a share
@@ -713,6 +778,8 @@ class DiscreteEngine:
             for v in nodes[1:]:
                 self.share[v] = float(np.max(self.usage[v] / self.denom[v]))
             return room
+        if limits is None:  # (run_leaf computes them for every run of a leaf with demand)
+            raise SolverError("discrete engine: a leaf run without its runners-up (internal error)")
         L, m = len(nodes), d.size
         A = np.empty((L, m, room + 1))  # launches along the last (contiguous) axis
         A[:, :, 0] = self.usage[nodes]

@@ -16,6 +16,8 @@ nothing (not even the collapsed variant's sibling weights).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import networkx as nx
 import numpy as np
 
@@ -36,7 +38,7 @@ def tree(instance: Instance) -> nx.DiGraph:
     return tree_from(order, groups["parent"], {**groups["weight"], **user_weight})
 
 
-def tree_from(nodes, parent: dict, weight: dict) -> nx.DiGraph:
+def tree_from(nodes: Sequence[str], parent: Mapping[str, str | None], weight: Mapping[str, float]) -> nx.DiGraph:
     """A tree from :data:`ROOT` over ``nodes`` (groups and leaves), each under ``parent[node]`` (missing
     or ``None``: the root) with the attribute ``weight`` (``weight[node]``, default 1). Every node's
     children are listed in the order of ``nodes``, which is the descent's tie-break order.
@@ -153,7 +155,7 @@ def hdrf_engine(instance: Instance) -> DiscreteEngine:
     index = {u: i for i, u in enumerate(instance.users)}
     groups = [v for v in g if v != ROOT and v not in index]
     index.update({v: n + k for k, v in enumerate(groups)})
-    parent = [None] * (n + len(groups))
+    parent: list[int | None] = [None] * (n + len(groups))
     for v, k in index.items():
         above = next(iter(g.predecessors(v)))
         parent[k] = None if above == ROOT else index[above]

@@ -105,7 +105,8 @@ In round r's LP, x_i is tasks_<user>, t is round<r>_level; constraints capacity_
         n = instance.n
         x = np.zeros(n)
         active = np.ones(n, bool)
-        levels, solver = [], ""
+        levels: list[float] = []
+        solver = ""
         del prog.models[1:]  # a solve that failed half-way starts again
         current = first
         while active.any():

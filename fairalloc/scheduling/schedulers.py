@@ -59,7 +59,7 @@ class _OwnerOrder(Scheduler):
     or, with :meth:`_build`'s ``parent``, a tree of groups (H-DRF).
 
     The scheduler computes the keys (Python floats, the very ones the simulator's totals give) and
-    writes them as the engine's shares, then re-keys with ``engine.changed``: the engine's own
+    gives them to the engine (``engine.set_share``), then re-keys with ``engine.changed``: the engine's own
     ``set_usage`` is a few numpy operations per launch and finish, which would double the simulator's
     time. Groups' keys are ``max_r used_r / total_r / weight`` over every resource of the cluster.
     """
@@ -93,8 +93,8 @@ class _OwnerOrder(Scheduler):
 
     def changed(self, u):
         st, engine = self.state, self.engine
-        share = engine.share
-        share[u] = self.key(u)
+        set_share = engine.set_share
+        set_share(u, self.key(u))
         above = self.groups_above[u]
         if above:
             used = st.used_vector(u)
@@ -105,7 +105,7 @@ class _OwnerOrder(Scheduler):
                 row = self.group_used[v]
                 for k, d in enumerate(delta):
                     row[k] += d
-                share[v] = max([x / t for x, t in zip(row, total)]) / self.group_weight[v]
+                set_share(v, max([x / t for x, t in zip(row, total)]) / self.group_weight[v])
         job, before = st.next_job(u), self.next_jobs[u]
         self.next_jobs[u] = job
         self.next_tasks[u] = None if job is None else job.next_task()
@@ -212,7 +212,8 @@ class MFS(_OwnerOrder):
 
     def _extra_used(self, job) -> dict:
         """What ``job``'s running tasks hold of the resources beyond CPU and memory, by resource index."""
-        now, used = self.state.time, {}
+        now = self.state.time
+        used: dict[int, float] = {}
         tasks = self.running_extra.get(job)
         if tasks:
             tasks[:] = [(end, extra) for end, extra in tasks if end > now]
