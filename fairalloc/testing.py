@@ -429,6 +429,7 @@ def _with_user(instance: Instance, name: str, demand, max_tasks=np.inf) -> Insta
     variant = instance.with_user(name, demand, max_tasks=max_tasks, **({} if q is None else {"shared": q}))
     if q is None:
         return variant
+    assert variant.shared is not None, "_with_user: a user added with a shared quantity keeps them all"
     return Instance(
         variant.capacity,
         variant.demand,

@@ -137,16 +137,10 @@ class AlphaFair(Mechanism):
 
     def __init__(self, alpha: float | None = None):
         self.alpha = alpha
-
-    @property
-    def scaling(self) -> str:
-        """Utilities of dominant shares are the same in any unit of a task; task counts are not
-        (but at alpha = 1, CEEI, a task unit only adds a constant to the welfare)."""
-        return "users" if self.on == "shares" or self.alpha == 1 else "resources"
-
-    @property
-    def scale_fast(self) -> bool:
-        return self.alpha == 0  # the LP end: its fast path is HiGHS
+        # utilities of dominant shares are the same in any unit of a task; task counts are not
+        # (but at alpha = 1, CEEI, a task unit only adds a constant to the welfare)
+        self.scaling = "users" if self.on == "shares" or alpha == 1 else "resources"
+        self.scale_fast = alpha == 0  # the LP end: its fast path is HiGHS
 
     def unscaled(self, instance, scaled, tasks, prices):
         end = self._end()
@@ -171,11 +165,13 @@ class AlphaFair(Mechanism):
 
     def _end(self) -> Mechanism | None:
         """The mechanism this member equals, at alpha = 0, 1 and infinity (None in between)."""
-        if self.alpha == 0:
+        alpha = self._member_alpha()
+        end: Mechanism
+        if alpha == 0:
             end = _LinearWelfare(self.name, self.on)
-        elif self.alpha == 1:
+        elif alpha == 1:
             end = CEEI()
-        elif math.isinf(self.alpha):
+        elif math.isinf(alpha):
             end = DRF() if self.on == "shares" else _TaskMaxMin(self.name)
         else:
             return None
@@ -185,9 +181,14 @@ class AlphaFair(Mechanism):
     def _check(self, instance) -> np.ndarray:
         """The utility per task; a family without alpha, and per-resource weights (refused by
         ``scalar_weights`` with the field named), fail here, at the ends too."""
+        self._member_alpha()
+        return self.utility_per_task(instance)
+
+    def _member_alpha(self) -> float:
+        """``alpha``; a family without one is refused."""
         if self.alpha is None:
             raise UnknownNameError(f"mechanism: '{self.name}' is a family; name a member as {self.name}:ALPHA")
-        return self.utility_per_task(instance)
+        return self.alpha
 
     def _allocation(self, instance, tasks, method, solver, prices=None, info=None):
         c, w = self.utility_per_task(instance), instance.scalar_weights(self.name)

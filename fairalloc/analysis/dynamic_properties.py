@@ -17,6 +17,7 @@ from fairalloc.analysis.results import (
     DynamicParetoWitness,
     DynamicSharingIncentiveWitness,
     IrreversibilityWitness,
+    Lie,
     PropertyResult,
     SharedMonotonicityWitness,
 )
@@ -33,7 +34,7 @@ def _steps_to_check(n: int, limit: int = 200) -> list[int]:
 
 
 def irreversibility(history: History, **_) -> PropertyResult:
-    worst = (np.inf, None)
+    worst: tuple[float, tuple[int, int] | None] = (np.inf, None)
     for k in range(2, history.n + 1):
         drop = history.x_at(k)[: k - 1] - history.x_at(k - 1)
         i = int(np.argmin(drop))
@@ -54,20 +55,23 @@ def irreversibility(history: History, **_) -> PropertyResult:
 
 
 def dynamic_sharing_incentive(history: History, **_) -> PropertyResult:
-    worst = (np.inf, None)
+    worst: tuple[float, tuple[int, int] | None] = (np.inf, None)
     for k in _steps_to_check(history.n):
         slack = history.x_at(k) - history.q[:k]
         i = int(np.argmin(slack))
         if slack[i] < worst[0]:
             worst = (float(slack[i]), (k, i))
-    slack, (k, i) = worst
-    if slack >= -1e-9:
-        return PropertyResult("sharing_incentive", True, slack)
+    margin, where = worst
+    # an instance has a user, so some step's slack is finite unless the shares are NaN
+    assert where is not None, "dynamic_sharing_incentive: no step with a finite slack (NaN shares?)"
+    k, i = where
+    if margin >= -1e-9:
+        return PropertyResult("sharing_incentive", True, margin)
     inst = history.instance
     return PropertyResult(
         "sharing_incentive",
         False,
-        slack,
+        margin,
         DynamicSharingIncentiveWitness(k, inst.users[i], float(history.x_at(k)[i]), float(history.q[i])),
     )
 
@@ -76,7 +80,7 @@ def dynamic_pareto_optimality(history: History, d: np.ndarray, **_) -> PropertyR
     """At step k, no allocation within the pool ``Q_k`` gives everyone as much and someone more."""
     from scipy.optimize import linprog
 
-    worst = (-np.inf, None)
+    worst: tuple[float, tuple[int, np.ndarray] | None] = (-np.inf, None)
     for k in _steps_to_check(history.n):
         x = history.x_at(k)
         pool = float(history.q[:k].sum())
@@ -90,7 +94,9 @@ def dynamic_pareto_optimality(history: History, d: np.ndarray, **_) -> PropertyR
         gain = float(-res.fun - x.sum()) if res.status == 0 else 0.0
         if gain > worst[0]:
             worst = (gain, (k, res.x if res.status == 0 else x))
-    gain, (k, y) = worst
+    gain, where = worst
+    assert where is not None, "dynamic_pareto_optimality: no step with a finite gain (NaN shares?)"
+    k, y = where
     if gain <= 1e-7 * max(1.0, history.n):
         return PropertyResult("dynamic_pareto_optimality", True, 0.0 - gain)
     inst = history.instance
@@ -131,7 +137,7 @@ def dynamic_strategy_proofness(
     from fairalloc.analysis.manipulation import search_lie
 
     inst = history.instance
-    worst = None
+    worst: Lie | None = None
     users = range(inst.n) if focus is None else [focus]
     evaluations = 0
     for i in users:
@@ -150,7 +156,7 @@ def dynamic_strategy_proofness(
             worst = lie
     gain = worst.manipulated_tasks if worst else 0.0
     note = f"no profitable lie found in {evaluations} evaluations (a search, not a proof)"
-    if gain <= 1e-7 * max(1.0, float(np.max(history.final() / history.mu))):
+    if worst is None or gain <= 1e-7 * max(1.0, float(np.max(history.final() / history.mu))):
         return PropertyResult("strategy_proofness", True, 0.0 - gain, note=note, evaluations=evaluations)
     return PropertyResult(
         "strategy_proofness",
@@ -165,7 +171,7 @@ def shared_monotonicity(history: History, **_) -> PropertyResult:
     """A larger shared quantity never ends with a smaller dominant share: ``q_i > q_h`` implies
     ``x_i^k >= x_h^k`` at every step ``k``. Zhang et al. (2016) read this off their Figures 3 and
     4; it is not a property of DMFA-SRQ (case ``dmfa-srq-shared-monotonicity``)."""
-    worst = (np.inf, None)
+    worst: tuple[float, tuple[int, int, int] | None] = (np.inf, None)
     for k in _steps_to_check(history.n):
         x, q = history.x_at(k), history.q[:k]
         order = np.argsort(q, kind="stable")

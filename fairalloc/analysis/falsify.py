@@ -21,11 +21,13 @@ import copy
 import time
 from dataclasses import asdict, dataclass, field, fields
 from functools import partial
+from typing import Any
 
 import numpy as np
 
 from fairalloc.analysis.properties import PROPERTIES, check_one, property_names
 from fairalloc.analysis.results import (
+    DynamicLieWitness,
     Lie,
     PopulationWitness,
     PropertyResult,
@@ -156,7 +158,11 @@ def _shrink(mech: Mechanism, prop: str, inst: Instance, *, budget: int, method: 
     result = _fails(mech, prop, inst, budget, method, seed)
     if result is None:
         raise FairallocError(f"shrink: {prop} does not fail on this instance")
-    liar = (result.witness.user, result.witness.reported_demand) if prop == "strategy_proofness" else None
+    w = result.witness
+    # a failed strategy-proofness check's witness is the lie (Lie, or DynamicLieWitness for a dynamic mechanism)
+    liar = (
+        (w.user, w.reported_demand) if prop == "strategy_proofness" and isinstance(w, Lie | DynamicLieWitness) else None
+    )
     checks = 0
 
     def attempt(candidate):
@@ -253,7 +259,7 @@ def case_for(mechanism: str, prop: str, inst: Instance, result, source: str) -> 
     case["source"] = source
     case["description"] = f"{mechanism} violates {prop}: {describe_witness(prop, result.witness)}."
     w = result.witness
-    variant = None
+    variant: dict[str, Any] | None = None
     if isinstance(w, PopulationWitness):
         variant = {"name": "user-leaves", "remove_user": w.removed_user}
     elif isinstance(w, ResourceWitness):

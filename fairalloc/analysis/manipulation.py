@@ -101,7 +101,7 @@ class _Search:
         self.evaluate = evaluate or self.true_tasks
         self.cache: dict[tuple, float] = {}
         self.evaluations = 0
-        self.best = (-np.inf, None)
+        self.best: tuple[float, np.ndarray | None] = (-np.inf, None)
         self.stop_above = np.inf  # end the search once a value exceeds this
 
     def true_tasks(self, report: np.ndarray) -> float:

@@ -21,6 +21,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -44,6 +45,9 @@ from fairalloc.core.registry import Mechanism, get
 from fairalloc.core.tolerances import PROPERTY, SATURATION
 from fairalloc.core.vocabulary import PROPERTIES, property_names
 from fairalloc.engines.filling import progressive_filling
+
+if TYPE_CHECKING:  # a loaded case stands for its instance (and lends its misreport variants as hints)
+    from fairalloc.io.cases import Case
 
 # -- the checkers -------------------------------------------------------------------------------
 
@@ -356,17 +360,20 @@ def population_monotonicity(allocate: Allocate, inst: Instance, focus=None, **_)
     if inst.n < 2:
         return PropertyResult("population_monotonicity", True, applicable=False, note="one user")
     x = allocate(inst)
-    worst = (np.inf, None)
+    worst: tuple[float, tuple[int, int, float, float] | None] = (np.inf, None)
     for k in range(inst.n):
         if k == focus:
             continue
-        after = allocate(inst.without_user(k))
+        counts = allocate(inst.without_user(k))
         others = np.delete(x, k)
-        slack = after - others
+        slack = counts - others
         i = _worst(slack, None if focus is None else focus - (focus > k))
         if slack[i] < worst[0]:
-            worst = (float(slack[i]), (k, i, others[i], after[i]))
-    slack, (k, i, before, after) = worst
+            worst = (float(slack[i]), (k, i, others[i], counts[i]))
+    slack, where = worst
+    # two users or more: some user leaves, and her slack is finite unless the counts are NaN
+    assert where is not None, "population_monotonicity: no removal with a finite slack (NaN task counts?)"
+    k, i, before, after = where
     if slack >= -tolerance(before, after):
         return PropertyResult("population_monotonicity", True, slack)
     user = [u for u in inst.users if u != inst.users[k]][i]
@@ -383,15 +390,17 @@ RM_FACTORS = (1.25, 1.5, 2.0, 4.0)
 def resource_monotonicity(allocate: Allocate, inst: Instance, factors=RM_FACTORS, focus=None, **_) -> PropertyResult:
     """More capacity (of one resource, or of all) lowers no user's task count."""
     x = allocate(inst)
-    worst = (np.inf, None)
+    worst: tuple[float, tuple[int | None, float, int, float] | None] = (np.inf, None)
     for j in [*range(inst.m), None]:
         for f in factors:
             R = inst.capacity * f if j is None else np.where(np.arange(inst.m) == j, inst.capacity * f, inst.capacity)
-            after = allocate(inst.with_capacity(R))
-            i = _worst(after - x, focus)
-            if after[i] - x[i] < worst[0]:
-                worst = (float(after[i] - x[i]), (j, f, i, after[i]))
-    slack, (j, f, i, after) = worst
+            counts = allocate(inst.with_capacity(R))
+            i = _worst(counts - x, focus)
+            if counts[i] - x[i] < worst[0]:
+                worst = (float(counts[i] - x[i]), (j, f, i, counts[i]))
+    slack, where = worst
+    assert where is not None, "resource_monotonicity: no capacity change with a finite slack (no factors?)"
+    j, f, i, after = where
     if slack >= -tolerance(x[i], after):
         return PropertyResult("resource_monotonicity", True, slack)
     changed = "all" if j is None else inst.resources[j]
@@ -462,8 +471,20 @@ def allocator(mechanism: Mechanism, method: str = "auto") -> Allocate:
     return lambda inst: mechanism.allocate(inst, method).tasks
 
 
+def _instance_of(instance: Instance | Case) -> Instance:
+    """The instance itself, or a loaded case's."""
+    return instance if isinstance(instance, Instance) else instance.instance
+
+
 def check_property(
-    mechanism, instance: Instance, prop: str, *, method: str = "auto", budget: int = 500, seed: int = 0, user=None
+    mechanism,
+    instance: Instance | Case,
+    prop: str,
+    *,
+    method: str = "auto",
+    budget: int = 500,
+    seed: int = 0,
+    user=None,
 ) -> PropertyResult:
     """Check one property (see :data:`PROPERTIES`) of ``mechanism`` (a registered name or a
     :class:`~fairalloc.core.registry.Mechanism`) on ``instance``.
@@ -477,7 +498,7 @@ def check_property(
 
 def check_one(
     mech: Mechanism,
-    instance: Instance,
+    instance: Instance | Case,
     prop: str,
     *,
     method: str = "auto",
@@ -489,7 +510,7 @@ def check_one(
     """:func:`check_property` for a resolved mechanism; ``checked``: :func:`check_work` already ran."""
     from fairalloc.analysis.manipulation import case_hints
 
-    inst = getattr(instance, "instance", instance)
+    inst = _instance_of(instance)
     focus = None if user is None else inst.user_index(user)
     if mech.kind == "dynamic":
         from fairalloc.analysis.dynamic_properties import DYNAMIC_CHECKERS, normalised
@@ -515,7 +536,13 @@ def check_one(
 
 
 def check(
-    mechanism, instance: Instance, properties=None, *, method: str = "auto", budget: int = 500, seed: int = 0
+    mechanism,
+    instance: Instance | Case,
+    properties=None,
+    *,
+    method: str = "auto",
+    budget: int = 500,
+    seed: int = 0,
 ) -> PropertyReport:
     """Check several properties (default: all eight) of ``mechanism`` (a registered name or a
     :class:`~fairalloc.core.registry.Mechanism`) on ``instance``.
@@ -528,11 +555,11 @@ def check(
         properties if isinstance(properties, (str, type(None))) else ",".join(properties), mech.kind == "dynamic"
     )
     if mech.kind != "dynamic":
-        check_work(names, getattr(instance, "instance", instance), budget=budget)
+        check_work(names, _instance_of(instance), budget=budget)
     return PropertyReport(
         {p: check_one(mech, instance, p, method=method, budget=budget, seed=seed, checked=True) for p in names},
         mechanism=mech.name,
-        instance=getattr(getattr(instance, "instance", instance), "name", ""),
+        instance=getattr(_instance_of(instance), "name", ""),
     )
 
 

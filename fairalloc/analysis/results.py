@@ -108,6 +108,9 @@ def _report_table(results, caption: str = "") -> str:
 # -- witnesses ----------------------------------------------------------------------------------------
 
 
+# a dataclass itself (with no fields), so asdict and fields apply to every witness; eq=False: equality is the
+# Mapping's (by to_dict items), so a witness equals the dict it replaces (the subclasses say eq=False too)
+@dataclass(eq=False)
 class Witness(Mapping):
     """Base of the typed witnesses: a dataclass per property kind, with :meth:`to_dict` (the JSON
     shape: its keys, in order) and :meth:`describe` (one readable line).
@@ -137,11 +140,7 @@ class Witness(Mapping):
         return len(self.to_dict())
 
 
-# eq=False: equality is the Mapping's (by to_dict items), so a witness equals the dict it replaces
-_witness = dataclass(eq=False)
-
-
-@_witness
+@dataclass(eq=False)
 class SharingIncentiveWitness(Witness):
     """``x_i < u_i(R w_i / sum w)``: user ``user`` prefers her slice of a static partition."""
 
@@ -154,7 +153,7 @@ class SharingIncentiveWitness(Witness):
         return f"user {self.user} gets {self.tasks:.6g} tasks, her fair share runs {self.fair_share_tasks:.6g}"
 
 
-@_witness
+@dataclass(eq=False)
 class DynamicSharingIncentiveWitness(Witness):
     """At step ``step`` a user's dominant share is below her shared quantity."""
 
@@ -170,7 +169,7 @@ class DynamicSharingIncentiveWitness(Witness):
         )
 
 
-@_witness
+@dataclass(eq=False)
 class EnvyWitness(Witness):
     """User ``user`` runs more tasks with ``envies``'s (weight-scaled) bundle than with her own."""
 
@@ -187,7 +186,7 @@ class EnvyWitness(Witness):
         )
 
 
-@_witness
+@dataclass(eq=False)
 class InfeasibleWitness(Witness):
     """The allocation uses more of ``infeasible`` than there is."""
 
@@ -199,7 +198,7 @@ class InfeasibleWitness(Witness):
         return f"resource {self.infeasible} over capacity ({self.used:.6g} > {self.capacity:.6g})"
 
 
-@_witness
+@dataclass(eq=False)
 class ParetoWitness(Witness):
     """A feasible ``improvement`` gives everyone as much and ``better_off`` more."""
 
@@ -212,7 +211,7 @@ class ParetoWitness(Witness):
         return f"users {', '.join(self.better_off)} can gain {self.total_gain:.6g} tasks in all, nobody losing"
 
 
-@_witness
+@dataclass(eq=False)
 class SingleResourceWitness(Witness):
     """On one resource, ``user`` does not get her max-min fair task count."""
 
@@ -227,7 +226,7 @@ class SingleResourceWitness(Witness):
         return f"user {self.user} gets {self.tasks:.6g}, max-min fair is {self.max_min_fair_tasks:.6g}"
 
 
-@_witness
+@dataclass(eq=False)
 class BottleneckWitness(SingleResourceWitness):
     """On the common bottleneck ``resource``, ``user`` does not get her max-min fair task count."""
 
@@ -235,7 +234,7 @@ class BottleneckWitness(SingleResourceWitness):
         return f"on common bottleneck {self.resource}: " + super().describe()
 
 
-@_witness
+@dataclass(eq=False)
 class PopulationWitness(Witness):
     """Removing ``removed_user`` lowers ``user``'s task count."""
 
@@ -251,7 +250,7 @@ class PopulationWitness(Witness):
         )
 
 
-@_witness
+@dataclass(eq=False)
 class ResourceWitness(Witness):
     """``factor`` times the capacity of ``resource`` (or of ``"all"``) lowers ``user``'s task count."""
 
@@ -270,7 +269,7 @@ class ResourceWitness(Witness):
         )
 
 
-@_witness
+@dataclass(eq=False)
 class ShrunkLie(Witness):
     """The best lie rounded to a rounder report whose gain survives."""
 
@@ -280,7 +279,7 @@ class ShrunkLie(Witness):
     rounding: str
 
 
-@_witness
+@dataclass(eq=False)
 class Lie(Witness):
     """The best report found for one user (the verifier's answer, and the witness of a static
     strategy-proofness violation)."""
@@ -331,7 +330,7 @@ class Lie(Witness):
         )
 
 
-@_witness
+@dataclass(eq=False)
 class DynamicLieWitness(Witness):
     """A misreport at arrival that raises the user's true value at some later step."""
 
@@ -346,7 +345,7 @@ class DynamicLieWitness(Witness):
         )
 
 
-@_witness
+@dataclass(eq=False)
 class IrreversibilityWitness(Witness):
     """When ``arrived`` arrives (step ``step``), ``user``'s dominant share drops."""
 
@@ -363,7 +362,7 @@ class IrreversibilityWitness(Witness):
         )
 
 
-@_witness
+@dataclass(eq=False)
 class DynamicParetoWitness(Witness):
     """At step ``step`` the pool allows ``better_off`` more, nobody less."""
 
@@ -378,7 +377,7 @@ class DynamicParetoWitness(Witness):
         )
 
 
-@_witness
+@dataclass(eq=False)
 class SharedMonotonicityWitness(Witness):
     """A larger shared quantity (``user``) ends with a smaller dominant share than ``other``'s."""
 
@@ -398,7 +397,7 @@ class SharedMonotonicityWitness(Witness):
         )
 
 
-@_witness
+@dataclass(eq=False)
 class DynamicEnvyWitness(Witness):
     """At step ``step`` ``user`` envies ``envies`` though the dynamic definition allows no envy."""
 

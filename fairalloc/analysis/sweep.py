@@ -40,9 +40,9 @@ import sys
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sized
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -284,7 +284,7 @@ def _run_chunk(task: Callable[[int], dict], trial_ids: list[int]) -> tuple[list[
     Trials run in order and the chunk stops at the first failure. The lines finished before it
     are still returned, so the caller can write them before it reports the failure.
     """
-    lines = []
+    lines: list[str] = []
     for trial in trial_ids:
         try:
             result = task(trial)
@@ -401,7 +401,7 @@ def _connect(address: str):
     _probe(address)
     client = Client.__new__(Client)  # a handle even if __init__ fails, to close it now: otherwise
     try:  # its __del__ times out at exit with a traceback on stderr
-        client.__init__(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        Client.__init__(client, address, timeout=CONNECT_TIMEOUT, set_as_default=False)
     except Exception as exc:
         with contextlib.suppress(Exception):
             client.close(timeout=CONNECT_TIMEOUT)
@@ -460,12 +460,12 @@ def _local_client(workers: int):
 
 def _trial_ids(trial_ids: Iterable[int]) -> list[int]:
     try:
-        size = len(trial_ids)  # a range of 10**12 ids is refused without a list
-    except TypeError:
+        size = len(cast(Sized, trial_ids))  # a range of 10**12 ids is refused without a list
+    except TypeError:  # an iterable without a length (a generator)
         size = None
     if size is not None and size > limits.MAX_TRIALS:
         raise FairallocError(f"trial_ids: {size} trials, more than the {limits.MAX_TRIALS} of one sweep")
-    ids = []
+    ids: list[int] = []
     for t in trial_ids:
         if len(ids) >= limits.MAX_TRIALS:
             raise FairallocError(f"trial_ids: more than the {limits.MAX_TRIALS} trials of one sweep")
@@ -475,10 +475,11 @@ def _trial_ids(trial_ids: Iterable[int]) -> list[int]:
             ids.append(operator.index(t))
         except TypeError:
             raise FairallocError(f"trial_ids: {excerpt(t)} is not an integer") from None
-    if len(set(ids)) != len(ids):
-        seen: set[int] = set()
-        dup = next(t for t in ids if t in seen or seen.add(t))
-        raise FairallocError(f"trial_ids: trial {dup} appears twice")
+    seen: set[int] = set()
+    for t in ids:
+        if t in seen:
+            raise FairallocError(f"trial_ids: trial {t} appears twice")
+        seen.add(t)
     return ids
 
 
@@ -589,7 +590,7 @@ def _run(
     stop_when,
     chunk_size,
 ) -> None:
-    import cloudpickle
+    import cloudpickle  # type: ignore[import-untyped]  # it ships neither py.typed nor stubs
     from tqdm import tqdm
 
     try:  # checked before a cluster starts; Dask itself would log tracebacks on stderr first

@@ -33,6 +33,7 @@ from fairalloc.core import limits
 from fairalloc.core.allocation import Allocation
 from fairalloc.core.errors import FairallocError, unknown
 from fairalloc.core.instance import Instance
+from fairalloc.core.registry import Mechanism
 
 DEFAULT_ALPHAS = (0.0, 0.5, 1.0, 2.0, 5.0, math.inf)
 REFERENCES = ("drf", "ceei", "asset", "utilitarian")
@@ -94,6 +95,7 @@ def measures(allocation: Allocation) -> dict:
     shares = allocation.weighted_dominant_shares
     total = float(shares.sum())
     squares = float(shares @ shares)
+    envious: list[str] | None
     if inst.weights is not None and inst.weights.ndim != 1:
         envious = []
     elif pairwise_cells(inst) > limits.MAX_PAIRWISE_CELLS:
@@ -138,7 +140,9 @@ def frontier(
         if properties == ""
         else property_names(properties if isinstance(properties, (str, type(None))) else ",".join(properties))
     )
-    plan = [(alpha_label(a), registry.get(f"{FAMILIES[on]}:{a}"), a) for a in parse_alphas(alphas)]
+    plan: list[tuple[str, Mechanism, float | None]] = [
+        (alpha_label(a), registry.get(f"{FAMILIES[on]}:{a}"), a) for a in parse_alphas(alphas)
+    ]
     plan += [(ref if isinstance(ref, str) else ref.name, registry.get(ref), None) for ref in references]
     if wanted:
         check_work(wanted, inst, budget=budget)  # refused before any point is solved

@@ -115,8 +115,12 @@ def main(argv=None) -> int:
     return 0
 
 
-def _fail(exc: BaseException, argv: list[str], command: click.Command | None) -> None:
-    """The one line a user error shows on stderr."""
+def _fail(
+    exc: click.UsageError | FairallocError | RecursionError | MemoryError | OSError,
+    argv: list[str],
+    command: click.Command | None,
+) -> None:
+    """The one line a user error shows on stderr (for the errors :func:`main` catches)."""
     if isinstance(exc, click.UsageError):
         render.error(exc.format_message())
     elif isinstance(exc, FairallocError):

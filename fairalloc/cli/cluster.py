@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -18,7 +19,7 @@ def machines_from(specs: tuple[str, ...], m: int):
     """``--machines 3x4,8`` (three machines of 4 and 8) or ``--machines 9,18``; repeatable."""
     import numpy as np
 
-    out = []
+    out: list[list[float]] = []
     for spec in specs:
         count, _, caps = spec.rpartition("x")
         try:
@@ -122,7 +123,7 @@ def workload_from(source: str, nodes: int | None, node_size: tuple[float, float]
     """A generated set-up by name, or a CSV / YAML workload file."""
     from fairalloc.scheduling import workloads
 
-    generators = {
+    generators: dict[str, Callable[..., workloads.Workload]] = {
         "drf-7.1": workloads.drf_7_1,
         "drf-7.2": workloads.drf_7_2,
         "mfs-small": lambda **kw: workloads.mfs_workload("small", **kw),

@@ -68,7 +68,8 @@ MAX_PLAYBACK_STEPS = 40
 
 # -- the page's instance <-> a case ------------------------------------------------------------
 def _names(rows, what: str) -> list[str]:
-    names, seen = [], {}
+    names: list[str] = []
+    seen: dict[str, int] = {}
     for k, row in enumerate(rows):
         name = str(row.get("name", "") if isinstance(row, dict) else "").strip()
         if not name:
@@ -98,10 +99,11 @@ def case_from_page(data) -> Case:
                 f"fairalloc.core.limits.MAX_EXPLORER_{what.upper()}); use the command line for larger cases"
             )
     resource_names, user_names = _names(resources, "resources"), _names(users, "users")
+    specs: dict[str, dict] = {}
     mapping = {
         "name": str(data.get("name") or "explorer"),
         "resources": {r: row.get("capacity") for r, row in zip(resource_names, resources)},
-        "users": {},
+        "users": specs,
     }
     for name, row in zip(user_names, users):
         demand = row.get("demand") or {}
@@ -112,7 +114,7 @@ def case_from_page(data) -> Case:
             spec["weight"] = row["weight"]
         if row.get("max_tasks") not in (None, ""):
             spec["max_tasks"] = row["max_tasks"]
-        mapping["users"][name] = spec
+        specs[name] = spec
     return parse_case(mapping, where="page")
 
 
@@ -301,13 +303,16 @@ def properties_view(body) -> dict:
 
 def frontier_view(body) -> dict:
     from fairalloc.analysis.tradeoff import DEFAULT_ALPHAS, frontier, plot_frontier
+    from fairalloc.models.alpha_fair import AlphaFair
 
     case = case_from_page(body.get("case"))
     on = body.get("on", "shares")
     points = frontier(case.instance, DEFAULT_ALPHAS, on=on)
     current = None
     if body.get("alpha") is not None:
-        current = frontier(case.instance, [registry.get(_alpha_name(body)).alpha], on=on, references=[])[0]
+        member = registry.get(_alpha_name(body))
+        assert isinstance(member, AlphaFair), f"{member.name}: _alpha_name names an alpha-fair member"
+        current = frontier(case.instance, [member.alpha], on=on, references=[])[0]
     with _PLOT_LOCK:
         import matplotlib
 

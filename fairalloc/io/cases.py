@@ -274,7 +274,8 @@ class _Refused(yaml.MarkedYAMLError):
 _CParser = getattr(getattr(yaml, "_yaml", None), "CParser", None)
 
 
-class _LibyamlLoader(Composer, _CParser or object, SafeConstructor, Resolver):
+# a base chosen at run time (libyaml's parser when PyYAML was built with it) is beyond a static checker
+class _LibyamlLoader(Composer, _CParser or object, SafeConstructor, Resolver):  # type: ignore[misc]
     """libyaml's parser (C, twice as fast on a large case) under PyYAML's own composer: the composer
     stays Python so that :class:`CaseLoader` checks depth and size while the document is built
     (libyaml's composer recurses in C, where a deep document would overflow the stack)."""
@@ -286,7 +287,7 @@ class _LibyamlLoader(Composer, _CParser or object, SafeConstructor, Resolver):
         Resolver.__init__(self)
 
 
-class CaseLoader(_LibyamlLoader if _CParser is not None else yaml.SafeLoader):
+class CaseLoader(_LibyamlLoader if _CParser is not None else yaml.SafeLoader):  # type: ignore[misc]  # as above
     """PyYAML's safe loader (no tag builds a Python object), reading numbers as YAML 1.2 does
     (``1e-9`` and ``1E+3`` are floats, not text), refusing integers of more than
     :data:`~fairalloc.core.limits.MAX_EXACT_DIGITS` digits and documents nested deeper than
@@ -418,13 +419,13 @@ def _key(loader, key_node):
 def _refuse_duplicate_keys(root, where: str, loader) -> None:
     """PyYAML keeps the last of two equal keys silently; a case with two users 'A' is an error."""
     seen_nodes: set[int] = set()
-    stack = [(root, ())]  # iterative: no recursion however deep
+    stack: list[tuple[yaml.Node, tuple[str | int, ...]]] = [(root, ())]  # iterative: no recursion however deep
     while stack:
         node, path = stack.pop()
         if id(node) in seen_nodes:  # aliases may share (or nest) nodes
             continue
         seen_nodes.add(id(node))
-        below = []
+        below: list[tuple[yaml.Node, tuple[str | int, ...]]] = []
         if isinstance(node, yaml.MappingNode):
             lines: dict[str, int] = {}
             for key_node, value_node in node.value:
@@ -456,14 +457,15 @@ def _read_yaml(text: str, where: str) -> Any:
         _refuse_duplicate_keys(node, where, loader)
         return loader.construct_document(node)
     except _Refused as exc:
-        mark = exc.problem_mark
-        raise CaseError(f"{where}: line {mark.line + 1}: {exc.problem}") from None
+        mark = exc.problem_mark  # always set where fairalloc raises it
+        line = f"line {mark.line + 1}: " if mark else ""
+        raise CaseError(f"{where}: {line}{exc.problem}") from None
     except yaml.reader.ReaderError as exc:  # a control character (NUL, ...) in the text
-        line = text.count("\n", 0, exc.position) + 1
+        row = text.count("\n", 0, exc.position) + 1
         column = exc.position - text.rfind("\n", 0, exc.position)
         raise CaseError(
             f"{where}: not valid YAML: character #x{exc.character:04x} is not allowed "
-            f"(a binary file?) at line {line}, column {column}"
+            f"(a binary file?) at line {row}, column {column}"
         ) from None
     except yaml.constructor.ConstructorError as exc:
         mark = exc.problem_mark
@@ -584,7 +586,10 @@ def parse_case(data: Any, where: str = "case") -> Case:
                 raise CaseError(f"{field_name}.{r}: {unknown('resource', r, resources)}")
         return [mapping.get(r, default) for r in resources]
 
-    demand, weights, bounds, shared = [], [], [], []
+    demand: list[list[float]] = []
+    weights: list[list[float] | float] = []  # per-resource rows, or one weight per user
+    bounds: list[float] = []
+    shared: list[float] = []
     per_resource = any(isinstance(u.weight, dict) for u in spec.users.values())
     for name, user in spec.users.items():
         demand.append(vector(user.demand, f"users.{name}.demand", 0.0))
@@ -738,7 +743,8 @@ _RANGE = (
 
 
 def _in_range(number, value, where: str):
-    low, high = limits.MIN_MAGNITUDE, limits.MAX_MAGNITUDE
+    low: float | Fraction = limits.MIN_MAGNITUDE
+    high: float | Fraction = limits.MAX_MAGNITUDE
     if isinstance(number, Fraction):  # the bounds as written (1e-30), not their nearest doubles
         low, high = Fraction(repr(low)), Fraction(repr(high))
     if number != 0 and not low <= abs(number) <= high:
@@ -832,24 +838,25 @@ def _derive(instance: Instance, variant: VariantSpec, where: str, vector) -> Ins
             f"{where}: a variant makes exactly one change ({' | '.join(VARIANT_KINDS)}); "
             f"got {', '.join(kinds) or 'none'}"
         )
-    kind = kinds[0]
 
     def user(name, field_name):
         if str(name) not in instance.users:
             raise CaseError(f"{where}.{field_name}: {unknown('user', name, instance.users)}")
         return str(name)
 
-    if kind == "misreport":
+    # exactly one change is set (checked above): each test below narrows it from None
+    if variant.misreport is not None:
         return instance.with_demand(
             user(variant.misreport.user, "misreport.user"),
             vector(variant.misreport.demand, f"{where}.misreport.demand", 0.0),
         )
-    if kind == "remove_user":
+    if variant.remove_user is not None:
         return instance.without_user(user(variant.remove_user, "remove_user"))
-    if kind == "capacity":
+    if variant.capacity is not None:
         vector(variant.capacity, f"{where}.capacity", 0.0)  # names checked with their path
         return instance.with_capacity(variant.capacity)
     new = variant.add_user
+    assert new is not None, f"{where}: a variant of none of the kinds {VARIANT_KINDS}"
     if str(new.name) in instance.users:
         raise CaseError(f"{where}.add_user.name: duplicate user '{new.name}'")
     weight = (

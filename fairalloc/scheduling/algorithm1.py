@@ -36,7 +36,7 @@ from fractions import Fraction
 import numpy as np
 
 from fairalloc.core import limits
-from fairalloc.core.errors import CaseError, unknown
+from fairalloc.core.errors import CaseError, SolverError, unknown
 from fairalloc.core.instance import Instance
 from fairalloc.engines.discrete import POLICIES, TIE_BREAKS, DiscreteEngine
 
@@ -157,7 +157,7 @@ class DRFScheduler:
         :data:`~fairalloc.core.limits.MAX_LAUNCHES`; :meth:`run_counts` keeps counts only.
         """
         cap = max(1, min(limits.MAX_TRACE_LAUNCHES, limits.MAX_TRACE_CELLS // max(1, self.instance.n)))
-        trace = []
+        trace: list[Launch] = []
         while max_steps is None or len(trace) < max_steps:
             if len(trace) >= cap:
                 if self._decide() is None:  # the run ends just at the cap
@@ -291,7 +291,7 @@ def fill_machines(instance: Instance, machines: np.ndarray, *, keep_trace: bool 
     pool = DRFScheduler(instance, capacity=total)  # dominant shares over the whole cluster
     pool.fit_R = np.full(instance.m, np.inf)  # the machines decide what fits
     per_machine = np.zeros((count, n), dtype=np.int64)
-    trace = []
+    trace: list[Launch] = []
     trace_cap = max(1, min(limits.MAX_TRACE_LAUNCHES, limits.MAX_TRACE_CELLS // max(1, n)))
     pos = max_task > 0
     for k in range(count):
@@ -317,6 +317,10 @@ def fill_machines(instance: Instance, machines: np.ndarray, *, keep_trace: bool 
             if i is None:
                 break
             task = pool.next_task(i)
+            if task is None:  # the engine's top is a user with a task left
+                raise SolverError(
+                    f"fill_machines: user {instance.users[i]} is on top with no task left (internal error)"
+                )
             free -= task
             per_machine[k, i] += 1
             if keep_trace:

@@ -29,6 +29,7 @@ import io
 import os
 import zlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -334,7 +335,7 @@ def dmfa_srq_trial(
     True
     """
     from fairalloc.core.registry import get
-    from fairalloc.engines.dynamic import normalised
+    from fairalloc.engines.dynamic import normalised, shared_quantities
     from fairalloc.models.dmfa_srq import static_optimum
 
     n, run = decode_trial(trial)
@@ -359,13 +360,13 @@ def dmfa_srq_trial(
     picked = rng.choice(n, size=min(sample, n), replace=False)
 
     inst = dmfa_instance(demands, q, f"dmfa-srq-{n}-users-run-{run}")
-    q = inst.shared  # exactly what the mechanism sees
+    q = shared_quantities(inst, "dmfa-srq")  # exactly what the mechanism sees
     alloc = get("dmfa-srq").allocate(inst, "fast")
     x_dyn = np.asarray(alloc.dominant_shares, dtype=float)
     u_dyn = np.asarray(alloc.utilization, dtype=float)
     x_sta = static_optimum(inst)
     u_sta = x_sta @ normalised(inst, "dmfa-srq")  # capacities are 1
-    result = {
+    result: dict[str, Any] = {
         "users": n,
         "run": run,
         "seed": int(seed),

@@ -407,8 +407,8 @@ def check_limits(w: Workload, *, events: bool = True) -> Workload:
             )
     if not events:
         return w
-    events = event_bound(w)
-    if events > limits.MAX_EVENTS:
+    bound = event_bound(w)
+    if bound > limits.MAX_EVENTS:
         worst = max(range(len(w.jobs)), key=lambda k: _job_events(w.jobs[k], w.horizon))
         j = w.jobs[worst]
         run = _shortest_run(j)
@@ -422,7 +422,7 @@ def check_limits(w: Workload, *, events: bool = True) -> Workload:
         )
         field = f"jobs[{worst}] ({_short(j.name)})" + (".resubmit" if why else "")
         raise CaseError(
-            f"{field}: simulating this workload takes up to {events:.4g} events, more than the "
+            f"{field}: simulating this workload takes up to {bound:.4g} events, more than the "
             f"{limits.MAX_EVENTS:,} fairalloc simulates{why}"
         )
     return w
