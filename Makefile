@@ -1,5 +1,5 @@
 # make run          : set up .venv and reproduce the paper case library (every expectation, claim, erratum)
-# make test         : set up .venv and run the whole test suite (CI runs exactly this, through .ci/run)
+# make test         : set up .venv, then ruff (lint, format), mypy and the whole test suite (CI runs exactly this)
 # make test-latest  : the suite in a fresh .venv-latest with the newest release of every dependency
 # make constraints  : rewrite constraints.txt from a fresh venv with the newest releases
 #
@@ -22,7 +22,11 @@ $(STAMP): pyproject.toml constraints.txt
 run: $(STAMP)
 	$(BIN)/fairalloc reproduce
 
+# lint, format and types first: they take seconds and name the line; then the whole suite
 test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -n 2 -q
 
 # A fresh venv, no constraints: the newest releases of pip, the build backend and every dependency.
@@ -36,6 +40,8 @@ endef
 test-latest:
 	$(call fresh_latest_venv,.venv-latest)
 	.venv-latest/bin/python -m pip list --format freeze --exclude-editable
+	.venv-latest/bin/ruff check .
+	.venv-latest/bin/python -m mypy
 	.venv-latest/bin/python -m pytest -n 2 -q
 
 constraints:

@@ -590,7 +590,7 @@ def _run(
     stop_when,
     chunk_size,
 ) -> None:
-    import cloudpickle  # type: ignore[import-untyped]  # it ships neither py.typed nor stubs
+    import cloudpickle
     from tqdm import tqdm
 
     try:  # checked before a cluster starts; Dask itself would log tracebacks on stderr first

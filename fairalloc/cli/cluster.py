@@ -215,12 +215,12 @@ def simulate(workload, schedulers, node_count, node_size, plot_dir, progress, fm
 
 def _simulation_table(results) -> str:
     classes = sorted({c for r in results for c in r.completed})
+    resources = list(dict.fromkeys(k for r in results for k in r.utilization))  # cpu, mem, then gpu, ...
     head = [
         "scheduler",
         *(f"jobs done ({c or 'all'})" for c in classes),
         *(f"mean JCT s ({c or 'all'})" for c in classes),
-        "cpu util.",
-        "mem util.",
+        *(f"{k} util." for k in resources),
         "fairness error",
     ]
     rows = [
@@ -228,8 +228,7 @@ def _simulation_table(results) -> str:
             r.scheduler,
             *(r.completed.get(c, 0) for c in classes),
             *(_seconds(r.mean_completion_time.get(c)) for c in classes),
-            f"{r.utilization['cpu']:.1%}",
-            f"{r.utilization['mem']:.1%}",
+            *(f"{r.utilization.get(k, 0.0):.1%}" for k in resources),
             f"{r.fairness_error:.4f}",
         ]
         for r in results
