@@ -91,6 +91,7 @@ import heapq
 import sys
 import time as _time
 from dataclasses import dataclass, field
+from typing import Any
 
 from fairalloc.core import limits
 from fairalloc.core.errors import CaseError, excerpt
@@ -211,8 +212,8 @@ class SimState:
         #: stops at :data:`fairalloc.core.limits.MAX_SCHEDULER_STEPS`; built-in schedulers add to it
         self.steps = 0
         if len(self.resources) > 2:  # the two-resource methods stay the plain, fast ones
-            self.dominant_share = self._dominant_share_any
-            self.fits = self._fits_any
+            self.dominant_share = self._dominant_share_any  # type: ignore[method-assign]
+            self.fits = self._fits_any  # type: ignore[method-assign]
 
     def free_vector(self, node: int) -> tuple[float, ...]:
         """The node's free amount of each of :attr:`resources`."""
@@ -375,72 +376,367 @@ def simulate(
     validate(workload)  # the bounds of fairalloc.core.limits, events included
     if isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples <= limits.MAX_SAMPLES:
         raise CaseError(f"samples: must be an integer in [1, {limits.MAX_SAMPLES:,}] (got {excerpt(samples)})")
-    event_limit = limits.MAX_EVENTS
-    step_limit = limits.MAX_SCHEDULER_STEPS
     wall0 = _time.perf_counter()
-    st = SimState(workload)
-    sched.bind(st)
-    horizon = workload.horizon
-    n_nodes = st.n_nodes
-    cap_cpu, cap_mem = st.capacity_by_resource[0], st.capacity_by_resource[1]
-    owner_index = st.owner_index
-    index, free_by, cap_by, used_by = st.index, st.free_by_resource, st.capacity_by_resource, st.used_by_resource
-    extras = st.resources[2:]  # resources beyond cpu and mem: only touched by tasks demanding them
-    free_cpu, free_mem, slots_used = st.free_cpu, st.free_mem, st.slots_used
-    ucpu, umem, urunning = st.cpu, st.mem, st.running
-    check_cpu, check_mem = sched.check_cpu, sched.check_mem
-    overcommit_possible = not (check_cpu and check_mem)
+    sim = _Simulation(workload, sched, samples, record_tasks, max_events)
+    bar = _progress_bar(workload, sched, sys.stderr.isatty() if progress is None else progress)
+    end = sim.run(bar)
+    sim.close(end)
+    if bar is not None:
+        bar.close()
+    return sim.result(end, wall0)
 
-    events: list = []
-    seq = 0
-    for spec in sorted(workload.jobs, key=lambda j: j.submit):
-        events.append((float(spec.submit), seq, ARRIVE, (spec, spec.name)))
-        seq += 1
-    heapq.heapify(events)
-    resubmits: dict[str, int] = {}
-    next_id = 0
 
-    completed: dict[str, int] = {}
-    jct_sum: dict[str, float] = {}
-    for spec in workload.jobs:
-        completed.setdefault(spec.job_class or "all", 0)
-        jct_sum.setdefault(spec.job_class or "all", 0.0)
-    cancelled = started = finished = n_events = 0
-    records: list[TaskRecord] = []
-    max_over = 0.0
+def _progress_bar(workload: Workload, sched: Scheduler, progress: bool) -> Any:
+    """A tqdm bar over the simulated seconds, or None without ``progress``."""
+    if not progress:
+        return None
+    from tqdm import tqdm
 
-    # utilisation integral and samples (other resources: by their index in st.resources)
-    used_cpu = used_mem = 0.0
-    area_cpu = area_mem = 0.0
-    used_x = [0.0] * len(st.resources)
-    area_x = [0.0] * len(st.resources)
-    last_t = 0.0
-    interval = _estimate_end(workload) / max(1, samples)
-    next_sample = 0.0
-    s_time: list[float] = []
-    s_cpu: list[float] = []
-    s_mem: list[float] = []
-    s_x: dict[str, list[float]] = {r: [] for r in extras}
-    s_share: dict[str, list[float]] = {o: [] for o in st.owners}
-    s_fair: list = []  # per sample: its fairness error, or None (no active owner)
-    keep = 2 * samples  # a run longer than estimated: thin out, double the interval
+    return tqdm(
+        total=round(_estimate_end(workload)),
+        unit="sim-s",
+        desc=f"simulate {sched.name}",
+        disable=not progress,
+        leave=False,
+    )
 
-    def sample(t):
-        nonlocal interval
-        if len(s_time) >= keep:
-            del s_time[1::2], s_cpu[1::2], s_mem[1::2], s_fair[1::2]
-            for values in (*s_share.values(), *s_x.values()):
-                del values[1::2]
-            interval *= 2
-        s_time.append(round(t, 6))
-        s_cpu.append(used_cpu / st.total_cpu)
-        s_mem.append(used_mem / st.total_mem)
-        for r in extras:
+
+class _Simulation:
+    """One run of :func:`simulate`: the cluster the scheduler sees (:class:`SimState`), the event
+    heap, the run's counters, the utilisation integral and the timeline samples.
+
+    The hot path (:meth:`finish`, :meth:`offer`, :meth:`launch`) reaches the cluster's lists through
+    attributes bound once here (one lookup each, not two through ``st``); :meth:`run` keeps its own
+    per-event values in locals.
+    """
+
+    def __init__(
+        self, workload: Workload, sched: Scheduler, samples: int, record_tasks: bool, max_events: int | None
+    ) -> None:
+        self.workload, self.sched, self.record_tasks, self.max_events = workload, sched, record_tasks, max_events
+        self.event_limit, self.step_limit = limits.MAX_EVENTS, limits.MAX_SCHEDULER_STEPS
+        st = self.st = SimState(workload)
+        sched.bind(st)
+        self.horizon = workload.horizon
+        self.cap_cpu, self.cap_mem = st.capacity_by_resource[0], st.capacity_by_resource[1]
+        self.index, self.free_by, self.used_by = st.index, st.free_by_resource, st.used_by_resource
+        self.cap_by = st.capacity_by_resource
+        self.extras = st.resources[2:]  # resources beyond cpu and mem: only touched by tasks demanding them
+        self.free_cpu, self.free_mem, self.slots_used = st.free_cpu, st.free_mem, st.slots_used
+        self.ucpu, self.umem, self.urunning = st.cpu, st.mem, st.running
+        self.check_cpu, self.check_mem = sched.check_cpu, sched.check_mem
+        self.overcommit_possible = not (self.check_cpu and self.check_mem)
+        self.events: list[tuple[float, int, int, Any]] = [
+            (float(spec.submit), seq, ARRIVE, (spec, spec.name))
+            for seq, spec in enumerate(sorted(workload.jobs, key=lambda j: j.submit))
+        ]
+        heapq.heapify(self.events)
+        self.seq = len(self.events)
+        self.resubmits: dict[str, int] = {}
+        self.next_id = 0
+        self.completed: dict[str, int] = {}
+        self.jct_sum: dict[str, float] = {}
+        for spec in workload.jobs:
+            self.completed.setdefault(spec.job_class or "all", 0)
+            self.jct_sum.setdefault(spec.job_class or "all", 0.0)
+        self.cancelled = self.started = self.finished = self.n_events = 0
+        self.records: list[TaskRecord] = []
+        self.max_over = 0.0
+        self._start_timeline(samples)
+
+    def _start_timeline(self, samples: int) -> None:
+        """The utilisation integral (other resources: by their index in ``st.resources``) and the samples."""
+        n = len(self.st.resources)
+        self.used_cpu = self.used_mem = 0.0
+        self.area_cpu = self.area_mem = 0.0
+        self.used_x, self.area_x = [0.0] * n, [0.0] * n
+        self.last_t = 0.0
+        self.interval = _estimate_end(self.workload) / max(1, samples)
+        self.next_sample = 0.0
+        self.s_time: list[float] = []
+        self.s_cpu: list[float] = []
+        self.s_mem: list[float] = []
+        self.s_x: dict[str, list[float]] = {r: [] for r in self.extras}
+        self.s_share: dict[str, list[float]] = {o: [] for o in self.st.owners}
+        self.s_fair: list[float | None] = []  # per sample: its fairness error, or None (no active owner)
+        self.keep = 2 * samples  # a run longer than estimated: thin out, double the interval
+
+    # ------------------------------------------------------------------ the event loop
+
+    def run(self, bar: Any) -> float:
+        """Replay the events instant by instant up to the horizon, ``max_events`` or the last one; each
+        instant: its events (:meth:`arrive`, :meth:`finish`, :meth:`deadline`), then the offers of the
+        nodes where a task finished or new work fits (:meth:`offer`). Returns the end time."""
+        events, horizon, max_events, event_limit = self.events, self.horizon, self.max_events, self.event_limit
+        pop, finish, offer = heapq.heappop, self.finish, self.offer
+        t = bar_t = 0.0
+        n_events = 0
+        while events:
+            t = events[0][0]
+            if horizon is not None and t > horizon:
+                break
+            if max_events is not None and n_events >= max_events:
+                break
+            if self.next_sample <= t:
+                self.sample_until(t)
+            dt = t - self.last_t  # the utilisation integral up to t
+            self.area_cpu += self.used_cpu * dt
+            self.area_mem += self.used_mem * dt
+            if self.extras:
+                self.integrate_extras(dt)
+            self.last_t = self.st.time = t
+            dirty: set[int] = set()
+            new_work: list[_JobRun] = []
+            while events and events[0][0] == t:
+                _, _, kind, payload = pop(events)
+                n_events += 1
+                if n_events > event_limit:
+                    raise CaseError(
+                        f"workload: simulating {excerpt(self.workload.name)} under {self.sched.name} takes more "
+                        f"than {event_limit} events, the most fairalloc simulates"
+                    )
+                if kind == FINISH:
+                    finish(payload, t, dirty, new_work)
+                elif kind == ARRIVE:
+                    self.arrive(payload, t, new_work)
+                else:
+                    self.deadline(payload, t)
+            offer(self.offered(dirty, new_work) if new_work else sorted(dirty), t)
+            if bar is not None and (n_events & 1023) == 0 and t > bar_t:
+                bar.update(round(t) - round(bar_t))
+                bar_t = t
+        self.n_events = n_events
+        return float(horizon) if horizon is not None and (not events or events[0][0] > horizon) else t
+
+    def integrate_extras(self, dt: float) -> None:
+        """Add ``dt`` seconds at the current use of the resources beyond cpu and mem to their integral."""
+        area_x, used_x = self.area_x, self.used_x
+        for k in range(2, len(used_x)):
+            area_x[k] += used_x[k] * dt
+
+    def push(self, t: float, kind: int, payload: Any) -> None:
+        heapq.heappush(self.events, (t, self.seq, kind, payload))
+        self.seq += 1
+
+    # ------------------------------------------------------------------ events
+
+    def arrive(self, payload: tuple[Any, str | None], t: float, new_work: list[_JobRun]) -> None:
+        """A job is submitted (``name`` None: a resubmission, numbered ``name#k``)."""
+        spec, name = payload
+        if name is None:
+            self.resubmits[spec.name] = self.resubmits.get(spec.name, 0) + 1
+            name = f"{spec.name}#{self.resubmits[spec.name]}"
+        st = self.st
+        u = st.owner_index[spec.owner]
+        job = _JobRun(self.next_id, spec, name, u, t)
+        self.next_id += 1
+        st.jobs[job.id] = job
+        st.user_jobs[u][job.id] = job
+        if spec.until is not None:
+            if spec.until <= t:
+                job.cancelled = True
+                self.retire(job, t)
+                return
+            self.push(float(spec.until), DEADLINE, job)
+        new_work.append(job)
+        self.sched.changed(u)
+
+    def finish(self, payload: tuple, t: float, dirty: set[int], new_work: list[_JobRun]) -> None:
+        """A task ends: free its node's room and its owner's allocation; unlock the job's next phase
+        or retire the job."""
+        job, node, cpu, mem, extra = payload
+        self.free_cpu[node] += cpu
+        self.free_mem[node] += mem
+        if extra:
+            index, free_by, used_by, used_x = self.index, self.free_by, self.used_by, self.used_x
+            for r, a in extra:
+                k = index[r]
+                free_by[k][node] += a
+                used_by[k][job.u] -= a
+                used_x[k] -= a
+        self.slots_used[node] -= 1
+        self.used_cpu -= cpu
+        self.used_mem -= mem
+        u = job.u
+        self.ucpu[u] -= cpu
+        self.umem[u] -= mem
+        self.urunning[u] -= 1
+        job.cpu -= cpu
+        job.mem -= mem
+        job.running -= 1
+        job.done += 1
+        self.finished += 1
+        dirty.add(node)
+        if job.cancelled:
+            if job.running == 0:
+                self.retire(job, t)
+        elif job.done == len(job.spec.phases[job.phase]):
+            job.phase += 1
+            job.next = job.done = 0
+            if job.phase == len(job.spec.phases):
+                self.retire(job, t)
+            else:
+                new_work.append(job)
+        self.sched.changed(u)
+
+    def deadline(self, job: _JobRun, t: float) -> None:
+        """A job's ``until``: cancel its unstarted tasks, unless its last phase has started them all."""
+        last_phase_started = job.phase == len(job.spec.phases) - 1 and job.next == len(job.spec.phases[job.phase])
+        if job.finish is None and not job.cancelled and job.id in self.st.jobs and not last_phase_started:
+            job.cancelled = True
+            if job.running == 0:
+                self.retire(job, t)
+            self.sched.changed(job.u)
+
+    def retire(self, job: _JobRun, t: float) -> None:
+        """Drop a finished or cancelled job; count it, and resubmit a closed-loop one before the horizon."""
+        del self.st.user_jobs[job.u][job.id]
+        del self.st.jobs[job.id]
+        if job.cancelled:
+            self.cancelled += 1
+        else:
+            job.finish = t
+            self.completed[job.job_class] += 1
+            self.jct_sum[job.job_class] += t - job.submit
+            if job.spec.resubmit and (self.horizon is None or t < self.horizon):
+                self.push(t, ARRIVE, (job.spec, None))
+
+    # ------------------------------------------------------------------ offers
+
+    def offered(self, dirty: set[int], new_work: list[_JobRun]) -> list[int]:
+        """The nodes to offer when work appeared (``new_work``), in order: where a task finished and
+        every node where a newly runnable task fits."""
+        st, n_nodes, check_cpu, check_mem = self.st, self.st.n_nodes, self.check_cpu, self.check_mem
+        if not self.extras:
+            free_cpu, free_mem = self.free_cpu, self.free_mem
+            shapes = {(j.next_task().cpu, j.next_task().mem) for j in new_work if j.runnable()}
+            fit = set(
+                n
+                for n in range(n_nodes)
+                if any(
+                    (not check_cpu or c <= free_cpu[n] + EPS) and (not check_mem or m <= free_mem[n] + EPS)
+                    for c, m in shapes
+                )
+            )
+        else:
+            tasks = {j.next_task() for j in new_work if j.runnable()}
+            fit = set(n for n in range(n_nodes) if any(st.fits(n, task, check_cpu, check_mem) for task in tasks))
+        st.steps += n_nodes
+        return sorted(fit | dirty)
+
+    def offer(self, nodes: list[int], t: float) -> None:
+        """Offer each of ``nodes`` in turn to the scheduler until it declines; launch every task it picks."""
+        st, sched, step_limit, launch = self.st, self.sched, self.step_limit, self.launch
+        for node in nodes:
+            while True:
+                st.steps += 1
+                if st.steps > step_limit:
+                    raise CaseError(
+                        f"workload: scheduling {excerpt(self.workload.name)} under {sched.name} takes more than "
+                        f"{step_limit} scheduler steps (offers of {st.n_nodes} nodes, owners and jobs "
+                        "examined), the most fairalloc simulates"
+                    )
+                job = sched.pick(st, node)
+                if job is None:
+                    break
+                launch(job, node, t)
+
+    def launch(self, job: _JobRun, node: int, t: float) -> None:
+        """Start ``job``'s next task on ``node`` at ``t``; on an over-committed node (``:oc``) it runs
+        slower by the node's load."""
+        task = job.next_task()
+        extra = task.extra
+        if extra and not self.st.fits_extra(node, extra):
+            raise CaseError(
+                f"scheduler: {self.sched.name} chose a task of {excerpt(job.name)} for node {node}, "
+                f"where its {', '.join(r for r, _ in extra)} demand does not fit (a scheduler "
+                "must check every resource with state.fits)"
+            )
+        position = job.next
+        job.next += 1
+        job.running += 1
+        u = job.u
+        cpu, mem = task.cpu, task.mem
+        free_cpu, free_mem = self.free_cpu, self.free_mem
+        free_cpu[node] -= cpu
+        free_mem[node] -= mem
+        self.slots_used[node] += 1
+        self.used_cpu += cpu
+        self.used_mem += mem
+        self.ucpu[u] += cpu
+        self.umem[u] += mem
+        self.urunning[u] += 1
+        job.cpu += cpu
+        job.mem += mem
+        self.started += 1
+        duration = task.duration
+        nc, nm = self.cap_cpu[node], self.cap_mem[node]
+        load = max((nc - free_cpu[node]) / nc, (nm - free_mem[node]) / nm)
+        if extra:
+            load = self.take_extras(extra, node, u, load)
+        if load > self.max_over:
+            self.max_over = load
+        if self.overcommit_possible and load > 1.0 + EPS:
+            duration *= load
+        heapq.heappush(self.events, (t + duration, self.seq, FINISH, (job, node, cpu, mem, extra)))
+        self.seq += 1
+        if self.record_tasks:
+            self.records.append(
+                TaskRecord(
+                    job.name, job.owner, PHASES[job.phase], position, node, t, t + duration, cpu, mem, dict(extra)
+                )
+            )
+        self.sched.changed(u)
+
+    def take_extras(self, extra: tuple, node: int, u: int, load: float) -> float:
+        """Allocate a launched task's other resources ``extra`` on ``node`` to owner ``u``; returns
+        ``load`` raised to the node's load in each of them."""
+        index, free_by, used_by, used_x, cap_by = self.index, self.free_by, self.used_by, self.used_x, self.cap_by
+        for r, a in extra:
             k = index[r]
-            s_x[r].append(used_x[k] / st.total[k])
-        act, dem, bnd = [], [], []
+            free_by[k][node] -= a
+            used_by[k][u] += a
+            used_x[k] += a
+            cap = cap_by[k][node]
+            if cap > 0:  # (a demand within EPS fits a node without the resource)
+                load = max(load, (cap - free_by[k][node]) / cap)
+        return load
+
+    # ------------------------------------------------------------------ samples and result
+
+    def sample_until(self, t: float) -> None:
+        """Take the samples due by ``t`` (sample ``k`` at ``k * interval``), none past the horizon."""
+        horizon = self.horizon
+        while self.next_sample <= t and (horizon is None or self.next_sample <= horizon):
+            self.sample(self.next_sample)
+            self.next_sample = self.interval * len(self.s_time)
+
+    def sample(self, t: float) -> None:
+        """One timeline sample: each resource's utilisation, each owner's dominant share, the
+        fairness error; past ``keep`` samples, drop every other one and double the interval."""
+        st = self.st
+        if len(self.s_time) >= self.keep:
+            del self.s_time[1::2], self.s_cpu[1::2], self.s_mem[1::2], self.s_fair[1::2]
+            for values in (*self.s_share.values(), *self.s_x.values()):
+                del values[1::2]
+            self.interval *= 2
+        self.s_time.append(round(t, 6))
+        self.s_cpu.append(self.used_cpu / st.total_cpu)
+        self.s_mem.append(self.used_mem / st.total_mem)
+        for r in self.extras:
+            k = self.index[r]
+            self.s_x[r].append(self.used_x[k] / st.total[k])
         for u, o in enumerate(st.owners):
-            s_share[o].append(st.dominant_share(u))
+            self.s_share[o].append(st.dominant_share(u))
+        self.s_fair.append(self.fairness_error())
+
+    def fairness_error(self) -> float | None:
+        """The mean over active owners of ``|dominant share - DRF share|`` (None: no active owner), the
+        DRF shares by progressive filling over the demand of each one's earliest active job's current
+        phase, bounded by her remaining tasks."""
+        st, extras = self.st, self.extras
+        act, dem, bnd = [], [], []
+        for u in range(len(st.owners)):
             jobs = st.user_jobs[u]
             if jobs:
                 first = next(iter(jobs.values()))
@@ -455,260 +751,41 @@ def simulate(
                     else tuple(a / t for a, t in zip(_demand(task, st), st.total))
                 )
                 bnd.append(max(remaining, 0))
-        if act:
-            ref = drf_shares(dem, bnd)
-            s_fair.append(sum(abs(st.dominant_share(u) - r) for u, r in zip(act, ref)) / len(act))
-        else:
-            s_fair.append(None)
+        if not act:
+            return None
+        ref = drf_shares(dem, bnd)
+        return sum(abs(st.dominant_share(u) - r) for u, r in zip(act, ref)) / len(act)
 
-    if progress is None:
-        progress = sys.stderr.isatty()
-    bar = None
-    if progress:
-        from tqdm import tqdm
+    def close(self, end: float) -> None:
+        """The utilisation integral and the samples up to the end time."""
+        if end > self.last_t:
+            dt = end - self.last_t
+            self.area_cpu += self.used_cpu * dt
+            self.area_mem += self.used_mem * dt
+            self.integrate_extras(dt)
+        self.sample_until(end)
 
-        bar = tqdm(
-            total=round(_estimate_end(workload)),
-            unit="sim-s",
-            desc=f"simulate {sched.name}",
-            disable=not progress,
-            leave=False,
+    def result(self, end: float, wall0: float) -> SimulationResult:
+        st, index, completed, span = self.st, self.index, self.completed, end if end > 0 else 1.0
+        return SimulationResult(
+            scheduler=self.sched.name,
+            workload=self.workload.name,
+            horizon=self.horizon,
+            end_time=end,
+            completed=dict(completed),
+            mean_completion_time={c: (self.jct_sum[c] / completed[c] if completed[c] else None) for c in completed},
+            cancelled=self.cancelled,
+            tasks_started=self.started,
+            tasks_finished=self.finished,
+            utilization={
+                "cpu": self.area_cpu / (st.total_cpu * span),
+                "mem": self.area_mem / (st.total_mem * span),
+                **{r: self.area_x[index[r]] / (st.total[index[r]] * span) for r in self.extras},
+            },
+            fairness_error=_mean([f for f in self.s_fair if f is not None]),
+            max_overcommit=self.max_over,
+            samples={"time": self.s_time, "cpu": self.s_cpu, "mem": self.s_mem, **self.s_x, "shares": self.s_share},
+            events=self.n_events,
+            wall_seconds=_time.perf_counter() - wall0,
+            tasks=self.records,
         )
-    bar_t = 0.0
-
-    def retire(job: _JobRun, t: float):
-        nonlocal cancelled, seq
-        u = job.u
-        del st.user_jobs[u][job.id]
-        del st.jobs[job.id]
-        if job.cancelled:
-            cancelled += 1
-        else:
-            job.finish = t
-            completed[job.job_class] += 1
-            jct_sum[job.job_class] += t - job.submit
-            if job.spec.resubmit and (horizon is None or t < horizon):
-                heapq.heappush(events, (t, seq, ARRIVE, (job.spec, None)))
-                seq += 1
-
-    t = 0.0
-    while events:
-        t = events[0][0]
-        if horizon is not None and t > horizon:
-            break
-        if max_events is not None and n_events >= max_events:
-            break
-        while next_sample <= t and (horizon is None or next_sample <= horizon):
-            sample(next_sample)
-            next_sample = interval * len(s_time)  # sample k at k * interval
-        dt = t - last_t
-        area_cpu += used_cpu * dt
-        area_mem += used_mem * dt
-        if extras:
-            for k in range(2, len(used_x)):
-                area_x[k] += used_x[k] * dt
-        last_t = t
-        st.time = t
-        dirty = set()
-        new_work: list[_JobRun] = []
-        while events and events[0][0] == t:
-            _, _, kind, payload = heapq.heappop(events)
-            n_events += 1
-            if n_events > event_limit:
-                raise CaseError(
-                    f"workload: simulating {excerpt(workload.name)} under {sched.name} takes more than "
-                    f"{event_limit} events, the most fairalloc simulates"
-                )
-            if kind == FINISH:
-                job, node, cpu, mem, extra = payload
-                free_cpu[node] += cpu
-                free_mem[node] += mem
-                if extra:
-                    for r, a in extra:
-                        k = index[r]
-                        free_by[k][node] += a
-                        used_by[k][job.u] -= a
-                        used_x[k] -= a
-                slots_used[node] -= 1
-                used_cpu -= cpu
-                used_mem -= mem
-                u = job.u
-                ucpu[u] -= cpu
-                umem[u] -= mem
-                urunning[u] -= 1
-                job.cpu -= cpu
-                job.mem -= mem
-                job.running -= 1
-                job.done += 1
-                finished += 1
-                dirty.add(node)
-                if job.cancelled:
-                    if job.running == 0:
-                        retire(job, t)
-                elif job.done == len(job.spec.phases[job.phase]):
-                    job.phase += 1
-                    job.next = job.done = 0
-                    if job.phase == len(job.spec.phases):
-                        retire(job, t)
-                    else:
-                        new_work.append(job)
-                sched.changed(u)
-            elif kind == ARRIVE:
-                spec, name = payload
-                if name is None:
-                    resubmits[spec.name] = resubmits.get(spec.name, 0) + 1
-                    name = f"{spec.name}#{resubmits[spec.name]}"
-                u = owner_index[spec.owner]
-                job = _JobRun(next_id, spec, name, u, t)
-                next_id += 1
-                st.jobs[job.id] = job
-                st.user_jobs[u][job.id] = job
-                if spec.until is not None:
-                    if spec.until <= t:
-                        job.cancelled = True
-                        retire(job, t)
-                        continue
-                    heapq.heappush(events, (float(spec.until), seq, DEADLINE, job))
-                    seq += 1
-                new_work.append(job)
-                sched.changed(u)
-            else:  # DEADLINE
-                job = payload
-                last_phase_started = job.phase == len(job.spec.phases) - 1 and job.next == len(
-                    job.spec.phases[job.phase]
-                )
-                if job.finish is None and not job.cancelled and job.id in st.jobs and not last_phase_started:
-                    job.cancelled = True
-                    if job.running == 0:
-                        retire(job, t)
-                    sched.changed(job.u)
-        # offers
-        if new_work and not extras:
-            shapes = {(j.next_task().cpu, j.next_task().mem) for j in new_work if j.runnable()}
-            offer = sorted(
-                set(
-                    n
-                    for n in range(n_nodes)
-                    if any(
-                        (not check_cpu or c <= free_cpu[n] + EPS) and (not check_mem or m <= free_mem[n] + EPS)
-                        for c, m in shapes
-                    )
-                )
-                | dirty
-            )
-            st.steps += n_nodes
-        elif new_work:
-            shapes = {j.next_task() for j in new_work if j.runnable()}
-            offer = sorted(
-                set(n for n in range(n_nodes) if any(st.fits(n, task, check_cpu, check_mem) for task in shapes)) | dirty
-            )
-            st.steps += n_nodes
-        else:
-            offer = sorted(dirty)
-        for node in offer:
-            while True:
-                st.steps += 1
-                if st.steps > step_limit:
-                    raise CaseError(
-                        f"workload: scheduling {excerpt(workload.name)} under {sched.name} takes more than "
-                        f"{step_limit} scheduler steps (offers of {n_nodes} nodes, owners and jobs "
-                        "examined), the most fairalloc simulates"
-                    )
-                job = sched.pick(st, node)
-                if job is None:
-                    break
-                task = job.next_task()
-                extra = task.extra
-                if extra and not st.fits_extra(node, extra):
-                    raise CaseError(
-                        f"scheduler: {sched.name} chose a task of {excerpt(job.name)} for node {node}, "
-                        f"where its {', '.join(r for r, _ in extra)} demand does not fit (a scheduler "
-                        "must check every resource with state.fits)"
-                    )
-                position = job.next
-                job.next += 1
-                job.running += 1
-                u = job.u
-                cpu, mem = task.cpu, task.mem
-                free_cpu[node] -= cpu
-                free_mem[node] -= mem
-                slots_used[node] += 1
-                used_cpu += cpu
-                used_mem += mem
-                ucpu[u] += cpu
-                umem[u] += mem
-                urunning[u] += 1
-                job.cpu += cpu
-                job.mem += mem
-                started += 1
-                duration = task.duration
-                nc, nm = cap_cpu[node], cap_mem[node]
-                load = max((nc - free_cpu[node]) / nc, (nm - free_mem[node]) / nm)
-                if extra:
-                    for r, a in extra:
-                        k = index[r]
-                        free_by[k][node] -= a
-                        used_by[k][u] += a
-                        used_x[k] += a
-                        cap = cap_by[k][node]
-                        if cap > 0:  # (a demand within EPS fits a node without the resource)
-                            load = max(load, (cap - free_by[k][node]) / cap)
-                if load > max_over:
-                    max_over = load
-                if overcommit_possible and load > 1.0 + EPS:
-                    duration *= load
-                heapq.heappush(events, (t + duration, seq, FINISH, (job, node, cpu, mem, extra)))
-                seq += 1
-                if record_tasks:
-                    records.append(
-                        TaskRecord(
-                            job.name,
-                            job.owner,
-                            PHASES[job.phase],
-                            position,
-                            node,
-                            t,
-                            t + duration,
-                            cpu,
-                            mem,
-                            dict(extra),
-                        )
-                    )
-                sched.changed(u)
-        if bar is not None and (n_events & 1023) == 0 and t > bar_t:
-            bar.update(round(t) - round(bar_t))
-            bar_t = t
-    end = float(horizon) if horizon is not None and (not events or events[0][0] > horizon) else t
-    if end > last_t:
-        area_cpu += used_cpu * (end - last_t)
-        area_mem += used_mem * (end - last_t)
-        for k in range(2, len(used_x)):
-            area_x[k] += used_x[k] * (end - last_t)
-    while next_sample <= end and (horizon is None or next_sample <= horizon):
-        sample(next_sample)
-        next_sample = interval * len(s_time)
-    if bar is not None:
-        bar.close()
-    span = end if end > 0 else 1.0
-    return SimulationResult(
-        scheduler=sched.name,
-        workload=workload.name,
-        horizon=horizon,
-        end_time=end,
-        completed=dict(completed),
-        mean_completion_time={c: (jct_sum[c] / completed[c] if completed[c] else None) for c in completed},
-        cancelled=cancelled,
-        tasks_started=started,
-        tasks_finished=finished,
-        utilization={
-            "cpu": area_cpu / (st.total_cpu * span),
-            "mem": area_mem / (st.total_mem * span),
-            **{r: area_x[index[r]] / (st.total[index[r]] * span) for r in extras},
-        },
-        fairness_error=_mean([f for f in s_fair if f is not None]),
-        max_overcommit=max_over,
-        samples={"time": s_time, "cpu": s_cpu, "mem": s_mem, **s_x, "shares": s_share},
-        events=n_events,
-        wall_seconds=_time.perf_counter() - wall0,
-        tasks=records,
-    )
