@@ -15,8 +15,6 @@ from fairalloc.analysis.tradeoff import frontier, measures, parse_alphas
 from fairalloc.core.errors import FairallocError
 from fairalloc.testing import assert_same_tasks, close, instances, run_cli
 
-SECTION_4_1 = fairalloc.Instance.from_arrays([9, 18], [[1, 4], [3, 1]], users=["A", "B"], resources=["cpu", "mem"])
-
 
 def closed_form(alpha):
     """Section 4.1 by hand.  Shares s_A = a x, s_B = b y (a = 2/9, b = 1/3); the CPU binds
@@ -31,8 +29,8 @@ def closed_form(alpha):
 
 @pytest.mark.parametrize("method", ["program", "fast"])
 @pytest.mark.parametrize("alpha, expected", [(2, (3.7279, 1.7574)), (5, (3.2834, 1.9055))])
-def test_section_4_1_matches_formulations(alpha, expected, method):
-    a = fairalloc.solve(SECTION_4_1, f"alpha-fair:{alpha}", method)
+def test_section_4_1_matches_formulations(section_4_1, alpha, expected, method):
+    a = fairalloc.solve(section_4_1, f"alpha-fair:{alpha}", method)
     # the closed form rounds to the published figures, and the solver gives the closed form to its
     # precision (interior point: ~1e-7; Newton: ~1e-12).  Not np.round(a.tasks, 4): the program's B
     # at alpha = 5 (1.9055484) lies 1.6e-6 from the rounding boundary 1.90555, within rtol 1e-6.
@@ -46,9 +44,9 @@ def test_closed_form_is_the_formulations_value():
 
 
 @pytest.mark.parametrize("method", ["program", "fast"])
-def test_exact_ends_on_section_4_1(method):
+def test_exact_ends_on_section_4_1(section_4_1, method):
     exact = {
-        name: [str(v) for v in fairalloc.solve(SECTION_4_1, name, method).exact]
+        name: [str(v) for v in fairalloc.solve(section_4_1, name, method).exact]
         for name in ("alpha-fair:0", "alpha-fair:1", "alpha-fair:inf", "alpha-tasks:inf", "alpha-tasks:0")
     }
     assert exact == {
@@ -58,13 +56,13 @@ def test_exact_ends_on_section_4_1(method):
         "alpha-tasks:inf": ["9/4", "9/4"],  # equal task counts, CPU binds
         "alpha-tasks:0": ["45/11", "18/11"],
     }  # most tasks: both resources bind
-    assert fairalloc.solve(SECTION_4_1, "alpha-fair:2", method).mechanism == "alpha-fair:2"
+    assert fairalloc.solve(section_4_1, "alpha-fair:2", method).mechanism == "alpha-fair:2"
 
 
-def test_alpha_tasks_two_by_hand():
+def test_alpha_tasks_two_by_hand(section_4_1):
     # max -1/x - 1/y on x + 3y = 9: x = sqrt(3) y
     y = 9 / (3 + math.sqrt(3))
-    np.testing.assert_allclose(fairalloc.solve(SECTION_4_1, "alpha-tasks:2").tasks, [math.sqrt(3) * y, y], rtol=1e-9)
+    np.testing.assert_allclose(fairalloc.solve(section_4_1, "alpha-tasks:2").tasks, [math.sqrt(3) * y, y], rtol=1e-9)
 
 
 @settings(deadline=None)
@@ -102,21 +100,21 @@ def test_fairness_grows_with_alpha(inst):
         assert mid["total_dominant_share"] <= util["total_dominant_share"] * (1 + 1e-7) + 1e-9
 
 
-def test_large_alpha_approaches_drf():
-    a = fairalloc.solve(SECTION_4_1, "alpha-fair:50")
+def test_large_alpha_approaches_drf(section_4_1):
+    a = fairalloc.solve(section_4_1, "alpha-fair:50")
     np.testing.assert_allclose(a.tasks, [3, 2], atol=0.05)
 
 
 @pytest.mark.parametrize("beta", [0.5, 2.0, 5.0])
-def test_fds_on_the_alpha_line_is_alpha_fairness(beta):
+def test_fds_on_the_alpha_line_is_alpha_fairness(section_4_1, beta):
     lam0 = (1 - beta) / beta
-    fds = fairalloc.solve(SECTION_4_1, f"fds:{beta:g}:{lam0:.17g}")
-    np.testing.assert_allclose(fds.tasks, fairalloc.solve(SECTION_4_1, f"alpha-fair:{beta:g}").tasks, rtol=1e-5)
+    fds = fairalloc.solve(section_4_1, f"fds:{beta:g}:{lam0:.17g}")
+    np.testing.assert_allclose(fds.tasks, fairalloc.solve(section_4_1, f"alpha-fair:{beta:g}").tasks, rtol=1e-5)
 
 
-def test_fds_moves_towards_efficiency_with_lambda():
+def test_fds_moves_towards_efficiency_with_lambda(section_4_1):
     """Past the alpha line, a larger |lambda| weighs efficiency more: the sum of shares grows."""
-    totals = [fairalloc.solve(SECTION_4_1, f"fds:2:{lam}").dominant_shares.sum() for lam in (-0.5, -0.7, -1.0)]
+    totals = [fairalloc.solve(section_4_1, f"fds:2:{lam}").dominant_shares.sum() for lam in (-0.5, -0.7, -1.0)]
     assert totals[0] < totals[1] < totals[2] + 1e-9
 
 
@@ -160,8 +158,8 @@ def test_per_resource_weights_are_refused_with_the_field():
 
 
 # -- the frontier ------------------------------------------------------------------------------
-def test_frontier_on_section_4_1():
-    points = frontier(SECTION_4_1, [0, 2, 5, "inf"], properties="sharing_incentive,envy_freeness")
+def test_frontier_on_section_4_1(section_4_1):
+    points = frontier(section_4_1, [0, 2, 5, "inf"], properties="sharing_incentive,envy_freeness")
     by = {p.label: p for p in points}
     assert list(by) == ["alpha=0", "alpha=2", "alpha=5", "alpha=inf", "drf", "ceei", "asset", "utilitarian"]
     assert close(by["alpha=inf"].metrics["min_dominant_share"], 2 / 3, 1e-12)

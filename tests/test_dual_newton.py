@@ -30,8 +30,6 @@ MINOR, WORTH_TOL = 1e-3, 1e-6
 #: The Newton answer satisfies the optimality conditions to rounding.
 KKT_TOL = 1e-9
 
-SECTION_4_1 = Instance.from_arrays([9, 18], [[1, 4], [3, 1]], users=["A", "B"])
-
 
 def utility(z, alpha):
     """``U_alpha(z)`` (``-inf`` at 0 for alpha >= 1)."""
@@ -139,34 +137,34 @@ def test_matches_the_convex_program(alpha, inst, on):
 # -- docs/formulations.md section 5: the 9 CPU / 18 GB example ---------------------------------------
 
 
-def section_4_1(alpha):
-    D, R, w, c, T = arrays(SECTION_4_1)
+def tasks_at(instance, alpha):
+    D, R, w, c, T = arrays(instance)
     return alpha_fair_dual(D, R, w, c, T, alpha)[0]
 
 
 @pytest.mark.parametrize("alpha, expected", [(2, [3.7279, 1.7574]), (5, [3.2834, 1.9055])])
-def test_section_4_1_alpha(alpha, expected):
-    assert section_4_1(alpha).round(4).tolist() == expected
+def test_section_4_1_alpha(section_4_1, alpha, expected):
+    assert tasks_at(section_4_1, alpha).round(4).tolist() == expected
 
 
-def test_alpha_1_is_the_ceei_fast_path():
-    ceei = fairalloc.solve(SECTION_4_1, "ceei", method="fast")
-    D, R, w, c, T = arrays(SECTION_4_1)
+def test_alpha_1_is_the_ceei_fast_path(section_4_1):
+    ceei = fairalloc.solve(section_4_1, "ceei", method="fast")
+    D, R, w, c, T = arrays(section_4_1)
     tasks, prices, _ = alpha_fair_dual(D, R, w, c, T, 1)
     assert tasks.tolist() == ceei.tasks.tolist() and prices.tolist() == ceei.prices.tolist()
     assert close(tasks, [45 / 11, 18 / 11], 1e-12)
 
 
-def test_large_alpha_approaches_drf():
-    drf = fairalloc.solve(SECTION_4_1, "drf").tasks  # (3, 2)
-    gaps = [np.abs(section_4_1(alpha) - drf).max() for alpha in (2, 5, 10, 50, 200)]
+def test_large_alpha_approaches_drf(section_4_1):
+    drf = fairalloc.solve(section_4_1, "drf").tasks  # (3, 2)
+    gaps = [np.abs(tasks_at(section_4_1, alpha) - drf).max() for alpha in (2, 5, 10, 50, 200)]
     assert gaps == sorted(gaps, reverse=True)
     assert gaps[-2] < 0.03 and gaps[-1] < 0.01
 
 
-def test_small_alpha_approaches_the_utilitarian_optimum():
+def test_small_alpha_approaches_the_utilitarian_optimum(section_4_1):
     # on section 4.1 the utilitarian optimum is the vertex (45/11, 18/11) itself
-    assert close(section_4_1(0.05), [45 / 11, 18 / 11], 1e-12)
+    assert close(tasks_at(section_4_1, 0.05), [45 / 11, 18 / 11], 1e-12)
     # three users, two resources: the LP optimum gives the third user nothing; at alpha = 0.05
     # she gets 0.02 tasks and the linear welfare is within 0.05% of the optimum
     inst = Instance.from_arrays([10, 10], [[1, 2], [2, 1], [1, 1]])
@@ -237,21 +235,21 @@ def test_slack_bounds_give_every_user_her_bound():
     assert tasks.tolist() == [1, 2] and prices.tolist() == [0, 0]
 
 
-def test_failure_is_a_solver_error():
-    D, R, w, c, T = arrays(SECTION_4_1)
+def test_failure_is_a_solver_error(section_4_1):
+    D, R, w, c, T = arrays(section_4_1)
     with pytest.raises(SolverError, match=r"alpha-fair: the dual Newton method did not converge in 1 iter"):
         alpha_fair_dual(D, R, w, c, T, 5, max_iter=1)
 
 
 @pytest.mark.parametrize("alpha", [0, -1, np.inf, np.nan])
-def test_alpha_out_of_range(alpha):
-    D, R, w, c, T = arrays(SECTION_4_1)
+def test_alpha_out_of_range(section_4_1, alpha):
+    D, R, w, c, T = arrays(section_4_1)
     with pytest.raises(ValueError, match="alpha must be positive and finite"):
         alpha_fair_dual(D, R, w, c, T, alpha)
 
 
-def test_malformed_arrays():
-    D, R, w, c, T = arrays(SECTION_4_1)
+def test_malformed_arrays(section_4_1):
+    D, R, w, c, T = arrays(section_4_1)
     with pytest.raises(ValueError, match="shapes"):
         alpha_fair_dual(D, R[:1], w, c, T, 2)
     with pytest.raises(ValueError, match="c must be positive"):

@@ -21,8 +21,6 @@ SETTINGS = settings(
 )
 TOL = 1e-7
 
-SECTION_4_1 = Instance.from_arrays([9, 18], [[1, 4], [3, 1]], resources=["cpu", "mem"], users=["A", "B"])
-
 
 # -- independent property checks --------------------------------------------------------------
 
@@ -84,23 +82,23 @@ def scale(inst):
 @pytest.mark.parametrize(
     "mechanism, expected", [("drf", ["3", "2"]), ("asset", ["63/25", "54/25"]), ("ceei", ["45/11", "18/11"])]
 )
-def test_section_4_1(mechanism, expected, method):
-    alloc = fairalloc.solve(SECTION_4_1, mechanism, method=method)
+def test_section_4_1(section_4_1, mechanism, expected, method):
+    alloc = fairalloc.solve(section_4_1, mechanism, method=method)
     assert close(alloc.tasks, [float(Fraction(v)) for v in expected], 1e-7)
     assert [str(v) for v in alloc.exact] == expected
 
 
-def test_section_4_1_ceei_prices_are_the_duals():
-    fast = fairalloc.solve(SECTION_4_1, "ceei", method="fast")
-    program = fairalloc.solve(SECTION_4_1, "ceei", method="program")
+def test_section_4_1_ceei_prices_are_the_duals(section_4_1):
+    fast = fairalloc.solve(section_4_1, "ceei", method="fast")
+    program = fairalloc.solve(section_4_1, "ceei", method="program")
     assert close(fast.prices, [1 / 5, 1 / 90], 1e-9)
     assert close(program.prices, fast.prices, 1e-6)
     # market clearing: x_i = budget / price of her task
-    assert close(fast.tasks, 1 / (SECTION_4_1.demand @ fast.prices), 1e-12)
+    assert close(fast.tasks, 1 / (section_4_1.demand @ fast.prices), 1e-12)
 
 
-def test_section_4_1_dominant_shares_and_saturation():
-    drf = fairalloc.solve(SECTION_4_1, "drf")
+def test_section_4_1_dominant_shares_and_saturation(section_4_1):
+    drf = fairalloc.solve(section_4_1, "drf")
     assert close(drf.dominant_shares, [2 / 3, 2 / 3], 1e-12)
     assert drf.saturated.tolist() == [True, False]
     assert close(drf.utilization, [1.0, 14 / 18], 1e-12)
@@ -194,15 +192,15 @@ def test_drf_strictly_positive_demands_equalise_dominant_shares(inst):
 # -- the checks can fail ------------------------------------------------------------------------
 
 
-def test_checks_catch_violations():
+def test_checks_catch_violations(section_4_1):
     theorem_1 = Instance.from_arrays([30, 30], [[1, 3], [1, 1]])  # Asset violates SI
     asset = fairalloc.solve(theorem_1, "asset")
     assert close(asset.tasks, [6, 12])
     assert sharing_incentive_gap(asset) == pytest.approx(3.0)  # user 2: 15 tasks alone, gets 12
-    util = fairalloc.solve(SECTION_4_1, "utilitarian", method="program")
-    wasteful = fairalloc.Allocation(SECTION_4_1, np.array([1.0, 1.0]), "test", "test")
+    util = fairalloc.solve(section_4_1, "utilitarian", method="program")
+    wasteful = fairalloc.Allocation(section_4_1, np.array([1.0, 1.0]), "test", "test")
     assert pareto_gain(wasteful) > 1
-    envious = fairalloc.Allocation(SECTION_4_1, np.array([0.0, 3.0]), "test", "test")
+    envious = fairalloc.Allocation(section_4_1, np.array([0.0, 3.0]), "test", "test")
     assert envy_gap(envious) > 0
     assert pareto_gain(util) <= 1e-9
 
