@@ -128,3 +128,25 @@ def test_a_layer_violation_is_caught(tmp_path):
     targets = _target("fairalloc.core.instance", fake)
     assert targets == ["fairalloc.analysis.properties"]
     assert RANK[_package(targets[0])] > RANK[_package("fairalloc.core.instance")]
+
+
+@pytest.mark.parametrize("old", sorted(__import__("fairalloc._moved", fromlist=["MOVED"]).MOVED))
+def test_old_flat_paths_import_the_same_module(old):
+    """Code written against the flat layout (``fairalloc.properties``) keeps working."""
+    import importlib
+
+    from fairalloc._moved import MOVED
+
+    assert importlib.import_module(f"fairalloc.{old}") is importlib.import_module(f"fairalloc.{MOVED[old]}")
+
+
+def test_the_readme_names_import_where_the_readme_says():
+    import fairalloc
+    from fairalloc.manipulation import verify
+    from fairalloc.properties import check
+    from fairalloc.scheduling import DRFScheduler
+    from fairalloc.testing import check_mechanism
+
+    assert all(callable(f) for f in (verify, check, DRFScheduler, check_mechanism))
+    for name in ("solve", "load_case", "Instance", "program", "register", "Mechanism", "parse_case"):
+        assert hasattr(fairalloc, name), name
