@@ -183,9 +183,8 @@ class MFS(_OwnerOrder):
     then the group's jobs by weighted dominant share; the first job whose next task fits the node
     gets it (if none does, the next group is tried).
 
-    A job's share counts every resource: CPU and memory from the simulator's per-job totals, the
-    other resources (GPUs...) from the tasks this scheduler launched and that have not ended yet
-    (a task launched at ``t`` ends at ``t + duration``: ``mfs`` never over-commits, so never slows one)."""
+    A job's share counts every resource, from the simulator's per-job totals of its running tasks
+    (``job.cpu``, ``job.mem`` and ``job.extra`` for GPUs and the other resources)."""
 
     name = "mfs"
 
@@ -194,8 +193,6 @@ class MFS(_OwnerOrder):
         weights = state.workload.group_weights or {}
         self._build(weights=[weights.get(o, 1.0) for o in state.owners])
         self.extra = len(state.resources) > 2
-        #: per job with running tasks demanding other resources: [(end, ((resource index, amount), ...))]
-        self.running_extra: dict = {}
 
     def key(self, u):
         return self.state.dominant_share(u) / self.weight[u]
@@ -207,22 +204,8 @@ class MFS(_OwnerOrder):
         st = self.state
         share = max(job.cpu / st.total_cpu, job.mem / st.total_mem)
         if self.extra:
-            share = max([share, *(a / st.total[k] for k, a in self._extra_used(job).items())])
+            share = max([share, *(a / st.total[k] for k, a in job.extra.items())])
         return share / job.spec.weight
-
-    def _extra_used(self, job) -> dict:
-        """What ``job``'s running tasks hold of the resources beyond CPU and memory, by resource index."""
-        now = self.state.time
-        used: dict[int, float] = {}
-        tasks = self.running_extra.get(job)
-        if tasks:
-            tasks[:] = [(end, extra) for end, extra in tasks if end > now]
-            for _, extra in tasks:
-                for k, a in extra:
-                    used[k] = used.get(k, 0.0) + a
-            if not tasks:
-                del self.running_extra[job]
-        return used
 
     def pick(self, state, node):
         taken = []
@@ -242,18 +225,7 @@ class MFS(_OwnerOrder):
         state.steps += self.engine.passed
         if u is None:
             return None
-        job = taken[0]
-        if self.extra and job.next_task().extra:
-            self._launching(job)
-        return job
-
-    def _launching(self, job) -> None:
-        """``job``'s next task is launched now: remember what it holds of other resources until it ends."""
-        st, task = self.state, job.next_task()
-        if len(self.running_extra) > 2 * len(st.jobs) + 64:  # retired jobs: forget them
-            self.running_extra = {j: v for j, v in self.running_extra.items() if j.id in st.jobs}
-        extra = tuple((st.index[r], a) for r, a in task.extra)
-        self.running_extra.setdefault(job, []).append((st.time + task.duration, extra))
+        return taken[0]
 
 
 def owner_tree(owners, weights: dict | None = None):

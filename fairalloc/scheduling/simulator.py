@@ -155,6 +155,7 @@ class _JobRun:
         "job_class",
         "cpu",
         "mem",
+        "extra",
     )
 
     def __init__(self, jid, spec, name, u, submit):
@@ -164,6 +165,7 @@ class _JobRun:
         self.finish = None
         self.cancelled = False
         self.cpu = self.mem = 0.0  # allocated now (running tasks)
+        self.extra: dict[int, float] = {}  # ... of the other resources, by resource index
 
     def runnable(self) -> bool:
         return not self.cancelled and self.next < len(self.spec.phases[self.phase])
@@ -554,6 +556,7 @@ class _Simulation:
                 free_by[k][node] += a
                 used_by[k][job.u] -= a
                 used_x[k] -= a
+                job.extra[k] -= a
         self.slots_used[node] -= 1
         self.used_cpu -= cpu
         self.used_mem -= mem
@@ -673,7 +676,7 @@ class _Simulation:
         nc, nm = self.cap_cpu[node], self.cap_mem[node]
         load = max((nc - free_cpu[node]) / nc, (nm - free_mem[node]) / nm)
         if extra:
-            load = self.take_extras(extra, node, u, load)
+            load = self.take_extras(extra, node, job, load)
         if load > self.max_over:
             self.max_over = load
         if self.overcommit_possible and load > 1.0 + EPS:
@@ -688,15 +691,17 @@ class _Simulation:
             )
         self.sched.changed(u)
 
-    def take_extras(self, extra: tuple, node: int, u: int, load: float) -> float:
-        """Allocate a launched task's other resources ``extra`` on ``node`` to owner ``u``; returns
-        ``load`` raised to the node's load in each of them."""
+    def take_extras(self, extra: tuple, node: int, job: _JobRun, load: float) -> float:
+        """Allocate a launched task's other resources ``extra`` on ``node`` to ``job`` (and its owner);
+        returns ``load`` raised to the node's load in each of them."""
         index, free_by, used_by, used_x, cap_by = self.index, self.free_by, self.used_by, self.used_x, self.cap_by
+        u, held = job.u, job.extra
         for r, a in extra:
             k = index[r]
             free_by[k][node] -= a
             used_by[k][u] += a
             used_x[k] += a
+            held[k] = held.get(k, 0.0) + a
             cap = cap_by[k][node]
             if cap > 0:  # (a demand within EPS fits a node without the resource)
                 load = max(load, (cap - free_by[k][node]) / cap)
