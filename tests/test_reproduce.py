@@ -66,7 +66,7 @@ BASE = {
         (
             {"variants": [{"name": "x", "shrink_user": "A"}]},
             "variants[0].shrink_user: unknown field 'shrink_user' (fields: name, description, misreport, remove_user, "
-            "add_user, capacity)",
+            "add_user, capacity, usage)",
         ),
         ({"variants": [{"name": "x"}]}, "variants[0]: a variant makes exactly one change"),
         (

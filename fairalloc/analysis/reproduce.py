@@ -57,11 +57,21 @@ def matches(computed: float, expected, tolerance: float, abs_tolerance: float = 
 
 
 def _expectation_rows(case: Case) -> list[Row]:
-    rows = []
+    rows: list[Row] = []
     for e in case.expect:
-        alloc = get(e.mechanism).allocate(case.scenario(e.variant), e.method)
         on = f" on {e.variant}" if e.variant else ""
-        checks = [("tasks", u, v, alloc[u]) for u, v in e.tasks.items()]
+        checks = _usage_checks(case, e, on, rows)
+        if not (e.tasks or e.prices or e.steps or e.allocation):
+            rows += _rows(case, e, on, checks)
+            continue
+        alloc = get(e.mechanism).allocate(case.scenario(e.variant), e.method)
+        checks += [("tasks", u, v, alloc[u]) for u, v in e.tasks.items()]
+        index = {r: j for j, r in enumerate(alloc.instance.resources)}
+        checks += [
+            (f"allocation {u}", r, v, float(alloc.bundles[alloc.instance.user_index(u), index[r]]))
+            for u, row in e.allocation.items()
+            for r, v in row.items()
+        ]
         for step in e.steps:
             if alloc.history is None:
                 rows.append(
@@ -84,22 +94,51 @@ def _expectation_rows(case: Case) -> list[Row]:
             if alloc.prices is None:
                 rows.append(Row(case.name, "expect", f"{e.mechanism}{on}: prices", "prices", "no prices", "MISMATCH"))
                 continue
-            index = {r: j for j, r in enumerate(alloc.instance.resources)}
             checks += [("price", r, v, float(alloc.prices[index[r]])) for r, v in e.prices.items()]
-        for what, name, expected, computed in checks:
-            target = parse_exact(expected, "expect")
-            ok = matches(computed, target, e.tolerance, e.abs_tolerance)
-            rows.append(
-                Row(
-                    case.name,
-                    "expect",
-                    f"{e.mechanism}{on}: {what} {name}".rstrip(),
-                    _show(target),
-                    f"{computed:.10g}",
-                    "ok" if ok else "MISMATCH",
-                )
-            )
+        rows += _rows(case, e, on, checks)
     return rows
+
+
+def _rows(case: Case, e, on: str, checks: list) -> list[Row]:
+    rows = []
+    for what, name, expected, computed in checks:
+        target = parse_exact(expected, "expect")
+        ok = matches(computed, target, e.tolerance, e.abs_tolerance)
+        rows.append(
+            Row(
+                case.name,
+                "expect",
+                f"{e.mechanism}{on}: {what} {name}".rstrip(),
+                _show(target),
+                f"{computed:.10g}",
+                "ok" if ok else "MISMATCH",
+            )
+        )
+    return rows
+
+
+def _usage_checks(case: Case, e, on: str, rows: list[Row]) -> list:
+    """A production policy's shares of usage become checks; its order is one row of its own."""
+    if not e.shares and e.order is None:
+        return []
+    policy = get(e.mechanism)
+    instance = case.scenario(e.variant)
+    checks = []
+    if e.shares:
+        shares = policy.shares(instance)  # type: ignore[attr-defined]  # checked when the case loaded
+        checks = [("share", u, v, float(shares[u])) for u, v in e.shares.items()]
+    if e.order is not None:
+        order = list(policy.order(instance))  # type: ignore[attr-defined]
+        want = [str(u) for u in e.order]
+        ok = order[: len(want)] == want if len(want) < len(order) else order == want
+        rows.append(
+            Row(case.name, "expect", f"{e.mechanism}{on}: order", ", ".join(want), ", ".join(order), _status(ok))
+        )
+    return checks
+
+
+def _status(ok: bool) -> str:
+    return "ok" if ok else "MISMATCH"
 
 
 def _claim_rows(case: Case) -> list[Row]:

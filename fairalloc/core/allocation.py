@@ -49,19 +49,49 @@ class Allocation:
     certify: Callable[[ExactInstance, list[Fraction]], bool] | None = field(default=None, repr=False)
     #: dynamic mechanisms: the allocation after every arrival (:class:`fairalloc.analysis.dynamic_properties.History`)
     history: Any = field(default=None, repr=False)
+    #: per-resource policies: the ``(n, m)`` bundles themselves, not proportional to the demand
+    #: (:meth:`from_bundles`); ``None`` when the bundles are ``x_i D_i``
+    amounts: NDArray[np.float64] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.tasks.flags.writeable = False
+        if self.amounts is not None:
+            self.amounts.flags.writeable = False
+
+    @classmethod
+    def from_bundles(
+        cls,
+        instance: Instance,
+        bundles: NDArray[np.float64],
+        mechanism: str,
+        method: str,
+        solver: str = "numpy",
+        info: dict[str, Any] | None = None,
+    ) -> Allocation:
+        """An allocation of general bundles (an amount per user per resource, as per-resource
+        policies give).  Its ``tasks`` are the bundles' Leontief values for the demands, capped by
+        the task bounds: in a queue case, the fraction of its request each queue receives."""
+        A = np.array(bundles, dtype=float)
+        return cls(instance, leontief_values(instance, A), mechanism, method, solver, info=info or {}, amounts=A)
 
     # -- views ----------------------------------------------------------------------------
     @cached_property
     def bundles(self) -> NDArray[np.float64]:
-        """``(n, m)``: ``A_i = x_i D_i``."""
+        """``(n, m)``: ``A_i = x_i D_i`` (or the general bundles of :meth:`from_bundles`)."""
+        if self.amounts is not None:
+            return self.amounts
         return self.tasks[:, None] * self.instance.demand
+
+    def _bundle_shares(self) -> NDArray[np.float64]:
+        cap = self.instance.capacity
+        return np.divide(self.bundles, cap, out=np.zeros_like(self.bundles), where=cap > 0)
 
     @cached_property
     def dominant_shares(self) -> NDArray[np.float64]:
-        """``s_i = x_i * max_j D_ij / R_j`` (unweighted)."""
+        """``s_i = x_i * max_j D_ij / R_j`` (unweighted; ``max_j A_ij / R_j`` for general bundles)."""
+        if self.amounts is not None:
+            top: NDArray[np.float64] = self._bundle_shares().max(axis=1)
+            return top
         return self.tasks * self.instance.per_task_dominant_share
 
     @cached_property
@@ -70,12 +100,18 @@ class Allocation:
         inst = self.instance
         if inst.weights is None:
             return self.dominant_shares
+        if self.amounts is not None:
+            weighted: NDArray[np.float64] = (self._bundle_shares() / inst.weight_matrix()).max(axis=1)
+            return weighted
         per_weight: NDArray[np.float64] = (inst.share_per_task / inst.weight_matrix()).max(axis=1)
         return self.tasks * per_weight
 
     @cached_property
     def used(self) -> NDArray[np.float64]:
         """``sum_i x_i D_ij`` per resource."""
+        if self.amounts is not None:
+            total: NDArray[np.float64] = self.amounts.sum(axis=0)
+            return total
         return self.tasks @ self.instance.demand
 
     @cached_property
@@ -221,7 +257,8 @@ class Allocation:
         inst = self.instance
         k, more = shown(inst.n)
         head = ["user", "tasks", "dominant share"] + (["weighted share"] if inst.weighted else [])
-        bundles = self.tasks[:k, None] * inst.demand[:k]  # only the rows shown, not (n, m)
+        # only the rows shown, not (n, m)
+        bundles = self.amounts[:k] if self.amounts is not None else self.tasks[:k, None] * inst.demand[:k]
         rows = []
         for i, u in enumerate(first_users(inst, k)):
             row = [u, _fmt(self.tasks[i], digits), _fmt(self.dominant_shares[i], digits)]
@@ -246,6 +283,16 @@ class Allocation:
         shown = ", ".join(f"{u}={self.tasks[i]:.6g}" for i, u in enumerate(self.instance.users[:6]))
         more = ", ..." if self.instance.n > 6 else ""
         return f"Allocation({self.mechanism}: {shown}{more})"
+
+
+def leontief_values(instance: Instance, bundles: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``min(T_i, min_{j: D_ij > 0} A_ij / D_ij)`` per user: the tasks her bundle runs (0 for a
+    user demanding nothing, an inactive queue)."""
+    D = instance.demand
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(D > 0, bundles / np.where(D > 0, D, 1.0), np.inf).min(axis=1)
+    ratio = np.where(np.isfinite(ratio), ratio, 0.0)
+    return np.minimum(np.maximum(ratio, 0.0), instance.bounds())
 
 
 def _fmt(v: float, digits: int) -> str:

@@ -60,6 +60,8 @@ def certify(allocation: object, name: str | None = None) -> Allocation:
         )
     inst = allocation.instance
     label = _label(allocation) if allocation.mechanism else f"{name} ({allocation.method}, {allocation.solver})"
+    if allocation.amounts is not None:
+        return _certify_bundles(allocation, label)
     resources = inst.resources  # user names are made only for a message
     x = np.asarray(allocation.tasks)
     if x.shape != (inst.n,) or not np.issubdtype(x.dtype, np.number):
@@ -129,3 +131,36 @@ def certify(allocation: object, name: str | None = None) -> Allocation:
     if np.array_equal(clipped, x) and x is allocation.tasks:
         return allocation
     return dataclasses.replace(allocation, tasks=clipped)
+
+
+def _certify_bundles(allocation: Allocation, label: str) -> Allocation:
+    """General bundles (:meth:`Allocation.from_bundles`): finite, ``>= 0`` and within capacity,
+    each to :data:`FEASIBILITY` of the resource's capacity (noise within it clipped)."""
+    inst = allocation.instance
+    A = np.asarray(allocation.amounts, dtype=float)
+    n, m = inst.n, inst.m
+    if A.shape != (n, m):
+        raise SolverError(f"{label}: bundles of shape {A.shape} for {n} users x {m} resources; {_UNTRUSTED}")
+    if not np.all(np.isfinite(A)):
+        i, j = (int(v) for v in np.argwhere(~np.isfinite(A))[0])
+        raise SolverError(f"{label}: user {inst.users[i]} has {A[i, j]} {inst.resources[j]}; {_UNTRUSTED}")
+    R = inst.capacity
+    scale = np.where(R > 0, R, 1.0)
+    if (A < -FEASIBILITY * scale).any():
+        i, j = (int(v) for v in np.argwhere(A < -FEASIBILITY * scale)[0])
+        amount = f"{_num(A[i, j])} {inst.resources[j]}"
+        raise SolverError(f"{label}: user {inst.users[i]} has {amount} (below 0); {_UNTRUSTED}")
+    clipped = np.maximum(A, 0.0)
+    used = clipped.sum(axis=0)
+    over = used > R + FEASIBILITY * scale
+    if over.any():
+        j = int(np.argmax(np.where(over, used / scale, -np.inf)))
+        share = "" if R[j] == 0 else f" ({used[j] / R[j]:.0%})"
+        raise SolverError(
+            f"{label}: resource {inst.resources[j]} used {_num(used[j])} of capacity {_num(R[j])}{share}; {_UNTRUSTED}"
+        )
+    if np.array_equal(clipped, A):
+        return allocation
+    from fairalloc.core.allocation import leontief_values
+
+    return dataclasses.replace(allocation, amounts=clipped, tasks=leontief_values(inst, clipped))

@@ -25,6 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 from fairalloc.core import limits
 from fairalloc.core.decimals import shortest
 from fairalloc.core.errors import CaseError, UnknownNameError, one_line, unknown
+from fairalloc.core.queues import Queues
 
 _Array = TypeVar("_Array", bound=np.ndarray)
 #: turns the index of an offending entry into its field name (``users.A.demand.cpu``)
@@ -109,6 +110,7 @@ class Instance:
         "shared",
         "name",
         "groups",
+        "queues",
         "_resources",
         "_users",
         "__dict__",
@@ -127,6 +129,7 @@ class Instance:
         name: str = "instance",
         validate: bool = True,
         groups: dict[str, dict[str, Any]] | None = None,
+        queues: Queues | None = None,
     ):
         R = _as_float_array(capacity, "resources", 1)
         D = _as_float_array(demand, "demand", 2)
@@ -142,6 +145,8 @@ class Instance:
         #: hierarchies: ``{"parent": {node: parent}, "weight": {node: weight}}`` over group and
         #: user names (a user or group without a parent hangs from the root); ``None`` = flat
         self.groups = groups
+        #: a queue case's configuration (guarantees, limits, ...: :mod:`fairalloc.core.queues`); ``None`` otherwise
+        self.queues = queues
         self._resources = self._names(resources, m, "resources", lambda j: f"r{j + 1}")
         self._users = None if users is None else self._names(users, n, "users", None)
         W = T = q = None
@@ -208,6 +213,8 @@ class Instance:
         _check_magnitudes(D, lambda ij: f"users.{self.users[ij[0]]}.demand.{res[ij[1]]}")
         positive = D > 0
         empty = ~positive.any(axis=1)
+        if self.queues is not None and self.max_tasks is not None:
+            empty &= self.max_tasks != 0  # an inactive queue: no request, nothing to receive
         if empty.any():
             i = int(np.argmax(empty))
             raise CaseError(f"users.{self.users[i]}.demand: all zero; a user must demand some resource")
@@ -370,6 +377,7 @@ class Instance:
             shared=self.shared,
             name=self.name,
             groups=self.groups,
+            queues=self.queues,
         )
         fields.update(changes)
         capacity, demand = fields.pop("capacity"), fields.pop("demand")
@@ -394,6 +402,34 @@ class Instance:
         D[i] = self.demand_vector(demand)
         return self._replace(demand=D)
 
+    def only(self, keep: NDArray[np.bool_]) -> Instance:
+        """The instance of the users where ``keep`` is true (a queue case's active queues)."""
+        names = [u for u, k in zip(self.users, keep) if k]
+        queues, groups = self.queues, self.groups
+        if queues is not None:
+            for u, k in zip(self.users, keep):
+                queues = queues if k else queues.without(u)
+        if groups is not None:
+            gone = {u for u, k in zip(self.users, keep) if not k}
+            groups = {key: {v: p for v, p in table.items() if v not in gone} for key, table in groups.items()}
+
+        def sub(a: NDArray[np.float64] | None) -> NDArray[np.float64] | None:
+            return None if a is None else a[keep]
+
+        return self._replace(
+            demand=self.demand[keep],
+            users=names,
+            weights=sub(self.weights),
+            max_tasks=sub(self.max_tasks),
+            shared=sub(self.shared),
+            queues=queues,
+            groups=groups,
+        )
+
+    def with_queues(self, queues: Queues | None) -> Instance:
+        """The instance with another queue configuration (a queue case's new usage, say)."""
+        return self._replace(queues=queues)
+
     def without_user(self, user: str | int) -> Instance:
         """The instance with ``user`` removed (she relinquishes her bundle)."""
         i = self.user_index(user)
@@ -410,6 +446,7 @@ class Instance:
             weights=sub(self.weights),
             max_tasks=sub(self.max_tasks),
             shared=sub(self.shared),
+            queues=None if self.queues is None else self.queues.without(self.users[i]),
         )
 
     def with_user(
@@ -444,7 +481,12 @@ class Instance:
             weights = np.append(np.ones(self.n) if self.weights is None else self.weights, cast(float, weight))
         T = np.append(self.bounds(), max_tasks)
         q = np.append(self.shared if self.shared is not None else np.full(self.n, np.nan), shared)
-        return self._replace(demand=D, users=[*self.users, str(name)], weights=weights, max_tasks=T, shared=q)
+        queues = None
+        if self.queues is not None:
+            queues = self.queues.with_leaf(str(name), float(np.max(weight)) if not isinstance(weight, Mapping) else 1.0)
+        return self._replace(
+            demand=D, users=[*self.users, str(name)], weights=weights, max_tasks=T, shared=q, queues=queues
+        )
 
     def with_capacity(self, changes: Mapping[str, float] | ArrayLike) -> Instance:
         """The instance with some capacities changed (``{resource: new capacity}``)."""
@@ -467,6 +509,7 @@ class Instance:
             demand=np.hstack([self.demand, col[:, None]]),
             resources=[*self._resources, name],
             weights=W if W is not None else self.weights,
+            queues=None if self.queues is None else self.queues.with_resource(name),
         )
 
     def without_resource(self, resource: str | int) -> Instance:
@@ -481,6 +524,7 @@ class Instance:
             demand=self.demand[:, keep],
             resources=[r for k, r in enumerate(self._resources) if k != j],
             weights=W,
+            queues=None if self.queues is None else self.queues.without_resource(int(j)),
         )
 
     # -- presentation ---------------------------------------------------------------------
@@ -517,6 +561,8 @@ class Instance:
 
     def to_dict(self) -> dict[str, Any]:
         """The instance as a case mapping (the YAML schema of :mod:`fairalloc.io.cases`)."""
+        if self.queues is not None:
+            return self._queue_dict(self.queues)
         users = {}
         for i, u in enumerate(self.users):
             spec: dict[str, object] = {
@@ -537,3 +583,43 @@ class Instance:
             "resources": {r: shortest(c) for r, c in zip(self._resources, self.capacity)},
             "users": users,
         }
+
+    def _queue_dict(self, queues: Queues) -> dict[str, Any]:
+        """A queue case as its YAML mapping: requests and the queue fields of every node."""
+        from fairalloc.core.queues import RESOURCE_FIELDS
+
+        def amounts(values: NDArray[np.float64], missing: float) -> dict[str, float] | None:
+            given = {
+                r: shortest(v)
+                for r, v in zip(self._resources, values)
+                if not (np.isnan(v) if np.isnan(missing) else v == missing)
+            }
+            return given or None
+
+        def node(name: str, request: NDArray[np.float64] | None) -> dict[str, Any]:
+            spec: dict[str, Any] = {}
+            parent = queues.parent[name]
+            if parent is not None:
+                spec["group" if request is not None else "parent"] = parent
+            if request is not None and request.any():
+                spec["request"] = amounts(request, 0.0)
+            for key, default in (("weight", 1.0), ("priority", 0.0)):
+                value = getattr(queues, key)[name]
+                if value != default:
+                    spec[key] = shortest(value)
+            for key, missing in RESOURCE_FIELDS.items():
+                given = amounts(getattr(queues, key)[name], missing)
+                if given is not None:
+                    spec[key] = given
+            return spec
+
+        T = self.bounds()
+        users = {u: node(u, self.demand[i] * min(T[i], 1.0)) for i, u in enumerate(self.users)}
+        out: dict[str, Any] = {
+            "name": self.name,
+            "resources": {r: shortest(c) for r, c in zip(self._resources, self.capacity)},
+        }
+        if queues.groups:
+            out["groups"] = {g: node(g, None) for g in queues.groups}
+        out["users"] = users
+        return out

@@ -69,6 +69,8 @@ class Mechanism:
     scaling: str = "none"
     #: solve the fast path on the scaled instance too (a fast path that is itself an LP solver)
     scale_fast: bool = False
+    #: the mechanism allocates to a queue case's inactive queues itself (else it never sees them)
+    takes_inactive: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -117,6 +119,10 @@ class Mechanism:
         """
         if method not in METHODS:
             raise UnknownNameError(f"method: {unknown('method', method, METHODS)}")
+        if instance.queues is not None and not self.takes_inactive:
+            idle: np.ndarray = ~np.asarray((instance.demand > 0).any(axis=1))
+            if idle.any():  # inactive queues receive nothing: the others are the instance
+                return certify(_padded(self.allocate(instance.only(~idle), method), instance, ~idle), self.name)
         fast = method == "fast" or (method == "auto" and self.has_fast)
         if method == "auto" and fast and self.has_program:
             try:
@@ -172,6 +178,17 @@ class Mechanism:
 _CERTIFYING.add(Mechanism.allocate)
 
 
+def _padded(allocation: Allocation, instance: Instance, keep: np.ndarray) -> Allocation:
+    """An allocation of ``instance.only(keep)`` on ``instance``: nothing for the others."""
+    tasks = np.zeros(instance.n)
+    tasks[keep] = allocation.tasks
+    amounts = None
+    if allocation.amounts is not None:
+        amounts = np.zeros((instance.n, instance.m))
+        amounts[keep] = allocation.amounts
+    return dataclasses.replace(allocation, instance=instance, tasks=tasks, amounts=amounts, certify=None)
+
+
 def scaled_instance(instance: Instance, how: str, name: str = "mechanism") -> tuple[Instance, np.ndarray, np.ndarray]:
     """``(scaled, resource_unit, task_unit)``: ``instance`` with every resource measured in units
     of its capacity (``R'_j = 1``, ``D'_ij = D_ij / R_j``; a resource of capacity 0 is left as
@@ -215,6 +232,7 @@ def scaled_instance(instance: Instance, how: str, name: str = "mechanism") -> tu
         name=instance.name,
         validate=False,
         groups=instance.groups,
+        queues=None if instance.queues is None else instance.queues.scaled(resource_unit),
     )
     return scaled, resource_unit, task_unit
 

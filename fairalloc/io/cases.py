@@ -61,6 +61,7 @@ from fairalloc.core.errors import (
     unknown,
 )
 from fairalloc.core.instance import Instance
+from fairalloc.core.queues import RESOURCE_FIELDS, Queues
 
 NonNegative = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
 Positive = Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0)]
@@ -104,9 +105,37 @@ T = typing.TypeVar("T")
 Names = Annotated[dict[Name, T], BeforeValidator(_names)]
 
 
-class UserSpec(BaseModel):
+def _amount(value):
+    """A queue's amount of a resource: a number, or a percentage of the resource's capacity."""
+    if isinstance(value, str):
+        if not PERCENT.match(value):
+            raise ValueError(f'must be a number or a percentage of the capacity such as "50%" (got {excerpt(value)})')
+        return value.strip()
+    return value
+
+
+PERCENT = re.compile(r"^\s*\d+(\.\d+)?\s*%\s*$")
+#: an amount of a resource: a number >= 0, or "50%" of the resource's capacity
+Amount = Annotated[NonNegative | str, BeforeValidator(_amount)]
+Priority = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+
+
+class QueueFields(BaseModel):
+    """What production schedulers configure per queue or group (:mod:`fairalloc.core.queues`)."""
+
     model_config = ConfigDict(extra="forbid")
-    demand: Names[NonNegative]
+    priority: Priority | None = None
+    guarantee: Names[Amount] | None = None  # minimum / nominal quota
+    limit: Names[Amount] | None = None  # capability / maximum
+    borrowing_limit: Names[Amount] | None = None  # Kueue: how far above its guarantee it may borrow
+    lending_limit: Names[Amount] | None = None  # Kueue: how much of its guarantee others may borrow
+
+
+class UserSpec(QueueFields):
+    model_config = ConfigDict(extra="forbid")
+    demand: Names[NonNegative] | None = None  # a paper case's per-task demand (required there)
+    request: Names[NonNegative] | None = None  # a queue case's total outstanding demand
+    usage: Names[NonNegative] | None = None  # a queue case: what the queue holds now
     group: Name | None = None  # hierarchies: the group this user belongs to
     weight: Positive | Names[Positive] | None = None
     max_tasks: NonNegative | None = None
@@ -123,6 +152,10 @@ class UserSpec(BaseModel):
         if not math.isfinite(v) or v <= 0:
             raise ValueError(f"must be a finite number > 0 (got {excerpt(v)})")
         return v
+
+
+#: the user fields that make a case a queue case
+QUEUE_USER_FIELDS = ("request", "usage", "priority", "guarantee", "limit", "borrowing_limit", "lending_limit")
 
 
 class MisreportSpec(BaseModel):
@@ -145,9 +178,11 @@ class VariantSpec(BaseModel):
     remove_user: Name | None = None
     add_user: NewUserSpec | None = None
     capacity: Names[NonNegative] | None = None
+    #: a queue case: new usage of some queues (``{queue: {resource: amount}}``)
+    usage: Names[Names[NonNegative]] | None = None
 
 
-VARIANT_KINDS = ("misreport", "remove_user", "add_user", "capacity")
+VARIANT_KINDS = ("misreport", "remove_user", "add_user", "capacity", "usage")
 
 Exact = int | float | str  # a number, or an exact value written as text: "100/31", "2.52"
 
@@ -171,6 +206,12 @@ class ExpectSpec(BaseModel):
     tasks: Names[Exact] = {}
     prices: Names[Exact] = {}
     steps: list[StepSpec] = []
+    #: general bundles: ``{user: {resource: amount}}`` (a resource left out is not checked)
+    allocation: Names[Names[Exact]] = {}
+    #: a queue policy's share of each queue (or group) for the case's usage
+    shares: Names[Exact] = {}
+    #: a queue policy's order of the leaf queues for the case's usage
+    order: list[Name] | None = None
     #: relative tolerance: |computed - expected| <= tolerance * |expected| + abs_tolerance
     tolerance: Annotated[float, Field(strict=True, gt=0, lt=1e-2)] = 1e-6
     #: absolute tolerance, 0 unless the expectation states one (an expected 0 needs one, or exact 0)
@@ -211,8 +252,9 @@ class ErratumSpec(BaseModel):
     note: str | None = None
 
 
-class GroupSpec(BaseModel):
-    """A node of a hierarchy (H-DRF): its weight among its siblings and its parent group."""
+class GroupSpec(QueueFields):
+    """A node of a hierarchy (H-DRF, a cohort, a parent queue, a role): its weight among its
+    siblings, its parent group, and in a queue case what the queue fields configure."""
 
     model_config = ConfigDict(extra="forbid")
     weight: Positive = 1.0
@@ -591,14 +633,23 @@ def parse_case(data: Any, where: str = "case") -> Case:
     bounds: list[float] = []
     shared: list[float] = []
     per_resource = any(isinstance(u.weight, dict) for u in spec.users.values())
+    queue_case = _is_queue_case(spec)
     for name, user in spec.users.items():
-        demand.append(vector(user.demand, f"users.{name}.demand", 0.0))
+        if queue_case:
+            row, bound = _request_row(name, user, vector)
+            demand.append(row)
+            bounds.append(bound)
+        elif user.demand is None:
+            raise CaseError(f"users.{name}.demand: required field is missing")
+        else:
+            demand.append(vector(user.demand, f"users.{name}.demand", 0.0))
         if isinstance(user.weight, dict):
             weights.append(vector(user.weight, f"users.{name}.weight", 1.0))
         else:
             w = 1.0 if user.weight is None else user.weight
             weights.append([w] * len(resources) if per_resource else w)
-        bounds.append(np.inf if user.max_tasks is None else user.max_tasks)
+        if not queue_case:
+            bounds.append(np.inf if user.max_tasks is None else user.max_tasks)
         shared.append(np.nan if user.shared is None else user.shared)
     name = spec.name or (Path(where).stem if where != "case" else "case")
     instance = Instance(
@@ -611,6 +662,7 @@ def parse_case(data: Any, where: str = "case") -> Case:
         shared=shared,
         name=name,
         groups=_hierarchy(spec) if spec.groups or any(u.group is not None for u in spec.users.values()) else None,
+        queues=_queues(spec, vector) if queue_case else None,
     )
     variants = {}
     for k, variant in enumerate(spec.variants):
@@ -648,6 +700,59 @@ def _refuse_too_many_cells(n: int, m: int, variants: int) -> None:
             f"{cells * (1 + variants):,} demands; fairalloc builds at most "
             f"{limits.MAX_CASE_CELLS:,} per case (the case and its variants together)"
         )
+
+
+def _is_queue_case(spec) -> bool:
+    """A case is a queue case when a user or a group gives any queue field."""
+    return any(getattr(u, f) is not None for u in spec.users.values() for f in QUEUE_USER_FIELDS) or any(
+        getattr(g, f) is not None for g in spec.groups.values() for f in QueueFields.model_fields
+    )
+
+
+def _request_row(name: str, user: UserSpec, vector) -> tuple[list[float], float]:
+    """A queue's row: ``demand: request, max_tasks: 1`` (the Leontief reading), or an inactive
+    queue's zero row with ``max_tasks: 0``."""
+    for wrong in ("demand", "max_tasks", "shared"):
+        if getattr(user, wrong) is not None:
+            raise CaseError(
+                f"users.{name}.{wrong}: a queue case gives each queue's request (and usage, guarantee, "
+                f"limit, ...), not {wrong}; write request: {{...}}"
+            )
+    if user.request is None:
+        return vector({}, f"users.{name}.request", 0.0), 0.0
+    row = vector(user.request, f"users.{name}.request", 0.0)
+    return row, (1.0 if any(v > 0 for v in row) else 0.0)
+
+
+def _queues(spec, vector) -> Queues:
+    """The queue configuration of every node, percentages read as shares of the capacity."""
+    capacity = list(spec.resources.values())
+
+    def amounts(mapping, where: str, missing: float):
+        if mapping is None:
+            return None
+        plain = {r: 0.0 if isinstance(v, str) else v for r, v in mapping.items()}
+        row = vector(plain, where, missing)  # checks the resource names
+        for k, r in enumerate(spec.resources):
+            v = mapping.get(r)
+            if isinstance(v, str):
+                row[k] = float(v.strip().rstrip("%")) / 100 * capacity[k]
+        return np.array(row)
+
+    nodes: dict[str, dict[str, object]] = {}
+    for kind, table in (("groups", spec.groups), ("users", spec.users)):
+        for name, node in table.items():
+            entry: dict[str, object] = {"parent": node.parent if kind == "groups" else node.group}
+            weight = node.weight if isinstance(node.weight, (int, float)) else None
+            entry["weight"] = 1.0 if weight is None else float(weight)
+            if node.priority is not None:
+                entry["priority"] = node.priority
+            for f, missing in RESOURCE_FIELDS.items():
+                if f == "usage" and kind == "groups":
+                    continue
+                entry[f] = amounts(getattr(node, f), f"{kind}.{name}.{f}", missing)
+            nodes[name] = entry
+    return Queues.build(list(spec.resources), nodes, list(spec.groups))
 
 
 def _hierarchy(spec) -> dict:
@@ -779,8 +884,9 @@ def _check_expectations(case: Case) -> None:
         if e.variant is not None:
             _known(f"{where}.variant", "variant", e.variant, list(case.variants))
         inst = case.scenario(e.variant)
-        if not e.tasks and not e.prices and not e.steps:
-            raise CaseError(f"{where}: expects nothing (give tasks, prices and/or steps)")
+        if not (e.tasks or e.prices or e.steps or e.allocation or e.shares or e.order is not None):
+            raise CaseError(f"{where}: expects nothing (give tasks, prices, steps, allocation, shares and/or order)")
+        _check_queue_expectations(e, where, inst)
         for s_k, step in enumerate(e.steps):
             here = f"{where}.steps[{s_k}]"
             if step.k > inst.n:
@@ -796,6 +902,28 @@ def _check_expectations(case: Case) -> None:
         for r, v in e.prices.items():
             _known(f"{where}.prices.{r}", "resource", r, inst.resources)
             parse_exact(v, f"{where}.prices.{r}")
+
+
+def _check_queue_expectations(e: ExpectSpec, where: str, inst: Instance) -> None:
+    """Names and numbers of ``allocation``, ``shares`` and ``order``; ``shares`` and ``order``
+    need a mechanism that says them (a production policy)."""
+    from fairalloc.core import registry
+
+    for u, row in e.allocation.items():
+        _known(f"{where}.allocation.{u}", "user", u, inst.users)
+        for r, v in row.items():
+            _known(f"{where}.allocation.{u}.{r}", "resource", r, inst.resources)
+            parse_exact(v, f"{where}.allocation.{u}.{r}")
+    nodes = [*inst.users, *([] if inst.queues is None else inst.queues.groups)]
+    for u, v in e.shares.items():
+        _known(f"{where}.shares.{u}", "queue", u, nodes)
+        parse_exact(v, f"{where}.shares.{u}")
+    for k, u in enumerate(e.order or []):
+        _known(f"{where}.order[{k}]", "queue", u, nodes)
+    mech = registry.get(e.mechanism)
+    for what, flag in (("shares", e.shares), ("order", e.order is not None)):
+        if flag and not getattr(mech, f"has_{what}", False):
+            raise CaseError(f"{where}.{what}: {e.mechanism} does not give {what} of queues for their usage")
 
 
 def _claim(claim, where: str, case: Case) -> ClaimSpec:
@@ -855,6 +983,13 @@ def _derive(instance: Instance, variant: VariantSpec, where: str, vector) -> Ins
     if variant.capacity is not None:
         vector(variant.capacity, f"{where}.capacity", 0.0)  # names checked with their path
         return instance.with_capacity(variant.capacity)
+    if variant.usage is not None:
+        if instance.queues is None:
+            raise CaseError(f"{where}.usage: only a queue case has usage")
+        usage = {}
+        for u, amounts in variant.usage.items():
+            usage[user(u, f"usage.{u}")] = np.array(vector(amounts, f"{where}.usage.{u}", 0.0))
+        return instance.with_queues(instance.queues.with_usage(usage))
     new = variant.add_user
     assert new is not None, f"{where}: a variant of none of the kinds {VARIANT_KINDS}"
     if str(new.name) in instance.users:

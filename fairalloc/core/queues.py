@@ -1,0 +1,267 @@
+"""Queues: the configuration production schedulers attach to their tenants.
+
+A *queue case* describes leaf queues (the users of an :class:`~fairalloc.core.instance.Instance`)
+and groups above them (cohorts, parent queues, roles) with what cluster schedulers configure:
+
+* ``guarantee``: a minimum or nominal quota per resource (Volcano ``guarantee``, Kueue
+  ``nominalQuota``, YARN ``minResources``, Mesos quota guarantee, YuniKorn ``guaranteed``);
+* ``limit``: a maximum (Volcano ``capability``, YARN ``maxResources``, Mesos quota limit,
+  YuniKorn ``max``);
+* ``borrowing_limit`` and ``lending_limit``: how far above its quota a queue may borrow, how much
+  of its quota others may borrow (Kueue);
+* ``priority``, ``weight``, and ``usage``: what the queue holds now (for the schedulers' sort
+  orders).
+
+A queue's ``request`` (its total outstanding demand) is its instance row read the Leontief way:
+``demand: request, max_tasks: 1``, so every mechanism of fairalloc runs on a queue case and a
+queue's "tasks" are the fraction of its request it receives.  A queue without a request is
+inactive: a zero row with ``max_tasks: 0``.
+
+>>> from fairalloc.core.instance import Instance
+>>> q = Queues.build(["cpu", "mem"], {"org": {}, "a": {"parent": "org", "limit": [6, 12]}, "b": {}}, ["org"])
+>>> inst = Instance([10, 20], [[2, 4], [0, 0]], users=["a", "b"], max_tasks=[1, 0],
+...                 resources=["cpu", "mem"], queues=q)
+>>> request(inst).tolist()
+[[2.0, 4.0], [0.0, 0.0]]
+>>> q.children(None), q.leaves("org"), q.limit["a"].tolist(), q.limit["b"].tolist()
+(['org', 'b'], ['a'], [6.0, 12.0], [inf, inf])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+_Floats = NDArray[np.float64]
+
+
+class Instance(Protocol):
+    """What this module reads of an :class:`fairalloc.core.instance.Instance` (which imports it)."""
+
+    demand: _Floats
+    weights: _Floats | None
+    groups: dict[str, dict[str, Any]] | None
+    queues: Queues | None
+
+    @property
+    def users(self) -> tuple[str, ...]: ...
+
+    @property
+    def resources(self) -> tuple[str, ...]: ...
+
+    @property
+    def n(self) -> int: ...
+
+    def bounds(self) -> _Floats: ...
+
+
+#: the per-resource fields of a queue or group, and what "not given" is for each
+RESOURCE_FIELDS: dict[str, float] = {
+    "guarantee": np.nan,
+    "limit": np.inf,
+    "borrowing_limit": np.inf,
+    "lending_limit": np.inf,
+    "usage": 0.0,
+}
+#: the fields a queue case may give per queue or group (beyond ``request``, ``group``, ``parent``)
+QUEUE_FIELDS = ("weight", "priority", *RESOURCE_FIELDS)
+
+
+def _frozen(a: _Floats) -> _Floats:
+    a = np.array(a, dtype=float)
+    a.flags.writeable = False
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class Queues:
+    """The queue tree of an instance: every node (groups and leaf queues) by name.
+
+    ``parent[name]`` is a node's group (``None``: it hangs from the root).  ``guarantee`` holds NaN
+    where a resource is not guaranteed; ``limit``, ``borrowing_limit`` and ``lending_limit`` hold
+    ``inf`` where not given; ``usage`` is 0 where not given (and for groups: a group's usage is the
+    sum of its leaves', :meth:`subtree_usage`).  Arrays are read-only.
+    """
+
+    resources: tuple[str, ...]
+    groups: tuple[str, ...]
+    leaf_names: tuple[str, ...]
+    parent: Mapping[str, str | None]
+    weight: Mapping[str, float]
+    priority: Mapping[str, float]
+    guarantee: Mapping[str, _Floats]
+    limit: Mapping[str, _Floats]
+    borrowing_limit: Mapping[str, _Floats]
+    lending_limit: Mapping[str, _Floats]
+    usage: Mapping[str, _Floats]
+    #: whether the case configured anything beyond a flat set of weighted queues
+    configured: bool = field(default=True)
+
+    # -- building -------------------------------------------------------------------------
+    @classmethod
+    def build(
+        cls,
+        resources: Sequence[str],
+        nodes: Mapping[str, Mapping[str, object]],
+        groups: Iterable[str],
+        configured: bool = True,
+    ) -> Queues:
+        """From ``{name: {parent, weight, priority, guarantee: (m,), ...}}`` over every node;
+        ``groups`` names the internal nodes, the others are leaves (in instance user order)."""
+        m = len(resources)
+        groups = tuple(groups)
+        tables: dict[str, dict[str, object]] = {f: {} for f in ("parent", "weight", "priority", *RESOURCE_FIELDS)}
+        for name, spec in nodes.items():
+            tables["parent"][name] = spec.get("parent")
+            tables["weight"][name] = float(spec.get("weight", 1.0))  # type: ignore[arg-type]
+            tables["priority"][name] = float(spec.get("priority", 0.0))  # type: ignore[arg-type]
+            for f, missing in RESOURCE_FIELDS.items():
+                given = spec.get(f)
+                tables[f][name] = _frozen(np.full(m, missing) if given is None else given)  # type: ignore[arg-type]
+        return cls(
+            tuple(resources),
+            groups,
+            tuple(n for n in nodes if n not in groups),
+            **tables,  # type: ignore[arg-type]
+            configured=configured,
+        )
+
+    @classmethod
+    def flat(cls, instance: Instance) -> Queues:
+        """The configuration of a paper case: flat, weighted queues, nothing else."""
+        w = instance.weights
+        weight = np.ones(instance.n) if w is None else (w if w.ndim == 1 else w.max(axis=1))
+        nodes = {u: {"weight": float(weight[i])} for i, u in enumerate(instance.users)}
+        if instance.groups:  # a hierarchy of a paper case keeps its parents and weights
+            for node, parent in instance.groups["parent"].items():
+                nodes.setdefault(node, {})["parent"] = parent
+                nodes[node].setdefault("weight", instance.groups["weight"][node])
+        users = set(instance.users)
+        return cls.build(instance.resources, nodes, [g for g in nodes if g not in users], configured=False)
+
+    # -- derived configurations (kept in step with the instance's derived instances) ----------
+    def without(self, leaf: str) -> Queues:
+        return self._select([n for n in self.parent if n != leaf])
+
+    def with_leaf(self, leaf: str, weight: float = 1.0) -> Queues:
+        nodes = {n: self._spec(n) for n in self.parent}
+        nodes[leaf] = {"weight": weight}
+        return Queues.build(self.resources, nodes, self.groups, self.configured)
+
+    def without_resource(self, j: int) -> Queues:
+        keep = [k for k in range(len(self.resources)) if k != j]
+        nodes = {n: self._spec(n, keep) for n in self.parent}
+        return Queues.build([self.resources[k] for k in keep], nodes, self.groups, self.configured)
+
+    def with_resource(self, name: str) -> Queues:
+        nodes = {n: self._spec(n) for n in self.parent}
+        for spec in nodes.values():
+            for f, missing in RESOURCE_FIELDS.items():
+                spec[f] = np.append(spec[f], missing)  # type: ignore[call-overload]
+        return Queues.build([*self.resources, name], nodes, self.groups, self.configured)
+
+    def with_usage(self, usage: Mapping[str, _Floats]) -> Queues:
+        """The configuration with some leaf queues' usage replaced."""
+        nodes = {n: self._spec(n) for n in self.parent}
+        for n, amounts in usage.items():
+            nodes[n]["usage"] = amounts
+        return Queues.build(self.resources, nodes, self.groups, self.configured)
+
+    def scaled(self, unit: _Floats) -> Queues:
+        """Every amount measured in ``unit`` (one number per resource): for a rescaled instance."""
+        nodes = {n: self._spec(n) for n in self.parent}
+        for spec in nodes.values():
+            for f in RESOURCE_FIELDS:
+                spec[f] = np.asarray(spec[f]) / unit
+        return Queues.build(self.resources, nodes, self.groups, self.configured)
+
+    def _spec(self, n: str, keep: list[int] | None = None) -> dict[str, object]:
+        spec: dict[str, object] = {"parent": self.parent[n], "weight": self.weight[n], "priority": self.priority[n]}
+        for f in RESOURCE_FIELDS:
+            a = getattr(self, f)[n]
+            spec[f] = a if keep is None else a[keep]
+        return spec
+
+    def _select(self, names: list[str]) -> Queues:
+        return Queues.build(self.resources, {n: self._spec(n) for n in names}, self.groups, self.configured)
+
+    # -- the tree -----------------------------------------------------------------------------
+    @cached_property
+    def _children(self) -> dict[str | None, list[str]]:
+        out: dict[str | None, list[str]] = {None: [], **{g: [] for g in self.groups}}
+        for n in (*self.groups, *self.leaf_names):
+            out[self.parent[n]].append(n)
+        return out
+
+    def children(self, node: str | None) -> list[str]:
+        """The children of ``node`` (``None``: the root) in file order, groups first."""
+        return list(self._children.get(node, []))
+
+    def is_group(self, name: str) -> bool:
+        return name in self._children and name is not None
+
+    def leaves(self, node: str | None = None) -> list[str]:
+        """The leaf queues under ``node`` (``None``: all), in instance user order."""
+        if node is None:
+            return list(self.leaf_names)
+        under = set()
+        stack = [node]
+        while stack:
+            v = stack.pop()
+            if self.is_group(v):
+                stack.extend(self._children[v])
+            else:
+                under.add(v)
+        return [u for u in self.leaf_names if u in under]
+
+    def path(self, leaf: str) -> list[str]:
+        """The groups above ``leaf``, root-most first."""
+        out: list[str] = []
+        node = self.parent[leaf]
+        while node is not None:
+            out.append(node)
+            node = self.parent[node]
+        return out[::-1]
+
+    def leaf_array(self, name: str, users: Sequence[str]) -> _Floats:
+        """A per-resource field over leaf queues, ``(n, m)`` in the order of ``users``."""
+        table = getattr(self, name)
+        return np.array([table[u] for u in users], dtype=float).reshape(len(users), len(self.resources))
+
+    def subtree_usage(self, node: str) -> _Floats:
+        """A node's usage: its own for a leaf, its leaves' sum for a group."""
+        if not self.is_group(node):
+            return np.array(self.usage[node])
+        return (
+            np.sum([self.usage[u] for u in self.leaves(node)], axis=0)
+            if self.leaves(node)
+            else np.zeros(len(self.resources))
+        )
+
+
+def queues_of(instance: Instance) -> Queues:
+    """The instance's queue configuration, or the flat one of a paper case."""
+    return instance.queues if instance.queues is not None else Queues.flat(instance)
+
+
+def request(instance: Instance) -> _Floats:
+    """``(n, m)``: each queue's request ``D_i T_i`` (``inf`` where ``T_i`` is unbounded and
+    ``D_ij > 0``; 0 for an inactive queue and for a resource it does not ask for)."""
+    T = instance.bounds()[:, None]
+    D = instance.demand
+    with np.errstate(invalid="ignore"):
+        return np.where(D > 0, D * T, 0.0)
+
+
+def active(instance: Instance) -> NDArray[np.bool_]:
+    """Queues with a request (the others receive nothing)."""
+    mask: NDArray[np.bool_] = np.asarray((request(instance) > 0).any(axis=1))
+    return mask
+
+
+__all__ = ["QUEUE_FIELDS", "RESOURCE_FIELDS", "Queues", "active", "queues_of", "request"]
