@@ -16,5 +16,6 @@ from . import utilitarian
 from . import alpha_fair
 from . import dmfa_srq
 from . import hdrf
+from . import mesos_drf
 
-__all__ = ["alpha_fair", "asset", "ceei", "dmfa_srq", "drf", "hdrf", "utilitarian"]
+__all__ = ["alpha_fair", "asset", "ceei", "dmfa_srq", "drf", "hdrf", "mesos_drf", "utilitarian"]

@@ -23,12 +23,18 @@ def _perturbed(raw: dict, factor: Fraction) -> tuple[dict, int]:
     """Every expected number of the case 1 % off, and how many there are."""
     raw, count = copy.deepcopy(raw), 0
     for e in raw["expect"]:
-        for table in [e.get("tasks", {}), e.get("prices", {}), *(s.get("tasks", {}) for s in e.get("steps", []))]:
+        tables = [e.get("tasks", {}), e.get("prices", {}), e.get("shares", {}), *e.get("allocation", {}).values()]
+        for table in [*tables, *(s.get("tasks", {}) for s in e.get("steps", []))]:
             for key in table:
                 table[key], count = _off_by(table[key], factor), count + 1
         for step in e.get("steps", []):
             if "M" in step:
                 step["M"], count = _off_by(step["M"], factor), count + 1
+        order = e.get("order") or []
+        if len(order) > 1:  # an order is wrong when two queues swap
+            e["order"], count = [*order[1:], order[0]], count + 1
+        elif order:  # or when another queue stands first
+            e["order"], count = [next(str(u) for u in raw["users"] if str(u) != str(order[0]))], count + 1
     return raw, count
 
 

@@ -52,6 +52,10 @@ class Allocation:
     #: per-resource policies: the ``(n, m)`` bundles themselves, not proportional to the demand
     #: (:meth:`from_bundles`); ``None`` when the bundles are ``x_i D_i``
     amounts: NDArray[np.float64] | None = field(default=None, repr=False)
+    #: a production policy's entitlement: what it promises each queue, which may promise more than
+    #: the capacity (guarantees beyond it); the certificate then leaves capacity to the
+    #: ``no_overcommit`` property instead of refusing the answer
+    entitlement: bool = False
 
     def __post_init__(self) -> None:
         self.tasks.flags.writeable = False
@@ -67,12 +71,15 @@ class Allocation:
         method: str,
         solver: str = "numpy",
         info: dict[str, Any] | None = None,
+        *,
+        entitlement: bool = False,
     ) -> Allocation:
         """An allocation of general bundles (an amount per user per resource, as per-resource
         policies give).  Its ``tasks`` are the bundles' Leontief values for the demands, capped by
         the task bounds: in a queue case, the fraction of its request each queue receives."""
         A = np.array(bundles, dtype=float)
-        return cls(instance, leontief_values(instance, A), mechanism, method, solver, info=info or {}, amounts=A)
+        x = leontief_values(instance, A)
+        return cls(instance, x, mechanism, method, solver, info=info or {}, amounts=A, entitlement=entitlement)
 
     # -- views ----------------------------------------------------------------------------
     @cached_property

@@ -135,7 +135,9 @@ def certify(allocation: object, name: str | None = None) -> Allocation:
 
 def _certify_bundles(allocation: Allocation, label: str) -> Allocation:
     """General bundles (:meth:`Allocation.from_bundles`): finite, ``>= 0`` and within capacity,
-    each to :data:`FEASIBILITY` of the resource's capacity (noise within it clipped)."""
+    each to :data:`FEASIBILITY` of the resource's capacity (noise within it clipped).  A policy's
+    entitlement may promise more than the capacity: that is the ``no_overcommit`` property's to
+    say, not a reason to refuse the answer."""
     inst = allocation.instance
     A = np.asarray(allocation.amounts, dtype=float)
     n, m = inst.n, inst.m
@@ -153,7 +155,7 @@ def _certify_bundles(allocation: Allocation, label: str) -> Allocation:
     clipped = np.maximum(A, 0.0)
     used = clipped.sum(axis=0)
     over = used > R + FEASIBILITY * scale
-    if over.any():
+    if over.any() and not allocation.entitlement:
         j = int(np.argmax(np.where(over, used / scale, -np.inf)))
         share = "" if R[j] == 0 else f" ({used[j] / R[j]:.0%})"
         raise SolverError(

@@ -39,7 +39,7 @@ class QueuePolicy(Mechanism):
 
     def fast(self, instance: Instance) -> Allocation:
         bundles, info = self.entitlement(instance)
-        return Allocation.from_bundles(instance, bundles, self.name, "fast", self.solver, info)
+        return Allocation.from_bundles(instance, bundles, self.name, "fast", self.solver, info, entitlement=True)
 
     def order(self, instance: Instance) -> list[str]:
         """Leaf queues in the order the scheduler serves them for their ``usage``."""
