@@ -111,6 +111,9 @@ def test_the_certificate_refuses_general_bundles_beyond_capacity(case):
     over = np.array([[60.0, 0.0], [0.0, 0.0], [50.0, 0.0]])
     with pytest.raises(SolverError, match="resource cpu used 110 of capacity 100"):
         certify(Allocation.from_bundles(case.instance, over, "by-hand", "fast"))
+    # a policy's entitlement may promise beyond capacity: no_overcommit says so, not the certificate
+    promised = Allocation.from_bundles(case.instance, over, "by-hand", "fast", entitlement=True)
+    assert certify(promised) is promised
     negative = np.array([[-1.0, 0.0], [0.0, 0.0], [0.0, 0.0]])
     with pytest.raises(SolverError, match="below 0"):
         certify(Allocation.from_bundles(case.instance, negative, "by-hand", "fast"))
@@ -152,3 +155,17 @@ def test_a_paper_case_has_the_flat_queue_configuration():
     q = queues_of(inst)
     assert inst.queues is None and q.children(None) == ["A", "B"] and not q.configured
     assert np.isnan(q.guarantee["A"]).all() and np.isinf(q.limit["B"]).all()
+
+
+def test_the_readme_queue_case_loads_and_reproduces():
+    from pathlib import Path
+
+    from fairalloc.analysis.reproduce import reproduce_case
+
+    text = (Path(__file__).parents[1] / "README.md").read_text()
+    block = text.split("### Queue cases", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    import yaml
+
+    case = parse_case(yaml.safe_load(block), "README")
+    rows = reproduce_case(case)
+    assert len(rows) == 3 and {r.status for r in rows} == {"ok"}, rows

@@ -202,7 +202,9 @@ class Allocation:
         """Two readable tables: users (tasks, shares, bundle) and resources (use, saturation)."""
         inst = self.instance
         fractions = self.exact if exact else None
-        head = ["user", "tasks"] + (["exact"] if exact else []) + ["dominant share"]
+        # a queue case: a queue's tasks are the fraction of its request it receives
+        who, tasks = ("queue", "of request") if inst.queues is not None else ("user", "tasks")
+        head = [who, tasks] + (["exact"] if exact else []) + ["dominant share"]
         head += ["weighted share"] if inst.weighted else []
         head += list(inst.resources)
         rows = []
