@@ -17,5 +17,6 @@ from . import alpha_fair
 from . import dmfa_srq
 from . import hdrf
 from . import mesos_drf
+from . import yarn_fair
 
-__all__ = ["alpha_fair", "asset", "ceei", "dmfa_srq", "drf", "hdrf", "mesos_drf", "utilitarian"]
+__all__ = ["alpha_fair", "asset", "ceei", "dmfa_srq", "drf", "hdrf", "mesos_drf", "utilitarian", "yarn_fair"]

@@ -703,7 +703,9 @@ def _refuse_too_many_cells(n: int, m: int, variants: int) -> None:
 
 
 def _is_queue_case(spec) -> bool:
-    """A case is a queue case when a user or a group gives any queue field."""
+    """A case is a queue case when a user or a group gives any queue field, or no user a demand."""
+    if all(u.demand is None for u in spec.users.values()):
+        return True
     return any(getattr(u, f) is not None for u in spec.users.values() for f in QUEUE_USER_FIELDS) or any(
         getattr(g, f) is not None for g in spec.groups.values() for f in QueueFields.model_fields
     )
