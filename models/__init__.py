@@ -16,7 +16,8 @@ from . import utilitarian
 from . import alpha_fair
 from . import dmfa_srq
 from . import hdrf
+from . import hdrf_fluid
 from . import mesos_drf
 from . import yarn_fair
 
-__all__ = ["alpha_fair", "asset", "ceei", "dmfa_srq", "drf", "hdrf", "mesos_drf", "utilitarian", "yarn_fair"]
+__all__ = ["alpha_fair", "asset", "ceei", "dmfa_srq", "drf", "hdrf", "hdrf_fluid", "mesos_drf", "utilitarian", "yarn_fair"]

@@ -12,7 +12,12 @@ key, so DRF is progressive filling on it (:mod:`fairalloc.engines.maxmin`)::
     s.t.       sum_i x_i D_ij <= R_j,   0 <= x_i <= T_i
 
 Generalisations: zero demands (a user is not stopped by a resource she does not use), scalar or
-per-resource weights (section 4.3), task bounds ``T_i`` (the excess goes to the others).
+per-resource weights (section 4.3), task bounds ``T_i`` (the excess goes to the others), and a
+queue case's guarantees and limits (issue 15): ``g_i <= x_i <= u_i`` with ``g_i`` the largest
+multiple of the request within the queue's guarantee and ``u_i`` within its limit, both at most
+``T_i`` (:func:`fairalloc.engines.maxmin.queue_task_bounds`); a user starts at ``g_i`` and grows
+once the water level reaches her share there.  Guarantees needing more than a capacity are
+refused.  The groups of a queue case are not read (``hdrf-fluid`` is the tree version).
 Properties (Table 2): sharing incentive, strategy-proofness, envy-freeness, Pareto efficiency,
 single-resource and bottleneck fairness, population monotonicity (strictly positive demands);
 not resource monotonicity.

@@ -140,6 +140,94 @@ def _level_with_bounds(
     return t, capped
 
 
+# -- lower and upper bounds (queue guarantees and limits) ------------------------------------------
+
+
+def progressive_filling_bounded(
+    demand: _Floats, capacity: _Floats, key: _Floats, lower: _Floats, upper: _Floats
+) -> FillingResult:
+    """Max-min fair task counts for shares ``key * x`` under capacity and ``lower <= x <= upper``.
+
+    At water level ``t`` an active user holds ``x_i(t) = clip(t / k_i, g_i, u_i)``: she stays at her
+    floor ``g_i`` until the level reaches ``k_i g_i``, then grows with it, up to ``u_i``.  When a
+    resource saturates, every active user demanding it is frozen where she is (at her floor, too:
+    her share is then above the level, and growing her would take from a user at the level or at
+    her own floor); a user at ``u_i`` is frozen.  The floors must fit (``lower @ demand <=
+    capacity``, checked by the caller).  At most ``m + 1`` rounds: each ends at a saturation.
+
+    >>> D = np.array([[1., 4.], [3., 1.]]); R = np.array([9., 18.]); k = (D / R).max(axis=1)
+    >>> progressive_filling_bounded(D, R, k, np.array([0., 2.5]), np.array([np.inf, np.inf])).tasks.tolist()
+    [1.5, 2.5]
+    """
+    n, m = demand.shape
+    x = np.array(lower, dtype=float)
+    frozen = np.zeros(n, bool)
+    open_res = capacity > 0
+    saturated_log: list[list[int]] = []
+    rounds = 0
+    while not frozen.all():
+        rounds += 1
+        act = np.flatnonzero(~frozen)
+        Da = demand[act]
+        room = capacity - x[frozen] @ demand[frozen]
+        t, j = _bounded_level(Da, key[act], lower[act], upper[act], room, open_res)
+        if np.isinf(t):  # no open resource can fill: every active user goes to her bound
+            x[act] = upper[act]
+            break
+        xa = np.clip(t / key[act], lower[act], upper[act])
+        x[act] = xa
+        use = x @ demand
+        newly = open_res & (use >= capacity * (1 - SATURATION))
+        newly[j] = True  # the resource that bounded the level, whatever the rounding
+        saturated_log.append([int(k) for k in np.flatnonzero(newly)])
+        open_res &= ~newly
+        stop = (xa >= upper[act]) | (Da @ newly.astype(float) > 0)
+        frozen[act[stop]] = True
+    return FillingResult(x, rounds, saturated_log)
+
+
+def _bounded_level(
+    Da: _Floats, key: _Floats, lower: _Floats, upper: _Floats, room: _Floats, open_res: NDArray[np.bool_]
+) -> tuple[float, int]:
+    """``(t, j)``: the smallest level at which an open resource ``j`` fills, users at ``clip(t / k_i,
+    g_i, u_i)``; ``(inf, -1)`` if none does.  The use of resource ``j`` is piecewise linear in ``t``:
+    ``sum_i D_ij g_i + sum_{a_i < t} r_ij (t - a_i) - sum_{b_i < t} r_ij (t - b_i)`` with
+    ``a_i = k_i g_i``, ``b_i = k_i u_i``, ``r_ij = D_ij / k_i``; prefix sums over the sorted ``a``
+    and ``b`` give it at every breakpoint, and the first breakpoint past ``room`` brackets ``t``."""
+    r = Da / key[:, None]
+    a, b = key * lower, key * upper
+    base = lower @ Da
+    a_order, b_order = np.argsort(a, kind="stable"), np.argsort(b, kind="stable")
+    finite_b = np.isfinite(b[b_order])
+    b_order = b_order[finite_b]
+    a_sorted, b_sorted = a[a_order], b[b_order]
+    zero = np.zeros((1, Da.shape[1]))
+    Sa = np.vstack([zero, np.cumsum(r[a_order], axis=0)])
+    Wa = np.vstack([zero, np.cumsum(r[a_order] * a_sorted[:, None], axis=0)])
+    Sb = np.vstack([zero, np.cumsum(r[b_order], axis=0)])
+    Wb = np.vstack([zero, np.cumsum(r[b_order] * b_sorted[:, None], axis=0)])
+    points = np.unique(np.concatenate([[0.0], a_sorted, b_sorted]))
+    ka, kb = np.searchsorted(a_sorted, points, "left"), np.searchsorted(b_sorted, points, "left")
+    use = base + points[:, None] * (Sa[ka] - Sb[kb]) - (Wa[ka] - Wb[kb])  # at each breakpoint
+    over = ((use > room) & open_res).any(axis=1)
+    if over.any() and over[0]:  # the floors alone fill a resource (at the tolerance of the caller's check)
+        return 0.0, int(np.argmax(np.where(open_res, use[0] - room, -np.inf)))
+    if over.any():
+        k = int(np.argmax(over))
+        t0, u0 = points[k - 1], use[k - 1]
+        slope = (use[k] - u0) / (points[k] - t0)
+    else:  # past the last breakpoint: every floor passed, every finite bound reached
+        t0, u0 = points[-1], use[-1]
+        slope = Sa[-1] - Sb[-1]
+    grows = open_res & (slope > 0)
+    if not grows.any():
+        return np.inf, -1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        level = np.where(grows, t0 + np.maximum(room - u0, 0.0) / np.where(grows, slope, 1.0), np.inf)
+    j = int(np.argmin(level))
+    return float(level[j]), j
+
+
 # -- exact certificate --------------------------------------------------------------------------
 
 
@@ -149,12 +237,18 @@ def bottleneck_certificate(
     key: Sequence[_Number],
     tasks: Sequence[_Number],
     bound: Sequence[_Number | None] | None = None,
+    lower: Sequence[_Number] | None = None,
 ) -> bool:
     """Decide *exactly* whether ``tasks`` is the max-min fair allocation on shares ``key * x``.
 
     All arguments may hold :class:`fractions.Fraction` values (then the answer is exact) or floats.
     Feasible, and every user either sits at her bound or demands a saturated resource ``j`` on
     which her share is the largest among the users demanding ``j``.
+
+    With lower bounds ``lower`` (queue guarantees): feasible also means ``tasks >= lower``, and the
+    largest share on ``j`` is taken among the users of ``j`` *above* their lower bound (only they
+    could give up some of ``j``).  Then no user can grow without shrinking one whose share is no
+    larger: the max-min fair allocation of the bounded set, which is its leximin.
     """
     n, m = len(demand), len(capacity)
     used = [sum(tasks[i] * demand[i][j] for i in range(n)) for j in range(m)]
@@ -162,15 +256,23 @@ def bottleneck_certificate(
         return False
     if bound is not None and any(b is not None and t > b for t, b in zip(tasks, bound)):
         return False
+    if lower is not None and any(t < g for t, g in zip(tasks, lower)):
+        return False
     share = [key[i] * tasks[i] for i in range(n)]
     saturated = [used[j] == capacity[j] for j in range(m)]
-    top = [max((share[i] for i in range(n) if demand[i][j] > 0), default=None) for j in range(m)]
+    movable = [lower is None or tasks[i] > lower[i] for i in range(n)]
+    top = [max((share[i] for i in range(n) if demand[i][j] > 0 and movable[i]), default=None) for j in range(m)]
     for i in range(n):
         if bound is not None and bound[i] is not None and tasks[i] == bound[i]:
             continue
-        if not any(saturated[j] and demand[i][j] > 0 and share[i] == top[j] for j in range(m)):
+        if not any(saturated[j] and demand[i][j] > 0 and _at_least(share[i], top[j]) for j in range(m)):
             return False
     return True
+
+
+def _at_least(share: _Number, top: _Number | None) -> bool:
+    """``share >= top``; no top (no user of the resource can give any of it up): true."""
+    return top is None or share >= top
 
 
 def exact_key(values: Iterable[SupportsFloat]) -> list[Fraction]:
