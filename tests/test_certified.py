@@ -74,8 +74,11 @@ def independently_feasible(alloc: Allocation) -> None:
     assert x.shape == (inst.n,)
     assert np.all(np.isfinite(x)), x
     assert np.all(x >= 0), x
-    used = x @ inst.demand
-    assert np.all(used <= inst.capacity * (1 + 1e-6)), (used, inst.capacity)
+    if alloc.amounts is not None:  # general bundles: finite, >= 0, and the tasks are their Leontief values
+        assert np.all(np.isfinite(alloc.amounts)) and np.all(alloc.amounts >= 0)
+    used = x @ inst.demand if alloc.amounts is None else alloc.amounts.sum(axis=0)
+    # a policy's entitlement may promise beyond capacity (YARN's truncation does): no_overcommit says so
+    assert alloc.entitlement or np.all(used <= inst.capacity * (1 + 1e-6)), (used, inst.capacity)
     assert np.all(x <= inst.bounds() * (1 + 1e-6)), (x, inst.bounds())
     if alloc.prices is not None:
         assert np.all(np.isfinite(alloc.prices))

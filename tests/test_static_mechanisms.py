@@ -125,6 +125,7 @@ def test_filling_program_matches_fast_path(mechanism, inst):
 #: where x is pinned to about 1e-4.
 CEEI_PROGRAM_TASKS_TOL = 1e-4
 CEEI_WELFARE_TOL = 1e-8
+CEEI_DEFAULT_WELFARE_TOL = 1e-6
 
 
 @SETTINGS
@@ -133,7 +134,9 @@ def test_ceei_program_matches_dual_newton(inst):
     fast = fairalloc.solve(inst, "ceei", method="fast")
     program = fairalloc.solve(inst, "ceei", method="program")
     assert_same_tasks(fast, program, CEEI_PROGRAM_TASKS_TOL)
-    assert close(fast.info["nash_welfare"], program.info["nash_welfare"], CEEI_WELFARE_TOL)
+    # at Clarabel's default tolerances (the fallback) the welfare is pinned only to about 1e-7
+    welfare_tol = CEEI_WELFARE_TOL if "default tolerances" not in program.solver else CEEI_DEFAULT_WELFARE_TOL
+    assert close(fast.info["nash_welfare"], program.info["nash_welfare"], welfare_tol), program.solver
     assert np.all(fast.used <= inst.capacity * (1 + 1e-12))
 
 
