@@ -20,4 +20,15 @@ from . import hdrf_fluid
 from . import mesos_drf
 from . import yarn_fair
 
-__all__ = ["alpha_fair", "asset", "ceei", "dmfa_srq", "drf", "hdrf", "hdrf_fluid", "mesos_drf", "utilitarian", "yarn_fair"]
+__all__ = [
+    "alpha_fair",
+    "asset",
+    "ceei",
+    "dmfa_srq",
+    "drf",
+    "hdrf",
+    "hdrf_fluid",
+    "mesos_drf",
+    "utilitarian",
+    "yarn_fair",
+]
