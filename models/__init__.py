@@ -19,6 +19,7 @@ from . import hdrf
 from . import hdrf_fluid
 from . import mesos_drf
 from . import yarn_fair
+from . import volcano_proportion
 
 __all__ = [
     "alpha_fair",
@@ -30,5 +31,6 @@ __all__ = [
     "hdrf_fluid",
     "mesos_drf",
     "utilitarian",
+    "volcano_proportion",
     "yarn_fair",
 ]
