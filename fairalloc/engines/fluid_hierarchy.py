@@ -13,8 +13,9 @@ descent of :mod:`fairalloc.engines.hierarchy` (``hdrf``), which launches whole t
 
 Queue bounds, at every node ``v`` (:func:`fairalloc.core.queues.queues_of`): a *limit* ``L_v``
 (resource amounts; the node stops, blocked, when its subtree reaches it on any resource; a leaf
-also stops at ``max_tasks``) and a *guarantee* ``G_v`` (resource amounts; a resource it does not
-mention is not guaranteed, 0): the node holds at least the largest allocation of its own growth
+also stops at ``max_tasks``) and a *guarantee* ``G_v`` (resource amounts on the resources it
+names; what those need of the others comes with them; a guarantee naming no resource the node's
+leaves ask for gives no floor): the node holds at least the largest allocation of its own growth
 that fits ``G_v`` -- for a leaf, the largest multiple of its demand within ``G_v`` -- whatever its
 siblings' level, as :func:`fairalloc.engines.filling.progressive_filling_bounded` does for a flat
 set of users.  A guarantee above a limit counts up to the limit.
@@ -102,8 +103,15 @@ class _Tree:
         self.top = 4.0 / min(self.weight.values())
 
     def guarantee(self, node: str) -> _Floats:
-        given: _Floats = np.nan_to_num(np.asarray(self.q.guarantee[node], float), nan=0.0)
-        return given
+        """The node's guarantee on the resources it names (``inf`` elsewhere: what the named ones
+        need comes with them); none (0) when it names no resource its leaves ask for."""
+        given = np.asarray(self.q.guarantee[node], float)
+        named = ~np.isnan(given)
+        leaves = [self.index[u] for u in self.q.leaves(node)] if self.q.is_group(node) else [self.index[node]]
+        if not (named & (self.D[leaves] > 0).any(axis=0)).any():
+            return np.zeros_like(given)
+        bound: _Floats = np.where(named, given, np.inf)
+        return bound
 
     def limit(self, node: str) -> _Floats:
         return np.asarray(self.q.limit[node], float)

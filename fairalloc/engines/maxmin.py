@@ -57,9 +57,10 @@ class TaskBounds(NamedTuple):
 def queue_task_bounds(instance: Instance) -> TaskBounds | None:
     """The task bounds of a queue case's leaf guarantees and limits; ``None`` when it has neither.
 
-    ``g_i = min(T_i, min_{j: D_ij > 0} G_ij / D_ij)``: the largest multiple of her demand that fits
-    her guarantee (a resource the guarantee does not mention is not guaranteed: ``G_ij = 0``),
-    never above ``max_tasks``; ``u_i = min(T_i, min_{j: D_ij > 0} L_ij / D_ij)`` (no limit:
+    ``g_i = min(T_i, min_{j: D_ij > 0, G_ij given} G_ij / D_ij)``: the largest multiple of her
+    demand that fits her guarantee on the resources it names (the other resources she needs come
+    with it, as in Mesos' first allocation stage), never above ``max_tasks``; a guarantee naming
+    none of the resources she asks for gives no floor; ``u_i = min(T_i, min_{j: D_ij > 0} L_ij / D_ij)`` (no limit:
     ``inf``).  A guarantee above the limit counts up to the limit (``g_i <= u_i``).  Groups' bounds
     are not read (``drf`` is flat; ``hdrf-fluid`` honours them).  Refused with :class:`CaseError`
     when the floors together need more of a resource than its capacity.
@@ -75,14 +76,15 @@ def queue_task_bounds(instance: Instance) -> TaskBounds | None:
     if queues is None:
         return None
     users, D, T = instance.users, instance.demand, instance.bounds()
-    G = np.nan_to_num(queues.leaf_array("guarantee", users), nan=0.0)
+    G = queues.leaf_array("guarantee", users)
+    named = ~np.isnan(G) & (D > 0)
     L = queues.leaf_array("limit", users)
-    if not ((G > 0) & (D > 0)).any() and not (np.isfinite(L) & (D > 0)).any():
+    if not named.any() and not (np.isfinite(L) & (D > 0)).any():
         return None
     with np.errstate(divide="ignore", invalid="ignore"):
         upper = np.minimum(T, np.where(D > 0, L / np.where(D > 0, D, 1.0), np.inf).min(axis=1))
-        lower = np.minimum(T, np.where(D > 0, G / np.where(D > 0, D, 1.0), np.inf).min(axis=1))
-    lower = np.minimum(np.where(np.isfinite(lower), lower, 0.0), upper)  # no demand at all: no floor
+        lower = np.minimum(T, np.where(named, G / np.where(D > 0, D, 1.0), np.inf).min(axis=1))
+    lower = np.minimum(np.where(named.any(axis=1), lower, 0.0), upper)  # nothing guaranteed: no floor
     _refuse_overcommitted(instance, lower)
     return TaskBounds(lower, upper)
 
