@@ -122,7 +122,9 @@ CHECKS = (
 #: tests/test_alpha_fair.py do): a tolerance, and the task counts or an ``info`` entry where the
 #: tasks are not unique (an LP's optimal vertex: compare the welfare).  A plug-in declares its own
 #: with the attributes ``agreement_tolerance`` and ``agreement_on`` (or the keywords of
-#: :func:`check_mechanism`).
+#: :func:`check_mechanism`); one whose program is by design not its fast path's answer (YARN's
+#: water level beside its truncating search) says why in ``program_differs``, and the check is
+#: skipped with that reason.
 BUILT_IN_AGREEMENT = {
     "ceei": (1e-4, "tasks"),
     "utilitarian": (AGREEMENT, "welfare"),
@@ -283,6 +285,9 @@ def _skip_reason(name: str, spec: _Spec) -> str:
         return "dynamic mechanisms take no max_tasks (an instance with bounds is refused)"
     if name == "agreement" and not {"fast", "program"} <= set(spec.methods):
         return f"needs both a fast path and a program (checked: {', '.join(spec.methods) or 'none'})"
+    differs: str = getattr(mech, "program_differs", "") or ""
+    if name == "agreement" and differs:
+        return f"the program is not the fast path's answer: {differs}"
     if name == "scale_invariance" and mech.scaling == "none":
         return "the mechanism declares scaling = 'none' (no invariance)"
     return ""
@@ -343,9 +348,10 @@ def _raw(mech, instance, method):
         return None
 
 
-def _violation(instance: Instance, tasks) -> tuple[str, str] | None:
+def _violation(instance: Instance, tasks, alloc=None) -> tuple[str, str] | None:
     """``(check, what)`` for the first constraint ``tasks`` breaks, or None; written afresh,
-    independently of :mod:`fairalloc.core.certificate`."""
+    independently of :mod:`fairalloc.core.certificate`.  General bundles (``alloc.amounts``) are
+    summed as they are; a policy's entitlement may promise beyond capacity."""
     x = np.asarray(tasks, dtype=float)
     if x.shape != (instance.n,):
         return "feasibility", f"{x.shape} task counts for {instance.n} users"
@@ -359,7 +365,11 @@ def _violation(instance: Instance, tasks) -> tuple[str, str] | None:
     if over.any():
         i = int(np.argmax(over))
         return "bounds", f"user {instance.users[i]} gets {x[i]:.6g} tasks, above her max_tasks {T[i]:.6g}"
-    used, R = np.clip(x, 0, None) @ instance.demand, instance.capacity
+    if getattr(alloc, "entitlement", False):  # a policy's promise may exceed capacity: no_overcommit says so
+        return None
+    amounts = getattr(alloc, "amounts", None)
+    used = np.clip(x, 0, None) @ instance.demand if amounts is None else np.clip(amounts, 0, None).sum(axis=0)
+    R = instance.capacity
     bad = used > R * (1 + FEASIBILITY)  # nothing at all of a resource of capacity 0
     if bad.any():
         j = int(np.argmax(bad))
@@ -368,7 +378,7 @@ def _violation(instance: Instance, tasks) -> tuple[str, str] | None:
 
 
 def _raise_violation(spec, instance, method, alloc) -> None:
-    found = None if alloc is None else _violation(instance, getattr(alloc, "tasks", None))
+    found = None if alloc is None else _violation(instance, getattr(alloc, "tasks", None), alloc)
     if found is not None:
         check, what = found
         raise MechanismCheckError(check, f"{spec.mech.name} ({method}): {what}", instance)

@@ -353,6 +353,11 @@ class YarnFair(QueuePolicy):
     summary = "Hadoop YARN FairScheduler (DRF): instantaneous fair share per resource, whole units"
     solver = "numpy"
     steady = False
+    #: for fairalloc.testing.check_mechanism: the program is the water level YARN truncates
+    program_differs = (
+        "the program is the water level; YARN truncates to whole units and stops its search where the "
+        "truncated shares reach the total (tests/test_yarn_fair.py bounds the gap by max(1, k - 1) units)"
+    )
 
     def entitlement(self, instance: Instance) -> tuple[np.ndarray, dict[str, Any]]:
         tree = yarn_tree(instance, self.name)

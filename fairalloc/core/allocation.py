@@ -190,6 +190,8 @@ class Allocation:
             "users": users,
             "resources": resources,
         }
+        if self.entitlement:  # a policy's promise, which may exceed the capacity (no_overcommit)
+            out["entitlement"] = True
         if exact:
             out["exact"] = fractions is not None
         if self.info:
