@@ -153,7 +153,7 @@ def test_checkers_catch_a_broken_mechanism():
 
 
 def test_property_names_and_abbreviations():
-    assert property_names("si,sp,ef,pe,srf,bf,pm,rm") == list(PROPERTIES)
+    assert property_names("si,sp,ef,pe,srf,bf,pm,rm,gh,lr,no,wc") == list(PROPERTIES)
     assert property_names("pareto") == ["pareto_efficiency"]
     with pytest.raises(fairalloc.UnknownNameError, match="unknown property 'xx'"):
         property_names("xx")

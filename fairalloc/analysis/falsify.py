@@ -13,6 +13,13 @@ Instance styles (the "adversarial" part: structures under which the papers' coun
 * ``scarce``: one resource much scarcer than the others (contention drives CEEI's prices);
 * ``bottleneck``: one resource is every user's dominant resource;
 * ``mirror``: users with mirrored demands on equal capacities (Theorem 6's shape).
+
+Queue instances (``InstanceSpace(queues=True)``, issue 15): the configurations production
+schedulers run (:func:`random_queue_instance`): 2-6 queues with integer requests over 2-3
+resources, weights, guarantees on about half of the queues (together within the capacity in most
+draws, not all), limits on about half, sometimes a two-level tree of groups with their own weight,
+guarantee and limit, sometimes an inactive queue, sometimes Kueue's borrowing and lending limits.
+Their counterexamples are written as queue cases; the default property list is all twelve.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from fairalloc.analysis.results import (
 )
 from fairalloc.core.errors import FairallocError
 from fairalloc.core.instance import Instance
+from fairalloc.core.queues import Queues
 from fairalloc.core.registry import Mechanism, get
 
 STYLES = ("uniform", "scarce", "bottleneck", "mirror")
@@ -51,6 +59,7 @@ class InstanceSpace:
     zeros: bool = False  # allow zero demands (the DRF paper assumes positive demands)
     weights: bool = False  # draw scalar weights 1..4
     bounds: bool = False  # give some users max_tasks
+    queues: bool = False  # queue instances (random_queue_instance): guarantees, limits, groups
 
     def __post_init__(self):
         from fairalloc.core import limits
@@ -93,13 +102,134 @@ def random_instance(space: InstanceSpace, prop: str, rng: np.random.Generator, n
     return Instance(R, D, weights=weights, max_tasks=bounds, name=name)
 
 
+#: resource names of random queue instances (as schedulers name them)
+QUEUE_RESOURCES = ("cpu", "memory", "gpu")
+
+
+def _amounts(rng: np.random.Generator, R: np.ndarray, low: float, high: float, some: float = 0.7) -> np.ndarray:
+    """Whole amounts between ``low`` and ``high`` times each capacity on some resources (at least
+    one), NaN on the others (not given)."""
+    m = len(R)
+    given = rng.random(m) < some
+    given[int(rng.integers(m))] = True
+    values = np.maximum(1.0, np.floor(R * rng.uniform(low, high, m)))
+    return np.where(given, values, np.nan)
+
+
+def _limit(values: np.ndarray, floor=np.nan) -> np.ndarray:
+    """A limit drawn by :func:`_amounts`, raised to ``floor`` where both are given (a limit below
+    a guarantee is no configuration), ``inf`` (not given) where it is NaN."""
+    return np.where(np.isnan(values), np.inf, np.fmax(values, floor))
+
+
+def _queue_config(rng: np.random.Generator, R: np.ndarray, n: int) -> dict[str, dict[str, Any]]:
+    """Weight, guarantee, limit and (sometimes) Kueue's borrowing and lending limits per queue."""
+    spec: dict[str, dict[str, Any]] = {}
+    guaranteed = rng.random(n) < 0.5
+    share = R / max(1, int(guaranteed.sum()))
+    for i in range(n):
+        node: dict[str, Any] = {"weight": float(rng.integers(1, 5))}
+        if guaranteed[i]:
+            node["guarantee"] = _amounts(rng, share, 0.2, 1.0)
+        if rng.random() < 0.5:
+            # a limit below the guarantee is no configuration
+            node["limit"] = _limit(_amounts(rng, R, 0.2, 0.9), node.get("guarantee", np.nan))
+        if guaranteed[i] and rng.random() < 0.3:
+            node["borrowing_limit"] = _limit(_amounts(rng, R, 0.0, 0.5))
+            node["lending_limit"] = _limit(np.fmin(_amounts(rng, R, 0.0, 0.5), node["guarantee"]))
+        spec[f"q{i + 1}"] = node
+    if rng.random() < 0.2:  # most draws keep the guarantees within the capacity, the others promise more
+        for s in spec.values():
+            if "guarantee" in s:
+                s["guarantee"] = np.floor(s["guarantee"] * 2.5)
+                if "limit" in s:
+                    s["limit"] = np.fmax(s["limit"], s["guarantee"])
+    return spec
+
+
+def _groups(rng: np.random.Generator, R: np.ndarray, spec: dict[str, dict[str, Any]]) -> list[str]:
+    """Sometimes a two-level tree: 1-2 groups at the root, some queues under them (set as their
+    ``parent``), each group with a weight and perhaps a guarantee and a limit."""
+    if rng.random() >= 0.35:
+        return []
+    names = [f"g{k + 1}" for k in range(int(rng.integers(1, 3)))]
+    for q in spec:
+        if rng.random() < 0.6:
+            spec[q]["parent"] = names[int(rng.integers(len(names)))]
+    groups = [g for g in names if any(s.get("parent") == g for s in spec.values())]
+    for g in groups:
+        node: dict[str, Any] = {"parent": None, "weight": float(rng.integers(1, 4))}
+        if rng.random() < 0.4:
+            node["guarantee"] = _amounts(rng, R / 2, 0.2, 1.0)
+        if rng.random() < 0.4:
+            under = [s["guarantee"] for s in spec.values() if s.get("parent") == g and "guarantee" in s]
+            floor = np.nansum(under, axis=0) if under else 0.0
+            node["limit"] = _limit(_amounts(rng, R, 0.3, 0.9), np.fmax(floor, node.get("guarantee", 0.0)))
+        spec[g] = node
+    return groups
+
+
+def random_queue_instance(space: InstanceSpace, prop: str, rng: np.random.Generator, name: str = "random") -> Instance:
+    """One queue instance (see the module docstring), built as :func:`fairalloc.io.cases.parse_case`
+    builds a loaded queue case, so that ``inst.to_dict()`` loads back as the same instance.
+
+    >>> inst = random_queue_instance(InstanceSpace(queues=True), "work_conserving", np.random.default_rng(3))
+    >>> inst.queues is not None and set(inst.bounds()) <= {0.0, 1.0}
+    True
+    """
+    n = int(rng.integers(space.users[0], space.users[1] + 1))
+    top = min(3, space.resources[1])
+    m = 1 if prop == "single_resource_fairness" or top < 2 else int(rng.integers(max(2, space.resources[0]), top + 1))
+    R = rng.integers(10, 101, m).astype(float)
+    D = np.floor(R * rng.uniform(0.05, 0.6, (n, m))) + 1
+    if m > 1:  # a queue may leave a resource out of its request
+        D[rng.random((n, m)) < 0.15] = 0.0
+        D[~(D > 0).any(axis=1), 0] = 1.0
+    if prop == "bottleneck_fairness":
+        R[:] = float(rng.integers(20, 101))
+        D[:, 0] = D.max(axis=1) + rng.integers(0, 4, n)
+    live = np.ones(n, dtype=bool)
+    if n > 2 and rng.random() < 0.25:  # an inactive queue: no request, nothing to receive
+        live[int(rng.integers(n))] = False
+        D[~live] = 0.0
+    spec = _queue_config(rng, R, n)
+    groups = _groups(rng, R, spec)
+    users = [f"q{i + 1}" for i in range(n)]
+    weights = [spec[u]["weight"] for u in users]
+    nodes = {g: spec[g] for g in groups} | {u: spec[u] for u in users}
+    hierarchy = None
+    if groups:
+        hierarchy = {
+            "parent": {v: nodes[v].get("parent") for v in nodes},
+            "weight": {v: nodes[v]["weight"] for v in nodes},
+        }
+    return Instance(
+        R,
+        D,
+        resources=QUEUE_RESOURCES[:m],
+        users=users,
+        weights=weights,
+        max_tasks=live.astype(float),
+        name=name,
+        groups=hierarchy,
+        queues=Queues.build(QUEUE_RESOURCES[:m], nodes, groups),
+    )
+
+
 def falsify_trial(
     trial: int, *, mechanism: Mechanism, prop: str, space: InstanceSpace, seed: int, budget: int, method: str
 ) -> dict:
     """Trial ``trial``: draw an instance, check the property; a violation carries its case."""
     rng = np.random.default_rng([seed, trial])
-    inst = random_instance(space, prop, rng, name=f"{mechanism.name}-{prop}-seed{seed}-trial{trial}")
-    result = check_one(mechanism, inst, prop, method=method, budget=budget, seed=trial)
+    draw = random_queue_instance if space.queues else random_instance
+    inst = draw(space, prop, rng, name=f"{mechanism.name}-{prop}-seed{seed}-trial{trial}")
+    try:
+        result = check_one(mechanism, inst, prop, method=method, budget=budget, seed=trial)
+    except FairallocError as refused:
+        if not space.queues:
+            raise
+        # a policy may refuse a configuration (guarantees beyond the capacity): not an instance of the cell
+        result = PropertyResult(prop, True, applicable=False, note=f"{mechanism.name} refuses it: {refused}")
     out = {
         "mechanism": mechanism.name,
         "property": prop,
@@ -154,6 +284,17 @@ def shrink(
     return _shrink(get(mechanism), prop, inst, budget=budget, method=method, seed=seed, max_checks=max_checks)
 
 
+def _guarantees_fit(inst: Instance) -> bool:
+    """Whether a queue case's guarantees fit its capacity: the leaves' together, and each group's
+    (always true for a paper case).  The shrinker keeps a configuration that fits fitting."""
+    q = inst.queues
+    if q is None:
+        return True
+    leaves = np.nansum(q.leaf_array("guarantee", inst.users), axis=0)
+    groups = [np.nan_to_num(q.guarantee[g]) for g in q.groups]
+    return bool(np.all(leaves <= inst.capacity) and all(np.all(g <= inst.capacity) for g in groups))
+
+
 def _shrink(mech: Mechanism, prop: str, inst: Instance, *, budget: int, method: str, seed: int, max_checks: int):
     result = _fails(mech, prop, inst, budget, method, seed)
     if result is None:
@@ -164,10 +305,13 @@ def _shrink(mech: Mechanism, prop: str, inst: Instance, *, budget: int, method: 
         (w.user, w.reported_demand) if prop == "strategy_proofness" and isinstance(w, Lie | DynamicLieWitness) else None
     )
     checks = 0
+    fit = _guarantees_fit(inst)
 
     def attempt(candidate):
         nonlocal checks, inst, result, liar
         if checks >= max_checks:
+            return False
+        if fit and not _guarantees_fit(candidate):  # a smaller capacity must still hold the guarantees
             return False
         checks += 1
         if liar is not None and liar[0] not in candidate.users:
@@ -431,7 +575,9 @@ def table2(
     from fairalloc.core import registry
 
     mechs = [get(m) for m in (mechanisms or registry.available("static", families=False))]
-    props = property_names(properties if isinstance(properties, (str, type(None))) else ",".join(properties))
+    props = property_names(
+        properties if isinstance(properties, (str, type(None))) else ",".join(properties), queues=space.queues
+    )
     cells = [(m, p) for m in mechs for p in props]
     task = partial(_table_trial, cells=cells, trials=trials, space=space, seed=seed, budget=budget, method=method)
     meta = {
@@ -458,4 +604,13 @@ def _table_trial(trial: int, *, cells, trials, space, seed, budget, method) -> d
     )
 
 
-__all__ = ["InstanceSpace", "FalsifyResult", "PROPERTIES", "falsify", "random_instance", "shrink", "table2"]
+__all__ = [
+    "InstanceSpace",
+    "FalsifyResult",
+    "PROPERTIES",
+    "falsify",
+    "random_instance",
+    "random_queue_instance",
+    "shrink",
+    "table2",
+]

@@ -2,7 +2,12 @@
 
 A lie is judged by what it buys: user ``i`` reports ``D'_i``, the mechanism gives her ``x'_i``
 tasks of the reported demand, i.e. the bundle ``x'_i D'_i``, and that bundle is worth
-``u_i(x'_i D'_i)`` tasks of her true demand (Leontief, capped by her bound).
+``u_i(x'_i D'_i)`` tasks of her true demand (Leontief, capped by her bound).  A per-resource
+policy gives a general bundle instead (``allocation.bundles[i]`` of the lie's allocation, not
+``x'_i D'_i``): it is valued the same way, with the Leontief utility of her true request.  On a
+queue case the report is the queue's ``request`` (its demand row); its guarantee, limit and the
+rest of the queue configuration are configuration, not reports, and stay as they are.  An
+inactive queue (no request) has nothing to lie about and is not searched.
 
 The search, per user and under an evaluation budget (every mechanism call counts):
 
@@ -105,9 +110,13 @@ class _Search:
         self.stop_above = np.inf  # end the search once a value exceeds this
 
     def true_tasks(self, report: np.ndarray) -> float:
-        """What the report buys, valued with the true demand."""
-        tasks = self.mechanism.allocate(self.instance.with_demand(self.i, report), self.method).tasks[self.i]
-        return leontief(self.instance, self.i, tasks * report)
+        """What the report buys (``x'_i D'_i``, or the policy's general bundle), valued with the true demand."""
+        if not (self.instance.demand[self.i] > 0).any():  # an inactive queue runs nothing
+            return 0.0
+        allocation = self.mechanism.allocate(self.instance.with_demand(self.i, report), self.method)
+        if allocation.amounts is not None:
+            return leontief(self.instance, self.i, allocation.amounts[self.i])
+        return leontief(self.instance, self.i, allocation.tasks[self.i] * report)
 
     def value(self, report: np.ndarray, *, extra: bool = False) -> float:
         report = np.maximum(report, 0.0)
@@ -270,6 +279,8 @@ def search_lie(
     """:func:`best_lie` for a resolved mechanism (the form the checkers and the finder call)."""
     i = instance.user_index(user)
     truth = instance.demand[i].copy()
+    if not (truth > 0).any():  # an inactive queue: it runs nothing, whatever it reports
+        return Lie(instance.users[i], 0.0, 0.0, _as_mapping(instance, truth), 0)
     search = _Search(mech, instance, i, max(1, budget), method, evaluate)
     rng = np.random.default_rng([seed, i])
     truthful = search.value(truth)

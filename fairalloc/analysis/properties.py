@@ -7,7 +7,15 @@ removed user, capacity change or lie, and the numbers before and after; one data
 kind in :mod:`fairalloc.analysis.results`, read as ``witness.user`` or, as before, ``witness["user"]``).
 
 Bundles are always valued with the Leontief utility of the user's *true* demand, capped by her
-task bound: ``u_i(B) = min(T_i, min_{j: D_ij > 0} B_j / D_ij)``.
+task bound: ``u_i(B) = min(T_i, min_{j: D_ij > 0} B_j / D_ij)``.  A production policy's general
+bundles (:meth:`~fairalloc.core.allocation.Allocation.from_bundles`: an amount per queue per
+resource, not proportional to the request) are valued the same way, with the Leontief utility of
+the queue's request: a queue's "tasks" are the fraction of its request its bundle serves
+(``allocation.tasks``), and envy compares the bundles themselves.  On a queue case the eight
+properties of the DRF paper are read for queues (inactive queues, which receive nothing, are left
+out of the comparisons that need a demand), and four more say whether a policy keeps its promises
+(issue 15): ``guarantee_honoured``, ``limit_respected``, ``no_overcommit`` and
+``work_conserving``; their margins are in units of the resource (``work_conserving``: in tasks).
 
 >>> import fairalloc
 >>> theorem_1 = fairalloc.Instance.from_arrays([30, 30], [[1, 3], [1, 1]])
@@ -28,7 +36,11 @@ import numpy as np
 from fairalloc.analysis.results import (
     BottleneckWitness,
     EnvyWitness,
+    GuaranteeWitness,
+    IdleWitness,
     InfeasibleWitness,
+    LimitWitness,
+    OvercommitWitness,
     ParetoWitness,
     PopulationWitness,
     PropertyReport,
@@ -39,8 +51,10 @@ from fairalloc.analysis.results import (
     describe_witness,
 )
 from fairalloc.analysis.valuation import leontief, tolerance
+from fairalloc.core.allocation import Allocation
 from fairalloc.core.errors import FairallocError
 from fairalloc.core.instance import Instance
+from fairalloc.core.queues import queues_of, request
 from fairalloc.core.registry import Mechanism, get
 from fairalloc.core.tolerances import PROPERTY, SATURATION
 from fairalloc.core.vocabulary import PROPERTIES, property_names
@@ -72,13 +86,56 @@ def _names(instance: Instance, values) -> dict:
     return {u: float(v) for u, v in zip(instance.users, values)}
 
 
+def general_bundles(allocate: Allocate, inst: Instance) -> np.ndarray | None:
+    """The general bundles ``(n, m)`` of the allocation ``allocate`` last made of ``inst``, when it
+    made one of a per-resource policy (``allocation.amounts``); ``None`` when the bundles are
+    ``x_i D_i`` (every paper mechanism: no ``(n, m)`` array is built for them)."""
+    last = getattr(allocate, "last", None)
+    if last is None or last[0] is not inst:
+        return None
+    return last[1].amounts
+
+
+def bundles_of(allocate: Allocate, inst: Instance, x: np.ndarray) -> np.ndarray:
+    """``(n, m)``: the bundles of the allocation ``x = allocate(inst)``, general or ``x_i D_i``."""
+    general = general_bundles(allocate, inst)
+    if general is not None:
+        return general
+    with np.errstate(invalid="ignore"):  # an inactive queue: 0 tasks of a zero row
+        return np.nan_to_num(x[:, None] * inst.demand)
+
+
+def _value(inst: Instance, i: int, bundle: np.ndarray) -> float:
+    """:func:`leontief`, and 0 for an inactive queue (no request: it runs nothing)."""
+    return 0.0 if not (inst.demand[i] > 0).any() else leontief(inst, i, bundle)
+
+
+def _active_mask(inst: Instance) -> np.ndarray | None:
+    """A queue case's active queues (those with a request), or ``None`` when every user is."""
+    if inst.queues is None:
+        return None
+    mask: np.ndarray = np.asarray((inst.demand > 0).any(axis=1))
+    return None if mask.all() else mask
+
+
+def _on_active(inst: Instance, x: np.ndarray, focus):
+    """``(instance, x, focus)`` restricted to the active queues (the paper's properties compare
+    demands; an inactive queue has none); ``focus`` is ``-1`` when it names an inactive queue."""
+    mask = _active_mask(inst)
+    if mask is None:
+        return inst, x, focus
+    if focus is not None:
+        focus = int(np.sum(mask[:focus])) if mask[focus] else -1
+    return inst.only(mask), x[mask], focus
+
+
 @_checker("sharing_incentive")
 def sharing_incentive(allocate: Allocate, inst: Instance, focus=None, **_) -> PropertyResult:
     """``x_i >= u_i(R w_i / sum w)``: nobody prefers her (weighted) slice of a static partition."""
     x = allocate(inst)
     W = inst.weight_matrix()
     fair_bundles = inst.capacity * W / W.sum(axis=0)  # per resource: R_j w_ij / sum_k w_kj
-    fair = np.array([leontief(inst, i, fair_bundles[i]) for i in range(inst.n)])
+    fair = np.array([_value(inst, i, fair_bundles[i]) for i in range(inst.n)])
     slack = x - fair
     i = _worst(slack, focus)
     if slack[i] >= -tolerance(x[i], fair[i]):
@@ -93,20 +150,21 @@ def sharing_incentive(allocate: Allocate, inst: Instance, focus=None, **_) -> Pr
     )
 
 
-def _envy_blocks(inst: Instance, x: np.ndarray, rows=None, block_cells: int | None = None):
+def _envy_blocks(inst: Instance, x: np.ndarray, rows=None, block_cells: int | None = None, bundles=None):
     """``(start, V)`` for consecutive blocks of rows of the envy matrix ``V`` (see
     :func:`envy_values`): ``V`` is ``(rows in the block, n)``, the diagonal ``-inf``.  A block has
     at most ``block_cells`` cells (default :data:`~fairalloc.core.limits.ENVY_BLOCK_CELLS`), so memory
     stays bounded whatever ``n``; within a block the work is vectorised, one resource at a time.
 
     ``rows``: only these rows (indices, in order), e.g. the one user a claim names.
+    ``bundles``: a per-resource policy's general bundles ``(n, m)`` (default ``x_i D_i``).
     """
     from fairalloc.core.limits import ENVY_BLOCK_CELLS
 
     w = inst.scalar_weights("envy_freeness")
     D, T = inst.demand, inst.bounds()
     n, m = inst.n, inst.m
-    scaled = x[:, None] * D / w[:, None]  # bundle of k per unit of weight
+    scaled = (x[:, None] * D if bundles is None else bundles) / w[:, None]  # bundle of k per unit of weight
     need = D > 0
     # 1 / D_ij where user i needs j; +inf elsewhere, so that the product is +inf (never the
     # minimum) or NaN (0 * inf; skipped by fmin): the same minimum over needed j as a masked min
@@ -162,12 +220,13 @@ def check_pairwise(inst: Instance, what: str = "envy_freeness") -> None:
         )
 
 
-def worst_envy(inst: Instance, x: np.ndarray, rows=None, block_cells: int | None = None):
+def worst_envy(inst: Instance, x: np.ndarray, rows=None, block_cells: int | None = None, bundles=None):
     """Per row ``i`` (all users, or ``rows``): the smallest slack ``x_i - V[i, k]``, the first
-    ``k`` attaining it, and ``V[i, k]``; in bounded memory (see :func:`_envy_blocks`)."""
+    ``k`` attaining it, and ``V[i, k]``; in bounded memory (see :func:`_envy_blocks`).
+    ``bundles``: general bundles (default ``x_i D_i``)."""
     order = np.arange(inst.n) if rows is None else np.asarray(rows, dtype=int)
     slack, other, value = np.empty(len(order)), np.empty(len(order), dtype=int), np.empty(len(order))
-    for start, block in _envy_blocks(inst, x, order, block_cells):
+    for start, block in _envy_blocks(inst, x, order, block_cells, bundles):
         i = order[start : start + len(block)]
         np.subtract(x[i, None], block, out=block)  # the slacks, in place
         k = np.argmin(block, axis=1)
@@ -177,15 +236,15 @@ def worst_envy(inst: Instance, x: np.ndarray, rows=None, block_cells: int | None
         value[start:stop] = x[i] - slack[start:stop]
     # V[i, k] again, not x_i - slack: the same number as the full matrix, bit for bit
     if len(order):
-        value = _pair_values(inst, x, order, other)
+        value = _pair_values(inst, x, order, other, bundles)
     return slack, other, value
 
 
-def _pair_values(inst: Instance, x: np.ndarray, rows: np.ndarray, others: np.ndarray) -> np.ndarray:
+def _pair_values(inst: Instance, x: np.ndarray, rows: np.ndarray, others: np.ndarray, bundles=None) -> np.ndarray:
     """``V[rows[t], others[t]]`` for each t, computed as :func:`_envy_blocks` does."""
     w = inst.scalar_weights("envy_freeness")
     D, T = inst.demand, inst.bounds()
-    scaled = x[:, None] * D / w[:, None]
+    scaled = (x[:, None] * D if bundles is None else bundles) / w[:, None]
     need = D > 0
     inv = np.where(need, 1.0 / np.where(need, D, 1.0), np.inf)
     with np.errstate(invalid="ignore"):
@@ -212,7 +271,8 @@ def envious_users(inst: Instance, x: np.ndarray, block_cells: int | None = None)
 def envy_freeness(
     allocate: Allocate, inst: Instance, focus=None, block_cells: int | None = None, **_
 ) -> PropertyResult:
-    """``u_i(x_k D_k) w_i / w_k <= x_i``: nobody prefers another's (weight-scaled) bundle."""
+    """``u_i(A_k) w_i / w_k <= x_i``: nobody prefers another's (weight-scaled) bundle ``A_k``
+    (``x_k D_k``, or a per-resource policy's general bundle); an inactive queue envies nobody."""
     if inst.weights is not None and inst.weights.ndim == 2:
         return PropertyResult(
             "envy_freeness",
@@ -225,10 +285,14 @@ def envy_freeness(
     if focus is None:
         check_pairwise(inst)
     x = allocate(inst)
-    rows = None if focus is None else [focus]
-    slacks, others, values = worst_envy(inst, x, rows, block_cells)
+    general = general_bundles(allocate, inst)
+    active = _active_mask(inst)
+    if focus is not None and active is not None and not active[focus]:
+        return PropertyResult("envy_freeness", True, 0.0, note="an inactive queue envies nobody")
+    rows = [focus] if focus is not None else None if active is None else np.flatnonzero(active)
+    slacks, others, values = worst_envy(inst, x, rows, block_cells, general)
     t = int(np.argmin(slacks))  # the first row with the smallest slack
-    i = t if focus is None else focus
+    i = int(rows[t]) if rows is not None else t
     k, slack, value = int(others[t]), slacks[t], values[t]
     if slack >= -tolerance(x[i], value):
         return PropertyResult("envy_freeness", True, float(slack))
@@ -241,7 +305,7 @@ def envy_freeness(
             inst.users[k],
             float(x[i]),
             float(value),
-            dict(zip(inst.resources, map(float, x[k] * inst.demand[k]))),
+            dict(zip(inst.resources, map(float, x[k] * inst.demand[k] if general is None else general[k]))),
         ),
     )
 
@@ -278,8 +342,12 @@ def pareto_improvement(inst: Instance, x: np.ndarray) -> tuple[float, np.ndarray
 
 @_checker("pareto_efficiency")
 def pareto_efficiency(allocate: Allocate, inst: Instance, **_) -> PropertyResult:
-    """No feasible allocation gives everyone at least as much and someone more (decided by an LP)."""
+    """No feasible allocation gives everyone at least as much and someone more (decided by an LP).
+
+    With general bundles the LP compares their Leontief values (``allocation.tasks``): a bundle
+    holding more than its request's shape uses is waste another queue could run with."""
     x = allocate(inst)
+    inst, x, _ = _on_active(inst, x, None)
     used = x @ inst.demand
     if np.any(used > inst.capacity * (1 + SATURATION) + 1e-12):
         j = int(np.argmax(used - inst.capacity))
@@ -328,9 +396,10 @@ def single_resource_fairness(allocate: Allocate, inst: Instance, focus=None, **_
     """With one resource the allocation is (weighted) max-min fair on it."""
     if inst.m != 1:
         return PropertyResult("single_resource_fairness", True, applicable=False, note=f"{inst.m} resources")
-    return _compare_to_max_min(
-        "single_resource_fairness", allocate(inst), _max_min_on(inst, 0), inst, inst.resources[0], focus
-    )
+    inst, x, focus = _on_active(inst, allocate(inst), focus)
+    if focus == -1:
+        return PropertyResult("single_resource_fairness", True, applicable=False, note="an inactive queue")
+    return _compare_to_max_min("single_resource_fairness", x, _max_min_on(inst, 0), inst, inst.resources[0], focus)
 
 
 def common_bottleneck(inst: Instance) -> int | None:
@@ -344,13 +413,18 @@ def common_bottleneck(inst: Instance) -> int | None:
 @_checker("bottleneck_fairness")
 def bottleneck_fairness(allocate: Allocate, inst: Instance, focus=None, **_) -> PropertyResult:
     """If one resource is every user's dominant resource, the allocation is max-min fair on it."""
+    x = allocate(inst) if inst.queues is not None else None  # a queue case: decided on its active queues
+    if x is not None:
+        inst, x, focus = _on_active(inst, x, focus)
+        if focus == -1:
+            return PropertyResult("bottleneck_fairness", True, applicable=False, note="an inactive queue")
     j = common_bottleneck(inst)
     if j is None:
         return PropertyResult(
             "bottleneck_fairness", True, applicable=False, note="no resource is every user's dominant resource"
         )
     return _compare_to_max_min(
-        "bottleneck_fairness", allocate(inst), _max_min_on(inst, j), inst, inst.resources[j], focus
+        "bottleneck_fairness", allocate(inst) if x is None else x, _max_min_on(inst, j), inst, inst.resources[j], focus
     )
 
 
@@ -447,6 +521,161 @@ def strategy_proofness(
     return PropertyResult("strategy_proofness", False, -best.gain, best, evaluations=result.evaluations)
 
 
+# -- the promises of policies with guarantees and limits (issue 15) ------------------------------------
+
+
+def _amount_tolerance(*values) -> float:
+    """Absolute slack allowed when comparing amounts of a resource of this magnitude."""
+    return tolerance(*values)
+
+
+@_checker("guarantee_honoured")
+def guarantee_honoured(allocate: Allocate, inst: Instance, focus=None, **_) -> PropertyResult:
+    """Every active queue ``i`` gets ``A_ij >= min(G_ij, r_ij)`` of every resource ``j`` it is
+    guaranteed (``G``: its guarantee, ``r``: its request): a queue asking for at least its
+    guarantee gets it, one asking for less gets what it asks for.
+
+    Valued with the Leontief utility of the request, a queue is also served its guarantee when it
+    runs the largest multiple of its request within it, ``x_i >= min(1, min_j G_ij / r_ij)`` (what
+    a Leontief mechanism such as ``drf`` promises): memory beyond what its cpu lets it use is worth
+    nothing to it.  A queue honoured either way counts as honoured (slack 0 if only the second).
+    Margin: the smallest slack, in units of the resource."""
+    G = queues_of(inst).leaf_array("guarantee", inst.users)
+    r = request(inst)
+    asks: np.ndarray = np.asarray((r > 0).any(axis=1))
+    given = ~np.isnan(G) & asks[:, None]
+    if focus is not None:
+        given[np.arange(inst.n) != focus] = False
+    if not given.any():
+        return PropertyResult("guarantee_honoured", True, 0.0, note="no guarantees")
+    x = allocate(inst)
+    A = bundles_of(allocate, inst, x)
+    owed = np.where(given, np.minimum(np.nan_to_num(G), r), 0.0)
+    slack = np.where(given, A - owed, np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):  # the Leontief multiple within the guarantee
+        multiple = np.minimum(1.0, np.min(np.where(given & (r > 0), np.nan_to_num(G) / r, np.inf), axis=1))
+    leontief_ok = x >= multiple - PROPERTY * np.maximum(1.0, multiple)
+    slack[leontief_ok] = np.maximum(slack[leontief_ok], 0.0)
+    i, j = np.unravel_index(int(np.argmin(slack)), slack.shape)
+    if slack[i, j] >= -_amount_tolerance(A[i, j], owed[i, j]):
+        return PropertyResult("guarantee_honoured", True, float(slack[i, j]))
+    return PropertyResult(
+        "guarantee_honoured",
+        False,
+        float(slack[i, j]),
+        GuaranteeWitness(inst.users[i], inst.resources[j], float(G[i, j]), float(r[i, j]), float(A[i, j])),
+    )
+
+
+def _node_bundles(inst: Instance, A: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """Every node of the queue tree (leaf queues, then groups) and what it receives: a leaf its
+    bundle, a group the sum of its leaves' bundles."""
+    q = queues_of(inst)
+    index = {u: k for k, u in enumerate(inst.users)}
+    groups = [g for g in q.groups]
+    rows = [A[[index[u] for u in q.leaves(g)]].sum(axis=0) for g in groups]
+    return [*inst.users, *groups], np.vstack([A, *rows]) if rows else A
+
+
+@_checker("limit_respected")
+def limit_respected(allocate: Allocate, inst: Instance, focus=None, **_) -> PropertyResult:
+    """``A_ij <= L_ij`` for every leaf queue, and for every group the sum of its leaves' bundles
+    stays within the group's limit.  Margin: the smallest slack, in units of the resource."""
+    q = queues_of(inst)
+    x = allocate(inst)
+    nodes, received = _node_bundles(inst, bundles_of(allocate, inst, x))
+    L = np.array([q.limit[v] for v in nodes], dtype=float).reshape(len(nodes), inst.m)
+    if focus is not None:
+        L[[v not in (inst.users[focus], *q.path(inst.users[focus])) for v in nodes]] = np.inf
+    if not np.isfinite(L).any():
+        return PropertyResult("limit_respected", True, 0.0, note="no limits")
+    slack = L - received
+    v, j = np.unravel_index(int(np.argmin(slack)), slack.shape)
+    if slack[v, j] >= -_amount_tolerance(L[v, j], received[v, j]):
+        return PropertyResult("limit_respected", True, float(slack[v, j]))
+    return PropertyResult(
+        "limit_respected",
+        False,
+        float(slack[v, j]),
+        LimitWitness(nodes[v], inst.resources[j], float(L[v, j]), float(received[v, j])),
+    )
+
+
+@_checker("no_overcommit")
+def no_overcommit(allocate: Allocate, inst: Instance, **_) -> PropertyResult:
+    """The bundles fit the capacity: ``sum_i A_ij <= R_j``.  A policy's entitlement may promise
+    more (``Allocation.entitlement``: its certificate lets it through); this property says so.
+    Margin: the smallest idle amount, in units of the resource."""
+    x = allocate(inst)
+    promised = bundles_of(allocate, inst, x).sum(axis=0)
+    slack = inst.capacity - promised
+    j = int(np.argmin(slack))
+    if slack[j] >= -_amount_tolerance(promised[j], inst.capacity[j]):
+        return PropertyResult("no_overcommit", True, float(slack[j]))
+    return PropertyResult(
+        "no_overcommit",
+        False,
+        float(slack[j]),
+        OvercommitWitness(inst.resources[j], float(promised[j]), float(inst.capacity[j])),
+    )
+
+
+def _room(inst: Instance, A: np.ndarray) -> np.ndarray:
+    """``(n, m)``: how much more of each resource each queue may receive under its own limit and
+    its groups' (``inf`` where nothing limits it)."""
+    q = queues_of(inst)
+    nodes, received = _node_bundles(inst, A)
+    slack = np.array([q.limit[v] for v in nodes], dtype=float).reshape(len(nodes), inst.m) - received
+    where = {v: k for k, v in enumerate(nodes)}
+    room = slack[: inst.n].copy()
+    for i, u in enumerate(inst.users):
+        for g in q.path(u):
+            np.minimum(room[i], slack[where[g]], out=room[i])
+    return room
+
+
+@_checker("work_conserving")
+def work_conserving(allocate: Allocate, inst: Instance, focus=None, **_) -> PropertyResult:
+    """No resource idle while a queue that could use it has unmet request.
+
+    Queue ``i`` could use more when it is active, its request is not met (``x_i < T_i``: below 1
+    on a queue case) and every resource ``j`` that stops it (``A_ij / D_ij == x_i``, ``D_ij > 0``)
+    has idle capacity (``sum_k A_kj < R_j``) and room under the limits of ``i`` and of its groups.
+    For Leontief-shaped mechanisms this is non-wastefulness; for per-resource policies it catches
+    a resource left idle that a queue's request asks for.  Margin: minus the most tasks a queue
+    could still run from the idle resources (0 when it holds)."""
+    x = allocate(inst)
+    A = bundles_of(allocate, inst, x)
+    D, T, R = inst.demand, inst.bounds(), inst.capacity
+    idle = R - A.sum(axis=0)
+    free = idle > SATURATION * np.maximum(1.0, R)
+    room = _room(inst, A)
+    worst: tuple[float, int] = (0.0, -1)
+    enough = room > SATURATION * np.maximum(1.0, R)
+    for i in range(inst.n) if focus is None else [focus]:
+        need = D[i] > 0
+        if not need.any() or np.isfinite(T[i]) and x[i] >= T[i] - tolerance(x[i], T[i]):
+            continue
+        ratio = A[i, need] / D[i, need]
+        stops = np.flatnonzero(need)[ratio <= x[i] + tolerance(x[i])]
+        if not stops.size or not (free[stops] & enough[i, stops]).all():
+            continue
+        more = float(min(T[i] - x[i], np.min(np.minimum(idle[stops], room[i, stops]) / D[i, stops])))
+        if more > max(worst[0], tolerance(x[i])):
+            worst = (more, i)
+    more, i = worst
+    if i < 0:
+        return PropertyResult("work_conserving", True, 0.0)
+    need = D[i] > 0
+    stops = np.flatnonzero(need)[A[i, need] / D[i, need] <= x[i] + tolerance(x[i])]
+    return PropertyResult(
+        "work_conserving",
+        False,
+        -more,
+        IdleWitness(inst.users[i], float(x[i]), {inst.resources[j]: float(idle[j]) for j in stops}),
+    )
+
+
 def check_work(names, inst: Instance, *, budget: int = 500, focus=None) -> None:
     """Refuse, before any work, properties whose checking cannot stay within the bounds of
     :mod:`fairalloc.core.limits` on this instance: envy-freeness compares every pair of users
@@ -467,8 +696,22 @@ def check_work(names, inst: Instance, *, budget: int = 500, focus=None) -> None:
         )
 
 
+class _Allocator:
+    """The checkers' :data:`Allocate`: task counts (Leontief values) of an instance, keeping the
+    last allocation so that a checker can read its general bundles (:func:`general_bundles`)."""
+
+    def __init__(self, mechanism: Mechanism, method: str):
+        self.mechanism, self.method = mechanism, method
+        self.last: tuple[Instance, Allocation] | None = None
+
+    def __call__(self, inst: Instance) -> np.ndarray:
+        allocation = self.mechanism.allocate(inst, self.method)
+        self.last = (inst, allocation)
+        return allocation.tasks
+
+
 def allocator(mechanism: Mechanism, method: str = "auto") -> Allocate:
-    return lambda inst: mechanism.allocate(inst, method).tasks
+    return _Allocator(mechanism, method)
 
 
 def _instance_of(instance: Instance | Case) -> Instance:
@@ -544,15 +787,17 @@ def check(
     budget: int = 500,
     seed: int = 0,
 ) -> PropertyReport:
-    """Check several properties (default: all eight) of ``mechanism`` (a registered name or a
-    :class:`~fairalloc.core.registry.Mechanism`) on ``instance``.
+    """Check several properties (default: the DRF paper's eight; all twelve on a queue case) of
+    ``mechanism`` (a registered name or a :class:`~fairalloc.core.registry.Mechanism`) on ``instance``.
 
     The :class:`PropertyReport` is a ``dict`` ``{property: PropertyResult}``; Jupyter shows it as
     a table.
     """
     mech = get(mechanism)
     names = property_names(
-        properties if isinstance(properties, (str, type(None))) else ",".join(properties), mech.kind == "dynamic"
+        properties if isinstance(properties, (str, type(None))) else ",".join(properties),
+        mech.kind == "dynamic",
+        queues=_instance_of(instance).queues is not None,
     )
     if mech.kind != "dynamic":
         check_work(names, _instance_of(instance), budget=budget)

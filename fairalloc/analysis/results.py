@@ -415,6 +415,63 @@ class DynamicEnvyWitness(Witness):
         )
 
 
+@dataclass(eq=False)
+class GuaranteeWitness(Witness):
+    """Queue ``queue`` receives less of ``resource`` than ``min(guarantee, request)``."""
+
+    queue: str
+    resource: str
+    guarantee: float
+    request: float
+    received: float
+
+    def describe(self) -> str:
+        return (
+            f"queue {self.queue} receives {self.received:.6g} {self.resource}, below its guarantee "
+            f"{self.guarantee:.6g} (request {self.request:.6g})"
+        )
+
+
+@dataclass(eq=False)
+class LimitWitness(Witness):
+    """Node ``node`` (a leaf queue, or a group: its leaves together) receives more of ``resource``
+    than its limit."""
+
+    node: str
+    resource: str
+    limit: float
+    received: float
+
+    def describe(self) -> str:
+        return f"{self.node} receives {self.received:.6g} {self.resource}, above its limit {self.limit:.6g}"
+
+
+@dataclass(eq=False)
+class OvercommitWitness(Witness):
+    """The bundles together promise more of ``resource`` than its capacity."""
+
+    resource: str
+    promised: float
+    capacity: float
+
+    def describe(self) -> str:
+        return f"{self.promised:.6g} {self.resource} promised, capacity {self.capacity:.6g}"
+
+
+@dataclass(eq=False)
+class IdleWitness(Witness):
+    """Queue ``queue`` has unmet request and every resource that stops it is idle (with room under
+    its limits): ``idle`` maps those resources to their idle amounts."""
+
+    queue: str
+    tasks: float
+    idle: dict[str, float]
+
+    def describe(self) -> str:
+        amounts = ", ".join(f"{v:.6g} {r}" for r, v in self.idle.items())
+        return f"queue {self.queue} gets {self.tasks:.6g} of its request while {amounts} stay idle"
+
+
 #: per property, ``(test on a witness dict, witness class)`` pairs, the first that passes wins
 WITNESS_TYPES: dict[str, tuple] = {
     "sharing_incentive": (
@@ -432,6 +489,10 @@ WITNESS_TYPES: dict[str, tuple] = {
     "dynamic_pareto_optimality": ((lambda d: True, DynamicParetoWitness),),
     "shared_monotonicity": ((lambda d: True, SharedMonotonicityWitness),),
     "dynamic_envy_freeness": ((lambda d: True, DynamicEnvyWitness),),
+    "guarantee_honoured": ((lambda d: True, GuaranteeWitness),),
+    "limit_respected": ((lambda d: True, LimitWitness),),
+    "no_overcommit": ((lambda d: True, OvercommitWitness),),
+    "work_conserving": ((lambda d: True, IdleWitness),),
 }
 
 

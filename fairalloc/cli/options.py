@@ -182,6 +182,13 @@ SPACE_OPTIONS = [
     click.option("--zeros", is_flag=True, help="Allow zero demands (the DRF paper assumes positive demands)."),
     click.option("--weights", is_flag=True, help="Draw scalar user weights 1..4."),
     click.option("--bounds", is_flag=True, help="Give some users a max_tasks bound."),
+    click.option(
+        "--queues",
+        is_flag=True,
+        default=None,
+        help="Random queue instances: requests, weights, guarantees, limits, groups (default when a "
+        "mechanism is a production policy); all twelve properties by default.",
+    ),
 ]
 
 
@@ -197,7 +204,7 @@ def space_options(fn):
     return fn
 
 
-def space(users, resources, zeros, weights, bounds):
+def space(users, resources, zeros, weights, bounds, queues=False):
     from fairalloc.analysis.falsify import InstanceSpace
 
     return InstanceSpace(
@@ -206,7 +213,19 @@ def space(users, resources, zeros, weights, bounds):
         zeros,
         weights,
         bounds,
+        bool(queues),
     )
+
+
+def queue_space(queues, names) -> bool:
+    """``--queues``, or by default whether any of the mechanisms ``names`` is a production policy
+    (:class:`~fairalloc.engines.queue_policy.QueuePolicy`): those run on queue instances."""
+    from fairalloc.core import registry
+    from fairalloc.engines.queue_policy import QueuePolicy
+
+    if queues is not None:
+        return bool(queues)
+    return any(isinstance(registry.get(name), QueuePolicy) for name in names)
 
 
 def engine_checks(workers, results, trials: int) -> None:

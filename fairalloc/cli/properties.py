@@ -18,6 +18,7 @@ from fairalloc.cli.options import (
     make_folder,
     method_option,
     output_path,
+    queue_space,
     space,
     space_options,
     write_yaml,
@@ -42,9 +43,10 @@ from fairalloc.core.errors import FairallocError, unknown
     "--property",
     "property",
     metavar="P[,P...]",
-    help="Properties (default: all eight): sharing_incentive (si), strategy_proofness (sp), "
-    "envy_freeness (ef), pareto_efficiency (pe), single_resource_fairness (srf), "
-    "bottleneck_fairness (bf), population_monotonicity (pm), resource_monotonicity (rm).",
+    help="Properties (default: all eight; all twelve on a queue case): sharing_incentive (si), "
+    "strategy_proofness (sp), envy_freeness (ef), pareto_efficiency (pe), single_resource_fairness (srf), "
+    "bottleneck_fairness (bf), population_monotonicity (pm), resource_monotonicity (rm), "
+    "guarantee_honoured (gh), limit_respected (lr), no_overcommit (no), work_conserving (wc).",
 )
 @click.option("--variant", help="Check the named variant of the case instead of the case itself.")
 @method_option()
@@ -208,6 +210,7 @@ def falsify(
     zeros,
     weights,
     bounds,
+    queues,
     trials,
     seed,
     budget,
@@ -234,7 +237,7 @@ def falsify(
 
     registry.get(mechanism_name)
     (prop,) = property_names(property)
-    instances = space(users, resources, zeros, weights, bounds)
+    instances = space(users, resources, zeros, weights, bounds, queue_space(queues, [mechanism_name]))
     check_budget(budget), check_seed(seed)
     engine_checks(workers, results, trials)
     if out is not None:
@@ -271,7 +274,13 @@ def falsify(
 
 @click.command()
 @click.option("-m", "--mechanism", "mechanisms", metavar="M[,M...]", help="Mechanisms (default: all static).")
-@click.option("-p", "--property", "property", metavar="P[,P...]", help="Properties (default: all eight).")
+@click.option(
+    "-p",
+    "--property",
+    "property",
+    metavar="P[,P...]",
+    help="Properties (default: all eight; all twelve on queue instances).",
+)
 @space_options
 @click.option("--trials", type=int, default=200, show_default=True, help="Random instances per cell.")
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -291,6 +300,7 @@ def table2(
     zeros,
     weights,
     bounds,
+    queues,
     trials,
     seed,
     budget,
@@ -304,14 +314,19 @@ def table2(
     """Empirical Table 2 of the DRF paper: properties x mechanisms.
 
     Each cell says "holds on N instances" or shows the shrunk counterexample found, for every
-    registered static mechanism (yours included).
+    registered static mechanism (yours included).  With --queues (the default when a mechanism is
+    a production policy) the instances are random queue cases and the table has twelve rows.
+
+    \b
+    Example:
+      fairalloc table2 -m drf,mesos-drf --queues --trials 20 --out-dir counterexamples
     """
     from fairalloc.analysis.falsify import table2 as run_table2
     from fairalloc.analysis.properties import property_names
 
     names = mechanism_names(mechanisms, registry.available("static", families=False))
-    chosen = property_names(property)
-    instances = space(users, resources, zeros, weights, bounds)
+    instances = space(users, resources, zeros, weights, bounds, queue_space(queues, names))
+    chosen = property_names(property, queues=instances.queues)
     check_budget(budget), check_seed(seed)
     engine_checks(workers, results, trials)
     if len(names) * len(chosen) * trials > limits.MAX_TRIALS:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from fairalloc.core.errors import UnknownNameError, unknown
 
-#: the properties of static mechanisms (DRF paper, section 3)
-PROPERTIES = (
+#: the properties of static mechanisms in the DRF paper (section 3): the default list on a paper case
+PAPER_PROPERTIES = (
     "sharing_incentive",
     "strategy_proofness",
     "envy_freeness",
@@ -21,6 +21,17 @@ PROPERTIES = (
     "population_monotonicity",
     "resource_monotonicity",
 )
+
+#: the promises of policies with guarantees and limits (issue 15): what production schedulers owe a queue
+QUEUE_PROPERTIES = (
+    "guarantee_honoured",
+    "limit_respected",
+    "no_overcommit",
+    "work_conserving",
+)
+
+#: every property of static mechanisms; all twelve are the default list on a queue case
+PROPERTIES = PAPER_PROPERTIES + QUEUE_PROPERTIES
 
 #: the properties of dynamic mechanisms (DMFA-SRQ paper, section 3; Dynamic DRF)
 DYNAMIC_PROPERTIES = (
@@ -33,14 +44,20 @@ DYNAMIC_PROPERTIES = (
 )
 
 
-def property_names(spec: str | None, dynamic: bool = False) -> list[str]:
-    """``"si,ef"``-style lists: full names, initials or unambiguous prefixes; ``None`` means all.
+def property_names(spec: str | None, dynamic: bool = False, queues: bool = False) -> list[str]:
+    """``"si,ef"``-style lists: full names, initials or unambiguous prefixes; ``None`` means the
+    default list: the DRF paper's eight, or all twelve for a queue case (``queues``).
 
     ``dynamic``: the properties of dynamic mechanisms (dpo, si, def, sp, irreversibility).
+
+    >>> property_names("gh,lr,no,wc")
+    ['guarantee_honoured', 'limit_respected', 'no_overcommit', 'work_conserving']
+    >>> len(property_names(None)), len(property_names(None, queues=True))
+    (8, 12)
     """
     known = DYNAMIC_PROPERTIES if dynamic else PROPERTIES
     if not spec:
-        return list(known)
+        return list(DYNAMIC_PROPERTIES if dynamic else PROPERTIES if queues else PAPER_PROPERTIES)
     names = []
     for part in (p.strip() for p in spec.split(",")):
         if not part:
