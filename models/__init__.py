@@ -20,6 +20,7 @@ from . import hdrf_fluid
 from . import mesos_drf
 from . import yarn_fair
 from . import volcano_proportion
+from . import yunikorn_fair
 
 __all__ = [
     "alpha_fair",
@@ -33,4 +34,5 @@ __all__ = [
     "utilitarian",
     "volcano_proportion",
     "yarn_fair",
+    "yunikorn_fair",
 ]

@@ -1,0 +1,634 @@
+"""Apache YuniKorn's fair queue sorting: usage over guarantee (or fair max), priority first.
+
+Source read: apache/yunikorn-core at commit be3bb487298956dd70906fca15e577bbc12d23cb (2026-07-02),
+Apache-2.0:
+
+* ``pkg/common/resources/resources.go``, ``getFairShare`` and ``getShareFairForDenominator``: a
+  queue's share of its allocation ``U`` is ``max_j U_j / d_j`` over the resources it uses, where
+  ``d_j`` is its *guaranteed* quantity of ``j`` when the guarantee names ``j``, else its *fair max*
+  of ``j`` (a resource named by neither does not count).  An explicit ``d_j <= 0`` gives share 1
+  when ``U_j > 0`` (0 otherwise); the maximum starts at 0;
+* ``CompUsageRatioSeparately``: two queues compare by these shares (``<``, ``>``, ``==``);
+* ``pkg/scheduler/objects/queue.go``, ``GetFairMaxResource``: the root's max is the cluster's size;
+  descending the tree, a queue's configured ``max`` overrides its parent's fair max resource by
+  resource ("child wins every collision", even above the parent's);
+* ``queue.go``, ``Queue.sortQueues``: a parent sorts its children *with pending resources*
+  (``StrictlyGreaterThanZero(pending)``), and the scheduler descends the tree in that order;
+  parent queues always sort ``fair`` (``resetProperties``), with ``application.sort.priority``
+  enabled by default;
+* ``pkg/scheduler/objects/sorters.go``, ``sortQueue``: ``sortQueuesByPriorityAndFairness``
+  (priority enabled: higher current priority first, then lower share, then the queue whose
+  pending resources are ``StrictlyGreaterThan`` the other's) or ``sortQueuesByFairnessAndPriority``
+  (``application.sort.priority: disabled``, the member ``yunikorn-fair:priority-disabled``:
+  share, then priority, then pending), both by
+  ``sort.SliceStable``;
+* ``queue.go``, ``recalculatePriority`` and ``priorityValueByPolicy``: a parent's current priority
+  is its ``priority.offset`` plus the highest current priority of its children with applications.
+
+**Shares** (:meth:`YuniKornFair.shares`): ``s_v = max_j U_vj / d_vj`` as above, for every leaf and
+group (``U_v``: the usage of ``v``'s subtree; ``d_vj``: ``guarantee`` where given, else the fair
+max: the ``limit`` of the nearest node on the path from ``v`` up that sets one, else the capacity).
+
+**Order** (:meth:`YuniKornFair.order`): the active leaves (``pending = request - usage`` not zero)
+depth first, each parent's children sorted as ``sortQueue`` sorts them.  A leaf's ``priority`` is
+its current priority (its applications' highest plus its offset); a group's ``priority`` is its
+``priority.offset`` (default policy).  The comparison is not a strict weak order (the pending
+tie-break is a partial order), so the result depends on the sorting algorithm: Go's
+``sort.SliceStable`` (insertion sort on blocks of 20, then ``symMerge``) is followed step by step.
+Upstream quirk kept: ``sortQueue``'s ``less(i, j)`` reads ``fairMaxResources[i]`` by *position*
+while only ``queues`` is swapped, so after a swap a queue may be compared with another queue's
+fair max (``positional_fair_max=False`` gives the intended comparison).  Go feeds the children from
+a map (random order): here they come in file order (groups first).
+
+**Entitlement** (:meth:`YuniKornFair.entitlement`).  YuniKorn only orders queues; what it entitles
+a queue to is defined here as the fluid limit of its scheduling loop when every queue asks for its
+``request`` from an empty cluster: again and again a small piece of its request (Leontief: the
+queue grows in the shape ``D_i`` of its request, at most ``T_i`` units, ``T_i = 1`` in a queue
+case) goes to the first queue in the order whose piece fits the headroom (every ``limit`` on its
+path, and the capacity).  In that limit, at every node the children of the highest current priority
+that can still grow (``priority-disabled``: all of them) grow keeping their shares ``s_v`` equal
+(the lowest first), while the other children wait; a queue stops at its request, or when a limit on
+its path or the capacity saturates a resource it requests.  The queues' units ``x`` are then::
+
+    at every node v, over the served children c:  s_c(x) = lambda_v   (or s_c > lambda_v, not grown)
+    0 <= x_i <= T_i,  sum_{i under v} x_i D_i <= limit_v (every node),  sum_i x_i D_i <= R
+
+reached by growing ``lambda`` from 0 and freezing, at every event, the queues that stop.
+
+``fast`` computes it event by event: between two events the allocation is a monotone function of
+the level of the top-level children, whose next event is found by bisection; a group's response to
+a level is built exactly, bottom-up, as a piecewise-linear function of its share (its children's
+responses summed knot by knot, then re-read at the breakpoints of ``max_j U_j / d_j``).  At an event
+(a queue reaching its request, a limit or the capacity saturating a resource) the affected queues
+freeze.  The test suite cross-checks it with :func:`simulate`, the discrete loop itself in pieces of
+1/300 of each request (agreement within the crumbs a piece leaves).
+
+How it differs from DRF (Ghodsi et al., NSDI 2011): the denominator of a share is the queue's own
+guarantee, not the cluster, so queues fill in proportion to their guarantees (all reach their
+guarantee together when the cluster allows); a queue without a guarantee is measured against its
+fair max (its ``max``, or the cluster); guarantees are not reserved (only sorted first); there are
+no weights; priorities are strict; groups compare by their aggregate usage over their own guarantee.
+
+Not modelled: the ``fence`` priority policy, stopped queues,
+preemption, placeholders, node fit (resources are pooled).  A jump of the share (an explicit 0
+guarantee, where any usage gives share 1) is filled in proportion in the fluid model.
+
+``TestSortQueuesWithGuarantees``, "fair first": guaranteed 500, 300, 200, 200, allocated 300, 200,
+100, 100, q3 of priority 3:
+
+>>> import fairalloc
+>>> from fairalloc.core.queues import Queues
+>>> g = {"q0": 500, "q1": 300, "q2": 200, "q3": 200}
+>>> u = {"q0": 300, "q1": 200, "q2": 100, "q3": 100}
+>>> nodes = {q: {"guarantee": [g[q]], "usage": [u[q]], "priority": 3 if q == "q3" else 1} for q in g}
+>>> inst = fairalloc.Instance([1000], [[1000]] * 4, users=list(g), resources=["memory"], max_tasks=[1] * 4,
+...                           queues=Queues.build(["memory"], nodes, []))
+>>> m = YuniKornFair()
+>>> [round(v, 4) for v in m.shares(inst).values()], m.order(inst)
+([0.6, 0.6667, 0.5, 0.5], ['q3', 'q2', 'q0', 'q1'])
+>>> m.entitlement(inst)[0][:, 0].round(1).tolist()     # priority first: q3 takes all it asks
+[0.0, 0.0, 0.0, 1000.0]
+>>> fair = m.with_parameters("priority-disabled")     # in proportion to the guarantees
+>>> fair.entitlement(inst)[0][:, 0].round(1).tolist()
+[416.7, 250.0, 166.7, 166.7]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from fairalloc.core.errors import UnknownNameError
+from fairalloc.core.instance import Instance
+from fairalloc.core.queues import Queues, queues_of, request
+from fairalloc.core.registry import register
+from fairalloc.core.tolerances import SATURATION
+from fairalloc.engines.queue_policy import QueuePolicy
+
+#: ``configs.MinPriority`` / ``MaxPriority``: a parent without applications below has the minimum
+MIN_PRIORITY, MAX_PRIORITY = float(-(2**31)), float(2**31 - 1)
+#: the parameter of ``yunikorn-fair:priority-disabled`` (``application.sort.priority: disabled``)
+PRIORITY_DISABLED = "priority-disabled"
+#: bisections stop at this fraction of the highest level (about 47 halvings)
+_RESOLUTION = 1e-14
+
+
+def fair_share(usage: np.ndarray, guarantee: np.ndarray, fair_max: np.ndarray) -> float:
+    """``getFairShare``: ``max_j usage_j / d_j``, ``d`` the guarantee (NaN: not given) else the fair
+    max (inf: not given; then ``j`` does not count); ``d_j <= 0`` gives 1 if used, else 0.
+
+    >>> fair_share(np.array([100, 2500.0]), np.array([1000, 5000.0]), np.array([99999, 99999.0]))
+    0.5
+    >>> fair_share(np.array([10, 1000.0]), np.array([0, np.nan]), np.array([5000, 5000.0]))
+    1.0
+    """
+    d = np.where(np.isnan(guarantee), fair_max, guarantee)
+    counted = np.isfinite(d) & (usage >= 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(d > 0, usage / np.where(d > 0, d, 1.0), np.where(usage > 0, 1.0, 0.0))
+    return float(max(0.0, ratio[counted].max(initial=0.0)))
+
+
+def fair_max(q: Queues, capacity: np.ndarray) -> dict[str, np.ndarray]:
+    """``GetFairMaxResource`` of every node: the capacity, overridden down the tree by each
+    ``limit`` a node sets (resource by resource, the child's value wins)."""
+    out: dict[str, np.ndarray] = {}
+
+    def descend(node: str | None, above: np.ndarray) -> None:
+        for c in q.children(node):
+            out[c] = np.where(np.isfinite(q.limit[c]), q.limit[c], above)
+            if q.is_group(c):
+                descend(c, out[c])
+
+    descend(None, np.asarray(capacity, dtype=float))
+    return out
+
+
+def current_priority(q: Queues, active: dict[str, bool]) -> dict[str, float]:
+    """Every node's current priority: a leaf's own, a group's offset plus its active children's
+    highest (``recalculatePriority``; no active child: the minimum)."""
+    out: dict[str, float] = {}
+
+    def of(node: str) -> float:
+        if not q.is_group(node):
+            out[node] = float(np.clip(q.priority[node], MIN_PRIORITY, MAX_PRIORITY))
+            return out[node]
+        kids = [of(c) for c in q.children(node)]
+        live = [p for c, p in zip(q.children(node), kids) if active_below(c)]
+        top = max(live, default=MIN_PRIORITY)
+        out[node] = top if top == MIN_PRIORITY else float(np.clip(q.priority[node] + top, MIN_PRIORITY, MAX_PRIORITY))
+        return out[node]
+
+    def active_below(node: str) -> bool:
+        return any(active[u] for u in q.leaves(node)) if q.is_group(node) else active[node]
+
+    for c in q.children(None):
+        of(c)
+    return out
+
+
+def go_stable_sort(items: list[Any], less: Callable[[list[Any], int, int], bool]) -> list[Any]:
+    """Go's ``sort.SliceStable`` (``stable_func``: insertion sort on blocks of 20, then
+    ``symMerge``), step for step, so that a comparison that is not a strict weak order gives
+    Go's answer; ``less(data, i, j)`` compares positions ``i`` and ``j`` of the current ``data``."""
+    data = list(items)
+    n = len(data)
+
+    def lt(i: int, j: int) -> bool:
+        return less(data, i, j)
+
+    def swap(i: int, j: int) -> None:
+        data[i], data[j] = data[j], data[i]
+
+    def insertion(a: int, b: int) -> None:
+        for i in range(a + 1, b):
+            j = i
+            while j > a and lt(j, j - 1):
+                swap(j, j - 1)
+                j -= 1
+
+    def rotate(a: int, m: int, b: int) -> None:
+        data[a:b] = data[m:b] + data[a:m]
+
+    def sym_merge(a: int, m: int, b: int) -> None:
+        if m - a == 1:  # insert data[a] into the sorted data[m:b] by binary search
+            i, j = m, b
+            while i < j:
+                h = (i + j) // 2
+                i, j = (h + 1, j) if lt(h, a) else (i, h)
+            for k in range(a, i - 1):
+                swap(k, k + 1)
+            return
+        if b - m == 1:
+            i, j = a, m
+            while i < j:
+                h = (i + j) // 2
+                i, j = (h + 1, j) if not lt(m, h) else (i, h)
+            for k in range(m, i, -1):
+                swap(k, k - 1)
+            return
+        mid = (a + b) // 2
+        n_ = mid + m
+        start, r = (n_ - b, mid) if m > mid else (a, m)
+        p = n_ - 1
+        while start < r:
+            c = (start + r) // 2
+            start, r = (c + 1, r) if not lt(p - c, c) else (start, c)
+        end = n_ - start
+        if start < m < end:
+            rotate(start, m, end)
+        if a < start < mid:
+            sym_merge(a, start, mid)
+        if mid < end < b:
+            sym_merge(mid, end, b)
+
+    block = 20
+    a, b = 0, block
+    while b <= n:
+        insertion(a, b)
+        a, b = b, b + block
+    insertion(a, n)
+    while block < n:
+        a, b = 0, 2 * block
+        while b <= n:
+            sym_merge(a, a + block, b)
+            a, b = b, b + 2 * block
+        if a + block < n:
+            sym_merge(a, a + block, n)
+        block *= 2
+    return data
+
+
+def _strictly_greater(left: np.ndarray, right: np.ndarray) -> bool:
+    """``StrictlyGreaterThan(Sub(left, right), Zero)``: no smaller anywhere, larger somewhere."""
+    diff = left - right
+    diff = np.where(np.isnan(diff), 0.0, diff)  # inf - inf: both unbounded, equal
+    return bool((diff >= 0).all() and (diff != 0).any())
+
+
+@register("yunikorn-fair")
+class YuniKornFair(QueuePolicy):
+    summary = "Apache YuniKorn: queues sorted by usage over guarantee (or max), priority first"
+    solver = "numpy event-driven filling"
+    #: ``application.sort.priority`` (enabled by default): priority before fairness
+    priority_first = True
+
+    def with_parameters(self, text: str) -> YuniKornFair:
+        if text != PRIORITY_DISABLED:
+            raise UnknownNameError(
+                f"mechanism: {self.name}: the only member is {self.name}:{PRIORITY_DISABLED} (got '{self.name}:{text}')"
+            )
+        member = type(self)()
+        member.name, member.priority_first = f"{self.name}:{text}", False
+        return member
+
+    # -- the sort ---------------------------------------------------------------------------
+    def shares(self, instance: Instance) -> dict[str, float]:
+        """``getFairShare`` of every leaf queue and group for the case's ``usage``."""
+        q = queues_of(instance)
+        fm = fair_max(q, instance.capacity)
+        return {v: fair_share(q.subtree_usage(v), q.guarantee[v], fm[v]) for v in (*instance.users, *q.groups)}
+
+    def order(self, instance: Instance, positional_fair_max: bool = True) -> list[str]:
+        """Leaf queues with pending resources in the order the scheduler visits them (``sortQueues``
+        at every parent, depth first).  ``positional_fair_max``: keep ``sortQueue``'s reading of
+        the fair max by slice position (see the module docstring)."""
+        instance.scalar_weights(self.name)
+        q = queues_of(instance)
+        fm = fair_max(q, instance.capacity)
+        req = request(instance)
+        with np.errstate(invalid="ignore"):
+            leaf_pending = {
+                u: np.maximum(np.nan_to_num(req[i] - q.usage[u], nan=0.0), 0.0) for i, u in enumerate(instance.users)
+            }
+        pending = {v: self._subtree(q, v, leaf_pending) for v in (*instance.users, *q.groups)}
+        prio = current_priority(q, {u: bool((req[i] > 0).any()) for i, u in enumerate(instance.users)})
+        share = {v: fair_share(q.subtree_usage(v), q.guarantee[v], fm[v]) for v in pending}
+
+        def listed(node: str | None) -> list[str]:
+            kids = [c for c in q.children(node) if (pending[c] > 0).any()]
+            by_position = [fm[c] for c in kids]
+
+            def less(data: list[str], i: int, j: int) -> bool:
+                left, right = data[i], data[j]
+                if positional_fair_max:
+                    ls = fair_share(q.subtree_usage(left), q.guarantee[left], by_position[i])
+                    rs = fair_share(q.subtree_usage(right), q.guarantee[right], by_position[j])
+                else:
+                    ls, rs = share[left], share[right]
+                return self._less((prio[left], ls, pending[left]), (prio[right], rs, pending[right]))
+
+            out: list[str] = []
+            for c in go_stable_sort(kids, less):
+                out += listed(c) if q.is_group(c) else [c]
+            return out
+
+        return listed(None)
+
+    def _less(self, left: tuple[float, float, np.ndarray], right: tuple[float, float, np.ndarray]) -> bool:
+        """``sortQueuesByPriorityAndFairness`` / ``sortQueuesByFairnessAndPriority``."""
+        (lp, ls, lpend), (rp, rs, rpend) = left, right
+        if self.priority_first and lp != rp:
+            return lp > rp
+        if ls != rs:
+            return ls < rs
+        if not self.priority_first and lp != rp:
+            return lp > rp
+        return _strictly_greater(lpend, rpend)
+
+    @staticmethod
+    def _subtree(q: Queues, v: str, leaf_values: dict[str, np.ndarray]) -> np.ndarray:
+        if not q.is_group(v):
+            return leaf_values[v]
+        return np.sum([leaf_values[u] for u in q.leaves(v)], axis=0) if q.leaves(v) else np.zeros(len(q.resources))
+
+    # -- the equilibrium --------------------------------------------------------------------
+    def entitlement(self, instance: Instance) -> tuple[np.ndarray, dict[str, Any]]:
+        instance.scalar_weights(self.name)  # YuniKorn has no weights; per-resource ones are refused
+        fluid = _Fluid(instance, self.priority_first)
+        x, events = fluid.fill()
+        return x[:, None] * instance.demand, {"events": events}
+
+
+class _Tree:
+    """What the filling and the simulation read of an instance: the tree, the leaves' shapes and
+    bounds, every node's share denominators, priorities and caps."""
+
+    def __init__(self, instance: Instance, priority_first: bool) -> None:
+        self.q = q = queues_of(instance)
+        self.priority_first = priority_first
+        self.users = list(instance.users)
+        self.index = {u: i for i, u in enumerate(self.users)}
+        self.D = np.asarray(instance.demand, dtype=float)
+        self.R = np.asarray(instance.capacity, dtype=float)
+        self.n, self.m = self.D.shape
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fit = np.where(self.D > 0, self.R / np.where(self.D > 0, self.D, 1.0), np.inf).min(axis=1)
+        self.T = np.where((self.D > 0).any(axis=1), np.minimum(instance.bounds(), fit), 0.0)
+        fm = fair_max(q, self.R)
+        self.guarantee = {v: np.asarray(q.guarantee[v]) for v in fm}
+        self.fair_max = fm
+        self.prio = current_priority(q, {u: bool(self.T[i] > 0) for i, u in enumerate(self.users)})
+        self.under = {v: np.array([self.index[u] for u in q.leaves(v)], dtype=int) for v in q.groups}
+        self.under.update({u: np.array([i]) for u, i in self.index.items()})
+        # caps: (leaves under, limit vector) of every node with a limit, and the root's capacity
+        self.caps = [(np.arange(self.n), self.R)]
+        self.caps += [(self.under[v], np.asarray(q.limit[v])) for v in fm if np.isfinite(q.limit[v]).any()]
+
+        # fair_share's arithmetic, precomputed per node: 1 / d_j where d_j > 0, and where d_j <= 0
+        self.inverse: dict[str, np.ndarray] = {}
+        self.zero: dict[str, np.ndarray] = {}
+        for v in fm:
+            d = np.where(np.isnan(self.guarantee[v]), fm[v], self.guarantee[v])
+            self.inverse[v] = np.where(d > 0, 1.0 / np.where(d > 0, d, 1.0), 0.0)
+            self.zero[v] = d <= 0
+        self._served: dict[tuple[str | None, bytes], list[str]] = {}
+
+    def share(self, v: str, x: np.ndarray) -> float:
+        """:func:`fair_share` of node ``v``'s subtree when the leaves hold ``x`` units."""
+        leaves = self.under[v]
+        bundle = x[leaves] @ self.D[leaves]
+        s = float((bundle * self.inverse[v]).max(initial=0.0))
+        return max(s, 1.0) if (self.zero[v] & (bundle > 0)).any() else s
+
+    def growing_children(self, node: str | None, growable: np.ndarray) -> list[str]:
+        """The children served at ``node``: those with a leaf that can grow, of the highest
+        current priority among them when priority comes first."""
+        key = (node, growable.tobytes())
+        if key not in self._served:
+            kids = [c for c in self.q.children(node) if growable[self.under[c]].any()]
+            if self.priority_first and kids:
+                top = max(self.prio[c] for c in kids)
+                kids = [c for c in kids if self.prio[c] == top]
+            self._served[key] = kids
+        return self._served[key]
+
+
+class _Fluid(_Tree):
+    """The event-driven filling of :meth:`YuniKornFair.entitlement`."""
+
+    def __init__(self, instance: Instance, priority_first: bool) -> None:
+        super().__init__(instance, priority_first)
+        full = self.T.copy()
+        nodes = [*self.q.groups, *self.users]
+        #: a level above every share any node can reach
+        self.top = 1.0 + max([self.share(v, full) for v in nodes], default=0.0)
+        d = {u: np.where(np.isnan(self.guarantee[u]), self.fair_max[u], self.guarantee[u]) for u in self.users}
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.k = np.array(
+                [np.where((self.D[i] > 0) & (d[u] > 0), self.D[i] / d[u], 0.0).max() for u, i in self.index.items()]
+            )
+        self._responses: dict[tuple[str, bytes, bytes], tuple[np.ndarray, np.ndarray]] = {}
+        self.jump = np.array([bool(((self.D[i] > 0) & (d[u] <= 0)).any()) for u, i in self.index.items()])
+
+    def leaf_at(self, i: int, level: float, x0: np.ndarray) -> float:
+        """The most of its shape leaf ``i`` holds at share ``level`` (at least ``x0``, at most ``T``)."""
+        if self.jump[i] and level < 1.0:
+            most = 0.0
+        else:
+            most = level / self.k[i] if self.k[i] > 0 else np.inf
+        return float(min(self.T[i], max(x0[i], most)))
+
+    def grow(self, node: str | None, level: float, x0: np.ndarray, growable: np.ndarray) -> np.ndarray:
+        """The allocation when the children served at ``node`` hold share ``level`` (or more, if
+        they held it already); the others keep ``x0``."""
+        x = x0.copy()
+        served = self.growing_children(node, growable)
+        leaves = np.array([self.index[c] for c in served if not self.q.is_group(c)], dtype=int)
+        if leaves.size:  # the leaf children at once: level / k between x0 and T
+            k, jump = self.k[leaves], self.jump[leaves]
+            with np.errstate(divide="ignore"):
+                most = np.where(k > 0, level / np.where(k > 0, k, 1.0), np.inf)
+            most = np.where(jump & (level < 1.0), 0.0, most)
+            x[leaves] = np.minimum(self.T[leaves], np.maximum(x0[leaves], most))
+        for c in served:
+            if self.q.is_group(c):
+                x[self.under[c]] = self.at_share(c, level, x0, growable)[self.under[c]]
+        return x
+
+    def at_share(self, g: str, level: float, x0: np.ndarray, growable: np.ndarray) -> np.ndarray:
+        """Group ``g`` grown (its own children at equal shares) as far as its share stays within
+        ``level``: its response, a piecewise-linear function of the level, read at ``level``."""
+        key = (g, x0.tobytes(), growable.tobytes())
+        if key not in self._responses:
+            self._responses[key] = self.response(g, x0, growable)
+        levels, units = self._responses[key]
+        x = x0.copy()
+        x[self.under[g]] = _right(levels, units, level)
+        return x
+
+    def response(self, v: str, x0: np.ndarray, growable: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(levels (K,), units (K, leaves under v))``: the knots of what ``v``'s leaves hold when
+        ``v``'s share is brought to a level (the largest allocation whose share is within it;
+        right-continuous, two knots at one level where it jumps)."""
+        if not self.q.is_group(v):
+            return self.leaf_response(self.index[v], x0)
+        leaves = self.under[v]
+        served = self.growing_children(v, growable)
+        parts = [(self.under[c], *self.response(c, x0, growable)) for c in served]
+        where = {leaf: k for k, leaf in enumerate(leaves)}
+        points = np.unique(np.concatenate([[0.0], *[p[1] for p in parts]]))
+        knots: list[tuple[float, np.ndarray]] = []
+        for p in points:  # the children at their own share p, left limit and value
+            left, right = x0[leaves].copy(), x0[leaves].copy()
+            for sub, levels, units in parts:
+                idx = [where[i] for i in sub]
+                left[idx], right[idx] = _left(levels, units, p), _right(levels, units, p)
+            if not np.array_equal(left, right):
+                knots.append((p, left))
+            knots.append((p, right))
+        return self.as_share_of(v, knots)
+
+    def as_share_of(self, v: str, knots: list[tuple[float, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+        """Re-parametrise ``v``'s allocation from its children's level to ``v``'s own share."""
+        leaves, inv, zero = self.under[v], self.inverse[v], self.zero[v]
+        D = self.D[leaves]
+        out: list[tuple[float, np.ndarray]] = [(self.share(v, self._full(v, knots[0][1])), knots[0][1])]
+        for (pa, xa), (pb, xb) in zip(knots, knots[1:]):
+            ba, db = xa @ D, (xb - xa) @ D
+            if pa == pb:  # a jump: the share jumps too, the allocation waits below it
+                out += [(self._s(ba + db, inv, zero), xa), (self._s(ba + db, inv, zero), xb)]
+                continue
+            cuts = {0.0, 1.0}
+            lines = [(ba[j] * inv[j], db[j] * inv[j]) for j in range(len(inv)) if inv[j] > 0]
+            lines += [(1.0, 0.0)] if zero.any() else []
+            for a1, b1 in lines:  # where the largest line may change
+                for a2, b2 in lines:
+                    if b1 != b2 and 0 < (a2 - a1) / (b1 - b2) < 1:
+                        cuts.add((a2 - a1) / (b1 - b2))
+            starts = bool((zero & (ba <= 0) & (db > 0)).any())  # the share jumps to 1 just after t = 0
+            if starts and self._s(ba, inv, zero) < 1.0:
+                out.append((1.0, xa))
+            for t in sorted(cuts):
+                b = ba + t * db
+                out.append((max(self._s(b, inv, zero), 1.0 if starts else 0.0), xa + t * (xb - xa)))
+        levels = np.maximum.accumulate(np.array([lv for lv, _ in out]))
+        return levels, np.array([u for _, u in out])
+
+    def _full(self, v: str, units: np.ndarray) -> np.ndarray:
+        x = np.zeros(self.n)
+        x[self.under[v]] = units
+        return x
+
+    @staticmethod
+    def _s(bundle: np.ndarray, inv: np.ndarray, zero: np.ndarray) -> float:
+        s = float((bundle * inv).max(initial=0.0))
+        return max(s, 1.0) if (zero & (bundle > 0)).any() else s
+
+    def leaf_response(self, i: int, x0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A leaf's knots: ``x0`` until its share reaches ``x0 k``, then ``level / k`` up to ``T``
+        (with a jump at share 1 for a leaf whose share jumps)."""
+        k = self.k[i]
+        points = sorted({0.0, x0[i] * k, self.T[i] * k} | ({1.0} if self.jump[i] else set()))
+        knots = []
+        for p in points:
+            if self.jump[i] and p == 1.0 and self.leaf_at(i, 1.0, x0) != x0[i]:
+                knots.append((1.0, x0[i]))
+            knots.append((p, self.leaf_at(i, p, x0)))
+        return np.array([p for p, _ in knots]), np.array([[u] for _, u in knots])
+
+    def over(self, x: np.ndarray, x0: np.ndarray, growable: np.ndarray) -> bool:
+        """An event has happened at ``x``: a growing leaf at its bound, or a cap exceeded."""
+        if (growable & (x >= self.T) & (x0 < self.T)).any():
+            return True
+        return any(
+            ((x[leaves, None] * self.D[leaves]).sum(axis=0) > cap).any() for leaves, cap in self.caps_in_play(growable)
+        )
+
+    def caps_in_play(self, growable: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Caps with a growable leaf under them requesting a limited resource: ``(leaves, cap)``
+        with the other resources' caps set to inf."""
+        out = []
+        for leaves, cap in self.caps:
+            asks = (self.D[leaves[growable[leaves]]] > 0).any(axis=0) & np.isfinite(cap)
+            if asks.any():
+                out.append((leaves, np.where(asks, cap, np.inf)))
+        return out
+
+    def fill(self) -> tuple[np.ndarray, int]:
+        x = np.zeros(self.n)
+        growable = self.T > 0
+        events = 0
+        while growable.any() and events <= 4 * self.n + 8:
+            events += 1
+            x0 = x.copy()
+            self._responses = {}
+            lo, hi = 0.0, self.top
+            while hi - lo > _RESOLUTION * self.top:
+                mid = (lo + hi) / 2
+                lo, hi = (lo, mid) if self.over(self.grow(None, mid, x0, growable), x0, growable) else (mid, hi)
+            x = self.step(self.grow(None, lo, x0, growable), self.grow(None, hi, x0, growable), growable)
+            growable = self.freeze(x, growable)
+        return x, events
+
+    def step(self, x_lo: np.ndarray, x_hi: np.ndarray, growable: np.ndarray) -> np.ndarray:
+        """The point between ``x_lo`` and ``x_hi`` where the first cap binds (all of the way if
+        none does): across a jump of the allocation (a share that jumps) the queues jumping
+        share what is left in proportion."""
+        theta = 1.0
+        for leaves, cap in self.caps_in_play(growable):
+            lo = (x_lo[leaves, None] * self.D[leaves]).sum(axis=0)
+            hi = (x_hi[leaves, None] * self.D[leaves]).sum(axis=0)
+            over = hi > cap
+            if over.any():
+                theta = min(theta, float(((cap[over] - lo[over]) / (hi[over] - lo[over])).min()))
+        return np.minimum(x_lo + max(theta, 0.0) * (x_hi - x_lo), self.T)
+
+    def freeze(self, x: np.ndarray, growable: np.ndarray) -> np.ndarray:
+        """Growable leaves that stop at ``x``: at their bound, or requesting a saturated resource
+        under a saturated cap."""
+        done = growable & (x >= self.T * (1 - SATURATION))
+        for leaves, cap in self.caps_in_play(growable):
+            load = (x[leaves, None] * self.D[leaves]).sum(axis=0)
+            full = np.isfinite(cap) & (load >= cap * (1 - SATURATION))
+            if full.any():
+                stuck = leaves[(self.D[leaves][:, full] > 0).any(axis=1)]
+                done[stuck] = True
+        if not (done & growable).any():  # numerical safety: the queue closest to a stop stops
+            done[np.flatnonzero(growable)[np.argmax(x[growable] / self.T[growable])]] = True
+        return growable & ~done
+
+
+def _right(levels: np.ndarray, units: np.ndarray, level: float) -> np.ndarray:
+    """A piecewise-linear function given by knots, right-continuous, constant beyond its ends."""
+    k = int(np.searchsorted(levels, level, side="right")) - 1
+    if k < 0 or k >= len(levels) - 1:
+        return np.array(units[max(k, 0)])
+    t = (level - levels[k]) / (levels[k + 1] - levels[k])
+    return np.array(units[k] + t * (units[k + 1] - units[k]))
+
+
+def _left(levels: np.ndarray, units: np.ndarray, level: float) -> np.ndarray:
+    """Its limit from the left at ``level``."""
+    k = int(np.searchsorted(levels, level, side="left"))
+    if k == 0 or k >= len(levels):
+        return np.array(units[min(k, len(levels) - 1)])
+    t = (level - levels[k - 1]) / (levels[k] - levels[k - 1])
+    return np.array(units[k - 1] + t * (units[k] - units[k - 1]))
+
+
+def simulate(instance: Instance, pieces: int = 500, priority_first: bool = True) -> np.ndarray:
+    """YuniKorn's scheduling loop in pieces of ``1 / pieces`` of each queue's request: again and
+    again the first queue in the sort (descending the tree: priority, then share of the current
+    allocation) whose next piece fits every limit on its path and the capacity receives it; until
+    no piece fits.  Bundles ``(n, m)``; the fluid :meth:`YuniKornFair.entitlement` is its limit."""
+    t = _Tree(instance, priority_first)
+    x = np.zeros(t.n)
+    piece = t.T / pieces
+    room = np.array([c.copy() for _, c in t.caps], dtype=float)
+    member = np.array([np.isin(np.arange(t.n), leaves) for leaves, _ in t.caps])  # (caps, n)
+    while True:
+        need = piece[:, None] * t.D  # (n, m)
+        fits = (piece > 0) & (x + piece <= t.T * (1 + 1e-12))
+        for k in range(len(t.caps)):
+            fits &= ~member[k] | ((need <= room[k] * (1 + 1e-12)) | (need == 0)).all(axis=1)
+        if not fits.any():
+            break
+        i = _first_fitting(t, None, x, fits)
+        x[i] += piece[i]
+        room -= member[:, i, None] * need[i]
+    return x[:, None] * t.D
+
+
+def _first_fitting(t: _Tree, node: str | None, x: np.ndarray, fits: np.ndarray) -> int:
+    kids = [c for c in t.q.children(node) if fits[t.under[c]].any()]
+
+    def key(c: str) -> tuple[float, float, float]:
+        s = t.share(c, x)
+        return (-t.prio[c], s, 0.0) if t.priority_first else (s, -t.prio[c], 0.0)
+
+    best = min(kids, key=key)
+    return _first_fitting(t, best, x, fits) if t.q.is_group(best) else t.index[best]
+
+
+__all__ = [
+    "PRIORITY_DISABLED",
+    "YuniKornFair",
+    "current_priority",
+    "fair_max",
+    "fair_share",
+    "go_stable_sort",
+    "simulate",
+]
