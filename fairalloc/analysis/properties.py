@@ -531,9 +531,9 @@ def _amount_tolerance(*values) -> float:
 
 @_checker("guarantee_honoured")
 def guarantee_honoured(allocate: Allocate, inst: Instance, focus=None, **_) -> PropertyResult:
-    """Every active queue ``i`` gets ``A_ij >= min(G_ij, r_ij)`` of every resource ``j`` it is
-    guaranteed (``G``: its guarantee, ``r``: its request): a queue asking for at least its
-    guarantee gets it, one asking for less gets what it asks for.
+    """Every active queue ``i`` gets ``A_ij >= min(G_ij, r_ij, L_ij)`` of every resource ``j`` it is
+    guaranteed (``G``: its guarantee, ``r``: its request, ``L``: its own limit): a queue asking for
+    at least its guarantee gets it, one asking for less gets what it asks for.
 
     Valued with the Leontief utility of the request, a queue is also served its guarantee when it
     runs the largest multiple of its request within it, ``x_i >= min(1, min_j G_ij / r_ij)`` (what
@@ -550,10 +550,14 @@ def guarantee_honoured(allocate: Allocate, inst: Instance, focus=None, **_) -> P
         return PropertyResult("guarantee_honoured", True, 0.0, note="no guarantees")
     x = allocate(inst)
     A = bundles_of(allocate, inst, x)
-    owed = np.where(given, np.minimum(np.nan_to_num(G), r), 0.0)
+    # a queue's own limit below its guarantee caps what it can be owed (its configuration conflicts)
+    L = queues_of(inst).leaf_array("limit", inst.users)
+    owed = np.where(given, np.minimum(np.minimum(np.nan_to_num(G), r), L), 0.0)
     slack = np.where(given, A - owed, np.inf)
-    with np.errstate(divide="ignore", invalid="ignore"):  # the Leontief multiple within the guarantee
-        multiple = np.minimum(1.0, np.min(np.where(given & (r > 0), np.nan_to_num(G) / r, np.inf), axis=1))
+    with np.errstate(divide="ignore", invalid="ignore"):  # the Leontief multiple within guarantee and limit
+        within = np.where(given & (r > 0), np.nan_to_num(G) / r, np.inf)
+        capped = np.where(r > 0, L / np.where(r > 0, r, 1.0), np.inf)
+        multiple = np.minimum(1.0, np.minimum(within, capped).min(axis=1))
     leontief_ok = x >= multiple - PROPERTY * np.maximum(1.0, multiple)
     slack[leontief_ok] = np.maximum(slack[leontief_ok], 0.0)
     i, j = np.unravel_index(int(np.argmin(slack)), slack.shape)
