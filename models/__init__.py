@@ -21,6 +21,7 @@ from . import mesos_drf
 from . import yarn_fair
 from . import volcano_proportion
 from . import yunikorn_fair
+from . import kueue
 
 __all__ = [
     "alpha_fair",
@@ -30,6 +31,7 @@ __all__ = [
     "drf",
     "hdrf",
     "hdrf_fluid",
+    "kueue",
     "mesos_drf",
     "utilitarian",
     "volcano_proportion",

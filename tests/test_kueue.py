@@ -1,0 +1,284 @@
+"""kueue: Kueue's dominant resource share, its admission order, and the fair-sharing equilibrium."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fairalloc
+from fairalloc.analysis.reproduce import reproduce_case
+from fairalloc.core.queues import Queues
+from fairalloc.models.kueue import (
+    MAX_INT64,
+    Kueue,
+    _Tree,
+    compare_drs,
+    dominant_resource_share,
+    node_shares,
+    simulate,
+)
+
+CASES = sorted(Path(__file__).resolve().parent.parent.joinpath("cases").glob("kueue-*.yaml"))
+KUEUE = Kueue()
+RESOURCES = ("cpu", "gpu")
+
+
+def _instance(requests, nodes, groups=(), capacity=(100.0, 100.0)):
+    """Leaf queues in the order of ``requests`` (``None``: inactive); ``nodes``: ``{name: spec}``."""
+    users = list(requests)
+    demand = [requests[u] if requests[u] is not None else [0.0] * len(capacity) for u in users]
+    bound = [1.0 if requests[u] is not None else 0.0 for u in users]
+    specs = {**{g: nodes.get(g, {}) for g in groups}, **{u: nodes.get(u, {}) for u in users}}
+    q = Queues.build(list(RESOURCES), specs, list(groups))
+    return fairalloc.Instance(list(capacity), demand, users=users, resources=list(RESOURCES), max_tasks=bound, queues=q)
+
+
+# -- the ported cases ---------------------------------------------------------------------------
+def test_the_ported_cases_are_there():
+    assert len(CASES) >= 11
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
+def test_every_ported_case_reproduces(path):
+    rows = reproduce_case(fairalloc.load_case(path))
+    assert rows and all(r.status in ("ok", "erratum") for r in rows), [
+        r for r in rows if r.status not in ("ok", "erratum")
+    ]
+
+
+def test_a_wrong_share_is_caught(tmp_path):
+    path = next(p for p in CASES if p.stem == "kueue-dominant-resource-share-borrowing-limit")
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text(path.read_text().replace("cq: 1000, child-cohort: 200", "cq: 200, child-cohort: 200"))
+    bad = [r for r in reproduce_case(fairalloc.load_case(wrong)) if r.status != "ok"]
+    assert len(bad) == 1, bad
+
+
+# -- the share --------------------------------------------------------------------------------
+def test_the_share_is_rounded_up_and_zero_weight_borrows_last():
+    # ceil(1 * 1000 / 1500) = 1: "usage slightly above nominal in a cohort with large quotas"
+    assert dominant_resource_share([501.0], [500.0], [1500.0], 1.0, ("gpu",)).rounded == 1
+    zero = dominant_resource_share([7.0], [5.0], [15.0], 0.0, ("gpu",))  # "above nominal with zero weight"
+    assert zero.rounded == MAX_INT64 and math.isinf(zero.precise) and zero.borrowing
+    within = dominant_resource_share([5.0], [5.0], [15.0], 0.0, ("gpu",))
+    assert within.rounded == 0 and within.precise == 0.0 and not within.borrowing
+    one = dominant_resource_share([7.0], [5.0], [15.0], 1.0, ("gpu",))
+    # CompareDRS: a zero-weight borrower after any other, among themselves by the unweighted ratio
+    assert compare_drs(one, zero, 1.0, 0.0) == -1 and compare_drs(zero, one, 0.0, 1.0) == 1
+    more = dominant_resource_share([9.0], [5.0], [15.0], 0.0, ("gpu",))
+    assert compare_drs(zero, more, 0.0, 0.0) == -1
+
+
+def test_a_resource_nothing_lends_marks_borrowing_without_a_share():
+    drs = dominant_resource_share([1.0, 5.0], [2.0, 2.0], [10.0, 0.0], 1.0, RESOURCES)
+    assert drs.borrowing and drs.rounded == 0 and drs.resource == ""
+
+
+def test_ties_go_to_the_alphabetically_first_resource():
+    drs = dominant_resource_share([3.0, 3.0], [2.0, 2.0], [10.0, 10.0], 1.0, ("mem", "cpu"))
+    assert drs.resource == "cpu" and drs.rounded == 100
+
+
+def test_lending_limits_hide_quota_from_the_cohort():
+    # a lends at most 2 of its 6: the cohort holds 2 + 4 and lends 6; a's local quota is 4
+    inst = _instance(
+        {"a": [1, 1], "b": [1, 1]},
+        {
+            "org": {},
+            "a": {"parent": "org", "guarantee": [6, 0], "lending_limit": [2, np.inf]},
+            "b": {"parent": "org", "guarantee": [4, 0], "usage": [7, 0]},
+        },
+        groups=("org",),
+    )
+    tree = _Tree(inst)
+    assert tree.quota["org"].tolist() == [6.0, 0.0] and tree.local["a"].tolist() == [4.0, 0.0]
+    assert tree.lendable["b"].tolist() == [6.0, 0.0]
+    assert node_shares(inst)["b"].rounded == 500  # (7 - 4) * 1000 / 6
+
+
+# -- the order --------------------------------------------------------------------------------
+def test_the_order_puts_non_borrowing_queues_first_then_the_lowest_share():
+    inst = _instance(
+        {"hi": [1, 0], "lo": [1, 0], "nominal": [1, 0], "other": [0, 1]},
+        {
+            "org": {"guarantee": [0, 0]},
+            "hi": {"parent": "org", "guarantee": [1, 1], "usage": [5, 0]},
+            "lo": {"parent": "org", "guarantee": [1, 1], "usage": [3, 0]},
+            "nominal": {"parent": "org", "guarantee": [10, 0], "usage": [10, 0]},
+            "other": {"parent": "org", "guarantee": [1, 1], "usage": [9, 0]},  # borrows cpu, asks for gpu
+        },
+        groups=("org",),
+    )
+    shares = KUEUE.shares(inst)
+    assert shares["hi"] > shares["lo"] > shares["nominal"] == 0
+    assert KUEUE.order(inst) == ["nominal", "other", "lo", "hi"]
+
+
+def test_a_cohort_with_a_lower_share_serves_all_its_queues_first_and_priority_breaks_ties():
+    inst = _instance(
+        {"a1": [1, 0], "a2": [1, 0], "b1": [1, 0], "b2": [1, 0]},
+        {
+            "root": {"guarantee": [20, 0]},
+            "A": {"parent": "root"},
+            "B": {"parent": "root"},
+            "a1": {"parent": "A", "usage": [8, 0]},
+            "a2": {"parent": "A", "usage": [8, 0]},
+            "b1": {"parent": "B", "usage": [1, 0]},
+            "b2": {"parent": "B", "usage": [1, 0], "priority": 3},
+        },
+        groups=("root", "A", "B"),
+    )
+    assert KUEUE.shares(inst)["A"] > KUEUE.shares(inst)["B"]
+    assert KUEUE.order(inst) == ["b2", "b1", "a1", "a2"]
+
+
+# -- the equilibrium ----------------------------------------------------------------------------
+def test_a_worked_equilibrium():
+    # nominal first: a (10, 1), b (2, 4), c (4, 4); then gpu (12 quota) runs out at the common level
+    # t = 1000/13: a borrows cpu 30 t/1000, b gpu 2 * 12 t/1000, c gpu 12 t/1000
+    inst = _instance(
+        {"a": [20, 2], "b": [5, 10], "c": [30, 30]},
+        {
+            "org": {},
+            "a": {"parent": "org", "guarantee": [10, 4]},
+            "b": {"parent": "org", "guarantee": [10, 4], "weight": 2},
+            "c": {"parent": "org", "guarantee": [10, 4]},
+        },
+        groups=("org",),
+    )
+    bundles, info = KUEUE.entitlement(inst)
+    tau = 1 / 13
+    expected = [[10 + 30 * tau, (10 + 30 * tau) / 10], [2 + 12 * tau, 4 + 24 * tau], [4 + 12 * tau, 4 + 12 * tau]]
+    assert bundles == pytest.approx(np.array(expected), rel=1e-9)
+    assert info["levels"]["org"] == [pytest.approx(1000 / 13, rel=1e-9)]
+    assert simulate(inst, 200) == pytest.approx(bundles, abs=0.02 * 30)
+
+
+def test_a_queue_without_cohort_gets_its_nominal_quota_and_a_paper_case_is_drf():
+    inst = _instance({"alone": [10, 10]}, {"alone": {"guarantee": [4, 8]}})
+    assert KUEUE.entitlement(inst)[0].tolist() == [[4.0, 4.0]]
+    paper = fairalloc.Instance.from_arrays([9, 18], [[1, 4], [3, 1]], users=["A", "B"])
+    assert fairalloc.solve(paper, "kueue").tasks == pytest.approx([3.0, 2.0], rel=1e-9)
+
+
+def test_a_chain_of_cohorts_competes_by_its_top_share():
+    inst = _instance(
+        {"x": [10, 0], "y": [10, 0]},
+        {
+            "root": {"guarantee": [10, 0]},
+            "A": {"parent": "root"},
+            "A2": {"parent": "A"},
+            "x": {"parent": "A2"},
+            "y": {"parent": "root"},
+        },
+        groups=("root", "A", "A2"),
+    )
+    bundles, _ = KUEUE.entitlement(inst)
+    assert bundles[:, 0] == pytest.approx([5.0, 5.0], rel=1e-9)
+
+
+def test_quotas_beyond_the_capacity_are_a_warning_not_a_cap():
+    inst = _instance({"a": [50, 0]}, {"org": {"guarantee": [40, 0]}, "a": {"parent": "org"}}, ("org",), (10, 10))
+    bundles, info = KUEUE.entitlement(inst)
+    assert bundles[0, 0] == pytest.approx(40) and "cpu" in info["warnings"][0]
+
+
+# -- properties ---------------------------------------------------------------------------------
+_amount = st.sampled_from([0.0, 1.0, 2.0, 5.0])
+
+
+@st.composite
+def trees(draw):
+    """A root cohort with 0-2 child cohorts and 2-4 ClusterQueues, with quotas and limits."""
+    groups = ["root"] + [f"g{k}" for k in range(draw(st.integers(0, 2)))]
+    nodes = {"root": {"guarantee": [draw(st.sampled_from([0.0, 4.0, 10.0])), draw(st.sampled_from([0.0, 3.0, 8.0]))]}}
+    for g in groups[1:]:
+        nodes[g] = {
+            "parent": "root",
+            "weight": draw(st.sampled_from([0.5, 1.0, 2.0])),
+            "guarantee": [draw(_amount), draw(_amount)],
+        }
+        if draw(st.booleans()):
+            nodes[g]["borrowing_limit"] = [draw(_amount), np.inf]
+    requests = {}
+    for k in range(draw(st.integers(2, 4))):
+        u = f"q{k}"
+        nodes[u] = {
+            "parent": draw(st.sampled_from(groups)),
+            "weight": draw(st.sampled_from([1.0, 2.0, 3.0])),
+            "guarantee": [draw(_amount), draw(_amount)],
+        }
+        if draw(st.booleans()):
+            nodes[u]["borrowing_limit"] = [draw(_amount), draw(st.sampled_from([1.0, np.inf]))]
+        if draw(st.booleans()):
+            nodes[u]["lending_limit"] = [draw(st.sampled_from([0.0, 1.0, np.inf])), draw(st.sampled_from([0.0, 2.0]))]
+        cpu, gpu = draw(st.sampled_from([0.0, 4.0, 9.0, 20.0])), draw(st.sampled_from([0.0, 2.0, 6.0, 15.0]))
+        requests[u] = [cpu or 3.0, gpu]
+    return _instance(requests, nodes, tuple(groups))
+
+
+def _capped(inst, bundles, tree, i):
+    """Queue ``i`` is at its request or at its borrowing limit in a resource it requests."""
+    D = inst.demand[i]
+    room = tree.nominal[tree.leaves[i]] + tree.borrowing_limit[tree.leaves[i]]
+    return bool(np.any((D > 0) & (bundles[i] >= np.minimum(D, room) - 1e-6)))
+
+
+def _fed(inst, bundles, tree, i, holding=False):
+    """The tight constraints ``(node, resource)`` queue ``i`` would feed by growing in a resource it
+    requests (``holding``: that it holds usage in, so that shrinking would relieve them)."""
+    U = tree.usage(bundles)
+    return {
+        (v, j)
+        for v, j, slack in tree.violation(U, tree.postorder())
+        if slack <= 1e-6 and inst.demand[i, j] > 0 and _feeds(tree, tree.leaves[i], v, j, U, holding)
+    }
+
+
+def _feeds(tree, leaf, v, j, U, holding):
+    """Whether usage of ``leaf`` in ``j`` above its local quotas reaches node ``v``."""
+    node = leaf
+    while node is not None and node != v:
+        above = U[node][j] - tree.local[node][j]
+        if above < -1e-9 or (holding and above <= 1e-9):
+            return False
+        node = tree.parent[node]
+    return node == v
+
+
+@settings(max_examples=12, deadline=None)
+@given(trees())
+def test_the_equilibrium_is_bounded_feasible_and_envy_free_among_sibling_queues(inst):
+    bundles, _ = KUEUE.entitlement(inst)
+    tree = _Tree(inst)
+    req = inst.demand
+    assert np.all(bundles <= req + 1e-9)
+    for i, u in enumerate(tree.leaves):
+        assert np.all(bundles[i] <= tree.nominal[u] + tree.borrowing_limit[u] + 1e-9)
+    U = tree.usage(bundles)
+    assert all(slack >= -1e-9 for _, _, slack in tree.violation(U, tree.postorder()))
+    drs = {v: tree.drs(v, U) for v in tree.parent}
+    for parent in tree.groups:
+        kids = [tree.index[c] for c in tree.kids[parent] if c in tree.index]
+        for i in kids:
+            for k in kids:
+                low, high = drs[tree.leaves[i]], drs[tree.leaves[k]]
+                if not high.borrowing or low.precise >= high.precise - 1e-6 * max(1.0, high.precise):
+                    continue
+                # i has the lower share: it must be stopped by something k cannot give way on
+                if _capped(inst, bundles, tree, i):
+                    continue
+                mine = _fed(inst, bundles, tree, i)
+                assert mine and not mine <= _fed(inst, bundles, tree, k, holding=True), (i, k, mine)
+
+
+@settings(max_examples=8, deadline=None)
+@given(trees())
+def test_the_equilibrium_equals_kueues_admission_loop_in_small_pieces(inst):
+    bundles, _ = KUEUE.entitlement(inst)
+    assert simulate(inst, 200) == pytest.approx(bundles, abs=0.02 * float(np.max(inst.demand)))
