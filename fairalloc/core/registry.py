@@ -121,6 +121,8 @@ class Mechanism:
             raise UnknownNameError(f"method: {unknown('method', method, METHODS)}")
         if instance.queues is not None and not self.takes_inactive:
             idle: np.ndarray = ~np.asarray((instance.demand > 0).any(axis=1))
+            if idle.all():  # nobody asks for anything
+                return certify(Allocation(instance, np.zeros(instance.n), self.name, method, "none"), self.name)
             if idle.any():  # inactive queues receive nothing: the others are the instance
                 return certify(_padded(self.allocate(instance.only(~idle), method), instance, ~idle), self.name)
         fast = method == "fast" or (method == "auto" and self.has_fast)
