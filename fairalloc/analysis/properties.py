@@ -327,17 +327,40 @@ def pareto_improvement(inst: Instance, x: np.ndarray) -> tuple[float, np.ndarray
     if over > 1:  # solver noise above capacity: compare from a feasible point
         lower = lower / over
     shares = (inst.share_per_task / mu[:, None]).T  # (m, n), entries in [0, 1]
+    rows, rhs, T = _limit_rows(inst, shares, lower * mu, T)
     res = linprog(
         -np.ones(inst.n),
-        A_ub=shares,
-        b_ub=np.where(inst.capacity > 0, 1.0, 0.0),
-        bounds=np.column_stack([lower * mu, T * mu]),
+        A_ub=np.vstack([shares, *rows]),
+        b_ub=np.concatenate([np.where(inst.capacity > 0, 1.0, 0.0), rhs]),
+        bounds=np.column_stack([lower * mu, np.maximum(T, lower) * mu]),
         method="highs",
     )
     if res.status != 0:
         raise FairallocError(f"pareto_efficiency: the LP failed: {res.message}")
     y = np.maximum(res.x / mu, lower)
     return float(np.sum(res.x - lower * mu)), y
+
+
+def _limit_rows(inst: Instance, shares: np.ndarray, z: np.ndarray, T: np.ndarray):
+    """A queue case's limits as constraints of the Pareto LP (in shares of capacity): a queue's
+    own limit caps its tasks, a group's limit its leaves' use; configuration is not improvable.
+    A limit the allocation already exceeds is not tightened below what it holds."""
+    if inst.queues is None:
+        return [], np.zeros(0), T
+    q, D, R = inst.queues, inst.demand, inst.capacity
+    L = q.leaf_array("limit", inst.users)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        T = np.minimum(T, np.where(D > 0, L / np.where(D > 0, D, 1.0), np.inf).min(axis=1))
+    rows, rhs = [], []
+    index = {u: i for i, u in enumerate(inst.users)}
+    for g in q.groups:
+        members = np.zeros(inst.n)
+        members[[index[u] for u in q.leaves(g)]] = 1.0
+        for j in np.flatnonzero(np.isfinite(q.limit[g]) & (R > 0)):
+            row = shares[j] * members
+            rows.append(row)
+            rhs.append(max(q.limit[g][j] / R[j], float(row @ z)))
+    return rows, np.array(rhs), T
 
 
 @_checker("pareto_efficiency")
