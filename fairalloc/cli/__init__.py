@@ -10,7 +10,8 @@ parses its options, calls the library and renders.  This module holds the click 
 :func:`main`; ``options`` the options commands share; ``render`` what is printed; the
 commands by group: ``allocate`` (solve, compare, model, mechanisms), ``cases`` (cases,
 reproduce), ``properties`` (check, verify, falsify, table2), ``cluster`` (schedule, simulate),
-``frontier`` (tradeoff, explore).  Imports: any layer below; nothing imports the command line.
+``frontier`` (tradeoff, explore), ``imports`` (import), ``explain`` (explain), ``audit`` (audit).
+Imports: any layer below; nothing imports the command line.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from fairalloc.cli.allocate import compare, list_mechanisms, model, solve
 from fairalloc.cli.cases import list_cases, reproduce
 from fairalloc.cli.cluster import GENERATED_WORKLOADS, schedule, simulate
 from fairalloc.cli.frontier import explore, tradeoff
+from fairalloc.cli.imports import import_command
 from fairalloc.cli.options import FORMATS, Choice
 from fairalloc.cli.options import make_folder as _make_folder  # noqa: F401  (old names)
 from fairalloc.cli.options import output_path as _output_path  # noqa: F401  (old names)
@@ -51,6 +53,8 @@ def cli(ctx, debug):
       fairalloc model drf-section-4-1 -m drf --write drf.lp
       fairalloc tradeoff drf-section-4-1        from utilitarian (alpha 0) to DRF (alpha inf)
       fairalloc explore drf-section-4-1         the same, interactively, in the browser
+      fairalloc import queues.yaml --out my.yaml  a scheduler's own files as a case
+      fairalloc explain my.yaml                 each queue's entitlement, and why
 
     Every mechanism is a declarative program (a pulp LP or a cvxpy convex program) with a fast
     exact algorithm beside it where one exists. Choose with --method: fast, program, or auto
@@ -77,6 +81,7 @@ for _command in (
     simulate,
     tradeoff,
     explore,
+    import_command,
 ):
     cli.add_command(_command)
 

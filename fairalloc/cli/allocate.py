@@ -40,12 +40,13 @@ def solve(case, mechanisms, method, fmt, exact):
     CASE is a YAML file or the name of a bundled case (list them with 'fairalloc cases').
     """
     names = mechanism_names(mechanisms, ["drf"])
-    instance = load_case(case).instance
-    allocations = [registry.get(n).allocate(instance, method) for n in names]
+    loaded = load_case(case)
+    allocations = [registry.get(n).allocate(loaded.instance, method) for n in names]
     if fmt == "table":
         emit(
             "\n\n".join(
-                a.table(exact=exact) + ("\n\n" + a.step_table() if a.history is not None else "") for a in allocations
+                a.table(exact=exact, units=loaded.units) + ("\n\n" + a.step_table() if a.history is not None else "")
+                for a in allocations
             )
         )
     elif fmt == "csv":

@@ -7,7 +7,7 @@ an allocation of a million users costs one vector until someone asks for more.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
@@ -200,9 +200,11 @@ class Allocation:
             out["steps"] = self.history.step_dicts()
         return out
 
-    def table(self, exact: bool = False, digits: int = 4) -> str:
-        """Two readable tables: users (tasks, shares, bundle) and resources (use, saturation)."""
+    def table(self, exact: bool = False, digits: int = 4, units: Mapping[str, str] | None = None) -> str:
+        """Two readable tables: users (tasks, shares, bundle) and resources (use, saturation);
+        amounts of a resource with a unit in ``units`` are shown in it (``64 GiB``)."""
         inst = self.instance
+        amount = _amount_formatter(inst.resources, units or {}, digits)
         fractions = self.exact if exact else None
         # a queue case: a queue's tasks are the fraction of its request it receives
         who, tasks = ("queue", "of request") if inst.queues is not None else ("user", "tasks")
@@ -217,7 +219,7 @@ class Allocation:
             row.append(_fmt(self.dominant_shares[i], digits))
             if inst.weighted:
                 row.append(_fmt(self.weighted_dominant_shares[i], digits))
-            row += [_fmt(v, digits) for v in self.bundles[i]]
+            row += [amount(j, v) for j, v in enumerate(self.bundles[i])]
             rows.append(row)
         res_head = ["resource", "capacity", "used", "utilization", "saturated"] + (
             ["price"] if self.prices is not None else []
@@ -226,8 +228,8 @@ class Allocation:
         for j, r in enumerate(inst.resources):
             row = [
                 r,
-                _fmt(inst.capacity[j], digits),
-                _fmt(self.used[j], digits),
+                amount(j, inst.capacity[j]),
+                amount(j, self.used[j]),
                 f"{self.utilization[j]:.1%}",
                 "yes" if self.saturated[j] else "",
             ]
@@ -312,6 +314,17 @@ def _fmt(v: float, digits: int) -> str:
         return "0"
     text = f"{v:.{digits}f}".rstrip("0").rstrip(".")
     return text if text not in ("", "0", "-0") else f"{v:.{digits}g}"  # 1e-09 is not 0
+
+
+def _amount_formatter(resources: Sequence[str], units: Mapping[str, str], digits: int) -> Callable[[int, float], str]:
+    """How a table shows an amount of resource ``j``: in its unit when it has one, else as a number."""
+    from fairalloc.core.units import readable
+
+    def amount(j: int, v: float) -> str:
+        unit = units.get(resources[j])
+        return _fmt(v, digits) if unit is None else readable(v, unit, digits)
+
+    return amount
 
 
 def _finite(v: SupportsFloat) -> float | None:

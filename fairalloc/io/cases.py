@@ -274,6 +274,12 @@ class CaseSpec(BaseModel):
     expect: list[ExpectSpec] = []
     claims: list[ClaimSpec | str] = []
     errata: list[ErratumSpec] = []
+    #: the scheduler's policy (a mechanism name): what ``fairalloc explain`` and ``audit`` use by default
+    policy: str | None = None
+    #: what a resource's numbers count (``cores``, ``bytes``, ``MiB``, ...: fairalloc.core.units.UNITS)
+    units: Names[str] = {}
+    #: a queue case: what a reporter expected each queue to get (``{queue: {resource: amount}}``)
+    user_expectation: Names[Names[Amount]] = {}
 
     @field_validator("resources", "users", mode="before")
     @classmethod
@@ -297,6 +303,12 @@ class Case:
     raw: dict = field(default_factory=dict, repr=False)
     #: derived scenarios by name (a misreport, a user leaving or joining, new capacities)
     variants: dict[str, Instance] = field(default_factory=dict, repr=False)
+    #: the scheduler's policy named by the case (``None``: not given)
+    policy: str | None = None
+    #: resource -> unit (``cores``, ``bytes``, ...; a resource left out has no unit)
+    units: dict[str, str] = field(default_factory=dict)
+    #: queue -> resource -> amount a reporter expected (queue cases of bug reports)
+    user_expectation: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
     expect: list[ExpectSpec] = field(default_factory=list, repr=False)
     claims: list[ClaimSpec] = field(default_factory=list, repr=False)
     errata: list[ErratumSpec] = field(default_factory=list, repr=False)
@@ -484,20 +496,37 @@ def _refuse_duplicate_keys(root, where: str, loader) -> None:
         stack.extend(reversed(below))  # document order
 
 
+def _construct(loader, node, where: str) -> Any:
+    if loader.aliases:
+        _refuse_expansions(node, where)
+    _refuse_duplicate_keys(node, where, loader)
+    return loader.construct_document(node)
+
+
 def _read_yaml(text: str, where: str) -> Any:
     """Parse with :class:`CaseLoader` (PyYAML's *safe* loader), refusing duplicate keys, documents
     too deep or too large once their aliases are expanded, and recursive aliases; every problem is
     one :class:`CaseError` naming ``where`` (and the line)."""
+    return _read_yaml_documents(text, where, single=True)
+
+
+def read_yaml_documents(text: str, where: str) -> list[Any]:
+    """Every document of a multi-document YAML text (``---`` between them; empty ones left out),
+    read as safely as a case file (:func:`_read_yaml`)."""
+    return [d for d in _read_yaml_documents(text, where, single=False) if d is not None]
+
+
+def _read_yaml_documents(text: str, where: str, single: bool) -> Any:
     loader = None
     try:
         loader = CaseLoader(text)
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        if loader.aliases:
-            _refuse_expansions(node, where)
-        _refuse_duplicate_keys(node, where, loader)
-        return loader.construct_document(node)
+        if single:
+            node = loader.get_single_node()
+            return None if node is None else _construct(loader, node, where)
+        documents = []
+        while loader.check_node():
+            documents.append(_construct(loader, loader.get_node(), where))
+        return documents
     except _Refused as exc:
         mark = exc.problem_mark  # always set where fairalloc raises it
         line = f"line {mark.line + 1}: " if mark else ""
@@ -679,9 +708,43 @@ def parse_case(data: Any, where: str = "case") -> Case:
         variants=variants,
         expect=spec.expect,
         errata=spec.errata,
+        policy=None if spec.policy is None else _known_mechanism("policy", spec.policy),
+        units=_units(spec, known, resources),
+        user_expectation=_user_expectation(spec, instance, vector),
     )
     _check_expectations(case)
     return dataclasses.replace(case, claims=[_claim(c, f"claims[{k}]", case) for k, c in enumerate(spec.claims)])
+
+
+def _units(spec: CaseSpec, known: set, resources: list[str]) -> dict[str, str]:
+    from fairalloc.core.units import UNITS
+
+    for r, unit in spec.units.items():
+        if r not in known:
+            raise CaseError(f"units.{r}: {unknown('resource', r, resources)}")
+        if unit not in UNITS:
+            raise CaseError(f"units.{r}: {unknown('unit', unit, UNITS)}")
+    return dict(spec.units)
+
+
+def _user_expectation(spec: CaseSpec, instance: Instance, vector) -> dict[str, dict[str, float]]:
+    out = {}
+    for q, amounts in spec.user_expectation.items():
+        _known(f"user_expectation.{q}", "queue", q, instance.users)
+        row = vector(
+            _plain_amounts(amounts, dict(zip(instance.resources, instance.capacity))), f"user_expectation.{q}", np.nan
+        )
+        out[q] = {r: v for r, v in zip(instance.resources, row) if not np.isnan(v)}
+    return out
+
+
+def _plain_amounts(mapping: dict, capacity: dict) -> dict[str, float]:
+    """Amounts with percentages read as shares of the capacity (an unknown resource is left for
+    the caller to name)."""
+    return {
+        r: float(v.strip().rstrip("%")) / 100 * capacity.get(r, 0.0) if isinstance(v, str) else v
+        for r, v in mapping.items()
+    }
 
 
 def _refuse_too_many_cells(n: int, m: int, variants: int) -> None:
@@ -733,13 +796,7 @@ def _queues(spec, vector) -> Queues:
     def amounts(mapping, where: str, missing: float):
         if mapping is None:
             return None
-        plain = {r: 0.0 if isinstance(v, str) else v for r, v in mapping.items()}
-        row = vector(plain, where, missing)  # checks the resource names
-        for k, r in enumerate(spec.resources):
-            v = mapping.get(r)
-            if isinstance(v, str):
-                row[k] = float(v.strip().rstrip("%")) / 100 * capacity[k]
-        return np.array(row)
+        return np.array(vector(_plain_amounts(mapping, dict(zip(spec.resources, capacity))), where, missing))
 
     nodes: dict[str, dict[str, object]] = {}
     for kind, table in (("groups", spec.groups), ("users", spec.users)):
@@ -1063,9 +1120,9 @@ def _file(path) -> str:
 _CHUNK = 2**20
 
 
-def read_yaml_file(path: str | Path, needs: str) -> Any:
-    """A YAML file's data, read safely (no object-building tags, no duplicate keys); every problem
-    is one :class:`CaseError` line naming the file (``needs`` says what an empty file lacks).
+def read_text_file(path: str | Path, needs: str, expected: str = "YAML") -> str:
+    """A text file's contents; every problem is one :class:`CaseError` line naming the file
+    (``needs`` says what an empty file lacks, ``expected`` what a binary file should have been).
 
     A regular file larger than :data:`~fairalloc.core.limits.MAX_FILE_BYTES` is refused before it is
     read; a device, a pipe or a FIFO (``/dev/zero``, ``<(...)``) is read in chunks up to that many
@@ -1101,11 +1158,17 @@ def read_yaml_file(path: str | Path, needs: str) -> Any:
     except IsADirectoryError:
         raise CaseError(f"{where}: is a directory, not a file") from None
     except UnicodeDecodeError:
-        raise CaseError(f"{where}: not a text file (expected YAML)") from None
+        raise CaseError(f"{where}: not a text file (expected {expected})") from None
     except OSError as exc:
         raise CaseError(f"{where}: cannot read: {exc.strerror or exc}") from None
     except ValueError as exc:  # a NUL byte in the name
         raise CaseError(f"{where}: cannot read: {one_line(exc, 200)}") from None
     if not text.strip():
         raise CaseError(f"{where}: empty file ({needs})")
-    return _read_yaml(text, where)
+    return text
+
+
+def read_yaml_file(path: str | Path, needs: str) -> Any:
+    """A YAML file's data, read safely (no object-building tags, no duplicate keys); every problem
+    is one :class:`CaseError` line naming the file (``needs`` says what an empty file lacks)."""
+    return _read_yaml(read_text_file(path, needs), _file(path))

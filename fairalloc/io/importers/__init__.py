@@ -1,0 +1,54 @@
+"""Importers of real scheduler configurations: one module per system, each with ``SYSTEM``,
+``detect(documents)`` and ``convert(documents, notes)``; :mod:`.common` holds what they share.
+
+Belongs here: turning a scheduler's own files (Kubernetes objects, XML, REST answers) into a queue
+case.  Imports: ``fairalloc.core``, ``fairalloc.io``; never the analysis or the command line.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from fairalloc.core.errors import unknown
+from fairalloc.io.importers.common import Document, ImportFailed, Notes, default_name, finish, read_documents
+
+#: the systems fairalloc imports, in the order detection prefers them on a tie (the scheduler-specific
+#: objects before plain Kubernetes ones)
+SYSTEMS = ("kueue", "volcano", "yunikorn", "yarn", "mesos", "kubernetes")
+
+
+def importer(system: str) -> ModuleType:
+    """The importer module of ``system`` (one of :data:`SYSTEMS`)."""
+    if system not in SYSTEMS:
+        raise ImportFailed(f"from: {unknown('system', system, SYSTEMS)}")
+    return importlib.import_module(f"fairalloc.io.importers.{system}")
+
+
+def detect(documents: list[Document]) -> str:
+    """The system whose objects ``documents`` hold: the importer that recognises the most of them,
+    scheduler-specific objects first (pods and nodes alone are plain Kubernetes)."""
+    scores = {s: importer(s).detect(documents) for s in SYSTEMS}
+    best = max(SYSTEMS, key=lambda s: (scores[s] > 0 and s != "kubernetes", scores[s]))
+    if scores[best] == 0:
+        files = ", ".join(dict.fromkeys(d.file for d in documents))
+        raise ImportFailed(
+            f"{files}: no Volcano, Kueue, YARN, YuniKorn, Mesos or Kubernetes objects recognised; "
+            f"name the system with --from ({', '.join(SYSTEMS)})"
+        )
+    return best
+
+
+def import_files(paths, *, system: str | None = None, capacity=None, name: str | None = None):
+    """The case mapping of ``paths`` (a system's own files) and the warnings found on the way."""
+    documents = read_documents(paths)
+    if not documents:
+        raise ImportFailed(f"{', '.join(str(p) for p in paths)}: no documents to import")
+    system = system or detect(documents)
+    notes = Notes()
+    draft = importer(system).convert(documents, notes)
+    case = finish(draft, name=name or default_name(paths), capacity=capacity, notes=notes)
+    return case, notes.warnings
+
+
+__all__ = ["SYSTEMS", "importer", "detect", "import_files", "read_documents", "Notes", "ImportFailed"]

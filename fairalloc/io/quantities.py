@@ -1,0 +1,162 @@
+"""Quantities as schedulers write them: Kubernetes quantities and YARN resource strings.
+
+* **Kubernetes** (``k8s.io/apimachinery/pkg/api/resource/quantity.go``, the grammar in the comment
+  above ``type Quantity``): a signed decimal number followed by a binary-SI suffix (``Ki Mi Gi Ti
+  Pi Ei``, powers of 1024), a decimal-SI suffix (``n u m k M G T P E``, powers of 1000) or a
+  decimal exponent (``e3``, ``E-2``).  ``500m`` cpu is half a core, ``4Gi`` is 4294967296 bytes and
+  ``4G`` 4000000000.  The text is checked against that grammar here and converted by the
+  Kubernetes Python client's own parser (``kubernetes.utils.quantity.parse_quantity``), exactly,
+  in :class:`~decimal.Decimal`: the client's parser alone would also take ``NaN``, ``1_000`` or
+  `` 1 `` (it hands the number to ``Decimal``).
+* **YARN** (apache/hadoop, ``FairSchedulerConfiguration.parseResourceConfigValue``): the
+  FairScheduler's three syntaxes, ``"1024 mb, 2 vcores"``, ``"memory-mb=4096, vcores=1"`` (any
+  resource type, a value may carry a unit: ``memory-mb=4Gi``) and percentages (``"50.0%"`` of every
+  resource, ``"50% memory, 25% cpu"``, ``"memory-mb=50%, vcores=25%"``).  Memory is in MiB (YARN's
+  ``mb``: ``ResourceInformation.MEMORY_MB`` has the unit ``Mi``), vcores in cores.
+
+>>> parse_kube("500m", "cpu"), parse_kube("4Gi", "memory"), parse_kube("1e3", "cpu")
+(Decimal('0.5'), Decimal('4294967296'), Decimal('1000'))
+>>> format_kube(parse_kube("1536Mi", "memory"), binary=True), format_kube(Decimal("0.25"))
+('1536Mi', '250m')
+>>> parse_yarn_resources("1024 mb, 2 vcores", "minResources")
+{'memory-mb': Decimal('1024'), 'vcores': Decimal('2')}
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from fairalloc.core.errors import CaseError, excerpt
+
+__all__ = ["QuantityError", "Percent", "parse_kube", "format_kube", "parse_yarn_resources", "tidy", "MEMORY", "VCORES"]
+
+
+class QuantityError(CaseError):
+    """A quantity that is not in its system's syntax; the message starts with where it was read."""
+
+
+#: Kubernetes' grammar: <signedNumber><suffix> (the exponent's number is an integer in practice)
+_KUBE = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?\d+)?")
+_BINARY = ("Ei", "Pi", "Ti", "Gi", "Mi", "Ki")
+_DECIMAL = (("E", 18), ("P", 15), ("T", 12), ("G", 9), ("M", 6), ("k", 3), ("", 0), ("m", -3), ("u", -6), ("n", -9))
+
+
+def parse_kube(value: str | int | float | Decimal, where: str, *, negative: bool = False) -> Decimal:
+    """A Kubernetes quantity, exactly (YAML numbers are taken as written: ``0.1`` is ``0.1``).
+    A negative amount is refused unless ``negative``."""
+    if isinstance(value, bool):
+        raise QuantityError(f"{where}: {excerpt(value)} is not a Kubernetes quantity (like 500m, 4Gi or 2)")
+    if isinstance(value, (int, float, Decimal)):
+        text = repr(value) if isinstance(value, float) else str(value)
+    elif isinstance(value, str):
+        text = value.strip()
+    else:
+        raise QuantityError(f"{where}: {excerpt(value)} is not a Kubernetes quantity (like 500m, 4Gi or 2)")
+    if not _KUBE.fullmatch(text):
+        raise QuantityError(f"{where}: {excerpt(value)} is not a Kubernetes quantity (like 500m, 4Gi or 2)")
+    from kubernetes.utils.quantity import parse_quantity  # the client takes half a second to import
+
+    try:
+        amount = parse_quantity(text)
+    except (ValueError, InvalidOperation):
+        raise QuantityError(f"{where}: {excerpt(value)} is not a Kubernetes quantity (like 500m, 4Gi or 2)") from None
+    if amount < 0 and not negative:
+        raise QuantityError(f"{where}: {excerpt(value)} is negative")
+    return tidy(amount)
+
+
+def tidy(amount: Decimal) -> Decimal:
+    """``amount`` written plainly: a whole number without exponent or trailing zeros (``1E+3`` and
+    ``1536.0`` are ``1000`` and ``1536``), a fraction without trailing zeros; no negative zero."""
+    amount = amount + 0
+    return amount.quantize(Decimal(1)) if amount == amount.to_integral_value() else amount.normalize()
+
+
+def format_kube(amount: Decimal, binary: bool = False) -> str:
+    """``amount`` in Kubernetes' shortest exact form: the largest suffix that leaves a whole number
+    (``binary``: a power of 1024 first), else the number as it is.  ``parse_kube`` inverts it."""
+    from kubernetes.utils.quantity import format_quantity
+
+    amount = Decimal(amount)
+    if amount == 0:
+        return "0"
+    if binary and amount == amount.to_integral_value():
+        for k, suffix in enumerate(_BINARY):
+            if amount % (Decimal(1024) ** (6 - k)) == 0:
+                return format_quantity(amount, suffix, quantize=Decimal(1))
+    for suffix, exponent in _DECIMAL:
+        scaled = amount.scaleb(-exponent)
+        if scaled == scaled.to_integral_value():
+            return format(scaled.to_integral_value(), "f") + suffix
+    return format(amount, "f")
+
+
+@dataclass(frozen=True)
+class Percent:
+    """A share of something (the cluster's resources in YARN), written ``"50%"`` in a case."""
+
+    value: Decimal
+
+    def __str__(self) -> str:
+        return f"{format(self.value.normalize(), 'f')}%"
+
+
+MEMORY, VCORES = "memory-mb", "vcores"
+_NUMBER = r"(\d+(?:\.\d+)?)"
+_OLD = {MEMORY: re.compile(_NUMBER + r"\s*mb\b", re.I), VCORES: re.compile(_NUMBER + r"\s*vcores?\b", re.I)}
+_OLD_PERCENT = {
+    MEMORY: re.compile(_NUMBER + r"\s*%\s*memory\b", re.I),
+    VCORES: re.compile(_NUMBER + r"\s*%\s*(?:cpu|vcores?)\b", re.I),
+}
+#: YARN unit suffixes (UnitsConversionUtil.KNOWN_UNITS) in bytes, for memory-mb values (kept in MiB)
+_BYTES = {
+    **{u: Decimal(1024) ** (k + 1) for k, u in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi"))},
+    **{u: Decimal(1000) ** (k + 1) for k, u in enumerate(("k", "M", "G", "T", "P"))},
+}
+
+
+def parse_yarn_resources(text: str, where: str) -> dict[str, Decimal | Percent]:
+    """A YARN FairScheduler resource string in any of its three syntaxes (module docstring)."""
+    if not isinstance(text, str) or not text.strip():
+        raise QuantityError(f"{where}: {excerpt(text)} is not a YARN resource string (like '1024 mb, 2 vcores')")
+    value = text.strip()
+    if "=" in value:
+        return _yarn_new(value, where)
+    whole = re.fullmatch(_NUMBER + r"\s*%", value)
+    if whole:
+        share = Percent(tidy(Decimal(whole.group(1))))
+        return {MEMORY: share, VCORES: share}
+    if "%" in value:
+        return {name: Percent(_one(pattern, value, name, where)) for name, pattern in _OLD_PERCENT.items()}
+    return {name: _one(pattern, value, name, where) for name, pattern in _OLD.items()}
+
+
+def _one(pattern: re.Pattern[str], text: str, name: str, where: str) -> Decimal:
+    found = pattern.findall(text)
+    if len(found) != 1:
+        what = "missing" if not found else "given twice"
+        raise QuantityError(f"{where}: {excerpt(text)}: {name} is {what} (YARN writes '1024 mb, 2 vcores')")
+    return tidy(Decimal(found[0]))
+
+
+def _yarn_new(text: str, where: str) -> dict[str, Decimal | Percent]:
+    """``name=value[unit]`` pairs, comma-separated; a value may be a percentage."""
+    out: dict[str, Decimal | Percent] = {}
+    for part in (p.strip() for p in text.split(",")):
+        match = re.fullmatch(r"([A-Za-z][\w./-]*)\s*=\s*" + _NUMBER + r"\s*(%|[A-Za-z]*)", part)
+        if not match:
+            raise QuantityError(f"{where}: {excerpt(part)} is not name=value (YARN writes 'memory-mb=4096, vcores=1')")
+        name, number, unit = match.group(1), tidy(Decimal(match.group(2))), match.group(3)
+        if name in out:
+            raise QuantityError(f"{where}: {name} is given twice in {excerpt(text)}")
+        if unit == "%":
+            out[name] = Percent(number)
+        elif unit == "":
+            out[name] = number  # a resource's own unit (MiB for memory-mb)
+        elif name == MEMORY and unit in _BYTES:
+            out[name] = tidy(number * _BYTES[unit] / _BYTES["Mi"])
+        else:
+            raise QuantityError(f"{where}: {name}={number}{unit}: unit {unit!r} is not one fairalloc converts")
+    return out
