@@ -203,6 +203,7 @@ def proportion_input(instance: Instance, weights: _Floats) -> ProportionInput:
 class VolcanoProportion(QueuePolicy):
     summary = "Volcano proportion: each resource split by queue weight in rounds, capped and floored"
     solver = "numpy (Volcano's rounds)"
+    per_resource = True
 
     def entitlement(self, instance: Instance) -> tuple[np.ndarray, dict[str, Any]]:
         p = proportion_input(instance, instance.scalar_weights(self.name))

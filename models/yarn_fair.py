@@ -353,6 +353,7 @@ class YarnFair(QueuePolicy):
     summary = "Hadoop YARN FairScheduler (DRF): instantaneous fair share per resource, whole units"
     solver = "numpy"
     steady = False
+    per_resource = True  # DominantResourceFairnessPolicy.computeShares: one resource type at a time
     #: for fairalloc.testing.check_mechanism: the program is the water level YARN truncates
     program_differs = (
         "the program is the water level; YARN truncates to whole units and stops its search where the "

@@ -26,6 +26,7 @@ from fairalloc.cli import render
 from fairalloc.cli.allocate import compare, list_mechanisms, model, solve
 from fairalloc.cli.cases import list_cases, reproduce
 from fairalloc.cli.cluster import GENERATED_WORKLOADS, schedule, simulate
+from fairalloc.cli.explain import explain
 from fairalloc.cli.frontier import explore, tradeoff
 from fairalloc.cli.imports import import_command
 from fairalloc.cli.options import FORMATS, Choice
@@ -82,6 +83,7 @@ for _command in (
     tradeoff,
     explore,
     import_command,
+    explain,
 ):
     cli.add_command(_command)
 

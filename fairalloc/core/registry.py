@@ -71,6 +71,9 @@ class Mechanism:
     scale_fast: bool = False
     #: the mechanism allocates to a queue case's inactive queues itself (else it never sees them)
     takes_inactive: bool = False
+    #: the mechanism divides each resource separately by weight (Volcano, YARN), not one dominant
+    #: share per user: ``fairalloc explain`` then compares queues resource by resource
+    per_resource: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
