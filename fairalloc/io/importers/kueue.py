@@ -1,0 +1,913 @@
+"""Kueue: ClusterQueues, Cohorts, LocalQueues, ResourceFlavors, Workloads (and pods, Nodes) as a ``kueue`` case.
+
+Source read: kubernetes-sigs/kueue at commit ff69552e79ad21652c36caa97038382e55625cf7 (Apache-2.0):
+the API types of ``apis/kueue/v1beta1`` and ``apis/kueue/v1beta2`` (``clusterqueue_types.go``,
+``cohort_types.go``, ``localqueue_types.go``, ``resourceflavor_types.go``, ``workload_types.go``,
+``fairsharing_types.go``), the Cohort of ``apis/kueue/v1alpha1/cohort_types.go`` before
+"Promote Cohort API to v1beta1" (#5595), and ``site/content/en/docs/concepts/cluster_queue.md`` and
+``cohort.md`` for the meaning of the quotas.
+
+How the case reads them (``models/kueue.py``, which computes Kueue's fair sharing on it):
+
+* a **ClusterQueue** is a leaf queue (a user) named as in Kueue; its cohort (``spec.cohort`` in
+  v1beta1, ``spec.cohortName`` in v1beta2) is its ``group``; ``nominalQuota`` -> ``guarantee``,
+  ``borrowingLimit`` -> ``borrowing_limit``, ``lendingLimit`` -> ``lending_limit``,
+  ``spec.fairSharing.weight`` (a Kubernetes quantity: ``"3"``, ``"500m"``) -> ``weight``;
+* a **Cohort** is a group: ``spec.parentName`` (``spec.parent`` in v1alpha1) -> ``parent``, its
+  own ``resourceGroups`` (its own nominal quota: a shared pool on top of its children's, cohort.md
+  "Configuring Quotas") -> ``guarantee``, ``borrowing_limit``, ``lending_limit``, and its fair
+  sharing weight -> ``weight``.  A cohort a ClusterQueue or Cohort names without a Cohort object is
+  an implicit cohort (Kueue creates it): a group without quota;
+* a workload asking for a resource its ClusterQueue's ``resourceGroups`` do not cover is one Kueue
+  never admits ("resource X unavailable in ClusterQueue", ``flavorassigner.go``,
+  ``findFlavorForPodSets``): it is not counted, with a warning (pods: the resource is left out);
+* **flavors**: Kueue's quota is per (flavor, resource).  A resource that only one flavor provides
+  anywhere in the files keeps its name (``cpu``).  A resource that several flavors provide becomes
+  one resource per flavor, ``<resource>@<flavor>`` (``nvidia.com/gpu@a100``), with a warning: an
+  admitted workload is charged to the flavor its admission names, but a pending one to the first
+  flavor of its ClusterQueue that covers the resource, where Kueue would try the flavors in order
+  and take the first that fits (``flavorFungibility``), which fairalloc cannot model;
+* **requests and usage**: a Workload (``spec.queueName``, a LocalQueue of the workload's namespace,
+  whose ``spec.clusterQueue`` is the queue) asks ``count`` times its pod template's request
+  (Kubernetes' rule: :func:`fairalloc.io.importers.kubernetes.pod_request`) per pod set, plus
+  ``count`` ``pods`` when the ClusterQueue has a ``pods`` quota (Kueue counts pods itself).  An
+  admitted one (``status.admission`` or condition ``Admitted``/``QuotaReserved`` true) counts in
+  ``usage`` and ``request`` (``status.admission.podSetAssignments[].resourceUsage`` when given,
+  minus ``status.reclaimablePods``), a pending one in ``request``; finished (``Finished``) and
+  deactivated (``spec.active: false``) ones in neither.  Without Workloads, pods labelled
+  ``kueue.x-k8s.io/queue-name`` (a LocalQueue of their namespace) count by
+  :func:`fairalloc.io.importers.kubernetes.pods_by_queue`;
+* **capacity**: Kueue never sees the cluster's capacity.  With Node objects it is their allocatable
+  total (per flavor ``<resource>@<flavor>``: the nodes that match the ResourceFlavor's
+  ``spec.nodeLabels``); without, the sum of every nominal quota over the whole cohort forest
+  (``capacity_from: configuration``), which is what the root cohorts can lend;
+* ignored, because they do not change the entitlement ``models/kueue.py`` defines (the
+  fair-sharing equilibrium of the admission loop from an empty cluster): ``namespaceSelector``,
+  ``queueingStrategy``, ``preemption`` (how that equilibrium is restored when workloads arrive out
+  of order), ``admissionChecks``, ``admissionChecksStrategy``, ``admissionScope`` and a
+  LocalQueue's fair sharing (both order workloads inside one ClusterQueue),
+  ``concurrentAdmissionPolicy``, ``flavorFungibility`` (covered by the flavors warning).  A
+  ``stopPolicy`` other than ``None`` is a warning; every other field is a warning.
+
+Units (the importers' convention): Kubernetes resource names, ``cpu`` in cores, ``memory``,
+``ephemeral-storage`` and ``hugepages-*`` in bytes, the rest counts.  A quota that makes no sense
+for its resource (``nvidia.com/gpu: 1Gi``, a fractional GPU count, cpu in ``Ki``) is a warning
+naming the file, the object and the field; a quota that is not a quantity at all is an error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from types import ModuleType
+from typing import Any
+
+from fairalloc.core.errors import CaseError, excerpt
+from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded
+from fairalloc.io.quantities import parse_kube, tidy
+
+SYSTEM = "kueue"
+GROUP = "kueue.x-k8s.io"
+#: the API versions read as they are; older ones are read only when their fields are the same
+VERSIONS = ("v1beta1", "v1beta2")
+#: the label a pod names its LocalQueue with (``constants.QueueLabel``)
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KINDS = ("ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "Workload")
+#: a key no Kubernetes name can be: pods not managed by Kueue
+_UNMANAGED = "<not managed by Kueue>"
+
+#: spec fields of a ClusterQueue that do not change the entitlement (module docstring)
+_CQ_IGNORED = ("namespaceSelector", "queueingStrategy", "preemption", "admissionChecks", "admissionChecksStrategy",
+               "admissionScope", "concurrentAdmissionPolicy", "flavorFungibility")  # fmt: skip
+_BYTES = ("memory", "ephemeral-storage", "storage")
+_BINARY_SUFFIX = re.compile(r"[KMGTPE]i$")
+
+Amounts = dict[str, Decimal]
+
+
+@dataclass
+class _Quota:
+    """One ``resources[]`` entry of a ClusterQueue's or Cohort's ``resourceGroups``."""
+
+    flavor: str
+    resource: str
+    nominal: Decimal
+    borrowing: Decimal | None
+    lending: Decimal | None
+
+
+@dataclass
+class _Node:
+    """A ClusterQueue or a Cohort as read."""
+
+    doc: Document
+    name: str
+    parent: str | None = None
+    weight: Decimal | None = None
+    quotas: list[_Quota] = field(default_factory=list)
+    groups: list[list[str]] = field(default_factory=list)  # flavors of each resource group, in order
+    covered: dict[str, int] = field(default_factory=dict)  # resource -> its resource group
+
+
+@dataclass
+class _Import:
+    notes: Notes
+    queues: dict[str, _Node] = field(default_factory=dict)
+    cohorts: dict[str, _Node] = field(default_factory=dict)
+    local: dict[tuple[str, str], str] = field(default_factory=dict)  # (namespace, name) -> ClusterQueue
+    flavors: dict[str, Document] = field(default_factory=dict)
+    workloads: list[Document] = field(default_factory=list)
+    pods: list[Document] = field(default_factory=list)
+    nodes: list[Document] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def seen(self, kind: str) -> None:
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+
+
+# -- detection ----------------------------------------------------------------------------------
+def detect(docs: list[Document]) -> int:
+    """How many documents are Kueue's: objects of the ``kueue.x-k8s.io`` group, Kueue's manager
+    Configuration, and pods labelled with a Kueue queue name."""
+    return sum(_is_kueue(d) for d in docs)
+
+
+def _is_kueue(doc: Document) -> bool:
+    if not isinstance(doc.data, dict):
+        return False
+    if doc.group in (GROUP, "config." + GROUP):
+        return True
+    labels = doc.metadata.get("labels")
+    return doc.kind == "Pod" and isinstance(labels, dict) and QUEUE_LABEL in labels
+
+
+# -- conversion ---------------------------------------------------------------------------------
+def convert(docs: list[Document], notes: Notes) -> Draft:
+    """The queues of ``docs`` as a ``kueue`` draft (see the module doc for the mapping)."""
+    seen = _Import(notes)
+    for doc in docs:
+        _read(seen, doc)
+    _implicit_cohorts(seen)
+    _check_tree(seen)
+    names = _resource_names(seen)
+    draft = Draft(SYSTEM, "kueue", list(dict.fromkeys(d.file for d in docs)))
+    group_name = _group_names(seen)
+    for c in seen.cohorts.values():
+        draft.groups[group_name[c.name]] = _fields(c, names, {"parent": group_name.get(c.parent or "")}, notes)
+    for q in seen.queues.values():
+        draft.users[q.name] = _fields(q, names, {"group": group_name.get(q.parent or "")}, notes)
+    demand = _demand(seen, names)
+    for q in seen.queues.values():
+        _add_demand(draft.users[q.name], demand.get(q.name, _Demand()))
+    named = _named(draft)
+    draft.capacity, draft.capacity_from = _capacity(seen, names, named)
+    draft.units = {r: unit_of(r) for r in [*draft.capacity, *(r for r in named if r not in draft.capacity)]}
+    draft.description = _description(seen, draft)
+    return draft
+
+
+def unit_of(resource: str) -> str:
+    """The unit of a Kubernetes resource (``nvidia.com/gpu@a100``: that of ``nvidia.com/gpu``)."""
+    base = resource.split("@", 1)[0]
+    if base == "cpu":
+        return "cores"
+    if base in _BYTES or base.startswith("hugepages-"):
+        return "bytes"
+    return "count"
+
+
+def _read(seen: _Import, doc: Document) -> None:
+    data, kind = doc.data, doc.kind
+    if not isinstance(data, dict):
+        seen.notes.warn(doc, doc.label, "", "not a Kubernetes object: skipped")
+        return
+    if doc.group == "config." + GROUP or (kind == "ConfigMap" and _manager_config(doc)):
+        _configuration(seen, doc)
+        return
+    if doc.group == "" and kind == "Node":
+        seen.nodes.append(doc)
+        seen.seen("Node")
+        return
+    if doc.group == "" and kind == "Pod":
+        seen.pods.append(doc)
+        seen.seen("Pod")
+        return
+    if doc.group == "batch" and kind == "Job" and _labelled(doc):
+        seen.workloads.append(_job_workload(seen, doc))
+        seen.seen("Job")
+        return
+    if doc.group != GROUP or kind not in KINDS:
+        seen.notes.warn(doc, doc.label, "kind", f"{kind or 'no kind'} ({doc.api_version}) is not read for Kueue")
+        return
+    version = (doc.api_version or "").rsplit("/", 1)[-1]
+    if version not in VERSIONS and not _older_readable(seen, doc, version):
+        return
+    name = _name(doc)
+    seen.seen(kind)
+    if kind == "ClusterQueue":
+        _cluster_queue(seen, doc, name, version)
+    elif kind == "Cohort":
+        _cohort(seen, doc, name, version)
+    elif kind == "LocalQueue":
+        _local_queue(seen, doc, name)
+    elif kind == "ResourceFlavor":
+        seen.flavors[name] = doc
+    else:
+        seen.workloads.append(doc)
+
+
+#: the fields of a kind in v1beta1 (what an older version may carry to be read as one); v1alpha1
+#: Cohorts spelled ``parentName`` as ``parent``
+_SPEC_FIELDS = {
+    "ClusterQueue": {"resourceGroups", "cohort", "fairSharing", "stopPolicy", *_CQ_IGNORED},
+    "Cohort": {"parentName", "parent", "resourceGroups", "fairSharing"},
+    "LocalQueue": {"clusterQueue", "stopPolicy", "fairSharing"},
+    "ResourceFlavor": {"nodeLabels", "nodeTaints", "tolerations", "topologyName"},
+    "Workload": {"podSets", "queueName", "priorityClassName", "priority", "priorityClassSource", "active",
+                 "maximumExecutionTimeSeconds"},
+}  # fmt: skip
+
+
+def _labelled(doc: Document) -> bool:
+    labels = doc.metadata.get("labels")
+    return isinstance(labels, dict) and bool(labels.get(QUEUE_LABEL))
+
+
+def _job_workload(seen: _Import, doc: Document) -> Document:
+    """The Workload Kueue makes of a batch Job labelled with a LocalQueue (``pkg/controller/jobs/job``,
+    ``PodSets``: one pod set of ``parallelism`` pods, fewer when ``completions`` is smaller, of the
+    Job's template); a suspended Job waits for admission, an unsuspended one is admitted."""
+    spec = _spec(doc)
+    parallelism = spec.get("parallelism", 1)
+    completions = spec.get("completions")
+    count = min(parallelism, completions) if isinstance(completions, int) else parallelism
+    admitted = spec.get("suspend") is False
+    if "suspend" not in spec:
+        seen.notes.warn(doc, doc.label, "spec.suspend", "not given: read as admitted (Kueue unsuspends admitted Jobs)")
+    data = {
+        "apiVersion": f"{GROUP}/v1beta2",
+        "kind": "Workload",
+        "metadata": {**doc.metadata, "name": doc.name or doc.metadata.get("generateName") or "job"},
+        "spec": {
+            "queueName": doc.metadata["labels"][QUEUE_LABEL],
+            "podSets": [{"name": "main", "count": count, "template": spec.get("template") or {}}],
+        },
+        "status": {"conditions": [{"type": "Admitted", "status": "True"}]} if admitted else {},
+    }
+    return Document(doc.file, doc.index, data, doc.format)
+
+
+def _older_readable(seen: _Import, doc: Document, version: str) -> bool:
+    """An object of an API version fairalloc does not map: read as v1beta1 when its fields are
+    v1beta1's (a warning either way)."""
+    spec = doc.data.get("spec")
+    keys = set(spec) if isinstance(spec, dict) else set()
+    extra = sorted(keys - _SPEC_FIELDS[doc.kind or ""])
+    where = f"{doc.label}", "apiVersion"
+    if extra or doc.kind == "Workload":
+        seen.notes.warn(doc, *where, f"{doc.api_version} is not mapped (fairalloc reads {GROUP}/v1beta1 and "
+                        f"v1beta2; spec fields {', '.join(extra) or 'of another shape'}): skipped")  # fmt: skip
+        return False
+    seen.notes.warn(doc, *where, f"{doc.api_version} is older than v1beta1; its fields are v1beta1's: read as v1beta1")
+    return True
+
+
+def _name(doc: Document) -> str:
+    name = doc.name
+    if not name:
+        raise ImportFailed(f"{doc.where}: {doc.label}: metadata.name: missing (a {doc.kind} needs a name)")
+    return name
+
+
+def _spec(doc: Document) -> dict:
+    spec = doc.data.get("spec", {})
+    if spec is None:
+        return {}
+    if not isinstance(spec, dict):
+        raise ImportFailed(f"{doc.where}: {doc.label}: spec: must be a mapping (got {excerpt(spec)})")
+    return spec
+
+
+def _text_field(doc: Document, spec: dict, key: str) -> str | None:
+    value = spec.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ImportFailed(f"{doc.where}: {doc.label}: spec.{key}: must be a name (got {excerpt(value)})")
+    return value
+
+
+def _cluster_queue(seen: _Import, doc: Document, name: str, version: str) -> None:
+    spec = _spec(doc)
+    node = _Node(doc, name)
+    own, other = ("cohortName", "cohort") if version == "v1beta2" else ("cohort", "cohortName")
+    node.parent = _text_field(doc, spec, own)
+    if spec.get(other) not in (None, ""):
+        seen.notes.warn(doc, doc.label, f"spec.{other}", f"is not a {version} field (it spells it spec.{own}): read "
+                        f"as the cohort")  # fmt: skip
+        node.parent = node.parent or _text_field(doc, spec, other)
+    node.weight = _weight(doc, spec)
+    _resource_groups(seen, doc, spec, node)
+    stop = spec.get("stopPolicy")
+    if stop not in (None, "None"):
+        seen.notes.warn(doc, doc.label, "spec.stopPolicy", f"{stop}: Kueue admits nothing new to this ClusterQueue; "
+                        "fairalloc computes its entitlement as if it were running")  # fmt: skip
+    for key in spec:
+        if key not in ("resourceGroups", "cohort", "cohortName", "fairSharing", "stopPolicy", *_CQ_IGNORED):
+            seen.notes.warn(doc, doc.label, f"spec.{key}", "not a ClusterQueue field fairalloc knows: not read")
+    if name in seen.queues:
+        seen.notes.warn(doc, doc.label, "metadata.name", f"a second ClusterQueue {name}: replaces the one of "
+                        f"{seen.queues[name].doc.where}")  # fmt: skip
+    seen.queues[name] = node
+
+
+def _cohort(seen: _Import, doc: Document, name: str, version: str) -> None:
+    spec = _spec(doc)
+    node = _Node(doc, name)
+    own = "parentName" if version in VERSIONS else "parent"
+    node.parent = _text_field(doc, spec, own)
+    other = "parent" if own == "parentName" else "parentName"
+    if spec.get(other) not in (None, ""):
+        seen.notes.warn(doc, doc.label, f"spec.{other}", f"is not a {version} field (it spells it spec.{own}): read "
+                        "as the parent cohort")  # fmt: skip
+        node.parent = node.parent or _text_field(doc, spec, other)
+    node.weight = _weight(doc, spec)
+    _resource_groups(seen, doc, spec, node)
+    for key in spec:
+        if key not in ("parentName", "parent", "resourceGroups", "fairSharing"):
+            seen.notes.warn(doc, doc.label, f"spec.{key}", "not a Cohort field fairalloc knows: not read")
+    if name in seen.cohorts:
+        seen.notes.warn(doc, doc.label, "metadata.name", f"a second Cohort {name}: replaces the one of "
+                        f"{seen.cohorts[name].doc.where}")  # fmt: skip
+    seen.cohorts[name] = node
+
+
+def _local_queue(seen: _Import, doc: Document, name: str) -> None:
+    spec = _spec(doc)
+    target = _text_field(doc, spec, "clusterQueue")
+    if target is None:
+        seen.notes.warn(doc, doc.label, "spec.clusterQueue", "missing: the LocalQueue feeds no ClusterQueue")
+        return
+    stop = spec.get("stopPolicy")
+    if stop not in (None, "None"):
+        seen.notes.warn(doc, doc.label, "spec.stopPolicy", f"{stop}: its workloads are counted all the same")
+    for key in spec:
+        if key not in ("clusterQueue", "stopPolicy", "fairSharing"):
+            seen.notes.warn(doc, doc.label, f"spec.{key}", "not a LocalQueue field fairalloc knows: not read")
+    seen.local[(doc.namespace or "default", name)] = target
+
+
+def _weight(doc: Document, spec: dict) -> Decimal | None:
+    fair = spec.get("fairSharing")
+    if fair is None:
+        return None
+    if not isinstance(fair, dict):
+        raise ImportFailed(f"{doc.where}: {doc.label}: spec.fairSharing: must be a mapping (got {excerpt(fair)})")
+    if "weight" not in fair or fair["weight"] is None:
+        return None
+    return _quantity(doc, "spec.fairSharing.weight", fair["weight"])
+
+
+def _quantity(doc: Document, where: str, value: Any) -> Decimal:
+    try:
+        return parse_kube(value, f"{doc.where}: {doc.label}: {where}")
+    except CaseError as exc:
+        raise ImportFailed(str(exc)) from None
+
+
+def _list(doc: Document, where: str, value: Any) -> list:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ImportFailed(f"{doc.where}: {doc.label}: {where}: must be a list (got {excerpt(value)})")
+    return value
+
+
+def _mapping(doc: Document, where: str, value: Any) -> dict:
+    if not isinstance(value, dict):
+        raise ImportFailed(f"{doc.where}: {doc.label}: {where}: must be a mapping (got {excerpt(value)})")
+    return value
+
+
+def _resource_groups(seen: _Import, doc: Document, spec: dict, node: _Node) -> None:
+    """``spec.resourceGroups``: every (flavor, resource) quota, in order."""
+    for g, group in enumerate(_list(doc, "spec.resourceGroups", spec.get("resourceGroups"))):
+        at = f"spec.resourceGroups[{g}]"
+        group = _mapping(doc, at, group)
+        covered = [str(r) for r in _list(doc, f"{at}.coveredResources", group.get("coveredResources"))]
+        flavors: list[str] = []
+        for key in group:
+            if key not in ("coveredResources", "flavors"):
+                seen.notes.warn(doc, doc.label, f"{at}.{key}", "not a resource group field fairalloc knows: not read")
+        for f, flavor in enumerate(_list(doc, f"{at}.flavors", group.get("flavors"))):
+            fat = f"{at}.flavors[{f}]"
+            flavor = _mapping(doc, fat, flavor)
+            fname = flavor.get("name")
+            if not isinstance(fname, str) or not fname:
+                raise ImportFailed(f"{doc.where}: {doc.label}: {fat}.name: missing (a flavor needs a name)")
+            flavors.append(fname)
+            for k, entry in enumerate(_list(doc, f"{fat}.resources", flavor.get("resources"))):
+                quota = _quota(seen, doc, f"{fat}.resources[{k}]", fname, _mapping(doc, f"{fat}.resources[{k}]", entry))
+                if covered and quota.resource not in covered:
+                    seen.notes.warn(doc, doc.label, f"{fat}.resources[{k}].name", f"{quota.resource} is not among "
+                                    f"{at}.coveredResources ({', '.join(covered)}): read all the same")  # fmt: skip
+                node.quotas.append(quota)
+                node.covered.setdefault(quota.resource, g)
+        node.groups.append(flavors)
+        for r in covered:
+            node.covered.setdefault(r, g)
+
+
+def _quota(seen: _Import, doc: Document, at: str, flavor: str, entry: dict) -> _Quota:
+    name = entry.get("name")
+    if not isinstance(name, str) or not name:
+        raise ImportFailed(f"{doc.where}: {doc.label}: {at}.name: missing (a quota needs its resource's name)")
+    for key in entry:
+        if key not in ("name", "nominalQuota", "borrowingLimit", "lendingLimit"):
+            seen.notes.warn(doc, doc.label, f"{at}.{key}", "not a resource quota field fairalloc knows: not read")
+    amounts: dict[str, Decimal | None] = {}
+    for key in ("nominalQuota", "borrowingLimit", "lendingLimit"):
+        value = entry.get(key)
+        if value is None:
+            amounts[key] = None
+            continue
+        amounts[key] = _quantity(doc, f"{at}.{key}", value)
+        _sensible(seen, doc, f"{at}.{key}", name, value, amounts[key])
+    lending = amounts["lendingLimit"]
+    if lending is not None and lending > (amounts["nominalQuota"] or 0):
+        seen.notes.warn(doc, doc.label, f"{at}.lendingLimit", f"{tidy(lending)} is above the nominal quota (Kueue's "
+                        "validation refuses it): read as written")  # fmt: skip
+    return _Quota(flavor, name, amounts["nominalQuota"] or Decimal(0), amounts["borrowingLimit"],
+                  amounts["lendingLimit"])  # fmt: skip
+
+
+def _sensible(seen: _Import, doc: Document, at: str, resource: str, text: Any, amount: Decimal | None) -> None:
+    """Warn of a quantity that makes no sense for its resource: a binary suffix on a count or on cpu
+    (``nvidia.com/gpu: 1Gi``), a fractional count, a fraction of a byte."""
+    unit = unit_of(resource)
+    written = str(text).strip()
+    if amount is None:
+        return
+    if unit in ("count", "cores") and _BINARY_SUFFIX.search(written):
+        what = "a count" if unit == "count" else "cores"
+        seen.notes.warn(doc, doc.label, at, f"{written} {resource}: a binary (memory) suffix on {what} "
+                        f"({tidy(amount)} {resource})")  # fmt: skip
+    elif unit == "count" and amount != amount.to_integral_value():
+        seen.notes.warn(doc, doc.label, at, f"{written} {resource}: a fraction of a count ({tidy(amount)})")
+    elif unit == "bytes" and amount != amount.to_integral_value():
+        seen.notes.warn(doc, doc.label, at, f"{written} {resource}: a fraction of a byte ({tidy(amount)})")
+
+
+def _manager_config(doc: Document) -> bool:
+    data = doc.data.get("data")
+    return isinstance(data, dict) and "controller_manager_config.yaml" in data
+
+
+def _configuration(seen: _Import, doc: Document) -> None:
+    """Kueue's manager Configuration (or the ConfigMap that holds it): fair sharing must be on for
+    the ``kueue`` policy to be Kueue's; resource transformations are not applied."""
+    configs = embedded(doc, "controller_manager_config.yaml") if doc.kind == "ConfigMap" else [doc]
+    for config in configs:
+        data = config.data if isinstance(config.data, dict) else {}
+        seen.seen("Configuration")
+        fair = data.get("fairSharing")
+        enabled = isinstance(fair, dict) and fair.get("enable") is True
+        if not enabled:
+            seen.notes.warn(config, config.label, "fairSharing.enable", "fair sharing is off: Kueue admits in "
+                            "queueing order, not by the fair sharing fairalloc's kueue policy computes")  # fmt: skip
+        resources = data.get("resources")
+        if isinstance(resources, dict):
+            for key in ("transformations", "excludeResourcePrefixes", "deviceClassMappings"):
+                if resources.get(key):
+                    seen.notes.warn(config, config.label, f"resources.{key}", "not applied: requests are read as "
+                                    "the pods give them")  # fmt: skip
+
+
+# -- the tree -----------------------------------------------------------------------------------
+def _implicit_cohorts(seen: _Import) -> None:
+    """Cohorts named but never defined: Kueue creates them without quota."""
+    for node in [*seen.queues.values(), *seen.cohorts.values()]:
+        if node.parent is not None and node.parent not in seen.cohorts:
+            seen.cohorts[node.parent] = _Node(node.doc, node.parent)
+            seen.seen("implicit Cohort")
+
+
+def _check_tree(seen: _Import) -> None:
+    for start in seen.cohorts.values():
+        path = [start.name]
+        parent = start.parent
+        while parent is not None:
+            if parent in path:
+                cycle = " -> ".join([*path[path.index(parent) :], parent])
+                field_ = "spec.parentName" if start.doc.kind == "Cohort" else "spec"
+                raise ImportFailed(
+                    f"{start.doc.where}: {start.doc.label}: {field_}: the cohorts form a cycle ({cycle})"
+                )
+            path.append(parent)
+            parent = seen.cohorts[parent].parent
+
+
+def _group_names(seen: _Import) -> dict[str, str]:
+    """Cohort -> group name: its own, unless a ClusterQueue has it too (Kueue keeps the kinds apart)."""
+    out = {}
+    for name, node in seen.cohorts.items():
+        if name in seen.queues:
+            out[name] = f"{name} (cohort)"
+            seen.notes.warn(node.doc, f"Cohort/{name}", "metadata.name", f"a ClusterQueue is named {name} too: the "
+                            f"cohort is the group '{name} (cohort)'")  # fmt: skip
+        else:
+            out[name] = name
+    return out
+
+
+def _resource_names(seen: _Import) -> dict[tuple[str, str], str]:
+    """(flavor, resource) -> the case's resource: the resource's own name when one flavor provides
+    it, ``resource@flavor`` when several do (module docstring), with a warning."""
+    providers: dict[str, list[str]] = {}
+    for node in [*seen.cohorts.values(), *seen.queues.values()]:
+        for q in node.quotas:
+            if q.flavor not in providers.setdefault(q.resource, []):
+                providers[q.resource].append(q.flavor)
+    names = {}
+    for resource, flavors in providers.items():
+        for f in flavors:
+            names[(f, resource)] = resource if len(flavors) == 1 else f"{resource}@{f}"
+        if len(flavors) > 1:
+            split = ", ".join(f"{resource}@{f}" for f in flavors)
+            seen.notes.warn("quotas", resource, "flavors", f"{len(flavors)} flavors ({', '.join(flavors)}) give quota "
+                            f"for {resource}: one resource per flavor ({split}); "
+                            "a pending workload is charged to its ClusterQueue's first flavor, where Kueue takes the "
+                            "first flavor that fits, which fairalloc cannot model")  # fmt: skip
+    return names
+
+
+def _fields(node: _Node, names: dict[tuple[str, str], str], head: dict, notes: Notes) -> dict:
+    """A group's or a user's case fields from its quotas."""
+    spec: dict[str, Any] = {k: v for k, v in head.items() if v is not None}
+    if node.weight is not None:
+        spec["weight"] = node.weight
+    guarantee: Amounts = {}
+    borrowing: Amounts = {}
+    lending: Amounts = {}
+    for q in node.quotas:
+        r = names[(q.flavor, q.resource)]
+        if r in guarantee:  # Kueue's validation refuses duplicates; the later entry is read
+            notes.warn(node.doc, node.doc.label, "spec.resourceGroups", f"{q.resource} of flavor {q.flavor} is given "
+                       "twice: the last one is read")  # fmt: skip
+        guarantee[r] = q.nominal
+        if q.borrowing is not None:
+            borrowing[r] = q.borrowing
+        if q.lending is not None:
+            lending[r] = q.lending
+    for key, amounts in (("guarantee", guarantee), ("borrowing_limit", borrowing), ("lending_limit", lending)):
+        if amounts:
+            spec[key] = amounts
+    return spec
+
+
+# -- requests and usage -------------------------------------------------------------------------
+@dataclass
+class _Demand:
+    request: Amounts = field(default_factory=dict)
+    usage: Amounts = field(default_factory=dict)
+
+
+def _demand(seen: _Import, names: dict[tuple[str, str], str]) -> dict[str, _Demand]:
+    out: dict[str, _Demand] = {}
+    for doc in seen.workloads:
+        _workload(seen, doc, names, out)
+    if seen.pods and seen.workloads:
+        seen.notes.warn(seen.pods[0], "pods", "", f"{len(seen.pods)} pods beside Workloads: Kueue makes a Workload of "
+                        "every job or pod it manages, so the pods are not counted again")  # fmt: skip
+    elif seen.pods:
+        _pods(seen, names, out)
+    return out
+
+
+def _queue_of_workload(seen: _Import, doc: Document, spec: dict, status: dict) -> str | None:
+    admission = status.get("admission")
+    if isinstance(admission, dict) and isinstance(admission.get("clusterQueue"), str):
+        return admission["clusterQueue"]
+    lq = _text_field(doc, spec, "queueName")
+    if lq is None:
+        seen.notes.warn(doc, doc.label, "spec.queueName", "missing: the workload is in no queue, not counted")
+        return None
+    target = seen.local.get((doc.namespace or "default", lq))
+    if target is None:
+        seen.notes.warn(doc, doc.label, "spec.queueName", f"no LocalQueue {doc.namespace or 'default'}/{lq} in the "
+                        "files: not counted")  # fmt: skip
+    return target
+
+
+def _condition(status: dict, kind: str) -> bool:
+    conditions = status.get("conditions")
+    return isinstance(conditions, list) and any(
+        isinstance(c, dict) and c.get("type") == kind and str(c.get("status")) == "True" for c in conditions
+    )
+
+
+def _workload(seen: _Import, doc: Document, names: dict[tuple[str, str], str], out: dict[str, _Demand]) -> None:
+    spec = _spec(doc)
+    status = doc.data.get("status") or {}
+    status = _mapping(doc, "status", status)
+    if _condition(status, "Finished"):
+        seen.seen("finished Workload")
+        return
+    if spec.get("active") is False:
+        seen.notes.warn(doc, doc.label, "spec.active", "false: a deactivated workload, not counted")
+        return
+    queue = _queue_of_workload(seen, doc, spec, status)
+    if queue is None:
+        return
+    if queue not in seen.queues:
+        seen.notes.warn(doc, doc.label, "spec.queueName", f"ClusterQueue {queue} is not in the files: not counted")
+        return
+    admission = status.get("admission") if isinstance(status.get("admission"), dict) else None
+    admitted = admission is not None or _condition(status, "Admitted") or _condition(status, "QuotaReserved")
+    seen.seen("admitted Workload" if admitted else "pending Workload")
+    cq = seen.queues[queue]
+    assignments = _assignments(doc, admission)
+    reclaimable = _reclaimable(doc, status)
+    totals: list[tuple[str, Decimal, str]] = []  # (resource, amount, flavor) of every pod set
+    for k, podset in enumerate(_list(doc, "spec.podSets", spec.get("podSets"))):
+        at = f"spec.podSets[{k}]"
+        podset = _mapping(doc, at, podset)
+        ps_name = str(podset.get("name", "main"))
+        count = podset.get("count", 1)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise ImportFailed(f"{doc.where}: {doc.label}: {at}.count: must be a whole number >= 0 (got "
+                               f"{excerpt(count)})")  # fmt: skip
+        given = assignments.get(ps_name)
+        amounts, flavors = _podset_amounts(seen, doc, at, podset, count, given, reclaimable.get(ps_name, 0))
+        if "pods" in cq.covered:
+            amounts["pods"] = amounts.get("pods", Decimal(0)) + count - reclaimable.get(ps_name, 0)
+        totals += [(r, v, flavors.get(r) or _first_flavor(cq, r)) for r, v in amounts.items()]
+    uncovered = sorted({r for r, _, _ in totals if r not in cq.covered})
+    if uncovered:
+        what = "it is admitted all the same: counted" if admitted else "Kueue never admits it: not counted"
+        seen.notes.warn(doc, doc.label, "spec.podSets", f"requests {', '.join(uncovered)}, which ClusterQueue "
+                        f"{queue} does not cover ('resource unavailable in ClusterQueue'): {what}")  # fmt: skip
+        if not admitted:
+            return
+    demand = out.setdefault(queue, _Demand())
+    for r, amount, flavor in totals:
+        name = names.get((flavor, r), r)
+        demand.request[name] = demand.request.get(name, Decimal(0)) + amount
+        if admitted:
+            demand.usage[name] = demand.usage.get(name, Decimal(0)) + amount
+
+
+def _assignments(doc: Document, admission: dict | None) -> dict[str, dict]:
+    if admission is None:
+        return {}
+    out = {}
+    for k, a in enumerate(_list(doc, "status.admission.podSetAssignments", admission.get("podSetAssignments"))):
+        a = _mapping(doc, f"status.admission.podSetAssignments[{k}]", a)
+        out[str(a.get("name", "main"))] = {**a, "_at": f"status.admission.podSetAssignments[{k}]"}
+    return out
+
+
+def _reclaimable(doc: Document, status: dict) -> dict[str, int]:
+    out = {}
+    for k, r in enumerate(_list(doc, "status.reclaimablePods", status.get("reclaimablePods"))):
+        r = _mapping(doc, f"status.reclaimablePods[{k}]", r)
+        if isinstance(r.get("count"), int):
+            out[str(r.get("name", "main"))] = int(r["count"])
+    return out
+
+
+def _podset_amounts(seen: _Import, doc: Document, at: str, podset: dict, count: int, given: dict | None,
+                    reclaimable: int) -> tuple[Amounts, dict[str, str]]:  # fmt: skip
+    """A pod set's total: ``resourceUsage`` of its admission when given (what Kueue charged), else
+    ``count`` times the pod template's request; less the reclaimable pods' share."""
+    flavors: dict[str, str] = {}
+    if given is not None:
+        flavors = {str(r): str(f) for r, f in (given.get("flavors") or {}).items()}
+        usage = given.get("resourceUsage")
+        if isinstance(usage, dict) and usage:
+            total = {str(r): _quantity(doc, f"{given['_at']}.resourceUsage.{r}", v) for r, v in usage.items()}
+            kept = Decimal(count - reclaimable) / count if count else Decimal(0)
+            return {r: tidy(v * kept) for r, v in total.items() if r != "pods"}, flavors
+        if isinstance(given.get("count"), int):
+            count = given["count"]
+    template = podset.get("template")
+    pod = _mapping(doc, f"{at}.template", template) if template is not None else {}
+    per_pod = pod_request(pod, f"{doc.where}: {doc.label}: {at}.template", seen.notes)
+    return {r: tidy(v * (count - reclaimable)) for r, v in per_pod.items()}, flavors
+
+
+def _first_flavor(node: _Node, resource: str) -> str:
+    """The first flavor of ``node``'s resource group covering ``resource`` ("" when none covers it)."""
+    g = node.covered.get(resource)
+    if g is None:
+        return ""
+    provided = [q.flavor for q in node.quotas if q.resource == resource]
+    return next((f for f in node.groups[g] if f in provided), node.groups[g][0] if node.groups[g] else "")
+
+
+def _pods(seen: _Import, names: dict[tuple[str, str], str], out: dict[str, _Demand]) -> None:
+    """Pods labelled with a LocalQueue: their requests and usage, through the kubernetes importer."""
+
+    def queue_of(pod: dict) -> str | None:
+        meta = pod.get("metadata") or {}
+        label = (meta.get("labels") or {}).get(QUEUE_LABEL)
+        if not label:
+            return _UNMANAGED
+        target = seen.local.get((meta.get("namespace") or "default", str(label)))
+        if target is None or target not in seen.queues:
+            what = f"no LocalQueue {meta.get('namespace') or 'default'}/{label}"
+            if target is not None:
+                what = f"ClusterQueue {target} is not in the files"
+            seen.notes.warn(f"Pod/{meta.get('namespace') or 'default'}/{meta.get('name')}", "", f"labels.{QUEUE_LABEL}",
+                            f"{what}: not counted")  # fmt: skip
+            return _UNMANAGED
+        return target
+
+    by_queue = _kubernetes_pods_by_queue(seen.pods, seen.notes, queue_of)
+    unmanaged = by_queue.pop(_UNMANAGED, None)
+    if unmanaged is not None:
+        seen.notes.warn("pods", "", f"labels.{QUEUE_LABEL}", "pods without a Kueue queue (or with an unknown one) are "
+                        "not counted")  # fmt: skip
+    for queue, amounts in by_queue.items():
+        cq = seen.queues.get(queue)
+        if cq is None:
+            continue
+        demand = out.setdefault(queue, _Demand())
+        uncovered = sorted({r for key in ("request", "usage") for r in amounts.get(key, {}) if r not in cq.covered})
+        if uncovered:
+            message = f"does not cover {', '.join(uncovered)}, which its pods request: Kueue would not admit them"
+            seen.notes.warn(cq.doc, cq.doc.label, "spec.resourceGroups", message + "; left out of request and usage")
+        for key in ("request", "usage"):
+            target = getattr(demand, key)
+            for r, v in amounts.get(key, {}).items():
+                if r in cq.covered:
+                    name = names.get((_first_flavor(cq, r), r), r)
+                    target[name] = target.get(name, Decimal(0)) + v
+
+
+def _add_demand(spec: dict, demand: _Demand) -> None:
+    if demand.request:
+        spec["request"] = demand.request
+    if demand.usage:
+        spec["usage"] = demand.usage
+
+
+# -- capacity -----------------------------------------------------------------------------------
+def _named(draft: Draft) -> list[str]:
+    named: dict[str, None] = {}
+    for spec in [*draft.groups.values(), *draft.users.values()]:
+        for key in ("guarantee", "borrowing_limit", "lending_limit", "request", "usage"):
+            for r in spec.get(key) or {}:
+                named[r] = None
+    return list(named)
+
+
+def _capacity(seen: _Import, names: dict[tuple[str, str], str], named: list[str]) -> tuple[Amounts, str]:
+    if seen.nodes:
+        return _node_capacity(seen, names), "nodes"
+    total: Amounts = {}
+    for node in [*seen.cohorts.values(), *seen.queues.values()]:
+        for q in node.quotas:
+            r = names[(q.flavor, q.resource)]
+            total[r] = total.get(r, Decimal(0)) + q.nominal
+    return {r: v for r, v in total.items() if v > 0 or r in named}, "configuration" if total else ""
+
+
+def _node_capacity(seen: _Import, names: dict[tuple[str, str], str]) -> Amounts:
+    """The Nodes' allocatable total; a resource given per flavor counts the nodes matching the
+    ResourceFlavor's ``spec.nodeLabels`` for each flavor."""
+    total = dict(_kubernetes_node_capacity(seen.nodes, seen.notes))
+    split = {(f, r): name for (f, r), name in names.items() if name != r}
+    for (flavor, resource), name in split.items():
+        total.pop(resource, None)
+        labels = _flavor_labels(seen, flavor, resource)
+        if labels is None:
+            continue
+        matching = [n for n in seen.nodes if _matches(n, labels)]
+        total[name] = _kubernetes_node_capacity(matching, Notes()).get(resource, Decimal(0)) if matching else Decimal(0)
+    return total
+
+
+def _flavor_labels(seen: _Import, flavor: str, resource: str) -> dict | None:
+    doc = seen.flavors.get(flavor)
+    if doc is None:
+        seen.notes.warn("nodes", f"ResourceFlavor/{flavor}", "spec.nodeLabels", f"the flavor is not in the files: "
+                        f"no capacity for {resource}@{flavor} from the nodes")  # fmt: skip
+        return None
+    labels = _spec(doc).get("nodeLabels") or {}
+    if not labels:
+        seen.notes.warn(doc, doc.label, "spec.nodeLabels", f"none: every node counts for {resource}@{flavor}")
+    return labels if isinstance(labels, dict) else {}
+
+
+def _matches(node: Document, labels: dict) -> bool:
+    have = node.metadata.get("labels") or {}
+    return all(str(have.get(k)) == str(v) for k, v in labels.items())
+
+
+# -- the kubernetes importer's helpers (or this module's own minimal ones) ------------------------
+def _kubernetes() -> ModuleType | None:
+    try:
+        return importlib.import_module("fairalloc.io.importers.kubernetes")
+    except ImportError:
+        return None
+
+
+def pod_request(pod: dict, where: str, notes: Notes) -> Amounts:
+    """A pod's (or pod template's) effective request: the kubernetes importer's ``pod_request``."""
+    module = _kubernetes()
+    if module is not None and hasattr(module, "pod_request"):
+        return dict(module.pod_request(pod, where, notes))
+    return _own_pod_request(pod, where)
+
+
+def _own_pod_request(pod: dict, where: str) -> Amounts:
+    """Kubernetes' rule (``resourcehelper.PodRequests``, kubernetes/kubernetes
+    ``pkg/api/v1/resource/helpers.go``): the containers' requests summed (a limit stands for a
+    missing request) plus restartable init containers, against the largest init container, plus
+    ``spec.overhead``."""
+    spec = pod.get("spec") or {}
+
+    def request_of(c: dict, at: str) -> Amounts:
+        res = c.get("resources") or {}
+        req = dict(res.get("limits") or {})
+        req.update(res.get("requests") or {})
+        out = {}
+        for r, v in req.items():
+            try:
+                out[str(r)] = parse_kube(v, f"{where}: {at}.resources.{r}")
+            except CaseError as exc:
+                raise ImportFailed(str(exc)) from None
+        return out
+
+    total: Amounts = {}
+    for k, c in enumerate(spec.get("containers") or []):
+        for r, v in request_of(c, f"spec.containers[{k}]").items():
+            total[r] = total.get(r, Decimal(0)) + v
+    sidecars: Amounts = {}
+    for k, c in enumerate(spec.get("initContainers") or []):
+        req = request_of(c, f"spec.initContainers[{k}]")
+        if c.get("restartPolicy") == "Always":
+            for r, v in req.items():
+                sidecars[r] = sidecars.get(r, Decimal(0)) + v
+                total[r] = total.get(r, Decimal(0)) + v
+        else:
+            for r, v in req.items():
+                total[r] = max(total.get(r, Decimal(0)), v + sidecars.get(r, Decimal(0)))
+    for r, v in (spec.get("overhead") or {}).items():
+        total[str(r)] = total.get(str(r), Decimal(0)) + parse_kube(v, f"{where}: spec.overhead.{r}")
+    return total
+
+
+def _kubernetes_node_capacity(nodes: list[Document], notes: Notes) -> Amounts:
+    module = _kubernetes()
+    if module is not None and hasattr(module, "node_capacity"):
+        return dict(module.node_capacity(nodes, notes))
+    total: Amounts = {}
+    for node in nodes:
+        status = node.data.get("status") or {}
+        amounts = status.get("allocatable") or status.get("capacity") or {}
+        for r, v in amounts.items():
+            try:
+                total[str(r)] = total.get(str(r), Decimal(0)) + parse_kube(v, f"{node.where}: {node.label}: status.{r}")
+            except CaseError as exc:
+                raise ImportFailed(str(exc)) from None
+    return total
+
+
+def _kubernetes_pods_by_queue(pods: list[Document], notes: Notes,
+                              queue_of: Callable[[dict], str | None]) -> dict[str, dict[str, Amounts]]:  # fmt: skip
+    module = _kubernetes()
+    if module is not None and hasattr(module, "pods_by_queue"):
+        return {q: {k: dict(v) for k, v in a.items()} for q, a in module.pods_by_queue(pods, notes, queue_of).items()}
+    out: dict[str, dict[str, Amounts]] = {}
+    for doc in pods:
+        pod = doc.data
+        phase = (pod.get("status") or {}).get("phase", "Pending")
+        if phase not in ("Running", "Pending"):
+            continue
+        queue = queue_of(pod) or doc.namespace or "default"
+        amounts = _own_pod_request(pod, f"{doc.where}: {doc.label}")
+        entry = out.setdefault(queue, {"request": {}, "usage": {}})
+        for key in ("request", "usage") if phase == "Running" else ("request",):
+            for r, v in amounts.items():
+                entry[key][r] = entry[key].get(r, Decimal(0)) + v
+    return out
+
+
+# -- description --------------------------------------------------------------------------------
+def _description(seen: _Import, draft: Draft) -> list[str]:
+    order = ("ClusterQueue", "Cohort", "implicit Cohort", "LocalQueue", "ResourceFlavor", "Job", "admitted Workload",
+             "pending Workload", "finished Workload", "Pod", "Node", "Configuration")  # fmt: skip
+    parts = [f"{seen.counts[k]} {k}{'s' if seen.counts[k] != 1 else ''}" for k in order if seen.counts.get(k)]
+    out = [f"Read {', '.join(parts)}." if parts else "Read nothing Kueue knows."]
+    if draft.capacity_from == "configuration":
+        out.append("Kueue never sees the cluster's capacity: the capacity is the sum of the nominal quotas over the "
+                   "whole cohort forest.")  # fmt: skip
+    return out
+
+
+__all__ = ["SYSTEM", "detect", "convert", "unit_of", "pod_request"]

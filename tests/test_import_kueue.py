@@ -1,0 +1,435 @@
+"""The Kueue importer (fairalloc/io/importers/kueue.py): detection, every field of ClusterQueues,
+Cohorts, LocalQueues, ResourceFlavors and Workloads in v1beta1 and v1beta2 spellings, flavors,
+requests and usage from Workloads, Jobs and pods, capacity from Nodes, warnings and one-line errors,
+the gallery (cases/imported/kueue, with KEP-1714's Story 3 checked against Kueue's admission loop
+simulated), and generated cohort trees whose quotas must come back as written.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fairalloc.core import registry
+from fairalloc.io.cases import parse_case
+from fairalloc.io.importers import import_files, kueue
+from fairalloc.io.importers.common import Document, ImportFailed, Notes, read_documents
+from fairalloc.io.quantities import format_kube
+from fairalloc.models.kueue import simulate
+
+GALLERY = Path(__file__).resolve().parent.parent / "cases" / "imported" / "kueue"
+B2, B1 = "kueue.x-k8s.io/v1beta2", "kueue.x-k8s.io/v1beta1"
+
+
+def _docs(*objects, file="kueue.yaml") -> list[Document]:
+    return [Document(file, k, o, "yaml") for k, o in enumerate(objects)]
+
+
+def _convert(*objects, file="kueue.yaml"):
+    notes = Notes()
+    draft = kueue.convert(_docs(*objects, file=file), notes)
+    return draft, notes.warnings
+
+
+def _quota(name, nominal, flavor="default", **limits):
+    entry = {"name": name, "nominalQuota": nominal, **limits}
+    return {"coveredResources": [name], "flavors": [{"name": flavor, "resources": [entry]}]}
+
+
+def cq(name, *groups, version=B2, cohort=None, weight=None, **spec):
+    body: dict = {"resourceGroups": list(groups), **spec}
+    if cohort is not None:
+        body["cohortName" if version == B2 else "cohort"] = cohort
+    if weight is not None:
+        body["fairSharing"] = {"weight": weight}
+    return {"apiVersion": version, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": body}
+
+
+def cohort(name, *groups, parent=None, weight=None, version=B2):
+    body: dict = {"resourceGroups": list(groups)} if groups else {}
+    if parent is not None:
+        body["parentName"] = parent
+    if weight is not None:
+        body["fairSharing"] = {"weight": weight}
+    return {"apiVersion": version, "kind": "Cohort", "metadata": {"name": name}, "spec": body}
+
+
+def lq(namespace, name, target):
+    return {"apiVersion": B2, "kind": "LocalQueue", "metadata": {"namespace": namespace, "name": name},
+            "spec": {"clusterQueue": target}}  # fmt: skip
+
+
+def template(**requests):
+    return {"spec": {"containers": [{"name": "c", "resources": {"requests": requests}}]}}
+
+
+def workload(namespace, name, queue, count, status=None, **requests):
+    data = {
+        "apiVersion": B2,
+        "kind": "Workload",
+        "metadata": {"namespace": namespace, "name": name},
+        "spec": {"queueName": queue, "podSets": [{"name": "main", "count": count, "template": template(**requests)}]},
+    }
+    if status is not None:
+        data["status"] = status
+    return data
+
+
+# -- detection ----------------------------------------------------------------------------------
+def test_detect_counts_kueue_objects_and_labelled_pods_only():
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {kueue.QUEUE_LABEL: "q"}}}
+    plain = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}
+    volcano = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q"}}
+    config = {"apiVersion": "config.kueue.x-k8s.io/v1beta1", "kind": "Configuration"}
+    assert kueue.detect(_docs(cq("a"), cohort("c"), lq("ns", "q", "a"), pod, plain, volcano, config)) == 5
+    assert kueue.detect(_docs(plain, volcano)) == 0
+
+
+# -- quotas, cohorts, weights -------------------------------------------------------------------
+def test_v1beta2_cluster_queues_and_cohorts_map_onto_the_models_fields():
+    draft, warnings = _convert(
+        cohort("root", _quota("cpu", "10")),
+        cohort("org", _quota("cpu", 0, lendingLimit=0), parent="root", weight="0.75"),
+        cq("a", _quota("cpu", "500m", borrowingLimit="1500m", lendingLimit=0), cohort="org", weight="3"),
+        cq("b", {"coveredResources": ["cpu", "memory"], "flavors": [{"name": "default", "resources": [
+            {"name": "cpu", "nominalQuota": 2}, {"name": "memory", "nominalQuota": "36Gi"}]}]}, cohort="org"),
+    )  # fmt: skip
+    assert warnings == []
+    assert draft.system == "kueue" and draft.policy == "kueue"
+    assert draft.groups["root"] == {"guarantee": {"cpu": Decimal(10)}}
+    assert draft.groups["org"] == {
+        "parent": "root", "weight": Decimal("0.75"), "guarantee": {"cpu": 0}, "lending_limit": {"cpu": 0}
+    }  # fmt: skip
+    assert draft.users["a"] == {
+        "group": "org", "weight": Decimal(3), "guarantee": {"cpu": Decimal("0.5")},
+        "borrowing_limit": {"cpu": Decimal("1.5")}, "lending_limit": {"cpu": Decimal(0)},
+    }  # fmt: skip
+    assert draft.users["b"]["guarantee"] == {"cpu": 2, "memory": 36 * 2**30}
+    assert draft.units == {"cpu": "cores", "memory": "bytes"}
+    # Kueue never sees the capacity: the nominal quotas of the whole forest
+    assert draft.capacity == {"cpu": Decimal("12.5"), "memory": 36 * 2**30}
+    assert draft.capacity_from == "configuration"
+    assert any("sum of the nominal quotas" in s for s in draft.description)
+
+
+def test_v1beta1_spells_the_cohort_cohort_and_a_mixed_spelling_is_a_warning():
+    draft, warnings = _convert(cq("a", _quota("cpu", 1), version=B1, cohort="team"))
+    assert draft.users["a"]["group"] == "team" and draft.groups == {"team": {}}  # an implicit cohort
+    assert warnings == []
+    wrong = cq("b", _quota("cpu", 1), version=B1)
+    wrong["spec"]["cohortName"] = "team"
+    draft, warnings = _convert(wrong, file="queues.yaml")
+    assert draft.users["b"]["group"] == "team"
+    assert len(warnings) == 1
+    assert warnings[0].startswith("queues.yaml: ClusterQueue/b: spec.cohortName: is not a v1beta1 field")
+
+
+def test_an_older_api_version_is_a_warning_read_only_when_its_fields_are_v1beta1s():
+    old_cohort = {"apiVersion": "kueue.x-k8s.io/v1alpha1", "kind": "Cohort", "metadata": {"name": "child"},
+                  "spec": {"parent": "root"}}  # fmt: skip
+    old_cq = {"apiVersion": "kueue.x-k8s.io/v1alpha1", "kind": "ClusterQueue", "metadata": {"name": "x"},
+              "spec": {"resourceGroups": [], "queueingPolicy": "Fair"}}  # fmt: skip
+    draft, warnings = _convert(old_cohort, old_cq, cq("a", _quota("cpu", 1), cohort="child"), file="old.yaml")
+    assert draft.groups["child"] == {"parent": "root"}
+    assert "x" not in draft.users
+    read = [w for w in warnings if "Cohort/child" in w]
+    skipped = [w for w in warnings if "ClusterQueue/x" in w]
+    assert read and read[0].startswith("old.yaml: Cohort/child: apiVersion: kueue.x-k8s.io/v1alpha1")
+    assert skipped and skipped[0].startswith(
+        "old.yaml (document 2): ClusterQueue/x: apiVersion: kueue.x-k8s.io/v1alpha1"
+    )
+    assert "not mapped" in skipped[0] and "queueingPolicy" in skipped[0]
+
+
+def test_a_cluster_queue_and_a_cohort_of_one_name_stay_apart():
+    draft, warnings = _convert(cohort("team"), cq("team", _quota("cpu", 1), cohort="team"))
+    assert draft.users["team"]["group"] == "team (cohort)" and "team (cohort)" in draft.groups
+    assert any("Cohort/team: metadata.name" in w for w in warnings)
+
+
+# -- flavors ------------------------------------------------------------------------------------
+def test_one_flavor_keeps_the_name_several_flavors_split_the_resource():
+    two = {"coveredResources": ["nvidia.com/gpu"], "flavors": [
+        {"name": "a100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8}]},
+        {"name": "t4", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 16, "borrowingLimit": 4}]},
+    ]}  # fmt: skip
+    admitted = {"admission": {"clusterQueue": "a", "podSetAssignments": [
+        {"name": "main", "flavors": {"nvidia.com/gpu": "t4"}, "resourceUsage": {"nvidia.com/gpu": 6}}]}}  # fmt: skip
+    draft, warnings = _convert(
+        cq("a", two, _quota("cpu", 4)), lq("ns", "q", "a"),
+        workload("ns", "w1", "q", 2, **{"nvidia.com/gpu": 1}),  # pending: the first flavor, a100
+        workload("ns", "w2", "q", 3, status=admitted, **{"nvidia.com/gpu": 2}),  # admitted on t4
+    )  # fmt: skip
+    user = draft.users["a"]
+    assert user["guarantee"] == {"nvidia.com/gpu@a100": 8, "nvidia.com/gpu@t4": 16, "cpu": 4}
+    assert user["borrowing_limit"] == {"nvidia.com/gpu@t4": 4}
+    assert user["request"] == {"nvidia.com/gpu@a100": 2, "nvidia.com/gpu@t4": 6}
+    assert user["usage"] == {"nvidia.com/gpu@t4": 6}
+    assert draft.units["nvidia.com/gpu@a100"] == "count"
+    assert len(warnings) == 1 and "nvidia.com/gpu@a100, nvidia.com/gpu@t4" in warnings[0]
+    assert warnings[0].startswith("quotas: nvidia.com/gpu: flavors: 2 flavors (a100, t4)")
+
+
+def test_nodes_give_the_capacity_per_flavor_by_the_flavors_node_labels():
+    def node(name, pool, gpus):
+        return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"pool": pool}},
+                "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": gpus}}}  # fmt: skip
+
+    def flavor(name, pool):
+        return {"apiVersion": B2, "kind": "ResourceFlavor", "metadata": {"name": name},
+                "spec": {"nodeLabels": {"pool": pool}}}  # fmt: skip
+
+    two = {"coveredResources": ["nvidia.com/gpu"], "flavors": [
+        {"name": "a100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8}]},
+        {"name": "t4", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8}]}]}  # fmt: skip
+    draft, _ = _convert(
+        flavor("a100", "big"), flavor("t4", "small"), cq("a", two),
+        node("n1", "big", 8), node("n2", "small", 4), node("n3", "small", 4),
+    )  # fmt: skip
+    assert draft.capacity_from == "nodes"
+    assert draft.capacity["nvidia.com/gpu@a100"] == 8 and draft.capacity["nvidia.com/gpu@t4"] == 8
+    assert "nvidia.com/gpu" not in draft.capacity
+    assert draft.capacity["cpu"] == 24 and draft.capacity["memory"] == 96 * 2**30
+
+
+# -- requests and usage -------------------------------------------------------------------------
+def test_workloads_count_admitted_in_usage_and_request_pending_in_request_finished_nowhere():
+    quota = {"coveredResources": ["cpu", "memory", "pods"], "flavors": [{"name": "default", "resources": [
+        {"name": "cpu", "nominalQuota": 10}, {"name": "memory", "nominalQuota": "64Gi"},
+        {"name": "pods", "nominalQuota": 20}]}]}  # fmt: skip
+    admitted = {"conditions": [{"type": "Admitted", "status": "True"}]}
+    finished = {"conditions": [{"type": "Finished", "status": "True"}]}
+    reclaim = {"admission": {"clusterQueue": "a", "podSetAssignments": [{"name": "main", "count": 4}]},
+               "reclaimablePods": [{"name": "main", "count": 1}]}  # fmt: skip
+    draft, warnings = _convert(
+        cq("a", quota), lq("ns", "q", "a"),
+        workload("ns", "run", "q", 2, status=admitted, cpu="500m", memory="1Gi"),
+        workload("ns", "wait", "q", 3, cpu="2", memory="1Gi"),
+        workload("ns", "done", "q", 5, status=finished, cpu="2"),
+        workload("ns", "partly", "q", 4, status=reclaim, cpu="1"),
+    )  # fmt: skip
+    assert warnings == []
+    user = draft.users["a"]
+    # run: 1 cpu, 2Gi, 2 pods; wait: 6 cpu, 3Gi, 3 pods; partly: 3 of 4 pods of 1 cpu
+    assert user["usage"] == {"cpu": 4, "memory": 2 * 2**30, "pods": 5}
+    assert user["request"] == {"cpu": 10, "memory": 5 * 2**30, "pods": 8}
+
+
+def test_a_workload_asking_for_a_resource_its_queue_does_not_cover_is_not_counted():
+    draft, warnings = _convert(cq("a", _quota("cpu", 4)), lq("ns", "q", "a"),
+                               workload("ns", "w", "q", 1, cpu="1", memory="1Gi"), file="w.yaml")  # fmt: skip
+    assert "request" not in draft.users["a"]
+    assert warnings == [
+        "w.yaml (document 3): Workload/ns/w: spec.podSets: requests memory, which ClusterQueue a does not cover "
+        "('resource unavailable in ClusterQueue'): Kueue never admits it: not counted"
+    ]
+
+
+def test_a_workload_of_an_unknown_local_queue_is_a_warning():
+    _, warnings = _convert(cq("a", _quota("cpu", 4)), workload("ns", "w", "nope", 1, cpu="1"), file="w.yaml")
+    assert warnings == ["w.yaml (document 2): Workload/ns/w: spec.queueName: no LocalQueue ns/nope in the files: "
+                        "not counted"]  # fmt: skip
+
+
+def test_labelled_jobs_are_the_workloads_kueue_makes_of_them():
+    job = {"apiVersion": "batch/v1", "kind": "Job",
+           "metadata": {"name": "j", "namespace": "ns", "labels": {kueue.QUEUE_LABEL: "q"}},
+           "spec": {"parallelism": 4, "completions": 3, "suspend": True, "template": template(cpu="2")}}  # fmt: skip
+    draft, warnings = _convert(cq("a", _quota("cpu", 4)), lq("ns", "q", "a"), job)
+    assert warnings == [] and draft.users["a"]["request"] == {"cpu": 6} and "usage" not in draft.users["a"]
+
+
+def test_labelled_pods_count_through_their_local_queue():
+    def pod(name, phase, queue=None, cpu="1"):
+        labels = {kueue.QUEUE_LABEL: queue} if queue else {}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "ns", "labels": labels},
+                "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]},
+                "status": {"phase": phase}}  # fmt: skip
+
+    draft, warnings = _convert(
+        cq("a", _quota("cpu", 4)), lq("ns", "q", "a"),
+        pod("p1", "Running", "q"), pod("p2", "Pending", "q", "500m"), pod("p3", "Succeeded", "q"), pod("p4", "Running"),
+    )  # fmt: skip
+    assert draft.users["a"]["usage"] == {"cpu": 1}
+    assert draft.users["a"]["request"] == {"cpu": Decimal("1.5")}
+    assert any("without a Kueue queue" in w for w in warnings)  # p4 is not Kueue's
+
+
+# -- warnings and errors ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("resource", "amount", "says"),
+    [
+        ("nvidia.com/gpu", "1Gi", "1Gi nvidia.com/gpu: a binary (memory) suffix on a count (1073741824"),
+        ("nvidia.com/gpu", "1.5", "1.5 nvidia.com/gpu: a fraction of a count (1.5)"),
+        ("cpu", "2Ki", "2Ki cpu: a binary (memory) suffix on cores"),
+        ("memory", "0.5", "0.5 memory: a fraction of a byte"),
+    ],
+)
+def test_a_quota_that_makes_no_sense_for_its_resource_is_a_warning(resource, amount, says):
+    _, warnings = _convert(cq("gpus", _quota(resource, amount)), file="cq.yaml")
+    field = "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota"
+    assert len(warnings) == 1
+    assert warnings[0].startswith(f"cq.yaml: ClusterQueue/gpus: {field}: {says}")
+
+
+def test_unknown_fields_that_matter_are_warnings_naming_file_object_and_field():
+    odd = cq("a", _quota("cpu", 1, maxQuota=3), stopPolicy="Hold", spreadPolicy="x")
+    _, warnings = _convert(odd, file="cq.yaml")
+    assert "cq.yaml: ClusterQueue/a: spec.resourceGroups[0].flavors[0].resources[0].maxQuota: not a resource quota " \
+           "field fairalloc knows: not read" in warnings  # fmt: skip
+    assert any(w.startswith("cq.yaml: ClusterQueue/a: spec.stopPolicy: Hold") for w in warnings)
+    assert any(w.startswith("cq.yaml: ClusterQueue/a: spec.spreadPolicy: not a ClusterQueue field") for w in warnings)
+    # what does not change the entitlement is read silently
+    _, above = _convert(cq("c", _quota("cpu", 1, lendingLimit=2)), file="cq.yaml")
+    assert above == ["cq.yaml: ClusterQueue/c: spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: 2 is above "
+                     "the nominal quota (Kueue's validation refuses it): read as written"]  # fmt: skip
+    _, quiet = _convert(cq("b", _quota("cpu", 1), preemption={"reclaimWithinCohort": "Any"}, namespaceSelector={}))
+    assert quiet == []
+
+
+def test_fair_sharing_off_in_kueues_configuration_is_a_warning():
+    config = {"apiVersion": "config.kueue.x-k8s.io/v1beta1", "kind": "Configuration", "fairSharing": {"enable": False}}
+    _, warnings = _convert(config, cq("a", _quota("cpu", 1)), file="config.yaml")
+    assert warnings[0].startswith("config.yaml: Configuration: fairSharing.enable: fair sharing is off")
+
+
+@pytest.mark.parametrize(
+    ("obj", "says"),
+    [
+        (cq("a", _quota("cpu", "abc")),
+         "k.yaml: ClusterQueue/a: spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: 'abc' is not a "
+         "Kubernetes quantity"),
+        (cq("a", _quota("cpu", 1), weight="heavy"), "k.yaml: ClusterQueue/a: spec.fairSharing.weight: 'heavy'"),
+        (cq("a", _quota("cpu", "-1")), "k.yaml: ClusterQueue/a: spec.resourceGroups[0].flavors[0].resources[0]."
+         "nominalQuota: '-1' is negative"),
+        (cq("a", {"coveredResources": ["cpu"], "flavors": "default"}),
+         "k.yaml: ClusterQueue/a: spec.resourceGroups[0].flavors: must be a list"),
+        ({"apiVersion": B2, "kind": "ClusterQueue", "metadata": {}}, "k.yaml: ClusterQueue: metadata.name: missing"),
+    ],
+)  # fmt: skip
+def test_malformed_objects_are_one_line_errors(obj, says):
+    with pytest.raises(ImportFailed) as caught:
+        _convert(obj, file="k.yaml")
+    assert str(caught.value).startswith(says) and "\n" not in str(caught.value)
+
+
+def test_a_cycle_of_cohorts_is_an_error():
+    cycle = "k.yaml: Cohort/a: spec.parentName: the cohorts form a cycle (a -> b -> a)"
+    with pytest.raises(ImportFailed) as caught:
+        _convert(cohort("a", parent="b"), cohort("b", parent="a"), file="k.yaml")
+    assert str(caught.value) == cycle
+
+
+# -- the gallery --------------------------------------------------------------------------------
+def _gallery(name: str):
+    spec = yaml.safe_load((GALLERY / name / "expect.yaml").read_text())
+    files = [str(GALLERY / name / f) for f in spec["files"]]
+    assert kueue.detect(read_documents(files)) > 0
+    case, warnings = import_files(files, system="kueue", name=name)
+    return spec, case, warnings
+
+
+@pytest.mark.parametrize("name", sorted(p.parent.name for p in GALLERY.glob("*/expect.yaml")))
+def test_gallery_entitlements(name):
+    spec, case, warnings = _gallery(name)
+    assert len(warnings) == len(spec.get("warnings") or [])
+    inst = parse_case(case).instance
+    bundles = registry.get("kueue").allocate(inst).bundles
+    for queue, amounts in spec["entitlements"]["kueue"].items():
+        for r, amount in amounts.items():
+            got = bundles[inst.users.index(queue), inst.resources.index(r)]
+            assert got == pytest.approx(amount, rel=1e-6, abs=1e-9), (queue, r)
+
+
+def test_kep_1714_story_3_cohorts_split_150_150_and_kueues_admission_loop_agrees():
+    """The story's numbers at the cohort level (c1 = 1a + 1b + 1c, c2 = 2a), and the same split by an
+    independent computation: Kueue's admission loop, small pieces of backlog to the tournament's winner."""
+    _, case, _ = _gallery("kep-1714-story-3")
+    inst = parse_case(case).instance
+    bundles = registry.get("kueue").allocate(inst).bundles[:, 0]
+    got = dict(zip(inst.users, bundles, strict=True))
+    assert got["1a"] + got["1b"] + got["1c"] == pytest.approx(150, rel=1e-6)
+    assert got["2a"] == pytest.approx(150, rel=1e-6)
+    admitted = dict(zip(inst.users, simulate(inst, pieces=180)[:, 0], strict=True))
+    for queue, amount in {"1a": 30, "1b": 30, "1c": 90, "2a": 150}.items():
+        assert admitted[queue] == pytest.approx(amount, abs=2.0), queue  # one piece of 1 GPU either way
+
+
+# -- generated cohort trees ---------------------------------------------------------------------
+_amounts = st.decimals(min_value=0, max_value=10**6, places=3, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def _trees(draw):
+    """A forest of cohorts and ClusterQueues with random quotas, as Kubernetes quantities."""
+    n_cohorts = draw(st.integers(1, 4))
+    cohorts = [f"c{k}" for k in range(n_cohorts)]
+    parents = {c: (draw(st.sampled_from([None, *cohorts[:k]])) if k else None) for k, c in enumerate(cohorts)}
+    queues = [f"q{k}" for k in range(draw(st.integers(1, 5)))]
+    groups = {q: draw(st.sampled_from([None, *cohorts])) for q in queues}
+    numbers = {}
+    for node in [*cohorts, *queues]:
+        numbers[node] = {}
+        for r in ("cpu", "memory", "example.com/gpu"):
+            if draw(st.booleans()):
+                nominal = draw(_amounts)
+                if r != "cpu":
+                    nominal = nominal.to_integral_value()
+                whole = _amounts.map(lambda d: d.to_integral_value())
+                limits = {k: draw(st.none() | whole) for k in ("borrowing", "lending")}
+                lending = None if limits["lending"] is None else min(limits["lending"], nominal)
+                numbers[node][r] = (nominal, limits["borrowing"], lending)
+    weights = {
+        node: draw(st.none() | st.decimals(min_value=0, max_value=100, places=3)) for node in [*cohorts, *queues]
+    }
+    return parents, groups, numbers, weights
+
+
+def _group_of(numbers):
+    if not numbers:
+        return []
+    resources = []
+    for r, (nominal, borrowing, lending) in numbers.items():
+        entry = {"name": r, "nominalQuota": format_kube(nominal, binary=r == "memory")}
+        if borrowing is not None:
+            entry["borrowingLimit"] = format_kube(borrowing)
+        if lending is not None:
+            entry["lendingLimit"] = format_kube(lending)
+        resources.append(entry)
+    return [{"coveredResources": list(numbers), "flavors": [{"name": "default", "resources": resources}]}]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_trees())
+def test_generated_trees_come_back_with_their_numbers(tree):
+    parents, groups, numbers, weights = tree
+    objects = []
+    for c, p in parents.items():
+        w = None if weights[c] is None else format_kube(weights[c])
+        objects.append(cohort(c, *_group_of(numbers[c]), parent=p, weight=w))
+    for q, g in groups.items():
+        w = None if weights[q] is None else format_kube(weights[q])
+        objects.append(cq(q, *_group_of(numbers[q]), cohort=g, weight=w))
+    draft, warnings = _convert(*objects)
+    assert warnings == []
+    for node, table in [*((c, draft.groups) for c in parents), *((q, draft.users) for q in groups)]:
+        spec = table[node]
+        assert spec.get("parent" if node in parents else "group") == (parents.get(node) or groups.get(node))
+        assert spec.get("weight") == weights[node]
+        for r, (nominal, borrowing, lending) in numbers[node].items():
+            assert spec["guarantee"][r] == nominal
+            assert spec.get("borrowing_limit", {}).get(r) == borrowing
+            assert spec.get("lending_limit", {}).get(r) == lending
+        assert set(spec.get("guarantee", {})) == set(numbers[node])
+    totals = {}
+    for table in numbers.values():
+        for r, (nominal, _, _) in table.items():
+            totals[r] = totals.get(r, Decimal(0)) + nominal
+    assert draft.capacity == {r: v for r, v in totals.items() if v > 0 or any(r in t for t in numbers.values())}
+    assert np.isfinite([float(v) for v in draft.capacity.values()]).all()
