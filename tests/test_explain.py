@@ -87,6 +87,7 @@ def test_lending_limits_are_named_when_a_queue_borrows():
     assert e.entitlement["cpu"] > 2
     assert "lending_limit:cohort:cpu" in e.binding
     assert "the lending limits of b let at most 3" in " ".join(e.why)
+    assert "It borrows" in " ".join(e.why) and "above its nominal quota of 2" in " ".join(e.why)
 
 
 def test_json_has_the_issue_keys_and_one_queue_is_chosen(capsys):

@@ -278,28 +278,37 @@ def _guarantees(f: _Facts, i: int) -> list[tuple[str, str]]:
 
 
 def _lending(f: _Facts, i: int) -> list[tuple[str, str]]:
-    """A cohort whose members' lending limits cap what can be borrowed, when the queue borrows."""
+    """Kueue: what the queue borrows above its nominal quota, who has quota unused to lend, and the
+    lending limits of its cohort when they cap what can be lent."""
+    if f.policy not in LENDING:
+        return []
     q, A, res = f.users[i], f.A[i], f.inst.resources
     out: list[tuple[str, str]] = []
     G = np.nan_to_num(f.G[i], nan=0.0)
-    borrowing = A > G + f.tol
-    if f.policy not in LENDING:
-        return out
-    for node in f.Q.path(q):
-        lenders = [k for k in f.Q.leaves(node) if k != q and np.any(np.isfinite(f.Q.lending_limit[k]))]
-        for j in np.flatnonzero(borrowing):
-            capped = [k for k in lenders if np.isfinite(f.Q.lending_limit[k][j])]
+    path = f.Q.path(q)
+    tree = f.Q.leaves(path[0]) if path else [q]
+    for j in np.flatnonzero(A > G + f.tol):
+        unused = [k for k in tree if k != q and np.nan_to_num(f.Q.guarantee[k][j]) > f.node_bundle(k)[j] + f.tol[j]]
+        lenders = ", ".join(f"{k}'s {f.amount(j, f.Q.guarantee[k][j] - f.node_bundle(k)[j])}" for k in unused)
+        out.append(
+            (
+                "",
+                f"It borrows {f.amount(j, A[j] - G[j])} of {res[j]} above its nominal quota of {f.amount(j, G[j])}"
+                + (f", from quota others leave unused ({lenders})." if lenders else "."),
+            )
+        )
+        for node in reversed(path):
+            capped = [k for k in f.Q.leaves(node) if k != q and np.isfinite(f.Q.lending_limit[k][j])]
             if capped:
                 lent = sum(f.Q.lending_limit[k][j] for k in capped)
                 out.append(
                     (
                         f"lending_limit:{node}:{res[j]}",
-                        f"It borrows {f.amount(j, A[j] - G[j])} of {res[j]} above its guarantee in {node}, "
-                        f"where the lending limits of {', '.join(capped)} let at most {f.amount(j, lent)} be lent.",
+                        f"In {node}, the lending limits of {', '.join(capped)} let at most {f.amount(j, lent)} "
+                        "of their quota be lent.",
                     )
                 )
-        if out:
-            break
+                break
     return out
 
 
