@@ -184,6 +184,10 @@ class Draft:
     users: dict[str, dict] = field(default_factory=dict)
     description: list[str] = field(default_factory=list)
 
+    def name_units(self, unit_of) -> None:
+        """``units`` of every resource the draft names (capacity first), by ``unit_of(resource)``."""
+        self.units = {r: unit_of(r) for r in dict.fromkeys([*self.capacity, *_named_resources(self)])}
+
 
 _AMOUNT_FIELDS = ("guarantee", "limit", "borrowing_limit", "lending_limit", "request", "usage")
 

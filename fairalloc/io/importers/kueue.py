@@ -164,7 +164,7 @@ def convert(docs: list[Document], notes: Notes) -> Draft:
         _add_demand(draft.users[q.name], demand.get(q.name, _Demand()))
     named = _named(draft)
     draft.capacity, draft.capacity_from = _capacity(seen, names, named)
-    draft.units = {r: unit_of(r) for r in [*draft.capacity, *(r for r in named if r not in draft.capacity)]}
+    draft.name_units(unit_of)
     draft.description = _description(seen, draft)
     return draft
 

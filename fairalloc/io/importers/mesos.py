@@ -156,7 +156,7 @@ def convert(docs: list[Document], notes: Notes) -> Draft:
     draft.capacity = {r: v for r, v in seen.capacity.items() if v > 0 or r in named}
     if draft.capacity:
         draft.capacity_from = "nodes"
-    draft.units = {r: UNITS.get(r, "count") for r in [*draft.capacity, *sorted(named - set(draft.capacity))]}
+    draft.name_units(lambda r: UNITS.get(r, "count"))
     draft.description = _description(seen, draft)
     return draft
 

@@ -1,0 +1,169 @@
+"""Plain Kubernetes: namespaces as queues, ResourceQuotas as limits, pods as requests, nodes as capacity.
+
+Also the Kubernetes reading the other importers share (Volcano, Kueue): :func:`node_capacity`,
+:func:`pod_request` and :func:`pods_by_queue`.
+
+* **A pod's request** is Kubernetes' effective request (kubernetes/kubernetes,
+  ``staging/src/k8s.io/component-helpers/resource/helpers.go``, ``PodRequests``): the sum of its
+  containers' requests plus its restartable init containers (sidecars, ``restartPolicy: Always``),
+  or, if larger per resource, the largest request of an ordinary init container plus the sidecars
+  started before it; plus ``spec.overhead``.  Requests, not limits: a container that gives only a
+  limit has its request defaulted to the limit (``pkg/apis/core/v1/defaults.go``,
+  ``SetDefaults_Pod``).
+* **Phases**: a Running pod counts in its queue's ``usage`` and ``request``; a Pending one in
+  ``request``; Succeeded and Failed pods hold nothing.
+* **Capacity**: the sum over Node objects of ``status.allocatable`` (what the scheduler may place),
+  else ``status.capacity`` with a warning.  Cordoned nodes count (their pods still run) with a warning.
+* **The importer**: each namespace with pods or a ResourceQuota is a queue (policy ``drf``: plain
+  Kubernetes has no fair share; DRF is the reference); ``ResourceQuota.spec.hard`` of
+  ``requests.cpu``/``cpu``, ``requests.memory``/``memory`` and ``requests.<extended>`` is the
+  namespace's ``limit``.  ``limits.*`` (container limits, not requests) and object counts are
+  warned about and skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+
+from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes
+from fairalloc.io.quantities import QuantityError, parse_kube
+
+SYSTEM = "kubernetes"
+_KINDS = ("Node", "Pod", "Namespace", "ResourceQuota")
+#: resources counted in bytes; cpu in cores; every other resource a count
+BYTES = ("memory", "ephemeral-storage", "storage")
+
+
+def unit_of(resource: str) -> str:
+    """The unit a Kubernetes resource is counted in, in a case."""
+    if resource == "cpu":
+        return "cores"
+    return "bytes" if resource in BYTES or resource.startswith("hugepages-") else "count"
+
+
+def quantities(mapping, where: str) -> dict[str, Decimal]:
+    """A Kubernetes resource list (``{cpu: 500m, memory: 1Gi}``), exactly; one line if malformed."""
+    if mapping is None:
+        return {}
+    if not isinstance(mapping, dict):
+        raise ImportFailed(f"{where}: must be a mapping resource -> quantity")
+    try:
+        return {str(r): parse_kube(v, f"{where}.{r}") for r, v in mapping.items()}
+    except QuantityError as exc:
+        raise ImportFailed(str(exc)) from None
+
+
+def add_amounts(total: dict[str, Decimal], more: dict[str, Decimal]) -> dict[str, Decimal]:
+    return {r: total.get(r, Decimal(0)) + more.get(r, Decimal(0)) for r in {**total, **more}}
+
+
+def _max(a: dict[str, Decimal], b: dict[str, Decimal]) -> dict[str, Decimal]:
+    return {r: max(a.get(r, Decimal(0)), b.get(r, Decimal(0))) for r in {**a, **b}}
+
+
+def node_capacity(docs: list[Document], notes: Notes) -> dict[str, Decimal]:
+    """The cluster's resources: every Node's allocatable (else capacity), summed."""
+    total: dict[str, Decimal] = {}
+    for doc in (d for d in docs if d.kind == "Node"):
+        status = doc.data.get("status") or {}
+        field = "status.allocatable" if status.get("allocatable") is not None else "status.capacity"
+        if field == "status.capacity":
+            notes.warn(doc, doc.label, "status.allocatable", "missing: status.capacity counted instead")
+        spec = doc.data.get("spec") or {}
+        if spec.get("unschedulable"):
+            notes.warn(doc, doc.label, "spec.unschedulable", "cordoned: its resources are counted all the same")
+        amounts = quantities(status.get(field.split(".")[1]), f"{doc.where}: {doc.label}: {field}")
+        amounts.pop("pods", None)  # a node's pod slots are not a resource queues share
+        total = add_amounts(total, amounts)
+    return total
+
+
+def _requests(container: dict, where: str) -> dict[str, Decimal]:
+    resources = container.get("resources") or {}
+    limits = quantities(resources.get("limits"), f"{where}.resources.limits")
+    requests = quantities(resources.get("requests"), f"{where}.resources.requests")
+    return {**limits, **requests}  # a request defaults to the limit
+
+
+def pod_request(pod: dict, where: str, notes: Notes | None = None) -> dict[str, Decimal]:
+    """The pod's effective request by Kubernetes' rule (module docstring)."""
+    spec = pod.get("spec") or {}
+    apps: dict[str, Decimal] = {}
+    for k, c in enumerate(spec.get("containers") or []):
+        apps = add_amounts(apps, _requests(c, f"{where}: spec.containers[{k}]"))
+    sidecars: dict[str, Decimal] = {}
+    init_peak: dict[str, Decimal] = {}
+    for k, c in enumerate(spec.get("initContainers") or []):
+        need = _requests(c, f"{where}: spec.initContainers[{k}]")
+        if c.get("restartPolicy") == "Always":
+            sidecars = add_amounts(sidecars, need)
+            init_peak = _max(init_peak, sidecars)
+        else:
+            init_peak = _max(init_peak, add_amounts(need, sidecars))
+    total = _max(add_amounts(apps, sidecars), init_peak)
+    total = add_amounts(total, quantities(spec.get("overhead"), f"{where}: spec.overhead"))
+    return {r: v for r, v in total.items() if v != 0}
+
+
+def pods_by_queue(
+    docs: list[Document], notes: Notes, queue_of: Callable[[dict], str | None]
+) -> dict[str, dict[str, dict[str, Decimal]]]:
+    """``{queue: {"request": ..., "usage": ...}}`` over the Pod objects of ``docs``."""
+    out: dict[str, dict[str, dict[str, Decimal]]] = {}
+    for doc in (d for d in docs if d.kind == "Pod"):
+        phase = (doc.data.get("status") or {}).get("phase", "Pending")
+        if phase in ("Succeeded", "Failed"):
+            continue
+        if phase not in ("Running", "Pending"):
+            notes.warn(doc, doc.label, "status.phase", f"{phase!r} is not Running or Pending: counted as pending")
+        queue = queue_of(doc.data) or doc.namespace or "default"
+        need = pod_request(doc.data, f"{doc.where}: {doc.label}", notes)
+        entry = out.setdefault(queue, {"request": {}, "usage": {}})
+        entry["request"] = add_amounts(entry["request"], need)
+        if phase == "Running":
+            entry["usage"] = add_amounts(entry["usage"], need)
+    return out
+
+
+def detect(docs: list[Document]) -> int:
+    return sum(1 for d in docs if d.kind in _KINDS and d.group == "")
+
+
+def _quota_limit(doc: Document, notes: Notes) -> dict[str, Decimal]:
+    hard = quantities((doc.data.get("spec") or {}).get("hard"), f"{doc.where}: {doc.label}: spec.hard")
+    out: dict[str, Decimal] = {}
+    for key, value in hard.items():
+        if key.startswith("requests."):
+            out[key.removeprefix("requests.")] = value
+        elif key in ("cpu", "memory", "ephemeral-storage"):
+            out.setdefault(key, value)
+        elif key.startswith("limits."):
+            notes.warn(doc, doc.label, f"spec.hard.{key}", "caps container limits, not requests: not modelled")
+        else:
+            notes.warn(doc, doc.label, f"spec.hard.{key}", "an object count, not a resource: not modelled")
+    return out
+
+
+def convert(docs: list[Document], notes: Notes) -> Draft:
+    draft = Draft(SYSTEM, "drf", list(dict.fromkeys(d.file for d in docs)))
+    for doc in docs:
+        if doc.kind not in _KINDS or doc.group != "":
+            notes.warn(doc, doc.label, "kind", "not a Node, Pod, Namespace or ResourceQuota: not read")
+    for doc in (d for d in docs if d.kind == "Namespace"):
+        draft.users.setdefault(doc.name or "default", {})
+    for doc in (d for d in docs if d.kind == "ResourceQuota"):
+        queue = draft.users.setdefault(doc.namespace or "default", {})
+        queue["limit"] = {**queue.get("limit", {}), **_quota_limit(doc, notes)}
+    for ns, amounts in pods_by_queue(docs, notes, lambda pod: None).items():
+        queue = draft.users.setdefault(ns, {})
+        queue["request"] = amounts["request"]
+        if amounts["usage"]:
+            queue["usage"] = amounts["usage"]
+    draft.capacity = node_capacity(docs, notes)
+    draft.capacity_from = "nodes" if draft.capacity else ""
+    draft.name_units(unit_of)
+    pods = sum(1 for d in docs if d.kind == "Pod")
+    nodes = sum(1 for d in docs if d.kind == "Node")
+    draft.description.append(f"{len(draft.users)} namespaces, {pods} pods, {nodes} nodes.")
+    return draft

@@ -1,0 +1,215 @@
+"""Apache YuniKorn: ``queues.yaml`` (or the ConfigMap holding it) and the REST queue tree.
+
+Read as ``models/yunikorn_fair.py`` reads a queue case (apache/yunikorn-core at
+be3bb487298956dd70906fca15e577bbc12d23cb, Apache-2.0):
+
+* **configuration** (``pkg/common/configs/config.go``, ``QueueConfig``): one partition (``default``,
+  else the first; the others are warned about), its queue tree from ``root``: a queue with
+  ``queues`` or ``parent: true`` is a group, the others leaf queues, named by their full path
+  (``root.sandbox.alice``).  ``resources.guaranteed`` is the ``guarantee``, ``resources.max`` the
+  ``limit``; the property ``priority.offset`` is the ``priority``.  Root's ``max`` is the cluster's
+  capacity.  ``limits`` (per user and group), ``maxapplications`` and ``placementrules`` are not
+  modelled: warned about.  The ``yunikorn-configs`` / ``yunikorn-defaults`` ConfigMap's
+  ``queues.yaml`` is read the same way;
+* **quantities** (``pkg/common/resources/quantity.go``, ``ParseQuantity`` and ``ParseVCore``):
+  whole numbers with an SI suffix (``k M G T P E``, ``Ki ... Ei``); ``vcore`` is kept in
+  millicores (``10`` is 10000, ``500m`` is 500), everything else in its own unit (memory in bytes);
+* **REST** (``pkg/webservice/dao/queue_info.go``, ``PartitionQueueDAOInfo``): the answer of
+  ``/ws/v1/partition/{name}/queues`` (``queuename``, ``children``, ``isLeaf``, ``maxResource``,
+  ``guaranteedResource``, ``allocatedResource`` the ``usage``, ``pendingResource``: the request is
+  allocated plus pending), in YuniKorn's units already; ``/ws/v1/partition/{name}/nodes``
+  (``capacity`` of every node) gives the capacity.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded
+
+SYSTEM = "yunikorn"
+VCORE = "vcore"
+_QUANTITY = re.compile(r"([0-9]+)\s*((?:[kMGTPE]|[KMGTPE]i|m)?)")
+_SCALE = {"": 1, "m": 1, **{s: 1000 ** (k + 1) for k, s in enumerate("kMGTPE")}}
+_SCALE |= {f"{s}i": 1024 ** (k + 1) for k, s in enumerate("KMGTPE")}
+_CONFIGMAPS = ("yunikorn-configs", "yunikorn-defaults")
+_QUEUE_KEYS = {"name", "parent", "resources", "properties", "queues", "submitacl", "adminacl", "childtemplate"}
+
+
+def unit_of(resource: str) -> str:
+    return "millicores" if resource == VCORE else "bytes" if resource in ("memory", "ephemeral-storage") else "count"
+
+
+def quantity(value, resource: str, where: str) -> Decimal:
+    """A YuniKorn configuration quantity in YuniKorn's unit (millicores for ``vcore``)."""
+    match = _QUANTITY.fullmatch(str(value).strip()) if isinstance(value, (str, int)) else None
+    if match is None or isinstance(value, bool) or (match.group(2) == "m" and resource != VCORE):
+        raise ImportFailed(f"{where}: {value!r} is not a YuniKorn quantity (whole number, suffix such as G or Gi)")
+    amount = int(match.group(1)) * _SCALE[match.group(2)]
+    return Decimal(amount * 1000 if resource == VCORE and match.group(2) != "m" else amount)
+
+
+def _amounts(mapping, where: str, rest: bool) -> dict[str, Decimal]:
+    if not mapping:
+        return {}
+    if not isinstance(mapping, dict):
+        raise ImportFailed(f"{where}: must be a mapping resource -> quantity")
+    if rest:  # REST answers are integers in YuniKorn's units already
+        bad = [r for r, v in mapping.items() if not isinstance(v, int) or isinstance(v, bool) or v < 0]
+        if bad:
+            raise ImportFailed(f"{where}.{bad[0]}: {mapping[bad[0]]!r} is not a whole number >= 0")
+        return {r: Decimal(v) for r, v in mapping.items()}
+    return {r: quantity(v, r, f"{where}.{r}") for r, v in mapping.items()}
+
+
+def _configs(docs: list[Document]) -> list[Document]:
+    out = []
+    for doc in docs:
+        if doc.kind == "ConfigMap" and doc.name in _CONFIGMAPS:
+            out += embedded(doc, "queues.yaml")
+        elif isinstance(doc.data, dict) and isinstance(doc.data.get("partitions"), list):
+            out.append(doc)
+    return out
+
+
+def _items(docs: list[Document], key: str) -> list[tuple[Document, dict]]:
+    """The REST objects with ``key`` (an answer is one object or a list of them)."""
+    out = []
+    for doc in docs:
+        items = doc.data if isinstance(doc.data, list) else [doc.data]
+        out += [(doc, item) for item in items if isinstance(item, dict) and key in item]
+    return out
+
+
+def _rest_trees(docs: list[Document]) -> list[tuple[Document, dict]]:
+    return _items(docs, "queuename")
+
+
+def _rest_nodes(docs: list[Document]) -> list[tuple[Document, dict]]:
+    return _items(docs, "nodeID")
+
+
+def _rest_partitions(docs: list[Document]) -> list[tuple[Document, dict]]:
+    return [(d, p) for d, p in _items(docs, "clusterId") if isinstance(p.get("capacity"), dict)]
+
+
+def detect(docs: list[Document]) -> int:
+    return len(_configs(docs)) + len(_rest_trees(docs)) + len(_rest_nodes(docs)) + len(_rest_partitions(docs))
+
+
+def _flag(value) -> bool:
+    """A REST boolean (YuniKorn's documented examples write some as the strings "true"/"false")."""
+    return value is True or value == "true"
+
+
+def _config_queue(doc: Document, q: dict, parent: str | None, draft: Draft, notes: Notes) -> None:
+    if not isinstance(q, dict) or not isinstance(q.get("name"), str):
+        raise ImportFailed(f"{doc.where}: queue under {parent or 'the partition'}: needs a name")
+    path = q["name"] if parent is None else f"{parent}.{q['name']}"
+    where, obj = doc.where, f"queue {path}"
+    for key in q:
+        if key not in _QUEUE_KEYS:
+            notes.warn(doc, obj, key, "not modelled by fairalloc (YuniKorn's fair sorting does not read it)")
+    resources = q.get("resources") or {}
+    spec: dict = {}
+    for field, key in (("guarantee", "guaranteed"), ("limit", "max")):
+        if resources.get(key):
+            spec[field] = _amounts(resources[key], f"{where}: {obj}: resources.{key}", rest=False)
+    offset = (q.get("properties") or {}).get("priority.offset")
+    if offset is not None:
+        spec["priority"] = int(offset)
+    children = q.get("queues") or []
+    if parent is None:  # root: its max is the cluster; it is not a node of the case
+        draft.capacity = spec.get("limit", {})
+        draft.capacity_from = "configuration" if draft.capacity else ""
+        if spec.get("guarantee"):
+            notes.warn(doc, obj, "resources.guaranteed", "root's guarantee means nothing: not read")
+    elif children or q.get("parent") is True:
+        draft.groups[path] = {"parent": _parent(parent), **spec}
+    else:
+        draft.users[path] = {"group": _parent(parent), **spec}
+    for child in children:
+        _config_queue(doc, child, path, draft, notes)
+
+
+def _parent(path: str | None) -> str | None:
+    return None if path in (None, "root") else path
+
+
+def _read_config(doc: Document, draft: Draft, notes: Notes) -> None:
+    partitions = doc.data["partitions"]
+    chosen = next((p for p in partitions if isinstance(p, dict) and p.get("name") == "default"), partitions[0])
+    for p in partitions:
+        if p is not chosen:
+            notes.warn(doc, f"partition {p.get('name')}", "", "fairalloc imports one partition (default): not read")
+    for key in ("limits", "placementrules"):
+        if chosen.get(key):
+            notes.warn(doc, f"partition {chosen.get('name')}", key, "not modelled by fairalloc: not read")
+    roots = chosen.get("queues") or []
+    for root in roots:
+        if isinstance(root, dict) and root.get("name") != "root":
+            raise ImportFailed(f"{doc.where}: partition {chosen.get('name')}: the top queue must be 'root'")
+        _config_queue(doc, root, None, draft, notes)
+
+
+def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
+    path, where = q["queuename"], f"{doc.where}: queue {q['queuename']}"
+    if path != "root" and q.get("guaranteedResource") and not q.get("parent") and "." not in path:
+        raise ImportFailed(f"{where}: a queue below root needs a dotted path name")
+    spec: dict = {}
+    if q.get("guaranteedResource"):
+        spec["guarantee"] = _amounts(q["guaranteedResource"], f"{where}: guaranteedResource", rest=True)
+    if q.get("maxResource"):
+        spec["limit"] = _amounts(q["maxResource"], f"{where}: maxResource", rest=True)
+    if q.get("priorityOffset"):
+        spec["priority"] = q["priorityOffset"]
+    usage = _amounts(q.get("allocatedResource"), f"{where}: allocatedResource", rest=True)
+    pending = _amounts(q.get("pendingResource"), f"{where}: pendingResource", rest=True)
+    parent = q.get("parent") or ".".join(path.split(".")[:-1]) or None
+    if path == "root":
+        if not draft.capacity and spec.get("limit"):
+            draft.capacity, draft.capacity_from = spec["limit"], "configuration"
+    elif q.get("children") or not _flag(q.get("isLeaf", True)):
+        draft.groups[path] = {"parent": _parent(parent), **spec}
+    else:
+        request = {r: usage.get(r, Decimal(0)) + pending.get(r, Decimal(0)) for r in {**usage, **pending}}
+        draft.users[path] = {"group": _parent(parent), **spec, "request": request or None, "usage": usage or None}
+    for child in q.get("children") or []:
+        _rest_queue(doc, child, draft, notes)
+
+
+def _rest_capacity(docs: list[Document], draft: Draft, notes: Notes) -> None:
+    """The cluster: the nodes' capacities summed, else the default partition's capacity."""
+    nodes = _rest_nodes(docs)
+    if nodes:
+        total: dict[str, Decimal] = {}
+        for doc, node in nodes:
+            where = f"{doc.where}: node {node.get('nodeID')}: capacity"
+            for r, v in _amounts(node.get("capacity"), where, rest=True).items():
+                total[r] = total.get(r, Decimal(0)) + v
+        draft.capacity, draft.capacity_from = total, "nodes"
+        return
+    partitions = _rest_partitions(docs)
+    chosen = next((p for p in partitions if p[1].get("name") == "default"), partitions[0] if partitions else None)
+    for doc, p in partitions:
+        if p is not (chosen or (None, None))[1]:
+            notes.warn(doc, f"partition {p.get('name')}", "capacity", "fairalloc imports one partition (default)")
+    if chosen is not None:
+        doc, p = chosen
+        where = f"{doc.where}: partition {p.get('name')}: capacity.capacity"
+        draft.capacity = _amounts(p["capacity"].get("capacity"), where, rest=True)
+        draft.capacity_from = "nodes"
+
+
+def convert(docs: list[Document], notes: Notes) -> Draft:
+    draft = Draft(SYSTEM, "yunikorn-fair", list(dict.fromkeys(d.file for d in docs)))
+    for doc in _configs(docs):
+        _read_config(doc, draft, notes)
+    for doc, tree in _rest_trees(docs):
+        _rest_queue(doc, tree, draft, notes)
+    _rest_capacity(docs, draft, notes)
+    draft.users = {u: {k: v for k, v in spec.items() if v is not None} for u, spec in draft.users.items()}
+    draft.name_units(unit_of)
+    draft.description.append(f"{len(draft.users)} leaf queues and {len(draft.groups)} parent queues.")
+    return draft
