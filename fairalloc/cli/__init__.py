@@ -24,6 +24,7 @@ import click
 
 from fairalloc.cli import render
 from fairalloc.cli.allocate import compare, list_mechanisms, model, solve
+from fairalloc.cli.audit import audit
 from fairalloc.cli.cases import list_cases, reproduce
 from fairalloc.cli.cluster import GENERATED_WORKLOADS, schedule, simulate
 from fairalloc.cli.explain import explain
@@ -56,6 +57,7 @@ def cli(ctx, debug):
       fairalloc explore drf-section-4-1         the same, interactively, in the browser
       fairalloc import queues.yaml --out my.yaml  a scheduler's own files as a case
       fairalloc explain my.yaml                 each queue's entitlement, and why
+      fairalloc audit my.yaml                   every property, and each queue's best lie
 
     Every mechanism is a declarative program (a pulp LP or a cvxpy convex program) with a fast
     exact algorithm beside it where one exists. Choose with --method: fast, program, or auto
@@ -84,6 +86,7 @@ for _command in (
     explore,
     import_command,
     explain,
+    audit,
 ):
     cli.add_command(_command)
 
