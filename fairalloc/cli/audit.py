@@ -9,20 +9,14 @@ import click
 from tabulate import tabulate
 
 from fairalloc.cli.options import budget as check_budget
-from fairalloc.cli.options import format_option, load_case, method_option, output_path, write_yaml
+from fairalloc.cli.options import format_option, load_case, method_option, output_path, policy_option, write_yaml
 from fairalloc.cli.options import seed as check_seed
 from fairalloc.cli.render import emit, json_doc
 
 
 @click.command()
 @click.argument("case")
-@click.option(
-    "-m",
-    "--mechanism",
-    "policy",
-    metavar="POLICY",
-    help="The policy to audit (default: the case's 'policy', else drf). See 'fairalloc mechanisms'.",
-)
+@policy_option()
 @click.option("--budget", type=int, default=300, show_default=True, help="Verifier evaluations per queue.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @method_option()

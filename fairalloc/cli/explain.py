@@ -6,20 +6,14 @@ import click
 from tabulate import tabulate
 
 from fairalloc.analysis.explain import explain as explain_case
-from fairalloc.cli.options import format_option, load_case, method_option
+from fairalloc.cli.options import format_option, load_case, method_option, policy_option
 from fairalloc.cli.render import emit, json_doc, yaml_doc
 from fairalloc.core.units import readable
 
 
 @click.command()
 @click.argument("case")
-@click.option(
-    "-m",
-    "--mechanism",
-    "policy",
-    metavar="POLICY",
-    help="The policy to explain (default: the case's 'policy', else drf). See 'fairalloc mechanisms'.",
-)
+@policy_option()
 @click.option("--queue", metavar="NAME", help="Explain this queue only (default: every queue).")
 @method_option()
 @format_option("json", "yaml", help="Output format.")

@@ -33,6 +33,17 @@ def format_option(*choices: str, help: str | None = None):
     )
 
 
+def policy_option():
+    """``-m/--mechanism POLICY`` (python name ``policy``): the case's own policy by default."""
+    return click.option(
+        "-m",
+        "--mechanism",
+        "policy",
+        metavar="POLICY",
+        help="The policy (default: the case's 'policy', else drf). See 'fairalloc mechanisms'.",
+    )
+
+
 def method_option(help: str | None = None):
     return click.option("--method", type=Choice(registry.METHODS), default="auto", show_default=True, help=help)
 
