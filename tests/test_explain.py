@@ -158,3 +158,23 @@ def test_drf_never_leaves_a_queue_short_without_naming_why(seed):
         return
     for e in report.queues.values():
         assert e.binding, e.why
+
+
+def test_kep_1714_story_3_imported_and_explained(tmp_path):
+    """The issue's session: Kueue's hierarchical cohorts of KEP-1714 Story 3, imported from Kueue's own
+    objects, explained with the story's numbers (150 / 150 between the cohorts, 30 / 30 / 90 in C1)."""
+    from pathlib import Path
+
+    from fairalloc.io.importers import import_files
+
+    folder = Path(__file__).resolve().parent.parent / "cases" / "imported" / "kueue" / "kep-1714-story-3"
+    files = [str(folder / f) for f in ("cohorts.yaml", "cluster-queues.yaml", "local-queues.yaml", "workloads.yaml")]
+    case, _ = import_files(files, name="story")
+    report = explain(parse_case(case))
+    assert report.policy == "kueue"
+    gpus = {q: e.entitlement["nvidia.com/gpu"] for q, e in report.queues.items()}
+    assert gpus == pytest.approx({"cs-cq": 0, "1a": 30, "1b": 30, "1c": 90, "2a": 150})
+    why = " ".join(report.queues["1c"].why)
+    assert "weights 3:1:1: 1c 90, 1a 30, 1b 30" in why
+    assert "Its group c1 shares the last unit of dominant share in group organization with c2" in why
+    assert "(weights 1:1: c1 150, c2 150)" in why

@@ -82,6 +82,7 @@ def test_the_first_lines_are_the_two_commands():
 def test_console_block_runs_as_printed(start, commands, tmp_path):
     # the README's commands run from the checkout's root: give the fresh folder its example files
     (tmp_path / "paper_examples").symlink_to(ROOT / "paper_examples", target_is_directory=True)
+    (tmp_path / "cases").symlink_to(ROOT / "cases", target_is_directory=True)
     for command in commands:  # in order, in one folder: a later line may read an earlier file
         done = _run(command.argv, tmp_path)
         where = f"README line {command.line}: $ {shlex.join(command.argv)}"
