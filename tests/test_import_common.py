@@ -167,3 +167,11 @@ def test_cli_help_teaches_with_an_example(capsys):
     assert main(["import", "--help"]) == 0
     text = capsys.readouterr().out
     assert "Example:" in text and "fairalloc import" in text and "--capacity" in text
+
+
+def test_solve_shows_amounts_in_the_case_units(capsys):
+    assert main(["solve", "report-volcano-4165", "-m", "volcano-proportion"]) == 0
+    out = capsys.readouterr().out
+    assert "24.41 GiB" in out and "25 cores" in out and "73.24 GiB" in out
+    assert main(["solve", "report-volcano-4165", "-m", "volcano-proportion", "--format", "json"]) == 0
+    assert "26214400000" in capsys.readouterr().out  # JSON keeps the case's numbers
