@@ -74,7 +74,8 @@ def test_every_ported_case_reproduces(path):
 def test_a_wrong_deserved_is_caught(tmp_path):
     text = (HERE / "report-volcano-4165.yaml").read_text()
     wrong = tmp_path / "wrong.yaml"
-    wrong.write_text(text.replace("tenant-c: {cpu: 25,", "tenant-c: {cpu: 25.5,", 1))
+    head, expect = text.split("\nexpect:", 1)  # the expectation, not the reporter's user_expectation
+    wrong.write_text(head + "\nexpect:" + expect.replace("tenant-c: {cpu: 25,", "tenant-c: {cpu: 25.5,", 1))
     bad = [r for r in reproduce_case(fairalloc.load_case(wrong)) if r.status != "ok"]
     assert len(bad) == 1, bad
 
