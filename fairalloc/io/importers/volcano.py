@@ -30,6 +30,8 @@ SYSTEM = "volcano"
 GROUP = "scheduling.volcano.sh"
 QUEUE_LABEL = "scheduling.volcano.sh/queue-name"
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+#: the kinds this importer reads (a Deployment's pods are read as pods, not from its template)
+_READ = {"Queue", "PodGroup", "Job", "Pod", "Node", "ConfigMap"}
 _KNOWN_SPEC = {"weight", "capability", "guarantee", "deserved", "reclaimable", "priority", "parent", "affinity", "type"}
 
 
@@ -117,6 +119,9 @@ def _check_configmap(docs: list[Document], notes: Notes, draft: Draft) -> None:
 
 def convert(docs: list[Document], notes: Notes) -> Draft:
     draft = Draft(SYSTEM, "volcano-proportion", list(dict.fromkeys(d.file for d in docs)))
+    for doc in docs:
+        if doc.kind not in _READ:
+            notes.warn(doc, doc.label, "kind", f"{doc.kind or 'an object without kind'} is not read by the importer")
     queues = [d for d in docs if d.kind == "Queue" and d.group == GROUP]
     for doc in queues:
         draft.users[doc.name or "default"] = _queue(doc, notes)
