@@ -22,7 +22,18 @@ from fairalloc.core.errors import CaseError, excerpt, one_line
 from fairalloc.io.cases import _file, read_text_file, read_yaml_documents
 from fairalloc.io.quantities import Percent, parse_kube, tidy
 
-__all__ = ["ImportFailed", "Document", "read_documents", "embedded", "Notes", "Draft", "finish", "amounts_text"]
+__all__ = [
+    "ImportFailed",
+    "Document",
+    "read_documents",
+    "embedded",
+    "Notes",
+    "Draft",
+    "finish",
+    "mapping",
+    "listing",
+    "text",
+]
 
 
 class ImportFailed(CaseError):
@@ -157,6 +168,31 @@ def embedded(doc: Document, key: str) -> list[Document]:
     return parse_text(text, f"{doc.where}: {doc.label}: data.{key}", doc.index)
 
 
+def mapping(value: Any, where: str) -> dict:
+    """``value`` if it is a mapping (``None``: empty), else one :class:`ImportFailed` line at ``where``."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ImportFailed(f"{where}: must be a mapping (got {excerpt(value)})")
+    return value
+
+
+def listing(value: Any, where: str) -> list:
+    """``value`` if it is a list (``None``: empty), else one :class:`ImportFailed` line at ``where``."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ImportFailed(f"{where}: must be a list (got {excerpt(value)})")
+    return value
+
+
+def text(value: Any, where: str) -> str | None:
+    """``value`` if it is text (``None`` stays ``None``), else one :class:`ImportFailed` line at ``where``."""
+    if value is None or isinstance(value, str):
+        return value
+    raise ImportFailed(f"{where}: must be text (got {excerpt(value)})")
+
+
 class Notes:
     """The warnings of one import, in the order they were found."""
 
@@ -275,10 +311,6 @@ def _number(value: Decimal | Percent | float | int) -> int | float | str:
         return str(value)
     d = tidy(Decimal(value)) if not isinstance(value, float) else Decimal(repr(value))
     return int(d) if d == d.to_integral_value() else float(d)
-
-
-def amounts_text(amounts: dict) -> str:
-    return ", ".join(f"{v} {r}" for r, v in amounts.items())
 
 
 def default_name(paths) -> str:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from decimal import Decimal
 
-from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes
+from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, listing, mapping
 from fairalloc.io.quantities import QuantityError, parse_kube
 
 SYSTEM = "kubernetes"
@@ -66,11 +66,12 @@ def node_capacity(docs: list[Document], notes: Notes) -> dict[str, Decimal]:
     """The cluster's resources: every Node's allocatable (else capacity), summed."""
     total: dict[str, Decimal] = {}
     for doc in (d for d in docs if d.kind == "Node"):
-        status = doc.data.get("status") or {}
+        at = f"{doc.where}: {doc.label}"
+        status = mapping(doc.data.get("status"), f"{at}: status")
         field = "status.allocatable" if status.get("allocatable") is not None else "status.capacity"
         if field == "status.capacity":
             notes.warn(doc, doc.label, "status.allocatable", "missing: status.capacity counted instead")
-        spec = doc.data.get("spec") or {}
+        spec = mapping(doc.data.get("spec"), f"{at}: spec")
         if spec.get("unschedulable"):
             notes.warn(doc, doc.label, "spec.unschedulable", "cordoned: its resources are counted all the same")
         amounts = quantities(status.get(field.split(".")[1]), f"{doc.where}: {doc.label}: {field}")
@@ -80,7 +81,7 @@ def node_capacity(docs: list[Document], notes: Notes) -> dict[str, Decimal]:
 
 
 def _requests(container: dict, where: str) -> dict[str, Decimal]:
-    resources = container.get("resources") or {}
+    resources = mapping(mapping(container, where).get("resources"), f"{where}.resources")
     limits = quantities(resources.get("limits"), f"{where}.resources.limits")
     requests = quantities(resources.get("requests"), f"{where}.resources.requests")
     return {**limits, **requests}  # a request defaults to the limit
@@ -88,13 +89,13 @@ def _requests(container: dict, where: str) -> dict[str, Decimal]:
 
 def pod_request(pod: dict, where: str, notes: Notes | None = None) -> dict[str, Decimal]:
     """The pod's effective request by Kubernetes' rule (module docstring)."""
-    spec = pod.get("spec") or {}
+    spec = mapping(mapping(pod, where).get("spec"), f"{where}: spec")
     apps: dict[str, Decimal] = {}
-    for k, c in enumerate(spec.get("containers") or []):
+    for k, c in enumerate(listing(spec.get("containers"), f"{where}: spec.containers")):
         apps = add_amounts(apps, _requests(c, f"{where}: spec.containers[{k}]"))
     sidecars: dict[str, Decimal] = {}
     init_peak: dict[str, Decimal] = {}
-    for k, c in enumerate(spec.get("initContainers") or []):
+    for k, c in enumerate(listing(spec.get("initContainers"), f"{where}: spec.initContainers")):
         need = _requests(c, f"{where}: spec.initContainers[{k}]")
         if c.get("restartPolicy") == "Always":
             sidecars = add_amounts(sidecars, need)
@@ -112,7 +113,7 @@ def pods_by_queue(
     """``{queue: {"request": ..., "usage": ...}}`` over the Pod objects of ``docs``."""
     out: dict[str, dict[str, dict[str, Decimal]]] = {}
     for doc in (d for d in docs if d.kind == "Pod"):
-        phase = (doc.data.get("status") or {}).get("phase", "Pending")
+        phase = mapping(doc.data.get("status"), f"{doc.where}: {doc.label}: status").get("phase", "Pending")
         if phase in ("Succeeded", "Failed"):
             continue
         if phase not in ("Running", "Pending"):
@@ -131,7 +132,8 @@ def detect(docs: list[Document]) -> int:
 
 
 def _quota_limit(doc: Document, notes: Notes) -> dict[str, Decimal]:
-    hard = quantities((doc.data.get("spec") or {}).get("hard"), f"{doc.where}: {doc.label}: spec.hard")
+    at = f"{doc.where}: {doc.label}"
+    hard = quantities(mapping(doc.data.get("spec"), f"{at}: spec").get("hard"), f"{at}: spec.hard")
     out: dict[str, Decimal] = {}
     for key, value in hard.items():
         if key.startswith("requests."):

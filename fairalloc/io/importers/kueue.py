@@ -236,12 +236,19 @@ def _labelled(doc: Document) -> bool:
     return isinstance(labels, dict) and bool(labels.get(QUEUE_LABEL))
 
 
+def _count(value, where: str) -> int:
+    """A Job's pod count (``parallelism``): a whole number >= 0, else one line."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ImportFailed(f"{where}: must be a whole number >= 0 (got {value!r})")
+    return value
+
+
 def _job_workload(seen: _Import, doc: Document) -> Document:
     """The Workload Kueue makes of a batch Job labelled with a LocalQueue (``pkg/controller/jobs/job``,
     ``PodSets``: one pod set of ``parallelism`` pods, fewer when ``completions`` is smaller, of the
     Job's template); a suspended Job waits for admission, an unsuspended one is admitted."""
     spec = _spec(doc)
-    parallelism = spec.get("parallelism", 1)
+    parallelism = _count(spec.get("parallelism", 1), f"{doc.where}: {doc.label}: spec.parallelism")
     completions = spec.get("completions")
     count = min(parallelism, completions) if isinstance(completions, int) else parallelism
     admitted = spec.get("suspend") is False

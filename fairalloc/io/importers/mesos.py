@@ -445,6 +445,9 @@ def _v1_state(seen: _Import, doc: Document, body: dict, key: str) -> None:
     if isinstance(frameworks, dict):
         for fw in frameworks.get("frameworks", []) if isinstance(frameworks.get("frameworks"), list) else []:
             info = fw.get("framework_info", {}) if isinstance(fw, dict) else {}
+            if not isinstance(info, dict):
+                seen.notes.warn(doc, "framework", "framework_info", "not a mapping: its role is not known")
+                info = {}
             fid = info.get("id", {}).get("value") if isinstance(info.get("id"), dict) else None
             if fid:
                 fw_role[fid] = info.get("role", "*") if isinstance(info.get("role"), str) else "*"

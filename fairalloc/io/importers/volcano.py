@@ -24,7 +24,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from fairalloc.io.importers import kubernetes as k8s
-from fairalloc.io.importers.common import Document, Draft, Notes, embedded
+from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded, listing, mapping, text
 
 SYSTEM = "volcano"
 GROUP = "scheduling.volcano.sh"
@@ -42,8 +42,8 @@ def detect(docs: list[Document]) -> int:
 
 
 def _queue(doc: Document, notes: Notes) -> dict:
-    spec = doc.data.get("spec") or {}
     where, label = f"{doc.where}: {doc.label}", doc.label
+    spec = mapping(doc.data.get("spec"), f"{where}: spec")
     if doc.api_version != f"{GROUP}/v1beta1":
         notes.warn(doc, label, "apiVersion", f"{doc.api_version!r} is not {GROUP}/v1beta1: read as v1beta1")
     out: dict = {}
@@ -72,10 +72,10 @@ def _queue(doc: Document, notes: Notes) -> dict:
         if key not in _KNOWN_SPEC:
             notes.warn(doc, label, f"spec.{key}", "not a Volcano Queue field fairalloc knows: not read")
     for key in ("volcano.sh/hierarchy", "volcano.sh/hierarchy-weights"):
-        if key in (doc.metadata.get("annotations") or {}):
+        if key in mapping(doc.metadata.get("annotations"), f"{where}: metadata.annotations"):
             notes.warn(doc, label, f"metadata.annotations.{key}", "read by the drf plug-in's hierarchy, not proportion")
             break
-    allocated = (doc.data.get("status") or {}).get("allocated")
+    allocated = mapping(doc.data.get("status"), f"{where}: status").get("allocated")
     if allocated:
         out["usage"] = k8s.quantities(allocated, f"{where}: status.allocated")
     return out
@@ -85,25 +85,42 @@ def _declared(docs: list[Document], notes: Notes, covered: set[str]) -> dict[str
     """Requests and usage that PodGroups and Jobs declare (those whose pods are not given)."""
     out: dict[str, dict[str, dict]] = {}
     for doc in docs:
-        spec = doc.data.get("spec") or {} if isinstance(doc.data, dict) else {}
+        at = f"{doc.where}: {doc.label}"
+        spec = mapping(doc.data.get("spec"), f"{at}: spec") if isinstance(doc.data, dict) else {}
         key = f"{doc.namespace or 'default'}/{doc.name}"
         if doc.kind == "PodGroup" and doc.group == GROUP and key not in covered:
             need = k8s.quantities(spec.get("minResources"), f"{doc.where}: {doc.label}: spec.minResources")
-            running = (doc.data.get("status") or {}).get("phase") == "Running"
+            running = mapping(doc.data.get("status"), f"{at}: status").get("phase") == "Running"
         elif doc.kind == "Job" and doc.group == "batch.volcano.sh" and key not in covered:
             need = {}
-            for k, task in enumerate(spec.get("tasks") or []):
-                pod = k8s.pod_request(task.get("template") or {}, f"{doc.where}: {doc.label}: spec.tasks[{k}]", notes)
-                replicas = Decimal(task.get("replicas", 1))
+            for k, task in enumerate(listing(spec.get("tasks"), f"{at}: spec.tasks")):
+                task = mapping(task, f"{at}: spec.tasks[{k}]")
+                pod = k8s.pod_request(
+                    mapping(task.get("template"), f"{at}: spec.tasks[{k}].template"), f"{at}: spec.tasks[{k}]", notes
+                )
+                replicas = _replicas(task.get("replicas", 1), f"{at}: spec.tasks[{k}].replicas")
                 need = k8s.add_amounts(need, {r: v * replicas for r, v in pod.items()})
-            running = (doc.data.get("status") or {}).get("state", {}).get("phase") == "Running"
+            state = mapping(mapping(doc.data.get("status"), f"{at}: status").get("state"), f"{at}: status.state")
+            running = state.get("phase") == "Running"
         else:
             continue
-        entry = out.setdefault(spec.get("queue") or "default", {"request": {}, "usage": {}})
+        entry = out.setdefault(_spec_queue(doc), {"request": {}, "usage": {}})
         entry["request"] = k8s.add_amounts(entry["request"], need)
         if running:
             entry["usage"] = k8s.add_amounts(entry["usage"], need)
     return out
+
+
+def _spec_queue(doc: Document) -> str:
+    """The queue a PodGroup or a Job names (``default`` when none)."""
+    at = f"{doc.where}: {doc.label}"
+    return text(mapping(doc.data.get("spec"), f"{at}: spec").get("queue"), f"{at}: spec.queue") or "default"
+
+
+def _replicas(value, where: str) -> Decimal:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ImportFailed(f"{where}: must be a whole number >= 0 (got {value!r})")
+    return Decimal(value)
 
 
 def _check_configmap(docs: list[Document], notes: Notes, draft: Draft) -> None:
@@ -126,14 +143,15 @@ def convert(docs: list[Document], notes: Notes) -> Draft:
     for doc in queues:
         draft.users[doc.name or "default"] = _queue(doc, notes)
     group_queue = {
-        f"{d.namespace or 'default'}/{d.name}": (d.data.get("spec") or {}).get("queue") or "default"
+        f"{d.namespace or 'default'}/{d.name}": _spec_queue(d)
         for d in docs
         if d.kind == "PodGroup" and d.group == GROUP
     }
 
     def queue_of(pod: dict) -> str | None:
-        meta = pod.get("metadata") or {}
-        annotations, labels = meta.get("annotations") or {}, meta.get("labels") or {}
+        meta = mapping(pod.get("metadata"), "pod: metadata")
+        annotations = mapping(meta.get("annotations"), "pod: metadata.annotations")
+        labels = mapping(meta.get("labels"), "pod: metadata.labels")
         group = annotations.get(GROUP_ANNOTATION)
         if group and f"{meta.get('namespace') or 'default'}/{group}" in group_queue:
             return group_queue[f"{meta.get('namespace') or 'default'}/{group}"]

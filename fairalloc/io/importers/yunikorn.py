@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded
+from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded, listing, mapping, text
 
 SYSTEM = "yunikorn"
 VCORE = "vcore"
@@ -111,15 +111,15 @@ def _config_queue(doc: Document, q: dict, parent: str | None, draft: Draft, note
     for key in q:
         if key not in _QUEUE_KEYS:
             notes.warn(doc, obj, key, "not modelled by fairalloc (YuniKorn's fair sorting does not read it)")
-    resources = q.get("resources") or {}
+    resources = mapping(q.get("resources"), f"{where}: {obj}: resources")
     spec: dict = {}
     for field, key in (("guarantee", "guaranteed"), ("limit", "max")):
         if resources.get(key):
             spec[field] = _amounts(resources[key], f"{where}: {obj}: resources.{key}", rest=False)
-    offset = (q.get("properties") or {}).get("priority.offset")
+    offset = mapping(q.get("properties"), f"{where}: {obj}: properties").get("priority.offset")
     if offset is not None:
         spec["priority"] = int(offset)
-    children = q.get("queues") or []
+    children = listing(q.get("queues"), f"{where}: {obj}: queues")
     if parent is None:  # root: its max is the cluster; it is not a node of the case
         draft.capacity = spec.get("limit", {})
         draft.capacity_from = "configuration" if draft.capacity else ""
@@ -138,15 +138,17 @@ def _parent(path: str | None) -> str | None:
 
 
 def _read_config(doc: Document, draft: Draft, notes: Notes) -> None:
-    partitions = doc.data["partitions"]
-    chosen = next((p for p in partitions if isinstance(p, dict) and p.get("name") == "default"), partitions[0])
+    partitions = [mapping(p, f"{doc.where}: partitions[{k}]") for k, p in enumerate(doc.data["partitions"])]
+    if not partitions:
+        raise ImportFailed(f"{doc.where}: partitions: no partition")
+    chosen = next((p for p in partitions if p.get("name") == "default"), partitions[0])
     for p in partitions:
         if p is not chosen:
             notes.warn(doc, f"partition {p.get('name')}", "", "fairalloc imports one partition (default): not read")
     for key in ("limits", "placementrules"):
         if chosen.get(key):
             notes.warn(doc, f"partition {chosen.get('name')}", key, "not modelled by fairalloc: not read")
-    roots = chosen.get("queues") or []
+    roots = listing(chosen.get("queues"), f"{doc.where}: partition {chosen.get('name')}: queues")
     for root in roots:
         if isinstance(root, dict) and root.get("name") != "root":
             raise ImportFailed(f"{doc.where}: partition {chosen.get('name')}: the top queue must be 'root'")
@@ -154,7 +156,10 @@ def _read_config(doc: Document, draft: Draft, notes: Notes) -> None:
 
 
 def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
-    path, where = q["queuename"], f"{doc.where}: queue {q['queuename']}"
+    path = text(q.get("queuename"), f"{doc.where}: queuename")
+    if not path:
+        raise ImportFailed(f"{doc.where}: a queue without queuename")
+    where = f"{doc.where}: queue {path}"
     if path != "root" and q.get("guaranteedResource") and not q.get("parent") and "." not in path:
         raise ImportFailed(f"{where}: a queue below root needs a dotted path name")
     spec: dict = {}
@@ -166,7 +171,7 @@ def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
         spec["priority"] = q["priorityOffset"]
     usage = _amounts(q.get("allocatedResource"), f"{where}: allocatedResource", rest=True)
     pending = _amounts(q.get("pendingResource"), f"{where}: pendingResource", rest=True)
-    parent = q.get("parent") or ".".join(path.split(".")[:-1]) or None
+    parent = text(q.get("parent"), f"{where}: parent") or ".".join(path.split(".")[:-1]) or None
     if path == "root":
         if not draft.capacity and spec.get("limit"):
             draft.capacity, draft.capacity_from = spec["limit"], "configuration"
@@ -175,8 +180,8 @@ def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
     else:
         request = {r: usage.get(r, Decimal(0)) + pending.get(r, Decimal(0)) for r in {**usage, **pending}}
         draft.users[path] = {"group": _parent(parent), **spec, "request": request or None, "usage": usage or None}
-    for child in q.get("children") or []:
-        _rest_queue(doc, child, draft, notes)
+    for k, child in enumerate(listing(q.get("children"), f"{where}: children")):
+        _rest_queue(doc, mapping(child, f"{where}: children[{k}]"), draft, notes)
 
 
 def _rest_capacity(docs: list[Document], draft: Draft, notes: Notes) -> None:
