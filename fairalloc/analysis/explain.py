@@ -117,13 +117,16 @@ class _Facts:
         js = [j for j in range(len(self.R)) if only is None or only[j]]
         return ", ".join(f"{self.amount(j, row[j])} of {self.inst.resources[j]}" for j in js) or "nothing"
 
+    def _rows(self, node: str) -> list[int]:
+        leaves = self.Q.leaves(node) if self.Q.is_group(node) else [node]
+        return [self.users.index(u) for u in leaves]
+
     def node_bundle(self, node: str) -> np.ndarray:
-        idx = [self.users.index(u) for u in self.Q.leaves(node)] if self.Q.is_group(node) else [self.users.index(node)]
-        return self.A[idx].sum(axis=0) if idx else np.zeros(len(self.R))
+        """A node's entitlement: a leaf's own, a group's leaves' sum."""
+        return self.A[self._rows(node)].sum(axis=0)
 
     def node_request(self, node: str) -> np.ndarray:
-        idx = [self.users.index(u) for u in self.Q.leaves(node)] if self.Q.is_group(node) else [self.users.index(node)]
-        return self.req[idx].sum(axis=0) if idx else np.zeros(len(self.R))
+        return self.req[self._rows(node)].sum(axis=0)
 
     def level(self, node: str, j: int | None) -> float:
         """A node's weighted share: of resource ``j`` (per-resource policies), else dominant."""

@@ -220,9 +220,18 @@ class Draft:
     users: dict[str, dict] = field(default_factory=dict)
     description: list[str] = field(default_factory=list)
 
+    def named_resources(self) -> list[str]:
+        """The resources any group or queue names (guarantees, limits, requests, usage), in order."""
+        named: dict[str, None] = {}
+        for spec in [*self.groups.values(), *self.users.values()]:
+            for key in _AMOUNT_FIELDS:
+                for r in spec.get(key) or {}:
+                    named[r] = None
+        return list(named)
+
     def name_units(self, unit_of) -> None:
         """``units`` of every resource the draft names (capacity first), by ``unit_of(resource)``."""
-        self.units = {r: unit_of(r) for r in dict.fromkeys([*self.capacity, *_named_resources(self)])}
+        self.units = {r: unit_of(r) for r in dict.fromkeys([*self.capacity, *self.named_resources()])}
 
 
 _AMOUNT_FIELDS = ("guarantee", "limit", "borrowing_limit", "lending_limit", "request", "usage")
@@ -258,7 +267,7 @@ def finish(draft: Draft, *, name: str, capacity: dict[str, str] | None, notes: N
         said.append("capacity of " + ", ".join(sorted(given)) + " from --capacity")
         for r in overridden:
             notes.warn("--capacity", r, "", f"replaces the capacity {tidy(draft.capacity[r])} the files give")
-    named = _named_resources(draft)
+    named = draft.named_resources()
     missing = [r for r in named if r not in total]
     if missing:
         hint = ",".join(f"{r}=N" for r in missing)
@@ -279,15 +288,6 @@ def finish(draft: Draft, *, name: str, capacity: dict[str, str] | None, notes: N
         case["groups"] = {g: _fields(spec) for g, spec in draft.groups.items()}
     case["users"] = {u: _fields(spec) for u, spec in draft.users.items()}
     return {k: v for k, v in case.items() if v not in (None, {})}
-
-
-def _named_resources(draft: Draft) -> list[str]:
-    named: dict[str, None] = {}
-    for spec in [*draft.groups.values(), *draft.users.values()]:
-        for key in _AMOUNT_FIELDS:
-            for r in spec.get(key) or {}:
-                named[r] = None
-    return list(named)
 
 
 def _fields(spec: dict) -> dict:

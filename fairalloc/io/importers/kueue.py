@@ -57,15 +57,13 @@ naming the file, the object and the field; a quota that is not a quantity at all
 
 from __future__ import annotations
 
-import importlib
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from types import ModuleType
 from typing import Any
 
 from fairalloc.core.errors import CaseError, excerpt
+from fairalloc.io.importers import kubernetes as k8s
 from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded
 from fairalloc.io.quantities import parse_kube, tidy
 
@@ -162,7 +160,7 @@ def convert(docs: list[Document], notes: Notes) -> Draft:
     demand = _demand(seen, names)
     for q in seen.queues.values():
         _add_demand(draft.users[q.name], demand.get(q.name, _Demand()))
-    named = _named(draft)
+    named = draft.named_resources()
     draft.capacity, draft.capacity_from = _capacity(seen, names, named)
     draft.name_units(unit_of)
     draft.description = _description(seen, draft)
@@ -702,7 +700,7 @@ def _podset_amounts(seen: _Import, doc: Document, at: str, podset: dict, count: 
             count = given["count"]
     template = podset.get("template")
     pod = _mapping(doc, f"{at}.template", template) if template is not None else {}
-    per_pod = pod_request(pod, f"{doc.where}: {doc.label}: {at}.template", seen.notes)
+    per_pod = k8s.pod_request(pod, f"{doc.where}: {doc.label}: {at}.template", seen.notes)
     return {r: tidy(v * (count - reclaimable)) for r, v in per_pod.items()}, flavors
 
 
@@ -733,7 +731,7 @@ def _pods(seen: _Import, names: dict[tuple[str, str], str], out: dict[str, _Dema
             return _UNMANAGED
         return target
 
-    by_queue = _kubernetes_pods_by_queue(seen.pods, seen.notes, queue_of)
+    by_queue = k8s.pods_by_queue(seen.pods, seen.notes, queue_of)
     unmanaged = by_queue.pop(_UNMANAGED, None)
     if unmanaged is not None:
         seen.notes.warn("pods", "", f"labels.{QUEUE_LABEL}", "pods without a Kueue queue (or with an unknown one) are "
@@ -763,15 +761,6 @@ def _add_demand(spec: dict, demand: _Demand) -> None:
 
 
 # -- capacity -----------------------------------------------------------------------------------
-def _named(draft: Draft) -> list[str]:
-    named: dict[str, None] = {}
-    for spec in [*draft.groups.values(), *draft.users.values()]:
-        for key in ("guarantee", "borrowing_limit", "lending_limit", "request", "usage"):
-            for r in spec.get(key) or {}:
-                named[r] = None
-    return list(named)
-
-
 def _capacity(seen: _Import, names: dict[tuple[str, str], str], named: list[str]) -> tuple[Amounts, str]:
     if seen.nodes:
         return _node_capacity(seen, names), "nodes"
@@ -786,7 +775,7 @@ def _capacity(seen: _Import, names: dict[tuple[str, str], str], named: list[str]
 def _node_capacity(seen: _Import, names: dict[tuple[str, str], str]) -> Amounts:
     """The Nodes' allocatable total; a resource given per flavor counts the nodes matching the
     ResourceFlavor's ``spec.nodeLabels`` for each flavor."""
-    total = dict(_kubernetes_node_capacity(seen.nodes, seen.notes))
+    total = dict(k8s.node_capacity(seen.nodes, seen.notes))
     split = {(f, r): name for (f, r), name in names.items() if name != r}
     for (flavor, resource), name in split.items():
         total.pop(resource, None)
@@ -794,7 +783,7 @@ def _node_capacity(seen: _Import, names: dict[tuple[str, str], str]) -> Amounts:
         if labels is None:
             continue
         matching = [n for n in seen.nodes if _matches(n, labels)]
-        total[name] = _kubernetes_node_capacity(matching, Notes()).get(resource, Decimal(0)) if matching else Decimal(0)
+        total[name] = k8s.node_capacity(matching, Notes()).get(resource, Decimal(0)) if matching else Decimal(0)
     return total
 
 
@@ -815,96 +804,6 @@ def _matches(node: Document, labels: dict) -> bool:
     return all(str(have.get(k)) == str(v) for k, v in labels.items())
 
 
-# -- the kubernetes importer's helpers (or this module's own minimal ones) ------------------------
-def _kubernetes() -> ModuleType | None:
-    try:
-        return importlib.import_module("fairalloc.io.importers.kubernetes")
-    except ImportError:
-        return None
-
-
-def pod_request(pod: dict, where: str, notes: Notes) -> Amounts:
-    """A pod's (or pod template's) effective request: the kubernetes importer's ``pod_request``."""
-    module = _kubernetes()
-    if module is not None and hasattr(module, "pod_request"):
-        return dict(module.pod_request(pod, where, notes))
-    return _own_pod_request(pod, where)
-
-
-def _own_pod_request(pod: dict, where: str) -> Amounts:
-    """Kubernetes' rule (``resourcehelper.PodRequests``, kubernetes/kubernetes
-    ``pkg/api/v1/resource/helpers.go``): the containers' requests summed (a limit stands for a
-    missing request) plus restartable init containers, against the largest init container, plus
-    ``spec.overhead``."""
-    spec = pod.get("spec") or {}
-
-    def request_of(c: dict, at: str) -> Amounts:
-        res = c.get("resources") or {}
-        req = dict(res.get("limits") or {})
-        req.update(res.get("requests") or {})
-        out = {}
-        for r, v in req.items():
-            try:
-                out[str(r)] = parse_kube(v, f"{where}: {at}.resources.{r}")
-            except CaseError as exc:
-                raise ImportFailed(str(exc)) from None
-        return out
-
-    total: Amounts = {}
-    for k, c in enumerate(spec.get("containers") or []):
-        for r, v in request_of(c, f"spec.containers[{k}]").items():
-            total[r] = total.get(r, Decimal(0)) + v
-    sidecars: Amounts = {}
-    for k, c in enumerate(spec.get("initContainers") or []):
-        req = request_of(c, f"spec.initContainers[{k}]")
-        if c.get("restartPolicy") == "Always":
-            for r, v in req.items():
-                sidecars[r] = sidecars.get(r, Decimal(0)) + v
-                total[r] = total.get(r, Decimal(0)) + v
-        else:
-            for r, v in req.items():
-                total[r] = max(total.get(r, Decimal(0)), v + sidecars.get(r, Decimal(0)))
-    for r, v in (spec.get("overhead") or {}).items():
-        total[str(r)] = total.get(str(r), Decimal(0)) + parse_kube(v, f"{where}: spec.overhead.{r}")
-    return total
-
-
-def _kubernetes_node_capacity(nodes: list[Document], notes: Notes) -> Amounts:
-    module = _kubernetes()
-    if module is not None and hasattr(module, "node_capacity"):
-        return dict(module.node_capacity(nodes, notes))
-    total: Amounts = {}
-    for node in nodes:
-        status = node.data.get("status") or {}
-        amounts = status.get("allocatable") or status.get("capacity") or {}
-        for r, v in amounts.items():
-            try:
-                total[str(r)] = total.get(str(r), Decimal(0)) + parse_kube(v, f"{node.where}: {node.label}: status.{r}")
-            except CaseError as exc:
-                raise ImportFailed(str(exc)) from None
-    return total
-
-
-def _kubernetes_pods_by_queue(pods: list[Document], notes: Notes,
-                              queue_of: Callable[[dict], str | None]) -> dict[str, dict[str, Amounts]]:  # fmt: skip
-    module = _kubernetes()
-    if module is not None and hasattr(module, "pods_by_queue"):
-        return {q: {k: dict(v) for k, v in a.items()} for q, a in module.pods_by_queue(pods, notes, queue_of).items()}
-    out: dict[str, dict[str, Amounts]] = {}
-    for doc in pods:
-        pod = doc.data
-        phase = (pod.get("status") or {}).get("phase", "Pending")
-        if phase not in ("Running", "Pending"):
-            continue
-        queue = queue_of(pod) or doc.namespace or "default"
-        amounts = _own_pod_request(pod, f"{doc.where}: {doc.label}")
-        entry = out.setdefault(queue, {"request": {}, "usage": {}})
-        for key in ("request", "usage") if phase == "Running" else ("request",):
-            for r, v in amounts.items():
-                entry[key][r] = entry[key].get(r, Decimal(0)) + v
-    return out
-
-
 # -- description --------------------------------------------------------------------------------
 def _description(seen: _Import, draft: Draft) -> list[str]:
     order = ("ClusterQueue", "Cohort", "implicit Cohort", "LocalQueue", "ResourceFlavor", "Job", "admitted Workload",
@@ -917,4 +816,4 @@ def _description(seen: _Import, draft: Draft) -> list[str]:
     return out
 
 
-__all__ = ["SYSTEM", "detect", "convert", "unit_of", "pod_request"]
+__all__ = ["SYSTEM", "detect", "convert", "unit_of"]

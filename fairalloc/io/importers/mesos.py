@@ -152,7 +152,7 @@ def convert(docs: list[Document], notes: Notes) -> Draft:
         _read(seen, doc)
     draft = Draft(SYSTEM, "mesos-drf", list(dict.fromkeys(d.file for d in docs)))
     _build_tree(seen, draft)
-    named = {r for spec in [*draft.groups.values(), *draft.users.values()] for f in _AMOUNTS for r in spec.get(f, {})}
+    named = set(draft.named_resources())
     draft.capacity = {r: v for r, v in seen.capacity.items() if v > 0 or r in named}
     if draft.capacity:
         draft.capacity_from = "nodes"
@@ -161,7 +161,6 @@ def convert(docs: list[Document], notes: Notes) -> Draft:
     return draft
 
 
-_AMOUNTS = ("guarantee", "limit", "usage", "request")
 _KINDS = {"quota-status": "quota", "quota-configs": "quota", "quota-config": "quota", "quota-request": "quota",
           "weight-infos": "weights"}  # fmt: skip
 
