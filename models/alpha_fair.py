@@ -286,18 +286,33 @@ class AlphaFair(Mechanism):
 @register("alpha-fair")
 class AlphaFairShares(AlphaFair):
     summary = "alpha-fairness of (weighted) dominant shares: 0 utilitarian, 1 CEEI, inf DRF"
+    about = (
+        "Higher alpha trades efficiency for fairness; on the paper's example only alpha = inf (DRF) is "
+        "strategy-proof, none resource monotonic."
+    )
+    section = "5"
     on = "shares"
 
 
 @register("alpha-tasks")
 class AlphaFairTasks(AlphaFair):
     summary = "alpha-fairness of (weighted) task counts: 0 most tasks, 1 CEEI, inf task max-min"
+    about = (
+        "Like alpha-fair but on task counts, not dominant shares: alpha = 1 is still CEEI, alpha = inf evens "
+        "out task counts (not DRF)."
+    )
+    section = "5"
     on = "tasks"
 
 
 @register("fds")
 class FDS(Mechanism):
     summary = "FDS family of Joe-Wong et al.: fairness f_beta times efficiency (sum of shares)^lambda"
+    about = (
+        "beta weighs fairness, lambda efficiency; lambda = (1-beta)/beta is alpha-fair:beta; parameters "
+        "without a convex program are refused."
+    )
+    section = "5"
     parameters = "BETA:LAMBDA"
     #: a function of dominant shares only: the same in any unit of a resource or a task
     scaling = "users"

@@ -31,6 +31,11 @@ from fairalloc.engines.maxmin import MaxMinMechanism
 @register("asset")
 class AssetFairness(MaxMinMechanism):
     summary = "Asset Fairness: max-min on the (weighted) sum of resource shares"
+    about = (
+        "Strategy-proof, envy-free, Pareto efficient, population monotonic; unlike DRF, no sharing incentive "
+        "or bottleneck fairness."
+    )
+    section = "2"
     share_name = "weighted aggregate share"
     #: max-min of sum_j x_i D_ij / (R_j w_ij): the same in any unit of a resource or of a task
     scaling = "users"

@@ -55,6 +55,11 @@ def _live(instance) -> np.ndarray:
 @register("ceei")
 class CEEI(Mechanism):
     summary = "CEEI / Nash bargaining: maximise sum of (weighted) log task counts"
+    about = (
+        "Sharing incentive, envy-free, Pareto efficient; unlike DRF, a user can gain by lying and can lose "
+        "when another user leaves."
+    )
+    section = "3"
     #: sum_i w_i log x_i changes by a constant when a user's task unit changes: the same optimum
     scaling = "users"
 

@@ -82,6 +82,11 @@ def static_optimum(instance, q: np.ndarray | None = None) -> np.ndarray:
 @register("dmfa-srq")
 class DMFASRQ(Mechanism):
     summary = "DMFA-SRQ (dynamic, shared quantities; JoC 2016): raise M^k q_i at each arrival"
+    about = (
+        "Users arrive over time; nothing granted is taken back, each gets at least what her own contribution "
+        "runs, and lying never pays."
+    )
+    section = "6"
     kind = "dynamic"
 
     def shares(self, instance) -> np.ndarray:
@@ -222,6 +227,11 @@ class DMFASRQ(Mechanism):
 @register("ddrf")
 class DynamicDRF(DMFASRQ):
     summary = "Dynamic DRF (Kash, Procaccia, Shah 2014): DMFA-SRQ with equal shares 1/n"
+    about = (
+        "Every user brings 1/n of the pool; nothing granted is taken back, each keeps at least a 1/n "
+        "dominant share, lying never pays."
+    )
+    section = "6"
 
     def shares(self, instance) -> np.ndarray:
         return np.full(instance.n, 1.0 / instance.n)

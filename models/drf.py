@@ -39,6 +39,8 @@ from fairalloc.engines.maxmin import MaxMinMechanism
 @register("drf")
 class DRF(MaxMinMechanism):
     summary = "Dominant Resource Fairness: max-min on (weighted) dominant shares"
+    about = "Sharing incentive, strategy-proof, envy-free and Pareto efficient; not resource monotonic."
+    section = "1"
     share_name = "weighted dominant share"
     #: max-min of k_i x_i: k_i x_i is the same in any unit of a resource or of a task
     scaling = "users"

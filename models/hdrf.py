@@ -27,6 +27,11 @@ from fairalloc.engines.hierarchy import hdrf_schedule
 @register("hdrf")
 class HDRF(Mechanism):
     summary = "H-DRF (hierarchical DRF, SoCC 2013): discrete descent over a tree of weighted groups"
+    about = (
+        "A group that still has work gets its weighted share of its parent's; it launches whole tasks, so "
+        "properties hold only up to one task."
+    )
+    section = "7"
 
     def fast(self, instance):
         return Allocation(instance, hdrf_schedule(instance), self.name, "fast", "H-DRF descent (whole tasks)")
@@ -35,6 +40,11 @@ class HDRF(Mechanism):
 @register("hdrf-naive")
 class NaiveHierarchicalDRF(Mechanism):
     summary = "naive hierarchical DRF: DRF among each node's children on their summed tasks (starves leaves)"
+    about = (
+        "DRF on a flat instance; in a tree a group stops at a resource only some of its users need, and the "
+        "others starve."
+    )
+    section = "7"
 
     def fast(self, instance):
         from fairalloc.engines.hierarchy import naive_hierarchical_drf
@@ -45,6 +55,11 @@ class NaiveHierarchicalDRF(Mechanism):
 @register("hdrf-collapsed")
 class CollapsedHierarchicalDRF(Mechanism):
     summary = "the tree collapsed into leaf weights, then weighted DRF (ignores the groups' own shares)"
+    about = (
+        "DRF on a flat instance; in a tree a group can end below its entitlement (1/3 instead of 1/2 on "
+        "hdrf-volcano-1)."
+    )
+    section = "7"
 
     def fast(self, instance):
         from fairalloc.core.instance import Instance

@@ -26,6 +26,11 @@ from fairalloc.engines.fluid_hierarchy import fluid_hdrf
 @register("hdrf-fluid")
 class FluidHDRF(Mechanism):
     summary = "fluid H-DRF (hierarchical DRF, SoCC 2013): continuous, with guarantees and limits at every node"
+    about = (
+        "Siblings keep equal weighted dominant shares of their subtrees; equals hdrf on the four hierarchy "
+        "cases, drf on a flat instance."
+    )
+    section = "9.1"
 
     def fast(self, instance):
         result = fluid_hdrf(instance)

@@ -264,6 +264,11 @@ def node_shares(instance: Instance) -> dict[str, DRS]:
 @register("kueue")
 class Kueue(QueuePolicy):
     summary = "Kueue fair sharing: weighted DRF of borrowed quota over lendable quota, among cohort siblings"
+    about = (
+        "Only usage above nominal quota counts, against what the parent cohort can lend; quotas beyond the "
+        "capacity are promised, with a warning."
+    )
+    section = "9.5"
     solver = "numpy event-driven filling"
 
     def shares(self, instance: Instance) -> dict[str, float]:

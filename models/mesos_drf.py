@@ -150,6 +150,11 @@ class _Round:
 @register("mesos-drf")
 class MesosDRF(QueuePolicy):
     summary = "Apache Mesos DRF allocator: weighted DRF over the role tree, quota guarantees (headroom) and limits"
+    about = (
+        "Unused guarantees are held back as idle headroom, so unlike drf it is not work conserving; without "
+        "groups, guarantees or limits it is drf."
+    )
+    section = "9.4"
     solver = "numpy (exact breakpoints)"
 
     # -- the sorter ---------------------------------------------------------------------------

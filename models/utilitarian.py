@@ -39,6 +39,11 @@ from fairalloc.core.tolerances import MAX_DENOMINATOR
 @register("utilitarian")
 class Utilitarian(Mechanism):
     summary = "Utilitarian: maximise the (weighted) sum of dominant shares"
+    about = (
+        "Keeps only Pareto efficiency: no sharing incentive or envy-freeness; users with the most dominant "
+        "share per scarce unit take all."
+    )
+    section = "5"
 
     value_text = "v_i = w_i mu_i: weighted dominant share per task"
     #: sum_i w_i mu_i x_i (dominant shares) is the same in any unit of a resource or a task

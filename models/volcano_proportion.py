@@ -202,6 +202,11 @@ def proportion_input(instance: Instance, weights: _Floats) -> ProportionInput:
 @register("volcano-proportion")
 class VolcanoProportion(QueuePolicy):
     summary = "Volcano proportion: each resource split by queue weight in rounds, capped and floored"
+    about = (
+        "Unlike DRF, bundles are not multiples of the request, and guarantees floor after the split, so "
+        "promises can exceed the cluster."
+    )
+    section = "9.2"
     solver = "numpy (Volcano's rounds)"
     per_resource = True
 

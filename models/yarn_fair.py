@@ -351,6 +351,11 @@ class YarnFair(QueuePolicy):
     """YARN's instantaneous fair share under DRF (only active queues count)."""
 
     summary = "Hadoop YARN FairScheduler (DRF): instantaneous fair share per resource, whole units"
+    about = (
+        "Only active queues count; unlike DRF, demand never enters, and whole-unit truncation can promise "
+        "siblings more than their parent holds."
+    )
+    section = "9.3"
     solver = "numpy"
     steady = False
     per_resource = True  # DominantResourceFairnessPolicy.computeShares: one resource type at a time
@@ -429,6 +434,11 @@ class YarnFairSteady(YarnFair):
     """YARN's steady fair share under DRF (every queue counts, active or not)."""
 
     summary = "Hadoop YARN FairScheduler (DRF): steady fair share per resource (all queues), whole units"
+    about = (
+        "Every configured queue counts, active or not; unlike DRF, demand never enters, and truncation can "
+        "promise more than the parent holds."
+    )
+    section = "9.3"
     steady = True
 
 

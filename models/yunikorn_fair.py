@@ -251,6 +251,11 @@ def _strictly_greater(left: np.ndarray, right: np.ndarray) -> bool:
 @register("yunikorn-fair")
 class YuniKornFair(QueuePolicy):
     summary = "Apache YuniKorn: queues sorted by usage over guarantee (or max), priority first"
+    about = (
+        "Queues fill in proportion to their guarantees; no weights, strict priorities, and guarantees are "
+        "only sorted first, not reserved."
+    )
+    section = "9.6"
     solver = "numpy event-driven filling"
     #: ``application.sort.priority`` (enabled by default): priority before fairness
     priority_first = True

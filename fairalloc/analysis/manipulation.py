@@ -101,9 +101,10 @@ class _BudgetSpent(Exception):
 class _Search:
     """Evaluations of one user's reports, cached, counted and capped."""
 
-    def __init__(self, mechanism, instance: Instance, i: int, budget: int, method: str, evaluate=None):
+    def __init__(self, mechanism, instance: Instance, i: int, budget: int, method: str, evaluate=None, progress=None):
         self.mechanism, self.instance, self.i, self.budget, self.method = mechanism, instance, i, budget, method
         self.evaluate = evaluate or self.true_tasks
+        self.progress = progress  # called with (evaluations, budget) after each evaluation
         self.cache: dict[tuple, float] = {}
         self.evaluations = 0
         self.best: tuple[float, np.ndarray | None] = (-np.inf, None)
@@ -126,6 +127,8 @@ class _Search:
         if self.evaluations >= self.budget and not extra:
             raise _BudgetSpent
         self.evaluations += 1
+        if self.progress is not None:
+            self.progress(self.evaluations, self.budget)
         try:
             value = self.evaluate(report)
         except FairallocError:  # an impossible report (e.g. a zero-capacity resource)
@@ -242,6 +245,7 @@ def best_lie(
     hints=(),
     first_profit: bool = False,
     evaluate=None,
+    progress=None,
 ) -> Lie:
     """Search one user's reports (see the module docstring) within ``budget`` evaluations.
 
@@ -250,6 +254,7 @@ def best_lie(
     profitable lie (enough to show a violation, as when shrinking a counterexample).
     ``evaluate(report) -> float``: what a report is worth to the user (default: her true tasks
     under the static mechanism; dynamic mechanisms pass her best gain over later steps).
+    ``progress(evaluations, budget)`` is called after each evaluation (the explorer streams it).
     """
     return search_lie(
         get(mechanism),
@@ -261,6 +266,7 @@ def best_lie(
         hints=hints,
         first_profit=first_profit,
         evaluate=evaluate,
+        progress=progress,
     )
 
 
@@ -275,13 +281,14 @@ def search_lie(
     hints=(),
     first_profit: bool = False,
     evaluate=None,
+    progress=None,
 ) -> Lie:
     """:func:`best_lie` for a resolved mechanism (the form the checkers and the finder call)."""
     i = instance.user_index(user)
     truth = instance.demand[i].copy()
     if not (truth > 0).any():  # an inactive queue: it runs nothing, whatever it reports
         return Lie(instance.users[i], 0.0, 0.0, _as_mapping(instance, truth), 0)
-    search = _Search(mech, instance, i, max(1, budget), method, evaluate)
+    search = _Search(mech, instance, i, max(1, budget), method, evaluate, progress)
     rng = np.random.default_rng([seed, i])
     truthful = search.value(truth)
     if first_profit:

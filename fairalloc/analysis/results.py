@@ -5,8 +5,11 @@ tasks; negative when violated) and, when it fails, a *witness*: which user, whic
 removed user, capacity change or lie, with the numbers before and after.
 
 Witnesses are typed: one dataclass per property kind (:class:`EnvyWitness`, :class:`Lie`, ...),
-each with ``to_dict()`` (the JSON shape) and ``describe()`` (one line a person can read;
-:func:`describe_witness` gives it for a witness or its dict).
+each with ``to_dict()`` (the JSON shape), ``describe()`` (one terse line; :func:`describe_witness`
+gives it for a witness or its dict), ``words()`` (one or two full sentences for a newcomer;
+:func:`witness_words`) and ``variant()``: for a witness that is a change of the instance (a lie, a
+user leaving, more capacity), the case-file variant that reproduces the violation
+(:func:`witness_variant`); ``None`` for a statement about the allocation of the same instance.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 
+from fairalloc.core.decimals import shortest
 from fairalloc.core.tolerances import GAIN, NOISE
 
 
@@ -126,6 +130,15 @@ class Witness(Mapping):
     def describe(self) -> str:
         raise NotImplementedError
 
+    def words(self) -> str:
+        """One or two full sentences a newcomer understands, built from the fields only."""
+        raise NotImplementedError
+
+    def variant(self) -> dict | None:
+        """The case-file variant (``variants:`` entry) whose instance reproduces the violation, or None
+        when the witness is a statement about the allocation of the case's own instance."""
+        return None
+
     @classmethod
     def from_dict(cls, data: dict) -> Witness:
         return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
@@ -152,6 +165,13 @@ class SharingIncentiveWitness(Witness):
     def describe(self) -> str:
         return f"user {self.user} gets {self.tasks:.6g} tasks, her fair share runs {self.fair_share_tasks:.6g}"
 
+    def words(self) -> str:
+        return (
+            f"User {self.user} gets {_n(self.tasks)} tasks, but her equal slice of the cluster (1/n of every "
+            f"resource, weighted: {_bundle(self.fair_share_bundle)}) would run {_n(self.fair_share_tasks)}: "
+            f"she would be better off with a static partition."
+        )
+
 
 @dataclass(eq=False)
 class DynamicSharingIncentiveWitness(Witness):
@@ -166,6 +186,12 @@ class DynamicSharingIncentiveWitness(Witness):
         return (
             f"at step {self.step} user {self.user} has dominant share {self.dominant_share:.6g} < her shared "
             f"quantity {self.shared:.6g}"
+        )
+
+    def words(self) -> str:
+        return (
+            f"After {_arrivals(self.step)}, user {self.user} holds a dominant share of {_n(self.dominant_share)}, "
+            f"less than the {_n(self.shared)} of every resource she brought: she would be better off alone."
         )
 
 
@@ -185,6 +211,12 @@ class EnvyWitness(Witness):
             f"user {self.envies}'s bundle"
         )
 
+    def words(self) -> str:
+        return (
+            f"User {self.user} would rather have {self.envies}'s bundle: {_n(self.tasks_from_other_bundle)} tasks "
+            f"instead of {_n(self.tasks)}."
+        )
+
 
 @dataclass(eq=False)
 class InfeasibleWitness(Witness):
@@ -196,6 +228,12 @@ class InfeasibleWitness(Witness):
 
     def describe(self) -> str:
         return f"resource {self.infeasible} over capacity ({self.used:.6g} > {self.capacity:.6g})"
+
+    def words(self) -> str:
+        return (
+            f"The allocation is impossible: it hands out {_n(self.used)} {self.infeasible}, more than the "
+            f"{_n(self.capacity)} the cluster has."
+        )
 
 
 @dataclass(eq=False)
@@ -209,6 +247,12 @@ class ParetoWitness(Witness):
 
     def describe(self) -> str:
         return f"users {', '.join(self.better_off)} can gain {self.total_gain:.6g} tasks in all, nobody losing"
+
+    def words(self) -> str:
+        return (
+            f"The allocation wastes resources: {_users(self.better_off)} could run {_n(self.total_gain)} more "
+            f"tasks in all without anyone running fewer."
+        )
 
 
 @dataclass(eq=False)
@@ -225,6 +269,17 @@ class SingleResourceWitness(Witness):
     def describe(self) -> str:
         return f"user {self.user} gets {self.tasks:.6g}, max-min fair is {self.max_min_fair_tasks:.6g}"
 
+    def words(self) -> str:
+        return f"With {self.resource} the only resource, " + self._unfair()
+
+    def _unfair(self) -> str:
+        # the checker reports the largest gap either way: the user may get more than max-min, or less
+        side = "fewer" if self.tasks < self.max_min_fair_tasks else "more"
+        return (
+            f"user {self.user} gets {_n(self.tasks)} tasks, {side} than the {_n(self.max_min_fair_tasks)} of the "
+            f"max-min fair split of {self.resource} (as even as the users' weights and needs allow)."
+        )
+
 
 @dataclass(eq=False)
 class BottleneckWitness(SingleResourceWitness):
@@ -232,6 +287,9 @@ class BottleneckWitness(SingleResourceWitness):
 
     def describe(self) -> str:
         return f"on common bottleneck {self.resource}: " + super().describe()
+
+    def words(self) -> str:
+        return f"Every user's dominant resource is {self.resource}, yet " + self._unfair()
 
 
 @dataclass(eq=False)
@@ -248,6 +306,15 @@ class PopulationWitness(Witness):
             f"removing user {self.removed_user} lowers user {self.user} from {self.tasks_before:.6g} to "
             f"{self.tasks_after:.6g}"
         )
+
+    def words(self) -> str:
+        return (
+            f"When user {self.removed_user} leaves, user {self.user} gets fewer tasks ({_n(self.tasks_after)} "
+            f"instead of {_n(self.tasks_before)}), although more is left for everyone."
+        )
+
+    def variant(self) -> dict:
+        return {"name": f"without-{self.removed_user}", "description": self.words(), "remove_user": self.removed_user}
 
 
 @dataclass(eq=False)
@@ -268,6 +335,21 @@ class ResourceWitness(Witness):
             f"to {self.tasks_after:.6g}"
         )
 
+    def words(self) -> str:
+        # the checker writes "all" for every resource scaled at once
+        what = "every resource" if self.resource == "all" else self.resource
+        return (
+            f"With {_n(self.factor)}x the capacity of {what}, user {self.user} gets fewer tasks "
+            f"({_n(self.tasks_after)} instead of {_n(self.tasks_before)})."
+        )
+
+    def variant(self) -> dict:
+        return {
+            "name": f"{self.resource}-x{_n(self.factor)}",
+            "description": self.words(),
+            "capacity": {r: shortest(v) for r, v in self.capacity_after.items()},
+        }
+
 
 @dataclass(eq=False)
 class ShrunkLie(Witness):
@@ -277,6 +359,12 @@ class ShrunkLie(Witness):
     manipulated_tasks: float
     gain: float
     rounding: str
+
+    def words(self) -> str:
+        return (
+            f"The rounder report {_bundle(self.reported_demand)} ({self.rounding}) still runs "
+            f"{_n(self.manipulated_tasks)} true tasks, a gain of {_n(self.gain)}."
+        )
 
 
 @dataclass(eq=False)
@@ -329,6 +417,16 @@ class Lie(Witness):
             f"{lie.manipulated_tasks:.6g} true tasks instead of {self.truthful_tasks:.6g}"
         )
 
+    def words(self) -> str:
+        lie = self.shrunk or self  # the rounder report, as describe() gives it
+        return (
+            f"User {self.user} gains by lying: reporting {_bundle(lie.reported_demand)} instead of her true "
+            f"demand, she runs {_n(lie.manipulated_tasks)} true tasks instead of {_n(self.truthful_tasks)}."
+        )
+
+    def variant(self) -> dict:
+        return _misreport(self.user, (self.shrunk or self).reported_demand, self.words())
+
 
 @dataclass(eq=False)
 class DynamicLieWitness(Witness):
@@ -343,6 +441,16 @@ class DynamicLieWitness(Witness):
             f"user {self.user} reporting {_demand_text(self.reported_demand)} gains "
             f"{self.gain_in_tasks_at_some_later_step:.6g} true tasks at a later step"
         )
+
+    def words(self) -> str:
+        return (
+            f"User {self.user} gains by lying on arrival: reporting {_bundle(self.reported_demand)} instead of "
+            f"her true demand, she runs {_n(self.gain_in_tasks_at_some_later_step)} more true tasks at a later "
+            f"arrival."
+        )
+
+    def variant(self) -> dict:
+        return _misreport(self.user, self.reported_demand, self.words())
 
 
 @dataclass(eq=False)
@@ -361,6 +469,13 @@ class IrreversibilityWitness(Witness):
             f"{self.dominant_share_before:.6g} to {self.dominant_share_after:.6g}"
         )
 
+    def words(self) -> str:
+        return (
+            f"When user {self.arrived} arrives ({_ordinal(self.step)} arrival), user {self.user}'s dominant share "
+            f"drops from {_n(self.dominant_share_before)} to {_n(self.dominant_share_after)}: part of what she "
+            f"was given is taken back."
+        )
+
 
 @dataclass(eq=False)
 class DynamicParetoWitness(Witness):
@@ -374,6 +489,12 @@ class DynamicParetoWitness(Witness):
         return (
             f"at step {self.step} users {', '.join(self.better_off)} can gain {self.total_gain:.6g} in all "
             f"within the pool"
+        )
+
+    def words(self) -> str:
+        return (
+            f"After {_arrivals(self.step)}, the pool wastes resources: {_users(self.better_off)} could hold "
+            f"{_n(self.total_gain)} more dominant share in all without anyone holding less."
         )
 
 
@@ -396,6 +517,13 @@ class SharedMonotonicityWitness(Witness):
             f"(shared {self.other_shared:.6g})"
         )
 
+    def words(self) -> str:
+        return (
+            f"After {_arrivals(self.step)}, user {self.user} brought more to the pool than user {self.other} "
+            f"({_n(self.shared)} of every resource against {_n(self.other_shared)}) but holds a smaller dominant "
+            f"share ({_n(self.dominant_share)} against {_n(self.other_dominant_share)})."
+        )
+
 
 @dataclass(eq=False)
 class DynamicEnvyWitness(Witness):
@@ -412,6 +540,19 @@ class DynamicEnvyWitness(Witness):
         return (
             f"at step {self.step} user {self.user} envies user {self.envies} "
             f"({self.value_of_other_bundle:.6g} > {self.dominant_share:.6g})"
+        )
+
+    def words(self) -> str:
+        # envy is excused only of a user who arrived earlier and has received nothing since
+        why = (
+            f"{self.envies} arrived first but has received more since {self.user} arrived"
+            if self.other_arrived_first
+            else f"{self.envies} arrived after her"
+        )
+        return (
+            f"After {_arrivals(self.step)}, user {self.user} would rather have {self.envies}'s bundle (scaled by "
+            f"what each brought): worth a dominant share of {_n(self.value_of_other_bundle)} to her instead of "
+            f"{_n(self.dominant_share)}, and {why}."
         )
 
 
@@ -431,6 +572,12 @@ class GuaranteeWitness(Witness):
             f"{self.guarantee:.6g} (request {self.request:.6g})"
         )
 
+    def words(self) -> str:
+        return (
+            f"Queue {self.queue} receives {_n(self.received)} {self.resource}, below its guarantee of "
+            f"{_n(self.guarantee)} (it requests {_n(self.request)})."
+        )
+
 
 @dataclass(eq=False)
 class LimitWitness(Witness):
@@ -445,6 +592,10 @@ class LimitWitness(Witness):
     def describe(self) -> str:
         return f"{self.node} receives {self.received:.6g} {self.resource}, above its limit {self.limit:.6g}"
 
+    def words(self) -> str:
+        # the node is a leaf queue or a group (its queues together): the name alone fits both
+        return f"The limit of {self.node} is {_n(self.limit)} {self.resource}, but it receives {_n(self.received)}."
+
 
 @dataclass(eq=False)
 class OvercommitWitness(Witness):
@@ -456,6 +607,12 @@ class OvercommitWitness(Witness):
 
     def describe(self) -> str:
         return f"{self.promised:.6g} {self.resource} promised, capacity {self.capacity:.6g}"
+
+    def words(self) -> str:
+        return (
+            f"The queues are promised {_n(self.promised)} {self.resource} in all, more than the "
+            f"{_n(self.capacity)} the cluster has."
+        )
 
 
 @dataclass(eq=False)
@@ -470,6 +627,13 @@ class IdleWitness(Witness):
     def describe(self) -> str:
         amounts = ", ".join(f"{v:.6g} {r}" for r, v in self.idle.items())
         return f"queue {self.queue} gets {self.tasks:.6g} of its request while {amounts} stay idle"
+
+    def words(self) -> str:
+        amounts = ", ".join(f"{_n(v)} {r}" for r, v in self.idle.items())
+        return (
+            f"Queue {self.queue} gets {_n(self.tasks)} of its request while {amounts} that it needs and may "
+            f"still use stay idle: the policy is not work conserving."
+        )
 
 
 #: per property, ``(test on a witness dict, witness class)`` pairs, the first that passes wins
@@ -513,6 +677,24 @@ def describe_witness(prop: str, w: Witness | dict | None) -> str:
     return w.describe()
 
 
+def witness_words(prop: str, w: Witness | dict | None) -> str:
+    """One or two full sentences for a witness (a :class:`Witness`, or the dict of one)."""
+    if not w:
+        return ""
+    if not isinstance(w, Witness):
+        w = witness_from_dict(prop, w)
+    return w.words()
+
+
+def witness_variant(prop: str, w: Witness | dict | None) -> dict | None:
+    """The case-file variant reproducing a witness (a :class:`Witness`, or the dict of one), or None."""
+    if not w:
+        return None
+    if not isinstance(w, Witness):
+        w = witness_from_dict(prop, w)
+    return w.variant()
+
+
 def finite_or_none(value) -> float | None:
     value = float(value)
     return value if math.isfinite(value) else None
@@ -520,3 +702,34 @@ def finite_or_none(value) -> float | None:
 
 def _demand_text(demand: dict) -> str:
     return "<" + ", ".join(f"{k}: {v:.6g}" for k, v in demand.items()) + ">"
+
+
+# -- words: numbers to 4 significant digits, whole sentences ---------------------------------------
+
+
+def _n(value: float) -> str:
+    return f"{value:.4g}"
+
+
+def _bundle(amounts: dict) -> str:
+    return "<" + ", ".join(f"{k}: {_n(v)}" for k, v in amounts.items()) + ">"
+
+
+def _users(names: list[str]) -> str:
+    return ("user " if len(names) == 1 else "users ") + ", ".join(names)
+
+
+def _ordinal(k: int) -> str:
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
+
+
+def _arrivals(k: int) -> str:
+    return "the first arrival" if k == 1 else f"{k} arrivals"
+
+
+def _misreport(user: str, report: dict, words: str) -> dict:
+    """A ``misreport`` variant; zero amounts are left out, as a case file writes them
+    (:func:`fairalloc.analysis.manipulation.witness_case`)."""
+    demand = {r: shortest(v) for r, v in report.items() if v}
+    return {"name": f"lie-{user}", "description": words, "misreport": {"user": user, "demand": demand}}

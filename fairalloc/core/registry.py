@@ -55,6 +55,10 @@ class Mechanism:
 
     name: str = ""
     summary: str = ""
+    #: a second line for readers (the explorer): what it promises, or how it differs from DRF, in plain words
+    about: str = ""
+    #: the number of the section of docs/formulations.md that explains it ("1", "9.2"); "" for a plug-in
+    section: str = ""
     #: "static" mechanisms allocate once; "dynamic" ones allocate at every arrival
     kind: str = "static"
     #: for a family: how its parameters are written after the name (e.g. "ALPHA"); "" otherwise
