@@ -1079,6 +1079,28 @@ def bundled_cases() -> list[str]:
     return sorted(p.name[:-5] for p in _library().iterdir() if p.name.endswith(".yaml"))
 
 
+def load_bundled(name: str) -> Case:
+    """A bundled case by its name (:func:`bundled_cases`), never a file of the working directory."""
+    if name not in bundled_cases():
+        raise CaseError(f"case: {unknown('bundled case', name, bundled_cases())}")
+    return _bundled(_library() / f"{name}.yaml")
+
+
+def _bundled(candidate) -> Case:
+    case = _parse_file(_read_yaml(candidate.read_text(encoding="utf-8"), candidate.name), candidate.name)
+    return dataclasses.replace(case, path=Path(str(candidate)))
+
+
+def read_yaml_text(text: str, where: str) -> Any:
+    """A YAML text's data, read as safely as a case file (:func:`read_yaml_file`): the text of a
+    file uploaded to the explorer, ``where`` its name in messages."""
+    if len(text.encode("utf-8", "surrogatepass")) > limits.MAX_FILE_BYTES:
+        raise CaseError(f"{where}: larger than {limits.MAX_FILE_BYTES // 2**20} MiB")
+    if not text.strip():
+        raise CaseError(f"{where}: empty file (a case needs 'resources' and 'users')")
+    return _read_yaml(text, _file(where))
+
+
 def load_case(path_or_name: str | Path) -> Case:
     """Load a case from a YAML file, or a bundled case by name (see :func:`bundled_cases`)."""
     if not str(path_or_name).strip():
@@ -1091,9 +1113,7 @@ def load_case(path_or_name: str | Path) -> Case:
     if not exists:
         candidate = _library() / (path.name if path.suffix == ".yaml" else f"{path.name}.yaml")
         if str(path_or_name) == path.name and candidate.is_file():
-            text = candidate.read_text(encoding="utf-8")
-            case = _parse_file(_read_yaml(text, candidate.name), candidate.name)
-            return dataclasses.replace(case, path=Path(str(candidate)))
+            return _bundled(candidate)
         hint = did_you_mean(path.name.removesuffix(".yaml"), bundled_cases()) or " (see 'fairalloc cases')"
         raise CaseError(f"{_file(path_or_name)}: no such file, and no bundled case of that name{hint}")
     case = _parse_file(read_yaml_file(path, "a case needs 'resources' and 'users'"), _file(path))
