@@ -601,3 +601,16 @@ _BODIES = {
     "errors": (_errors, "instance"),
     "scale_invariance": (_scaled, "tuple"),
 }
+
+
+#: how the tests and the explorer's benchmark start Debian's headless Chromium: no sandbox (root in a
+#: container), no GPU, and none of its background connections (refused on a closed network)
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-extensions",
+    "--no-first-run",
+]

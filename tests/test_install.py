@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-#: what a build reads: the package (with its links to models/ and cases/), their targets, metadata
-SOURCES = ("pyproject.toml", "README.md", "fairalloc", "models", "cases")
+#: what a build reads: the package (with its links to models/, cases/ and docs/), their targets, metadata
+SOURCES = ("pyproject.toml", "README.md", "fairalloc", "models", "cases", "docs")
 LINKS = {"models": "models", "case_library": "cases"}  # fairalloc/<name> -> ../<target>
 VENV_SITE = sysconfig.get_paths()["purelib"]
 MESSAGE = (
@@ -133,6 +133,8 @@ def test_the_links_are_in_the_checkout():
         link = ROOT / "fairalloc" / name
         assert link.is_symlink() and os.readlink(link) == f"../{target}", link
         assert link.resolve() == (ROOT / target).resolve()
+    docs = ROOT / "fairalloc" / "explorer" / "static" / "docs"  # the pages the explorer serves
+    assert docs.is_symlink() and os.readlink(docs) == "../../../docs" and (docs / "explorer.md").is_file()
 
 
 def test_editable_install_is_a_plain_path_entry_without_warnings(tmp_path):

@@ -181,30 +181,40 @@ def frontier_table(inst, points, on: str) -> str:
 )
 @click.option("--port", default=8050, show_default=True, help="Port (0: any free port).")
 @click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="A further host name the page may be reached by (repeatable); any other name is refused.",
+)
+@click.option(
     "--open/--no-open",
     "open_browser",
     default=False,
     show_default=True,
     help="Open the page in the default web browser.",
 )
-def explore(case, host, port, open_browser):
-    """Explore fairness trade-offs in the browser: edit an instance and watch allocations move.
+def explore(case, host, port, allow_hosts, open_browser):
+    """Explore a case in the browser: edit it and watch allocations, properties and lies move.
 
     \b
-    The page shows, at every edit:
-      - allocations of DRF, Asset, CEEI, utilitarian and alpha-fair (slider) per resource,
-        as in Figure 4 of the DRF paper, with the numbers and efficiency / fairness measures;
-      - property badges (click one for its witness), the alpha-fair frontier with the current point;
-      - a manipulation probe: change one user's reported demand and see her true gain;
-      - arrival-by-arrival playback of the dynamic mechanisms (dmfa-srq, ddrf);
-      - a button that downloads the instance as a YAML case.
+    The page (docs/explorer.md) shows, at every edit:
+      - the allocation of each ticked mechanism (any registered one; two lines and a docs link
+        each) per resource, as in Figure 4 of the DRF paper, with the numbers and measures;
+      - every property, each failure with its witness in words, loadable as a variant;
+      - the alpha-fair frontier (hover a point for its allocation, click it to load it);
+      - a manipulation probe: one user's reported demand and what it buys her; the best lie;
+      - arrival-by-arrival playback of dmfa-srq and ddrf, and the tree of a hierarchy.
+    Every field of a case file is shown and editable, and the download gives the case back.
 
     \b
     Example:
       fairalloc explore drf-section-4-1            then open http://127.0.0.1:8050/
       fairalloc explore my.yaml --port 9000 --open
 
-    CASE (optional) is a YAML file or the name of a bundled case; the page can switch cases.
+    CASE (optional) is a YAML file or the name of a bundled case; the page can switch to any
+    bundled case or open a file you pick. The server listens on 127.0.0.1 unless --host says
+    otherwise, and answers only to its own address (and --allow-host names).
     """
     from fairalloc.explorer import serve
 
@@ -213,7 +223,7 @@ def explore(case, host, port, open_browser):
     host = checked_host(host)
     if case is not None:
         load_case(case)  # a bad case fails here, in one line, before serving
-    serve(case, host, port, open_browser)
+    serve(case, host, port, open_browser, tuple(allow_hosts))
 
 
 def checked_host(host: str) -> str:

@@ -121,17 +121,28 @@ MAX_PAIRWISE_CELLS = 1_000_000_000
 #: cells (rows x users) of one block of the envy comparison: its memory is two float64 arrays of
 #: this size (32 MiB), whatever the number of users
 ENVY_BLOCK_CELLS = 2_000_000
-#: the explorer (fairalloc explore): bytes of one request body (413 beyond), users and resources of
-#: one instance, mechanisms of one request, verifier budget of one request, search work of one
-#: request (as MAX_SEARCH_WORK, about 15 s at most; 400 beyond), requests computed at once (503
-#: beyond, after waiting EXPLORER_WAIT_SECONDS for a free slot)
+#: the explorer (fairalloc explore): bytes of one request body (413 beyond), levels of JSON nesting
+#: in it (a case form needs 7), users, resources and groups of one instance, mechanisms of one
+#: request, verifier budget of one request, search work of one request (as MAX_SEARCH_WORK, about
+#: 15 s at most; 400 beyond)
 MAX_REQUEST_BYTES = 2**20
+MAX_REQUEST_DEPTH = 32
 MAX_EXPLORER_USERS = 50
 MAX_EXPLORER_RESOURCES = 16
+MAX_EXPLORER_GROUPS = 50
 MAX_EXPLORER_MECHANISMS = 8
 MAX_EXPLORER_BUDGET = 5000
 MAX_EXPLORER_SEARCH_WORK = 1_000_000
-MAX_EXPLORER_CONCURRENT = 4
+#: the explorer computes in worker processes, so that a request can be stopped at its time limit
+#: and none waits on a lock another holds: quick requests (check, solve, playback, tree) in one lane
+#: of EXPLORER_QUICK_WORKERS processes, each stopped after EXPLORER_QUICK_SECONDS; slow ones
+#: (properties, frontier, probe and lie search) in another of EXPLORER_SLOW_WORKERS, stopped after
+#: EXPLORER_SLOW_SECONDS (503 then, the worker replaced).  A request waits at most
+#: EXPLORER_WAIT_SECONDS for a free worker of its lane (503 beyond)
+EXPLORER_QUICK_WORKERS = 2
+EXPLORER_SLOW_WORKERS = 2
+EXPLORER_QUICK_SECONDS = 10
+EXPLORER_SLOW_SECONDS = 60
 EXPLORER_WAIT_SECONDS = 10
 
 # -- solvers and algorithms ---
