@@ -282,6 +282,21 @@ def test_a_failed_property_is_said_in_words_and_loads_as_a_variant(page):
     assert_layout(page)
 
 
+def test_an_answer_overtaken_by_a_newer_edit_never_paints_over_it(page):
+    """Edits typed faster than the server answers: what stays on the page is the last edit's."""
+    from playwright.sync_api import expect
+
+    open_page(page, "drf-theorem-4")
+    target = box(page, "users", 1, "demand", 0)
+    for value in ("2", "7", "0.5", "13", "4"):  # no wait between them
+        target.fill(value)
+    settle(page)
+    expect(page.locator("#numbers")).to_have_attribute("data-round", page.locator("body").get_attribute("data-round"))
+    assert page_case(page).instance.demand[1, 0] == 4
+    assert_numbers_match(page)
+    assert_numbers_match(page, "ceei")
+
+
 # -- editing every kind of field ------------------------------------------------------------------------------------
 def upload(page, path: Path):
     act(page, lambda: page.set_input_files("#upload", str(path)))
@@ -666,6 +681,33 @@ def test_download_and_reload(page, tmp_path):
     upload(page, target)
     assert form(page) == before
     assert_numbers_match(page)
+
+
+def test_started_with_a_file_the_picker_names_it(browser, tmp_path):
+    """A reported bug: the case picker was blank when the explorer was started with a file."""
+    from playwright.sync_api import expect
+
+    path = tmp_path / "mine.yaml"
+    path.write_text((DATA / "every-field-tasks.yaml").read_text())
+    srv = make_server(str(path), "127.0.0.1", 0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(f"http://127.0.0.1:{srv.port}/")
+        page.wait_for_selector("body[data-painted]", state="attached", timeout=TIMEOUT)
+        expect(page.locator("#case-picker")).to_have_value("file:mine.yaml", timeout=TIMEOUT)
+        expect(page.locator("#case-picker option:checked")).to_have_text("mine.yaml (file)")
+        expect(page.locator("#case-name")).to_have_value("every-field-tasks")
+        # away to a bundled case and back: the file's case again, unedited
+        page.select_option("#case-picker", "drf-theorem-1")
+        page.select_option("#case-picker", "file:mine.yaml")
+        expect(page.locator("#case-name")).to_have_value("every-field-tasks", timeout=TIMEOUT)
+    finally:
+        context.close()
+        srv.shutdown()
+        srv.server_close()
+        close_app(srv.app)
 
 
 # -- the round trip through the page's own JavaScript, for every bundled case -------------------------------------

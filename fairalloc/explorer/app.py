@@ -290,9 +290,30 @@ def create_app(
     ``app.config["FAIRALLOC_GUARD"].port`` once it is); ``allow_hosts`` are further names it
     answers to.  ``app.config["FAIRALLOC_LANES"]`` holds its worker lanes (``close_app`` stops them).
     """
-    from flask import Flask, Response, jsonify, request, send_file, send_from_directory, stream_with_context
+    from flask import Flask
+
+    app = Flask(__name__, static_folder=None)
+    app.json = _strict_json_provider()(app)
+    app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
+    guard = Guard(host, port, allow_hosts)
+    lanes = {
+        name: workers.Lane(name, size, seconds, start_method=start_method, wait=wait_seconds)
+        for name, size, seconds in (
+            ("quick", EXPLORER_QUICK_WORKERS, quick_seconds),
+            ("slow", EXPLORER_SLOW_WORKERS, slow_seconds),
+        )
+    }
+    app.config.update(FAIRALLOC_GUARD=guard, FAIRALLOC_LANES=lanes)
+    _guard(app, guard)
+    _page_routes(app)
+    _case_routes(app, case)
+    _compute_routes(app, lanes)
+    return app
+
+
+def _strict_json_provider():
+    """Flask's JSON provider, made strict (a class made here: flask is imported only by the explorer)."""
     from flask.json.provider import DefaultJSONProvider
-    from werkzeug.exceptions import HTTPException
 
     class StrictJSON(DefaultJSONProvider):
         """Standard JSON only: a NaN or an infinity is an error, never the token ``NaN``."""
@@ -305,33 +326,41 @@ def create_app(
             except ValueError:  # a NaN or an infinity: finite() names where, in one line
                 return json.dumps(finite(obj, "answer"), **kwargs)
 
-    app = Flask(__name__, static_folder=None)
-    app.json = StrictJSON(app)
-    app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
-    guard = Guard(host, port, allow_hosts)
-    lanes = {
-        "quick": workers.Lane(
-            "quick", EXPLORER_QUICK_WORKERS, quick_seconds, start_method=start_method, wait=wait_seconds
-        ),
-        "slow": workers.Lane("slow", EXPLORER_SLOW_WORKERS, slow_seconds, start_method=start_method, wait=wait_seconds),
-    }
-    app.config.update(FAIRALLOC_GUARD=guard, FAIRALLOC_LANES=lanes)
-    start: Case = load_case(case) if case else load_bundled("drf-section-4-1")
-    # the picker shows a bundled case by name, a file by its name beside them
-    start_origin = "file" if case and Path(case).exists() else "bundled"
-    start_form = page_form(start)
+    return StrictJSON
 
-    def error(message: str, status: int):
-        return jsonify({"error": one_line(message)}), status
+
+def _error(message: str, status: int):
+    from flask import jsonify
+
+    return jsonify({"error": one_line(message)}), status
+
+
+def _status(exc: FairallocError) -> int:
+    """The HTTP status of an error: the client's mistake unless it is the server's state or a bug."""
+    if isinstance(exc, RequestError):
+        return exc.status
+    if isinstance(exc, workers.Superseded):
+        return 409
+    if isinstance(exc, (workers.Busy, workers.TimeLimit)):
+        return 503
+    if isinstance(exc, workers.InternalError):
+        return 500
+    return 400
+
+
+def _guard(app, guard: Guard) -> None:
+    """Who may ask, what every answer carries, and HTTP's own errors as one JSON line."""
+    from flask import request
+    from werkzeug.exceptions import HTTPException
 
     @app.before_request
     def who_asks():
         if not guard.host_ok(request.host):
-            return error(f"request: this explorer does not answer to host {request.host!r}", 403)
+            return _error(f"request: this explorer does not answer to host {request.host!r}", 403)
         if not guard.origin_ok(request.headers.get("Origin")):
-            return error(f"request: this explorer does not answer to pages of {request.headers['Origin']!r}", 403)
+            return _error(f"request: this explorer does not answer to pages of {request.headers['Origin']!r}", 403)
         if request.headers.get("Sec-Fetch-Site") == "cross-site":
-            return error("request: this explorer does not answer to other sites", 403)
+            return _error("request: this explorer does not answer to other sites", 403)
         return None
 
     @app.after_request
@@ -342,58 +371,13 @@ def create_app(
     @app.errorhandler(HTTPException)
     def http_error(exc):
         if exc.code == 413:
-            return error(_too_large(request.content_length), 413)
-        return error(f"{exc.code} {exc.name}", exc.code or 500)
+            return _error(_too_large(request.content_length), 413)
+        return _error(f"{exc.code} {exc.name}", exc.code or 500)
 
-    rounds = Rounds()
 
-    def lane_of(view: str, body: dict) -> workers.Lane:
-        slow = view in SLOW and (view != "probe" or body.get("search") is True)
-        return lanes["slow" if slow else "quick"]
-
-    def computed(view: str):
-        """The view's answer: one JSON object, or with ``Accept: application/x-ndjson`` a stream
-        of progress lines then the result (errors found once streaming began are a last line
-        ``{"error": ...}``)."""
-        streamed = "application/x-ndjson" in request.headers.get("Accept", "")
-        try:
-            body = read_json(request)
-            _precheck(view, body, streamed)
-        except RequestError as exc:
-            return error(str(exc), exc.status)
-        except FairallocError as exc:
-            return error(str(exc), 400)
-        lane = lane_of(view, body)
-        stale = rounds.stale_test(request.headers.get(ROUND_HEADER))
-        if streamed:
-            return Response(stream_with_context(_lines(lane, view, body, stale)), mimetype="application/x-ndjson")
-        try:
-            return jsonify(lane.run(view, body, stale=stale))
-        except workers.Superseded as exc:
-            return error(str(exc), 409)
-        except (workers.Busy, workers.TimeLimit) as exc:
-            return error(str(exc), 503)
-        except workers.InternalError as exc:
-            return error(str(exc), 500)
-        except FairallocError as exc:
-            return error(str(exc), 400)
-
-    def _lines(lane, view, body, stale):
-        try:
-            for kind, value in lane.stream(view, body, stale):
-                yield app.json.dumps({kind: value}) + "\n"
-        except FairallocError as exc:
-            status = 400
-            if isinstance(exc, workers.Superseded):
-                status = 409
-            elif isinstance(exc, (workers.Busy, workers.TimeLimit)):
-                status = 503
-            elif isinstance(exc, workers.InternalError):
-                status = 500
-            yield app.json.dumps({"error": one_line(exc), "status": status}) + "\n"
-
-    for view in dict.fromkeys((*QUICK, *SLOW)):
-        app.add_url_rule(f"/api/{view}", view, (lambda v: lambda: computed(v))(view), methods=["POST"])
+def _page_routes(app) -> None:
+    """The page, its files, the chart library and the documentation."""
+    from flask import send_file, send_from_directory
 
     @app.get("/")
     def index():
@@ -418,12 +402,26 @@ def create_app(
         from fairalloc.explorer.docs import page_html
 
         html = page_html(name)
-        return (html, 200) if html is not None else error(f"docs: no page '{name}'", 404)
+        return (html, 200) if html is not None else _error(f"docs: no page '{name}'", 404)
+
+
+def _case_routes(app, case: str | None) -> None:
+    """The cases the page may open: the one it starts with, the bundled ones by name, uploads;
+    and the case as a file."""
+    from flask import Response, jsonify, request
+
+    start: Case = load_case(case) if case else load_bundled("drf-section-4-1")
+    # the picker shows a bundled case by name, a file by its name beside them
+    origin = "file" if case and Path(case).exists() else "bundled"
+    start_answer = {
+        "case": page_form(start),
+        "origin": origin,
+        "label": Path(case).name if origin == "file" and case else start.name,
+    }
 
     @app.get("/api/start")
     def start_case():
-        label = Path(case).name if start_origin == "file" and case else start.name
-        return jsonify({"case": start_form, "origin": start_origin, "label": label})
+        return jsonify(start_answer)
 
     @app.get("/api/cases")
     def cases():
@@ -433,7 +431,7 @@ def create_app(
     def one_case(name):
         known = bundled_cases()
         if name not in known:  # bundled cases only, by name: never a file of the server's disk
-            return error(f"case: {unknown('bundled case', name, known)}", 404)
+            return _error(f"case: {unknown('bundled case', name, known)}", 404)
         return jsonify({"case": page_form(load_bundled(name))})
 
     @app.get("/api/meta")
@@ -444,24 +442,53 @@ def create_app(
     def upload():
         try:
             return jsonify(upload_form(read_json(request)))
-        except RequestError as exc:
-            return error(str(exc), exc.status)
         except FairallocError as exc:
-            return error(str(exc), 400)
+            return _error(str(exc), _status(exc))
 
     @app.post("/api/yaml")
     def download_yaml():
         try:
             text, filename = yaml_text(read_json(request))
-        except RequestError as exc:
-            return error(str(exc), exc.status)
         except FairallocError as exc:
-            return error(str(exc), 400)
-        return Response(
-            text, mimetype="application/x-yaml", headers={"Content-Disposition": f'attachment; filename="{filename}"'}
-        )
+            return _error(str(exc), _status(exc))
+        disposition = {"Content-Disposition": f'attachment; filename="{filename}"'}
+        return Response(text, mimetype="application/x-yaml", headers=disposition)
 
-    return app
+
+def _compute_routes(app, lanes: dict[str, workers.Lane]) -> None:
+    """The views, computed by the lanes' workers: one JSON answer, or with ``Accept:
+    application/x-ndjson`` a stream of progress lines then the result (an error found once the
+    stream began is a last line ``{"error": ..., "status": ...}``)."""
+    from flask import Response, jsonify, request, stream_with_context
+
+    rounds = Rounds()
+
+    def lines(lane, view, body, stale):
+        try:
+            for kind, value in lane.stream(view, body, stale):
+                yield app.json.dumps({kind: value}) + "\n"
+        except FairallocError as exc:
+            yield app.json.dumps({"error": one_line(exc), "status": _status(exc)}) + "\n"
+
+    def computed(view: str):
+        streamed = "application/x-ndjson" in request.headers.get("Accept", "")
+        try:
+            body = read_json(request)
+            _precheck(view, body, streamed)
+        except FairallocError as exc:
+            return _error(str(exc), _status(exc))
+        slow = view in SLOW and (view != "probe" or body.get("search") is True)
+        lane = lanes["slow" if slow else "quick"]
+        stale = rounds.stale_test(request.headers.get(ROUND_HEADER))
+        if streamed:
+            return Response(stream_with_context(lines(lane, view, body, stale)), mimetype="application/x-ndjson")
+        try:
+            return jsonify(lane.run(view, body, stale=stale))
+        except FairallocError as exc:
+            return _error(str(exc), _status(exc))
+
+    for view in dict.fromkeys((*QUICK, *SLOW)):
+        app.add_url_rule(f"/api/{view}", view, (lambda v: lambda: computed(v))(view), methods=["POST"])
 
 
 def _precheck(view: str, body: dict, streamed: bool) -> None:
