@@ -56,6 +56,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_static.py --json benchmarks/results_full.json
 	$(BIN)/python benchmarks/bench_verifier.py --json benchmarks/results_verifier.json
 	$(BIN)/python benchmarks/bench_sweep.py
+	$(BIN)/python benchmarks/bench_explorer.py --json benchmarks/results_explorer.json
 
 clean:
 	rm -rf $(VENV) .venv-latest .venv-constraints build *.egg-info .pytest_cache .hypothesis
