@@ -192,7 +192,13 @@ LAYOUT_JS = """() => {
             name: e.id || e.className || e.tagName}; };
   const top = [document.querySelector("header"), ...document.querySelectorAll("#layout .panel")].filter(visible);
   const message = document.getElementById("message");
-  const panels = top.map((p) => ({box: rect(p), children: [...p.children].filter(visible).map(rect)}));
+  // an element wider than its panel, not inside a box that scrolls sideways, is cut off
+  const scrolls = (e, panel) => { for (let a = e.parentElement; a && a !== panel; a = a.parentElement) {
+    if (["auto", "scroll"].includes(getComputedStyle(a).overflowX)) return true; } return false; };
+  const stray = (panel) => { const box = panel.getBoundingClientRect();
+    return [...panel.querySelectorAll("*")].filter((e) => !(e instanceof SVGElement) && !e.closest(".js-plotly-plot")
+      && visible(e) && !scrolls(e, panel)).map(rect).filter((r) => r.right - scrollX > box.right + 1 || r.left - scrollX < box.left - 1); };
+  const panels = top.map((p) => ({box: rect(p), children: [...p.children].filter(visible).map(rect), stray: stray(p)}));
   const charts = [...document.querySelectorAll(".js-plotly-plot")].filter(visible).map((c) => {
     const svg = c.querySelector(".main-svg");
     const labels = [...c.querySelectorAll(".g-xtitle text, .g-ytitle text, .xtick text, .ytick text, .legendtext")]
@@ -223,6 +229,7 @@ def assert_layout(page):
             assert not overlap(a, b), f"panels overlap: {a['name']} and {b['name']}"
     for panel in layout["panels"]:
         outer, children = panel["box"], panel["children"]
+        assert not panel["stray"], f"{panel['stray'][0]['name']} sticks out of {outer['name']} (cut off)"
         for i, a in enumerate(children):
             assert a["left"] >= outer["left"] - 1 and a["right"] <= outer["right"] + 1, (
                 f"{a['name']} sticks out of {outer['name']}"
@@ -261,6 +268,23 @@ def test_opens_with_the_papers_numbers_in_a_layout_that_fits(page):
     expect(page.locator(".badge.violated")).to_have_count(1)  # DRF: resource monotonicity
     assert_layout(page)
     shoot(page, "1-drf-section-4-1")
+
+
+def test_the_layout_check_catches_an_overlap_a_stray_element_and_a_clipped_label(page):
+    """The layout check can fail: panels pulled over each other, a table wider than its panel,
+    a chart's axis title pushed out of its chart (styles added to the page for this test)."""
+    open_page(page, "drf-section-4-1")
+    settle(page)
+    for css, complaint in [
+        ("#mechanism-panel { margin-top: -200px; }", "panels overlap"),
+        ("#numbers { display: block; width: 3000px; } .scroll { overflow: visible; }", "sticks out"),
+        ("#frontier .g-ytitle { transform: translate(0, -400px); }", "is clipped"),
+    ]:
+        handle = page.add_style_tag(content=css)
+        with pytest.raises(AssertionError, match=complaint):
+            assert_layout(page)
+        handle.evaluate("(e) => e.remove()")
+    assert_layout(page)
 
 
 def test_a_failed_property_is_said_in_words_and_loads_as_a_variant(page):
