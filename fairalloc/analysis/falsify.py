@@ -594,7 +594,12 @@ def table2(
     by_cell: dict[int, list[dict]] = {}
     for r in results:
         by_cell.setdefault(r["trial"] // trials, []).append({**r, "trial": r["trial"] % trials})
-    return [_conclude(m, p, by_cell.get(c, []), seed, budget, method, start) for c, (m, p) in enumerate(cells)]
+    from fairalloc.core.progress import progress_bar
+
+    # each violated cell's first counterexample is shrunk here, after the sweep: minutes on a
+    # full table, so it reports its progress too
+    concluded = progress_bar(list(enumerate(cells)), desc="table2: shrinking", unit="cell", progress=progress)
+    return [_conclude(m, p, by_cell.get(c, []), seed, budget, method, start) for c, (m, p) in concluded]
 
 
 def _table_trial(trial: int, *, cells, trials, space, seed, budget, method) -> dict:

@@ -36,7 +36,6 @@ import math
 import operator
 import os
 import socket
-import sys
 import time
 import traceback
 import uuid
@@ -515,7 +514,8 @@ def run_sweep(
         It is ignored when ``dask_address`` is given.
     dask_address: a Dask scheduler's address, such as ``"tcp://host:8786"``, to use instead of
         a local cluster.
-    progress: show a tqdm bar on stderr. None means only when stderr is a terminal.
+    progress: show a bar on stderr (:func:`fairalloc.core.progress.progress_bar`): None means a bar
+        on a terminal and a line at most every 10 s when stderr is piped; False, nothing.
     desc: the bar's label, also stored in the file's header.
     stop_when: a predicate on a result. When it is true for a finished result, the remaining work
         is cancelled and the finished results are returned. This includes results already in the
@@ -591,23 +591,14 @@ def _run(
     chunk_size,
 ) -> None:
     import cloudpickle
-    from tqdm import tqdm
+
+    from fairalloc.core.progress import progress_bar
 
     try:  # checked before a cluster starts; Dask itself would log tracebacks on stderr first
         cloudpickle.dumps(task)
     except Exception as exc:
         raise _unsendable(exc) from None
-    if progress is None:
-        progress = bool(getattr(sys.stderr, "isatty", None) and sys.stderr.isatty())
-    bar = tqdm(
-        total=total,
-        initial=total - len(todo),
-        desc=desc,
-        unit="trial",
-        file=sys.stderr,
-        disable=not progress,
-        dynamic_ncols=True,
-    )
+    bar = progress_bar(total=total, initial=total - len(todo), desc=desc, unit="trial", progress=progress)
     client = cluster = None
     outstanding: set = set()
     try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -40,16 +39,15 @@ def audit(case, policy, budget, seed, method, out, fmt):
     queue, the verifier's best misreported request within --budget evaluations: a lie found proves
     the policy manipulable on this case; none found is not a proof of the opposite.
     """
-    from tqdm import tqdm
-
     from fairalloc.analysis.audit import audit as run_audit
+    from fairalloc.core.progress import progress_bar
 
     check_budget(budget)
     check_seed(seed)
     if out is not None:
         output_path(out, "--out")
     loaded = load_case(case)
-    bar = tqdm(total=loaded.instance.n, unit="queue", desc="audit", file=sys.stderr, disable=None, leave=False)
+    bar = progress_bar(total=loaded.instance.n, unit="queue", desc="audit", leave=False)
     with bar:
         report = run_audit(loaded, policy, budget=budget, seed=seed, method=method, progress=lambda q: bar.update(1))
     wrote = out is not None and report.witness is not None

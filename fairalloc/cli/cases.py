@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import textwrap
 
 import click
@@ -123,14 +122,13 @@ def reproduce(cases, fmt, all_rows):
     ("ceei violates strategy_proofness for user 1") and every recorded erratum of the source
     texts is one row. Exit code 1 if anything does not reproduce.
     """
-    from tqdm import tqdm
-
     from fairalloc.analysis.reproduce import reproduce as run_reproduce
     from fairalloc.analysis.reproduce import summary, summary_line
+    from fairalloc.core.progress import progress_bar
 
     rows = run_reproduce(
         cases,
-        progress=lambda loaded: tqdm(loaded, unit="case", desc="reproduce", file=sys.stderr, disable=None, leave=False),
+        progress=lambda loaded: progress_bar(loaded, unit="case", desc="reproduce", leave=False),
     )
     bad = [r for r in rows if r.status == "MISMATCH"]
     if fmt == "json":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -83,9 +82,8 @@ def tradeoff(case, alphas, on, references, property, budget, method, plot_file, 
 
     CASE is a YAML file or the name of a bundled case (list them with 'fairalloc cases').
     """
-    from tqdm import tqdm
-
     from fairalloc.analysis.tradeoff import frontier, parse_alphas, plot_frontier
+    from fairalloc.core.progress import progress_bar
 
     chosen = parse_alphas(alphas)
     refs = mechanism_names(references, []) if references.strip() else []
@@ -97,13 +95,7 @@ def tradeoff(case, alphas, on, references, property, budget, method, plot_file, 
     if plot_file is not None:
         output_path(plot_file, "--plot")
     loaded = load_case(case)
-    bar = tqdm(
-        total=len(chosen) + len(refs),
-        unit="point",
-        disable=not progress if progress is not None else None,
-        file=sys.stderr,
-        desc="tradeoff",
-    )
+    bar = progress_bar(total=len(chosen) + len(refs), unit="point", desc="tradeoff", progress=progress)
     with bar:
         points = frontier(
             loaded,

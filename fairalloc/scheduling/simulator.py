@@ -88,7 +88,6 @@ True
 from __future__ import annotations
 
 import heapq
-import sys
 import time as _time
 from dataclasses import dataclass, field
 from typing import Any
@@ -369,7 +368,8 @@ def simulate(
 
     ``samples``: about how many timeline samples (every ``horizon / samples`` seconds, or the
     estimated makespan's when there is no horizon); ``record_tasks`` keeps a :class:`TaskRecord`
-    per started task; ``progress``: a tqdm bar over simulated time (default: only on a TTY);
+    per started task; ``progress``: progress over simulated time (default: a bar on a terminal,
+    a line at most every 10 s when stderr is piped; False: none);
     ``max_events``: stop after that many events (a safety valve).
     """
     sched = make_scheduler(scheduler)
@@ -380,7 +380,7 @@ def simulate(
         raise CaseError(f"samples: must be an integer in [1, {limits.MAX_SAMPLES:,}] (got {excerpt(samples)})")
     wall0 = _time.perf_counter()
     sim = _Simulation(workload, sched, samples, record_tasks, max_events)
-    bar = _progress_bar(workload, sched, sys.stderr.isatty() if progress is None else progress)
+    bar = _progress_bar(workload, sched, progress)
     end = sim.run(bar)
     sim.close(end)
     if bar is not None:
@@ -388,17 +388,18 @@ def simulate(
     return sim.result(end, wall0)
 
 
-def _progress_bar(workload: Workload, sched: Scheduler, progress: bool) -> Any:
-    """A tqdm bar over the simulated seconds, or None without ``progress``."""
-    if not progress:
+def _progress_bar(workload: Workload, sched: Scheduler, progress: bool | None) -> Any:
+    """Progress over the simulated seconds (:func:`fairalloc.core.progress.progress_bar`: a bar on
+    a terminal, lines when piped), or None with ``progress=False``."""
+    if progress is False:
         return None
-    from tqdm import tqdm
+    from fairalloc.core.progress import progress_bar
 
-    return tqdm(
+    return progress_bar(
         total=round(_estimate_end(workload)),
         unit="sim-s",
         desc=f"simulate {sched.name}",
-        disable=not progress,
+        progress=progress,
         leave=False,
     )
 

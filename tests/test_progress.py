@@ -1,0 +1,60 @@
+"""Long work reports its progress on stderr: a bar on a terminal, whole lines when piped (at most
+every ``LINE_EVERY`` seconds, none for work shorter than that), nothing with ``--no-progress``."""
+
+import io
+
+import pytest
+
+from fairalloc.core import progress
+from fairalloc.testing import run_cli
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.fixture
+def every_line(monkeypatch):
+    monkeypatch.setattr(progress, "LINE_EVERY", 0.0)
+
+
+def test_piped_progress_is_whole_lines_with_the_time_left(monkeypatch, every_line):
+    err = io.StringIO()
+    monkeypatch.setattr("sys.stderr", err)
+    for _ in progress.progress_bar(range(5), desc="work", unit="step"):
+        pass
+    lines = err.getvalue().splitlines()
+    assert "\r" not in err.getvalue() and lines
+    assert lines[-1].startswith("work: 100%") and "5/5" in lines[-1] and "step/s" in lines[-1]
+
+
+def test_short_work_piped_says_nothing(monkeypatch):
+    err = io.StringIO()
+    monkeypatch.setattr("sys.stderr", err)
+    for _ in progress.progress_bar(range(5), desc="work"):
+        pass
+    assert err.getvalue() == ""  # under LINE_EVERY (10 s): no line at all
+
+
+def test_a_terminal_gets_a_bar_and_no_progress_gets_nothing(monkeypatch, every_line):
+    err = Terminal()
+    monkeypatch.setattr("sys.stderr", err)
+    for _ in progress.progress_bar(range(3), desc="work"):
+        pass
+    assert "\r" in err.getvalue() and "work: 100%" in err.getvalue()
+    quiet = io.StringIO()
+    monkeypatch.setattr("sys.stderr", quiet)
+    for _ in progress.progress_bar(range(3), desc="work", progress=False):
+        pass
+    assert quiet.getvalue() == ""
+
+
+def test_table2_piped_shows_progress_lines_on_stderr(capsys, every_line):
+    """``fairalloc table2 ... | cat``: stdout is the table, stderr the sweep's and the shrinking's lines."""
+    code, out, err = run_cli(capsys, "table2", "--trials", "2", "-m", "drf,asset", "-p", "si,sp", "--workers", "1")
+    assert code == 0 and "sharing_incentive" in out
+    lines = err.splitlines()
+    assert any(line.startswith("table2: 100%") and "trial/s" in line for line in lines), err
+    assert any(line.startswith("table2: shrinking: 100%") for line in lines), err
+    assert "\r" not in err
