@@ -516,15 +516,21 @@ function edited(redraw) {
   return update();
 }
 
+// Cases are opened in the order they are picked: a case that arrives after a later pick is dropped.
+let picks = 0;
+
 async function pick(value) {
+  const mine = ++picks;
   if (state.opened[value]) return open(F.copy(state.opened[value]), value);
   const answer = await getJSON(`/api/case/${encodeURIComponent(value)}`);
-  return open(answer.case, value);
+  return mine === picks ? open(answer.case, value) : undefined;
 }
 
 async function upload(file) {
+  const mine = ++picks;
   const text = await file.text();
   const answer = await post("/api/upload", {text, filename: file.name});
+  if (mine !== picks) return;
   if (!answer.valid) { showMessage(answer.error); return; }
   const value = `upload:${file.name}`;
   state.opened[value] = F.copy(answer.case);
