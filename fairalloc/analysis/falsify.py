@@ -41,6 +41,7 @@ from fairalloc.analysis.results import (
     ResourceWitness,
     Witness,
     describe_witness,
+    witness_from_dict,
 )
 from fairalloc.core.errors import FairallocError
 from fairalloc.core.instance import Instance
@@ -516,10 +517,31 @@ def _first_hit_in_order(results, task, out, workers, dask_address, progress, des
         )
 
 
-def _conclude(mech, prop, results, seed, budget, method, start) -> FalsifyResult:
-    violated = sorted((r for r in results if r["violated"]), key=lambda r: r["trial"])
+def _first_violation(results: list[dict]) -> dict | None:
+    return min((r for r in results if r["violated"]), key=lambda r: r["trial"], default=None)
+
+
+def _shrunk(mech, prop, first: dict, seed, budget, method) -> dict:
+    """The first counterexample of a cell, shrunk, as JSON: its case, witness and check count (the
+    same on a worker as here: the shrink is seeded by the trial)."""
+    from fairalloc.io.cases import parse_case
+
+    inst = parse_case(first["case"]).instance
+    small, result, checks = _shrink(mech, prop, inst, budget=budget, method=method, seed=first["trial"], max_checks=400)
+    source = f"fairalloc falsify -m {mech.name} -p {prop} --seed {seed} (trial {first['trial']}, shrunk)"
+    return {
+        "case": case_for(mech.name, prop, small, result, source),
+        "witness": result.witness.to_dict(),
+        "checks": checks,
+    }
+
+
+def _conclude(mech, prop, results, seed, budget, method, start, shrunk: dict | None = None) -> FalsifyResult:
+    """A cell's verdict: 'holds on N instances', or its first counterexample shrunk (``shrunk``:
+    done already, on a worker)."""
+    first = _first_violation(results)
     skipped = sum(1 for r in results if not r.get("applicable", True))
-    if not violated:
+    if first is None:
         return FalsifyResult(
             mech.name,
             prop,
@@ -529,26 +551,26 @@ def _conclude(mech, prop, results, seed, budget, method, start) -> FalsifyResult
             summary=f"holds on {len(results) - skipped} instances",
             skipped=skipped,
         )
-    first = violated[0]
-    from fairalloc.io.cases import parse_case
-
-    inst = parse_case(first["case"]).instance
-    small, result, checks = _shrink(mech, prop, inst, budget=budget, method=method, seed=first["trial"], max_checks=400)
-    source = f"fairalloc falsify -m {mech.name} -p {prop} --seed {seed} (trial {first['trial']}, shrunk)"
-    case = case_for(mech.name, prop, small, result, source)
+    shrunk = shrunk or _shrunk(mech, prop, first, seed, budget, method)
+    witness = witness_from_dict(prop, shrunk["witness"])
     return FalsifyResult(
         mech.name,
         prop,
         len(results),
         True,
         time.perf_counter() - start,
-        case,
-        result.witness,
-        f"VIOLATED: {describe_witness(prop, result.witness)}",
+        shrunk["case"],
+        witness,
+        f"VIOLATED: {describe_witness(prop, witness)}",
         first["trial"],
-        checks,
+        shrunk["checks"],
         skipped,
     )
+
+
+def _shrink_cell(c: int, *, cells, firsts, seed, budget, method) -> dict:
+    mech, prop = cells[c]
+    return _shrunk(mech, prop, firsts[c], seed, budget, method)
 
 
 def table2(
@@ -594,12 +616,32 @@ def table2(
     by_cell: dict[int, list[dict]] = {}
     for r in results:
         by_cell.setdefault(r["trial"] // trials, []).append({**r, "trial": r["trial"] % trials})
-    from fairalloc.core.progress import progress_bar
+    shrunk = _shrink_on_workers(cells, by_cell, seed, budget, method, workers, dask_address, progress)
+    return [
+        _conclude(m, p, by_cell.get(c, []), seed, budget, method, start, shrunk.get(c))
+        for c, (m, p) in enumerate(cells)
+    ]
 
-    # each violated cell's first counterexample is shrunk here, after the sweep: minutes on a
-    # full table, so it reports its progress too
-    concluded = progress_bar(list(enumerate(cells)), desc="table2: shrinking", unit="cell", progress=progress)
-    return [_conclude(m, p, by_cell.get(c, []), seed, budget, method, start) for c, (m, p) in concluded]
+
+def _shrink_on_workers(cells, by_cell, seed, budget, method, workers, dask_address, progress) -> dict[int, dict]:
+    """Each violated cell's first counterexample, shrunk on the sweep's workers (shrinking them one
+    after the other here took as long as the whole sweep of a full table)."""
+    from fairalloc.analysis.sweep import run_sweep
+
+    firsts = {c: first for c in range(len(cells)) if (first := _first_violation(by_cell.get(c, []))) is not None}
+    if not firsts:
+        return {}
+    task = partial(_shrink_cell, cells=cells, firsts=firsts, seed=seed, budget=budget, method=method)
+    done = run_sweep(
+        task,
+        sorted(firsts),
+        None,
+        workers=workers,
+        dask_address=dask_address,
+        progress=progress,
+        desc="table2: shrinking",
+    )
+    return {r["trial"]: r for r in done}
 
 
 def _table_trial(trial: int, *, cells, trials, space, seed, budget, method) -> dict:
