@@ -34,24 +34,56 @@ def _steps_to_check(n: int, limit: int = 200) -> list[int]:
 
 
 def irreversibility(history: History, **_) -> PropertyResult:
-    worst: tuple[float, tuple[int, int] | None] = (np.inf, None)
-    for k in range(2, history.n + 1):
-        drop = history.x_at(k)[: k - 1] - history.x_at(k - 1)
-        i = int(np.argmin(drop))
-        if drop[i] < worst[0]:
-            worst = (float(drop[i]), (k, i))
-    if worst[1] is None or worst[0] >= -tolerance(1.0) * 1e-3:
-        return PropertyResult("irreversibility", True, None if worst[1] is None else worst[0])
-    k, i = worst[1]
+    """No user's share ever falls: the smallest ``x_i^k - x_i^(k-1)`` over every step and earlier user."""
+    change, where = _smallest_change(history)
+    if where is None or change >= -tolerance(1.0) * 1e-3:
+        return PropertyResult("irreversibility", True, None if where is None else change)
+    k, i = where
     inst = history.instance
     return PropertyResult(
         "irreversibility",
         False,
-        worst[0],
+        change,
         IrreversibilityWitness(
             k, inst.users[k - 1], inst.users[i], float(history.x_at(k - 1)[i]), float(history.x_at(k)[i])
         ),
     )
+
+
+def _smallest_change(history: History) -> tuple[float, tuple[int, int] | None]:
+    """The smallest ``x_i^k - x_i^(k-1)`` (``i < k``) and where: linear in the size of the history.
+
+    An explicit history is compared step by step.  A compact one (``x_i^k = q_i W_i^k`` with the
+    levels ``W_i^k = max(M^i .. M^k)``) is walked with its stack of equal-level blocks, oldest
+    first: arrival ``k`` changes only the blocks whose level is below ``M^k``, by
+    ``q_i (M^k - level)``, and merges them (each block is merged away once), so the smallest
+    change of a step is 0 when the oldest block is left alone and otherwise the least of
+    ``min(q in block) * (M^k - level)``.
+    """
+    worst: tuple[float, tuple[int, int] | None] = (np.inf, None)
+    if history.steps is not None:
+        for k in range(2, history.n + 1):
+            drop = history.x_at(k)[: k - 1] - history.x_at(k - 1)
+            i = int(np.argmin(drop))
+            if drop[i] < worst[0]:
+                worst = (float(drop[i]), (k, i))
+        return worst
+    assert history.M is not None, "irreversibility: a history needs M or steps"
+    M, q = history.M, history.q
+    blocks: list[tuple[float, int]] = []  # (level, the block's user with the least q), oldest first
+    for k in range(history.n):
+        merged = k  # the newcomer, and then the blocks it merges with: one block at level M^k
+        if blocks:
+            change, who = (0.0, blocks[0][1]) if blocks[0][0] >= M[k] else (np.inf, -1)
+            while blocks and not blocks[-1][0] >= M[k]:  # a NaN level or M merges, and shows
+                level, i = blocks.pop()
+                if not q[i] * (M[k] - level) >= change:
+                    change, who = float(q[i] * (M[k] - level)), i
+                merged = i if q[i] < q[merged] else merged
+            if not change >= worst[0] and not np.isnan(worst[0]):  # the first NaN stays
+                worst = (change, (k + 1, who))
+        blocks.append((float(M[k]), merged))
+    return worst
 
 
 def dynamic_sharing_incentive(history: History, **_) -> PropertyResult:
@@ -141,14 +173,14 @@ def dynamic_strategy_proofness(
     users = range(inst.n) if focus is None else [focus]
     evaluations = 0
     for i in users:
-        truthful = [history.x_at(k)[i] / history.mu[i] for k in range(i + 1, inst.n + 1)]
+        truthful = history.path(i) / history.mu[i]
 
         def gain_of(report: np.ndarray, i=i, truthful=truthful) -> float:
             alloc = mechanism.allocate(inst.with_demand(i, report), method)
             lied = alloc.history
             true_d = inst.demand[i]
-            values = [np.min(lied.x_at(k)[i] / lied.mu[i] * report / true_d) for k in range(i + 1, inst.n + 1)]
-            return float(np.max(np.array(values) - np.array(truthful)))
+            values = lied.path(i) / lied.mu[i] * np.min(report / true_d)
+            return float(np.max(values - truthful))
 
         lie = search_lie(mechanism, inst, i, budget=budget, seed=seed, method=method, evaluate=gain_of)
         evaluations += lie.evaluations

@@ -252,7 +252,7 @@ class Allocation:
         """Dynamic mechanisms: one row per arrival (M, the pool, every user's tasks, what binds)."""
         users = self.instance.users[:max_users]
         rows = []
-        for step in self.history.step_dicts():
+        for step in self.history.step_rows(users=max_users):
             row = [step["k"], step["arrived"], _fmt(step.get("M", float("nan")), digits), _fmt(step["pool"], digits)]
             row += [_fmt(step["tasks"][u], digits) if u in step["tasks"] else "" for u in users]
             row.append(", ".join(step.get("binding", [])))

@@ -12,6 +12,7 @@ section 6): users arrive one at a time and allocations are never taken back.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +65,8 @@ class History:
 
     Either *compact* (``M``: ``x_i^k = q_i max(M^i .. M^k)``, Lemma 1 of DMFA-SRQ, O(n) memory) or
     *explicit* (``steps[k-1]`` is the array ``x^k``, for mechanisms without that structure).
+    ``used[k-1]`` is the share of every resource in use after arrival ``k`` (``sum_i x_i^k d_ij``),
+    when the mechanism recorded it; it makes the per-arrival table linear in the arrivals.
     """
 
     instance: Instance
@@ -72,37 +75,73 @@ class History:
     M: NDArray[np.float64] | None = None
     steps: list[NDArray[np.float64]] | None = None
     binding: list[list[int]] | None = None
+    used: NDArray[np.float64] | None = None
 
     @property
     def n(self) -> int:
         return self.instance.n
 
     def x_at(self, k: int) -> NDArray[np.float64]:
-        """Dominant shares of users 1..k after the k-th arrival."""
+        """Dominant shares of users 1..k after the k-th arrival (``O(k)``)."""
         if self.steps is not None:
             return self.steps[k - 1]
         assert self.M is not None, "History: needs M (compact) or steps (explicit)"
         return self.q[:k] * np.maximum.accumulate(self.M[:k][::-1])[::-1]
 
+    def path(self, i: int) -> NDArray[np.float64]:
+        """User ``i``'s (0-based) dominant share after arrivals ``i+1 .. n`` (``O(n)``, not ``O(n^2)``)."""
+        if self.steps is not None:
+            return np.array([x[i] for x in self.steps[i:]], dtype=float)
+        assert self.M is not None, "History: needs M (compact) or steps (explicit)"
+        shares: NDArray[np.float64] = self.q[i] * np.maximum.accumulate(self.M[i:])
+        return shares
+
     def final(self) -> NDArray[np.float64]:
         return self.x_at(self.n)
 
-    def step_dicts(self, limit: int | None = None) -> list[dict[str, Any]]:
-        inst, out = self.instance, []
-        for k in range(1, (self.n if limit is None else min(limit, self.n)) + 1):
-            x = self.x_at(k)
-            used = (x / self.mu[:k]) @ inst.demand[:k]
+    def step_dicts(self, limit: int | None = None, users: int | None = None) -> list[dict[str, Any]]:
+        """:meth:`step_rows` as a list."""
+        return list(self.step_rows(limit, users))
+
+    def step_rows(self, limit: int | None = None, users: int | None = None) -> Iterator[dict[str, Any]]:
+        """One dict per arrival (the first ``limit``): M, the pool, the tasks and dominant shares
+        of the first ``users`` users (all by default), utilization and what binds.  With
+        ``users`` bounded and ``used`` recorded, each row costs ``O(users + m)``: the whole
+        table is linear in the arrivals."""
+        inst = self.instance
+        last = self.n if limit is None else min(limit, self.n)
+        shown = self.n if users is None else min(users, self.n)
+        pools = np.cumsum(self.q)  # Q_k, as the fast path sums them
+        for k, x in zip(range(1, last + 1), self._shares_of_first(shown, last)):
             step: dict[str, Any] = {"k": k, "arrived": inst.users[k - 1]}
             if self.M is not None:
                 step["M"] = float(self.M[k - 1])
-            step["pool"] = float(self.q[:k].sum())
-            step["tasks"] = {u: float(v) for u, v in zip(inst.users, x / self.mu[:k])}
+            step["pool"] = float(pools[k - 1])
+            step["tasks"] = {u: float(v) for u, v in zip(inst.users, x / self.mu[: len(x)])}
             step["dominant_shares"] = {u: float(v) for u, v in zip(inst.users, x)}
-            step["utilization"] = {r: float(v) for r, v in zip(inst.resources, used / inst.capacity)}
+            step["utilization"] = {r: float(v) for r, v in zip(inst.resources, self._used_at(k))}
             if self.binding is not None:
                 step["binding"] = [inst.resources[j] for j in self.binding[k - 1]]
-            out.append(step)
-        return out
+            yield step
+
+    def _shares_of_first(self, shown: int, last: int) -> Iterator[NDArray[np.float64]]:
+        """``x^k`` restricted to the first ``shown`` users, for ``k = 1..last``, built incrementally."""
+        if self.steps is not None:
+            yield from (x[:shown] for x in self.steps[:last])
+            return
+        assert self.M is not None, "History: needs M (compact) or steps (explicit)"
+        levels = np.zeros(shown)  # Lemma 1: the running maximum of M since each user arrived
+        for k in range(1, last + 1):
+            np.maximum(levels[: min(k, shown)], self.M[k - 1], out=levels[: min(k, shown)])
+            yield self.q[: min(k, shown)] * levels[: min(k, shown)]
+
+    def _used_at(self, k: int) -> NDArray[np.float64]:
+        if self.used is not None:
+            recorded: NDArray[np.float64] = self.used[k - 1]
+            return recorded
+        inst, x = self.instance, self.x_at(k)
+        used: NDArray[np.float64] = (x / self.mu[:k]) @ inst.demand[:k] / inst.capacity
+        return used
 
 
 def binding_resources(used: NDArray[np.float64], pool: float) -> list[int]:
