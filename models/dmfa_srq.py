@@ -46,6 +46,8 @@ Worked example (constructed for fairalloc; docs/formulations.md section 6):
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pulp
 
@@ -75,7 +77,9 @@ def threshold_step(W: np.ndarray, qd: np.ndarray, pool: float) -> tuple[float, n
     return M, used
 
 
-def threshold_levels(qd: np.ndarray, pools: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[list[int]]]:
+def threshold_levels(
+    qd: np.ndarray, pools: np.ndarray, progress: Callable[[int], object] | None = None
+) -> tuple[np.ndarray, np.ndarray, list[list[int]]]:
     """Every arrival's ``M^k``, resource use ``g(M^k)`` and binding resources, for rows ``q_i d_i``
     and pools ``Q_k``: :func:`threshold_step` on *blocks* of users instead of users.
 
@@ -87,6 +91,7 @@ def threshold_levels(qd: np.ndarray, pools: np.ndarray) -> tuple[np.ndarray, np.
     down from the newest: ``O(m log b)`` for an arrival that merges ``b`` blocks, and each block
     is merged away once, so a history costs amortised ``O(m)`` per arrival.  Plain Python floats,
     because with a handful of resources numpy's per-call overhead is most of the work.
+    ``progress(done)`` is called every :data:`PROGRESS_EVERY` arrivals.
     """
     n, m = qd.shape
     M, used, binding = np.zeros(n), np.zeros((n, m)), []
@@ -99,7 +104,14 @@ def threshold_levels(qd: np.ndarray, pools: np.ndarray) -> tuple[np.ndarray, np.
         used[k] = g = [M[k] * r + w for r, w in zip(rate, prefix)]
         binding.append([j for j, v in enumerate(g) if v >= pool * (1 - SATURATION)])
         stack.merge(p, float(M[k]), rate)
+        if progress is not None and (k + 1) % PROGRESS_EVERY == 0:
+            progress(PROGRESS_EVERY)
+    if progress is not None:
+        progress(n % PROGRESS_EVERY)
     return M, used, binding
+
+
+PROGRESS_EVERY = 8192  # arrivals between two calls of threshold_levels' progress
 
 
 class _Blocks:
@@ -187,12 +199,13 @@ class DMFASRQ(Mechanism):
         return Allocation(instance, history.final() / mu, self.name, method, solver, info=info, history=history)
 
     # -- fast path ------------------------------------------------------------------------------
-    def fast(self, instance):
-        """:func:`threshold_levels`: every arrival's ``M^k`` in amortised ``O(m)`` time."""
+    def fast(self, instance, progress: Callable[[int], object] | None = None):
+        """:func:`threshold_levels`: every arrival's ``M^k`` in amortised ``O(m)`` time;
+        ``progress(arrivals)`` as they are done (a long replay's bar)."""
         self._unbounded(instance)
         d = normalised(instance, self.name)
         q = self.shares(instance)
-        M, used, binding = threshold_levels(q[:, None] * d, np.cumsum(q))
+        M, used, binding = threshold_levels(q[:, None] * d, np.cumsum(q), progress)
         return self._allocation(instance, M, binding, used, "fast", "block-stack threshold step")
 
     # -- declarative program: one LP per arrival ------------------------------------------------

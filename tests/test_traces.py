@@ -1,20 +1,28 @@
 """fairalloc.scheduling.traces: the Google 2011 task_events loader on a small file in the trace's exact schema,
-its one-line errors, the synthetic generator and the DMFA-SRQ instance and trial."""
+its one-line errors, the synthetic generator, the DMFA-SRQ instance and trial, and the trace-scale replay."""
 
 from __future__ import annotations
 
+import csv
 import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from fairalloc.core.errors import CaseError
+import fairalloc
+from fairalloc.core.errors import CaseError, UnknownNameError
 from fairalloc.scheduling.traces import (
+    REPLAY_COLUMNS,
     TASK_EVENTS_COLUMNS,
     decode_trial,
     dmfa_instance,
     dmfa_srq_trial,
     load_google_task_events,
+    replay_arrivals,
     synthetic_google_like,
     trial_id,
 )
@@ -155,3 +163,79 @@ def test_dmfa_instance_and_trial():
     assert t["source"] == "trace" and t["dmfa_si_slack"] >= -1e-12
     with pytest.raises(CaseError, match="fewer than the 50 users"):
         dmfa_srq_trial(trial_id(50, 0), trace_rows=rows)
+
+
+# -- 4 resources, and the trace-scale replay -------------------------------------------------------------------
+
+REPLAY = Path(__file__).resolve().parent.parent / "paper_examples" / "dmfa_srq_replay.py"
+
+
+def test_loader_reads_the_disk_request_too(trace):
+    path, _ = trace
+    rows = load_google_task_events(path, resources=("cpu", "mem", "disk"))
+    assert rows.tolist() == [row + [0.0004244] for row in EXPECTED[:2]]  # C and D ask for no disk: not kept
+    assert load_google_task_events(path, resources=("disk",)).tolist() == [[0.0004244], [0.0004244]]
+    with pytest.raises(UnknownNameError, match="unknown request 'dsk'; did you mean 'disk'"):
+        load_google_task_events(path, resources=("cpu", "dsk"))
+
+
+def test_synthetic_columns_beyond_two_leave_the_first_two_alone():
+    two = synthetic_google_like(3000, np.random.default_rng(5))
+    four = synthetic_google_like(3000, np.random.default_rng(5), 4)
+    assert four.shape == (3000, 4) and np.array_equal(four[:, :2], two)
+    assert np.all(four > 0) and np.all(four <= 1) and np.all(np.median(four, axis=0) < 0.05)
+    assert np.all(np.corrcoef(np.log(four).T)[0, 1:] > 0.3)  # each correlated with CPU
+    with pytest.raises(CaseError, match="resources: between 1 and 4"):
+        synthetic_google_like(10, np.random.default_rng(0), 5)
+
+
+def test_replay_streams_what_the_mechanism_computes(tmp_path):
+    rng = np.random.default_rng(11)
+    n = 700
+    demands, q = synthetic_google_like(n, rng, 3), rng.dirichlet(np.ones(n))
+    out = tmp_path / "replay.csv"
+    summary = replay_arrivals(demands, q, out, resources=("cpu", "mem", "disk"), progress=False)
+    inst = fairalloc.Instance.from_arrays(np.ones(3), demands, resources=["cpu", "mem", "disk"], shared=q)
+    history = fairalloc.solve(inst, "dmfa-srq").history  # the rows must be what solve computes, unrounded
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == n and list(rows[0])[:7] == list(REPLAY_COLUMNS)
+    assert [float(r["M"]) for r in rows] == history.M.tolist()  # written exactly (shortest repr)
+    assert [[float(r[f"util_{j}"]) for j in ("cpu", "mem", "disk")] for r in rows] == history.used.tolist()
+    assert [r["binding"].split() for r in rows] == [[inst.resources[j] for j in b] for b in history.binding]
+    shares = np.array([float(r["dominant_share"]) for r in rows])
+    assert np.allclose(shares, [history.x_at(k)[k - 1] for k in range(1, n + 1)], rtol=1e-12, atol=0)
+    assert summary["arrivals"] == n and summary["final_M"] == history.M[-1]
+    assert summary["sharing_incentive_slack"] >= -1e-12  # M^k >= 1 at every arrival
+    assert not list(tmp_path.glob("*.part"))
+
+
+def run_replay(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPLAY), *args], capture_output=True, text=True, timeout=300)
+
+
+def test_replay_script_on_synthetic_arrivals_and_on_a_task_events_file(trace, tmp_path):
+    done = run_replay("--arrivals", "3000", "--out", str(tmp_path / "s.csv"), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["arrivals"] == 3000 and summary["resources"] == ["cpu", "mem", "disk", "net"]
+    assert "SYNTHETIC" in summary["source"] and summary["final_M"] >= 1
+    assert len((tmp_path / "s.csv").read_text().splitlines()) == 3001
+    path, gz = trace
+    done = run_replay("--trace", str(path), str(gz), "--resources", "cpu,mem,disk", "--out", str(tmp_path / "t.csv"))
+    assert done.returncode == 0, done.stderr
+    assert "Google cluster trace 2011" in done.stdout and "arrivals                 2" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--resources", "cpu,gpu"], "--resources: the synthetic generator's columns are, in order, cpu,mem,disk,net"),
+        (["--arrivals", "0"], "--arrivals: must be at least 1"),
+        (["--trace", "nope.csv"], "nope.csv: no such file"),
+    ],
+)
+def test_replay_script_bad_input_is_one_line(tmp_path, args, message):
+    done = run_replay(*args, "--out", str(tmp_path / "x.csv"))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
+    assert not (tmp_path / "x.csv").exists()

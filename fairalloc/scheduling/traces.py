@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from fairalloc.core import limits
-from fairalloc.core.errors import CaseError, excerpt
+from fairalloc.core.errors import CaseError, UnknownNameError, excerpt, unknown
 from fairalloc.core.instance import Instance
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "dmfa_instance",
     "dmfa_srq_trial",
     "load_google_task_events",
+    "replay_arrivals",
     "synthetic_google_like",
     "trial_id",
 ]
@@ -64,8 +65,10 @@ TASK_EVENTS_COLUMNS = (
     "disk space request",
     "different machine restrictions",
 )
-_JOB, _TASK, _EVENT, _CPU, _MEM = 2, 3, 5, 9, 10
+_JOB, _TASK, _EVENT = 2, 3, 5
 SUBMIT = 0  # event type of a SUBMIT event
+#: the requests a task_events line carries, by the resource name the loader gives them
+REQUESTS = {"cpu": 9, "mem": 10, "disk": 11}
 
 
 # --------------------------------------------------------------------------- the real trace
@@ -137,20 +140,23 @@ def _number(text: str, what: str, where: str) -> float:
     return value
 
 
-def load_google_task_events(path_or_paths, *, max_tasks: int | None = None) -> np.ndarray:
-    """Per-task ``<CPU request, memory request>`` from Google cluster trace 2011 ``task_events`` files.
+def load_google_task_events(
+    path_or_paths, *, max_tasks: int | None = None, resources: tuple[str, ...] = ("cpu", "mem")
+) -> np.ndarray:
+    """Per-task ``<CPU request, memory request>`` from Google cluster trace 2011 ``task_events`` files;
+    ``resources`` picks other requests of :data:`REQUESTS` (``("cpu", "mem", "disk")``).
 
     Each file is a CSV without a header (gzip-compressed or not) with the 13 columns of
     :data:`TASK_EVENTS_COLUMNS`. Requests are as published: normalised to the largest machine's
     capacity, so in ``[0, 1]``; an empty field is a missing value.
 
-    Kept: SUBMIT events (event type 0) whose CPU and memory requests are both present and ``> 0``,
+    Kept: SUBMIT events (event type 0) whose requests (of ``resources``) are all present and ``> 0``,
     one row per task ``(job ID, task index)``: the task's first such SUBMIT event, in the order of
     the files and of their lines (a task resubmitted after an eviction or failure is counted once;
     a SUBMIT without usable requests is skipped, so a later usable one of the same task counts).
     Reading stops after ``max_tasks`` tasks.
 
-    Returns a ``(k, 2)`` float array. Raises :class:`fairalloc.core.errors.CaseError` (one line) for a
+    Returns a ``(k, len(resources))`` float array. Raises :class:`fairalloc.core.errors.CaseError` (one line) for a
     missing file, a line without exactly 13 columns (its file and line number), a non-numeric
     event type or request, a damaged gzip file, or when no usable task is found.
     """
@@ -166,10 +172,14 @@ def load_google_task_events(path_or_paths, *, max_tasks: int | None = None) -> n
         raise CaseError(
             f"max_tasks: {max_tasks} tasks, more than the {limits.MAX_TRACE_TASKS:,} fairalloc keeps from a trace"
         )
+    for name in resources:
+        if name not in REQUESTS:
+            raise UnknownNameError(f"resources: {unknown('request', name, REQUESTS)}")
+    columns = [(REQUESTS[name], TASK_EVENTS_COLUMNS[REQUESTS[name]]) for name in resources]
     cap = limits.MAX_TRACE_TASKS if max_tasks is None else max_tasks
     budget = _LineBudget(paths[0])
     seen: set[tuple[str, str]] = set()
-    rows: list[tuple[float, float]] = []
+    rows: list[tuple[float, ...]] = []
     for path in paths:
         budget.next_file(path)
         stream = _open_text(path)
@@ -190,10 +200,9 @@ def load_google_task_events(path_or_paths, *, max_tasks: int | None = None) -> n
                 except ValueError:
                     shown = event if len(event) <= 30 else event[:27] + "..."
                     raise CaseError(f"{where}: event type {shown!r} is not an integer") from None
-                cpu_text, mem_text = fields[_CPU].strip(), fields[_MEM].strip()
-                cpu = _number(cpu_text, "CPU request", where) if cpu_text else None
-                mem = _number(mem_text, "memory request", where) if mem_text else None
-                if event_type != SUBMIT or cpu is None or mem is None or cpu <= 0 or mem <= 0:
+                texts = [fields[c].strip() for c, _ in columns]
+                request = tuple(_number(t, what, where) if t else 0.0 for t, (_, what) in zip(texts, columns))
+                if event_type != SUBMIT or min(request) <= 0:  # a missing request counts as 0
                     continue
                 key = (fields[_JOB].strip(), fields[_TASK].strip())
                 if key in seen:
@@ -206,12 +215,13 @@ def load_google_task_events(path_or_paths, *, max_tasks: int | None = None) -> n
                         "trace; pass max_tasks"
                     )
                 seen.add(key)
-                rows.append((cpu, mem))
+                rows.append(request)
                 if max_tasks is not None and len(rows) >= max_tasks:
                     return np.array(rows, dtype=float)
     if not rows:
         names = ", ".join(str(p) for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-        raise CaseError(f"{names}: no usable task (no SUBMIT event with CPU and memory requests both > 0)")
+        wanted = " and ".join(what for _, what in columns)
+        raise CaseError(f"{names}: no usable task (no SUBMIT event with {wanted} all > 0)")
     return np.array(rows, dtype=float)
 
 
@@ -219,10 +229,12 @@ def load_google_task_events(path_or_paths, *, max_tasks: int | None = None) -> n
 
 #: parameters of :func:`synthetic_google_like` (medians as fractions of the largest machine)
 SYNTHETIC = {"cpu_median": 0.025, "mem_median": 0.02, "cpu_sigma": 0.9, "mem_sigma": 1.0, "correlation": 0.5}
+#: the names of :func:`synthetic_google_like`'s columns, in order (``disk`` and ``net``: synthetic)
+SYNTHETIC_RESOURCES = ("cpu", "mem", "disk", "net")
 
 
-def synthetic_google_like(n: int, rng: np.random.Generator) -> np.ndarray:
-    """SYNTHETIC ``(n, 2)`` CPU / memory requests shaped like the Google 2011 trace's; NOT the trace.
+def synthetic_google_like(n: int, rng: np.random.Generator, resources: int = 2) -> np.ndarray:
+    """SYNTHETIC ``(n, resources)`` requests shaped like the Google 2011 trace's; NOT the trace.
 
     This is a stand-in for when the trace (``task_events``, about 40 GB uncompressed) is not
     available. It imitates the qualitative shape reported for the trace's task requests (Reiss
@@ -232,7 +244,10 @@ def synthetic_google_like(n: int, rng: np.random.Generator) -> np.ndarray:
     standard deviations and correlation of :data:`SYNTHETIC` (CPU median 0.025, memory median
     0.02, sigmas 0.9 and 1.0, correlation 0.5), and values are clipped to ``[1e-6, 1]``. These
     parameters are chosen by hand to match that shape, not fitted to the trace; results obtained
-    with them are not trace results.
+    with them are not trace results.  Columns beyond the second (``resources`` up to 4: named
+    ``disk`` and ``net`` by :data:`SYNTHETIC_RESOURCES`) are drawn after the first two, with the
+    memory column's marginal and the same correlation with CPU; the first two columns do not
+    depend on ``resources``.
 
     Deterministic for a given ``rng`` state:
 
@@ -246,12 +261,95 @@ def synthetic_google_like(n: int, rng: np.random.Generator) -> np.ndarray:
         raise CaseError(f"n: must be a non-negative integer (got {excerpt(n)})")
     if n > limits.MAX_TRACE_TASKS:
         raise CaseError(f"n: {n} tasks, more than the {limits.MAX_TRACE_TASKS:,} fairalloc generates")
+    if isinstance(resources, bool) or resources not in range(1, len(SYNTHETIC_RESOURCES) + 1):
+        raise CaseError(f"resources: between 1 and {len(SYNTHETIC_RESOURCES)} (got {excerpt(resources)})")
     p = SYNTHETIC
     sc, sm, rho = p["cpu_sigma"], p["mem_sigma"], p["correlation"]
     z = rng.standard_normal((int(n), 2))
-    log_cpu = np.log(p["cpu_median"]) + sc * z[:, 0]
-    log_mem = np.log(p["mem_median"]) + sm * (rho * z[:, 0] + np.sqrt(1 - rho * rho) * z[:, 1])
-    return np.clip(np.exp(np.column_stack([log_cpu, log_mem])), 1e-6, 1.0)
+    if resources > 2:  # after the first two, so those stay what they were
+        z = np.column_stack([z, rng.standard_normal((int(n), resources - 2))])
+    log_cpu = np.log(p["cpu_median"]) + sc * z[:, :1]
+    log_rest = np.log(p["mem_median"]) + sm * (rho * z[:, :1] + np.sqrt(1 - rho * rho) * z[:, 1:])
+    return np.clip(np.exp(np.column_stack([log_cpu, log_rest])), 1e-6, 1.0)[:, :resources]
+
+
+# --------------------------------------------------------------------------- a trace-scale replay
+
+#: a replay's CSV columns, before one ``util_<resource>`` per resource and ``binding``
+REPLAY_COLUMNS = ("k", "user", "q", "M", "pool", "dominant_share", "tasks")
+REPLAY_CHUNK = 20_000  # rows formatted and written at a time
+
+
+def replay_arrivals(
+    demands, shared, out, *, resources, mechanism: str = "dmfa-srq", progress: bool | None = None
+) -> dict[str, Any]:
+    """One long arrival sequence solved by a dynamic mechanism's fast path, one CSV row per arrival
+    streamed to ``out`` (written whole or not at all).
+
+    Users ``"1".."n"`` with per-task ``demands`` ``(n, m)`` (fractions of one machine; capacity 1
+    per resource, named ``resources``) and shared quantities ``shared`` arrive in row order.
+    Row ``k``: the arrival's ``q``, ``M^k``, the pool ``Q_k``, her dominant share and tasks on
+    arrival (``x_k^k = q_k M^k``, Lemma 1), every resource's share in use after the arrival, and
+    the resources that bind.  Progress (:func:`fairalloc.core.progress.progress_bar`) for the
+    solve and the writing.  Returns a summary: arrivals, resources, seconds to solve and to
+    write, the last ``M``, the smallest sharing-incentive slack ``min_k (M^k - 1) q_k``, and the
+    final utilisation.
+    """
+    import time
+
+    from fairalloc.core.certificate import certify
+    from fairalloc.core.files import write_atomically
+    from fairalloc.core.progress import progress_bar
+    from fairalloc.core.registry import get
+    from fairalloc.models.dmfa_srq import DMFASRQ
+
+    mech = get(mechanism)
+    if not isinstance(mech, DMFASRQ):
+        raise CaseError(f"mechanism: {mechanism} has no threshold step to replay (dmfa-srq or ddrf)")
+    demands = np.asarray(demands, dtype=float)
+    resources = tuple(resources)
+    n = len(demands)
+    inst = Instance.from_arrays(np.ones(len(resources)), demands, resources=resources, shared=shared, name="replay")
+    start = time.perf_counter()
+    with progress_bar(total=n, desc=f"{mechanism} replay", unit="arrival", progress=progress) as bar:
+        alloc = certify(mech.fast(inst, progress=bar.update), mech.name)
+    solved = time.perf_counter() - start
+    history = alloc.history
+    q, M = history.q, history.M
+    arrival_share = q * M  # x_k^k
+    columns = [*REPLAY_COLUMNS, *(f"util_{r}" for r in resources), "binding"]
+
+    def write(path: Path) -> None:
+        pools = np.cumsum(q)
+        with (
+            open(path, "w", newline="") as f,
+            progress_bar(total=n, desc="writing rows", unit="row", progress=progress) as bar,
+        ):
+            rows = csv.writer(f)
+            rows.writerow(columns)
+            for lo in range(0, n, REPLAY_CHUNK):
+                hi = min(n, lo + REPLAY_CHUNK)
+                block = np.column_stack(
+                    [q[lo:hi], M[lo:hi], pools[lo:hi], arrival_share[lo:hi], arrival_share[lo:hi] / history.mu[lo:hi]]
+                )
+                for k, numbers, used in zip(range(lo, hi), block.tolist(), history.used[lo:hi].tolist()):
+                    binding = " ".join(resources[j] for j in history.binding[k])
+                    rows.writerow([k + 1, inst.users[k], *numbers, *used, binding])
+                bar.update(hi - lo)
+
+    start = time.perf_counter()
+    write_atomically(out, write)
+    return {
+        "arrivals": n,
+        "resources": list(resources),
+        "mechanism": mechanism,
+        "solve_seconds": solved,
+        "write_seconds": time.perf_counter() - start,
+        "final_M": float(M[-1]),
+        "sharing_incentive_slack": float(np.min((M - 1) * q)),
+        "utilization": dict(zip(resources, map(float, history.used[-1]))),
+        "out": str(out),
+    }
 
 
 # --------------------------------------------------------------------------- the experiment
