@@ -10,6 +10,7 @@ from fairalloc.engines.discrete import DiscreteEngine
 from fairalloc.engines.filling import drf_shares
 
 EPS = 1e-9
+INF = float("inf")
 
 #: the names ``make_scheduler`` accepts (K a positive integer)
 SCHEDULER_NAMES = (
@@ -85,6 +86,9 @@ class _OwnerOrder(Scheduler):
         self.next_jobs: list = [None] * n
         self.next_tasks: list = [None] * n  # ... and its next task
         self.waiting = 0  # owners with a next job
+        self.shape: list = [None] * n  # per owner with a next job: her next task's (cpu, mem)
+        self.shapes: dict[tuple[float, float], int] = {}  # those shapes: how many owners wait with each
+        self.more_resources = m > 2  # resources beyond CPU and memory
         for u in range(n):
             self.engine.changed(u, active=False)  # nothing to run yet
 
@@ -108,18 +112,51 @@ class _OwnerOrder(Scheduler):
                 set_share(v, max([x / t for x, t in zip(row, total)]) / self.group_weight[v])
         job, before = st.next_job(u), self.next_jobs[u]
         self.next_jobs[u] = job
-        self.next_tasks[u] = None if job is None else job.next_task()
+        task = self.next_tasks[u] = None if job is None else job.next_task()
+        shape = None if task is None else (task.cpu, task.mem)
+        if shape != self.shape[u]:
+            self._reshape(u, shape)
         if job is None and before is None and not above:
             return  # out before and after: her new key waits for her work
         self.waiting += (job is not None) - (before is not None)
         engine.changed(u, active=job is not None)
 
+    def _reshape(self, u: int, shape) -> None:
+        """Owner ``u``'s next task has the (cpu, mem) ``shape`` now (None: she waits for nothing)."""
+        shapes, old = self.shapes, self.shape[u]
+        if old is not None:
+            shapes[old] -= 1
+            if not shapes[old]:
+                del shapes[old]
+        if shape is not None:
+            shapes[shape] = shapes.get(shape, 0) + 1
+        self.shape[u] = shape
+
     def pick(self, state, node):
         if not self.waiting or self.slots is not None and state.slots_used[node] >= self.slots:
             return None
-        tasks, fits, check_cpu, check_mem = self.next_tasks, state.fits, self.check_cpu, self.check_mem
+        # the node's room as SimState.fits compares with it (an unchecked resource: unbounded)
+        free_cpu = state.free_cpu[node] + EPS if self.check_cpu else INF
+        free_mem = state.free_mem[node] + EPS if self.check_mem else INF
+        for cpu, mem in self.shapes:
+            if cpu <= free_cpu and mem <= free_mem:
+                break
+        else:  # no waiting owner's next task fits: the descent would decline every owner
+            return None
+        tasks = self.next_tasks
+        if self.more_resources:  # SimState.fits checks the others (GPUs...) too
+
+            def fits(u):
+                return state.fits(node, tasks[u], self.check_cpu, self.check_mem)
+
+        else:
+
+            def fits(u):
+                task = tasks[u]
+                return task.cpu <= free_cpu and task.mem <= free_mem
+
         engine = self.engine
-        u = engine.pick(lambda u: fits(node, tasks[u], check_cpu, check_mem))
+        u = engine.pick(fits)
         state.steps += engine.passed
         return None if u is None else self.next_jobs[u]
 
@@ -440,11 +477,9 @@ class FIFO(Scheduler):
     name = "fifo"
 
     def pick(self, state, node):
-        for job in state.jobs.values():
-            state.steps += 1
-            if job.runnable():
-                return job if state.fits(node, job.next_task()) else None
-        return None
+        state.steps += 1
+        job = state.first_job()
+        return job if job is not None and state.fits(node, job.next_task()) else None
 
 
 def make_scheduler(name: str) -> Scheduler:

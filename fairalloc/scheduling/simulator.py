@@ -155,6 +155,7 @@ class _JobRun:
         "cpu",
         "mem",
         "extra",
+        "tasks",
     )
 
     def __init__(self, jid, spec, name, u, submit):
@@ -165,12 +166,26 @@ class _JobRun:
         self.cancelled = False
         self.cpu = self.mem = 0.0  # allocated now (running tasks)
         self.extra: dict[int, float] = {}  # ... of the other resources, by resource index
+        self.tasks = spec.phases[0]  # the current phase's tasks (none once the job is done)
 
     def runnable(self) -> bool:
-        return not self.cancelled and self.next < len(self.spec.phases[self.phase])
+        return not self.cancelled and self.next < len(self.tasks)
 
     def next_task(self):
-        return self.spec.phases[self.phase][self.next]
+        return self.tasks[self.next]
+
+
+def _first_runnable(queue: list) -> _JobRun | None:
+    """The earliest job with a runnable task in ``queue`` (a heap of ``(id, phase, job)``, an entry
+    per job and phase that became runnable), dropping on the way the entries of jobs that have no
+    runnable task any more (started in full, cancelled or done): each entry is dropped once, so
+    a job whose tasks all run is never looked at again."""
+    while queue:
+        job = queue[0][2]
+        if not job.cancelled and job.next < len(job.tasks):
+            return job
+        heapq.heappop(queue)
+    return None
 
 
 class SimState:
@@ -208,6 +223,10 @@ class SimState:
         self.running = [0] * n
         self.user_jobs: list[dict[int, _JobRun]] = [{} for _ in range(n)]  # active jobs, submit order
         self.jobs: dict[int, _JobRun] = {}  # all active jobs, submit order
+        # the jobs that may have a runnable task, per owner and over all (see _first_runnable;
+        # the ids are the submit order)
+        self.ready: list[list[tuple[int, int, _JobRun]]] = [[] for _ in range(n)]
+        self.ready_all: list[tuple[int, int, _JobRun]] = []
         self.time = 0.0
         #: scheduler work so far (offers, plus owners / jobs / heap entries examined): the simulation
         #: stops at :data:`fairalloc.core.limits.MAX_SCHEDULER_STEPS`; built-in schedulers add to it
@@ -233,10 +252,17 @@ class SimState:
 
     def next_job(self, u: int) -> _JobRun | None:
         """The owner's earliest active job with a runnable task (its next task is hers)."""
-        for job in self.user_jobs[u].values():
-            if job.runnable():
-                return job
-        return None
+        return _first_runnable(self.ready[u])
+
+    def first_job(self) -> _JobRun | None:
+        """The earliest active job with a runnable task, of any owner."""
+        return _first_runnable(self.ready_all)
+
+    def now_runnable(self, job: _JobRun) -> None:
+        """``job``'s tasks of its current phase can start (it arrived, or its reduce phase is unlocked)."""
+        entry = (job.id, job.phase, job)
+        heapq.heappush(self.ready[job.u], entry)
+        heapq.heappush(self.ready_all, entry)
 
     def fits(self, node: int, task, check_cpu: bool = True, check_mem: bool = True) -> bool:
         """Whether ``task`` fits the node's free room in every resource; with ``check_cpu`` /
@@ -541,6 +567,7 @@ class _Simulation:
                 self.retire(job, t)
                 return
             self.push(float(spec.until), DEADLINE, job)
+        st.now_runnable(job)
         new_work.append(job)
         self.sched.changed(u)
 
@@ -574,18 +601,21 @@ class _Simulation:
         if job.cancelled:
             if job.running == 0:
                 self.retire(job, t)
-        elif job.done == len(job.spec.phases[job.phase]):
+        elif job.done == len(job.tasks):
             job.phase += 1
             job.next = job.done = 0
             if job.phase == len(job.spec.phases):
+                job.tasks = ()
                 self.retire(job, t)
             else:
+                job.tasks = job.spec.phases[job.phase]
+                self.st.now_runnable(job)
                 new_work.append(job)
         self.sched.changed(u)
 
     def deadline(self, job: _JobRun, t: float) -> None:
         """A job's ``until``: cancel its unstarted tasks, unless its last phase has started them all."""
-        last_phase_started = job.phase == len(job.spec.phases) - 1 and job.next == len(job.spec.phases[job.phase])
+        last_phase_started = job.phase == len(job.spec.phases) - 1 and job.next == len(job.tasks)
         if job.finish is None and not job.cancelled and job.id in self.st.jobs and not last_phase_started:
             job.cancelled = True
             if job.running == 0:
@@ -612,16 +642,12 @@ class _Simulation:
         every node where a newly runnable task fits."""
         st, n_nodes, check_cpu, check_mem = self.st, self.st.n_nodes, self.check_cpu, self.check_mem
         if not self.extras:
-            free_cpu, free_mem = self.free_cpu, self.free_mem
+            free_cpu, free_mem, nodes, unchecked = self.free_cpu, self.free_mem, range(n_nodes), -float("inf")
             shapes = {(j.next_task().cpu, j.next_task().mem) for j in new_work if j.runnable()}
-            fit = set(
-                n
-                for n in range(n_nodes)
-                if any(
-                    (not check_cpu or c <= free_cpu[n] + EPS) and (not check_mem or m <= free_mem[n] + EPS)
-                    for c, m in shapes
-                )
-            )
+            fit: set[int] = set()
+            for c, m in shapes:  # (an unchecked resource always fits)
+                c, m = c if check_cpu else unchecked, m if check_mem else unchecked
+                fit.update(n for n, fc, fm in zip(nodes, free_cpu, free_mem) if c <= fc + EPS and m <= fm + EPS)
         else:
             tasks = {j.next_task() for j in new_work if j.runnable()}
             fit = set(n for n in range(n_nodes) if any(st.fits(n, task, check_cpu, check_mem) for task in tasks))
