@@ -446,6 +446,7 @@ class _Simulation:
         self.event_limit, self.step_limit = limits.MAX_EVENTS, limits.MAX_SCHEDULER_STEPS
         st = self.st = SimState(workload)
         sched.bind(st)
+        self.changed, self.heappush = sched.changed, heapq.heappush  # (bound once: called for every task)
         self.horizon = workload.horizon
         self.cap_cpu, self.cap_mem = st.capacity_by_resource[0], st.capacity_by_resource[1]
         self.index, self.free_by, self.used_by = st.index, st.free_by_resource, st.used_by_resource
@@ -611,7 +612,7 @@ class _Simulation:
                 job.tasks = job.spec.phases[job.phase]
                 self.st.now_runnable(job)
                 new_work.append(job)
-        self.sched.changed(u)
+        self.changed(u)
 
     def deadline(self, job: _JobRun, t: float) -> None:
         """A job's ``until``: cancel its unstarted tasks, unless its last phase has started them all."""
@@ -657,6 +658,7 @@ class _Simulation:
     def offer(self, nodes: list[int], t: float) -> None:
         """Offer each of ``nodes`` in turn to the scheduler until it declines; launch every task it picks."""
         st, sched, step_limit, launch = self.st, self.sched, self.step_limit, self.launch
+        pick = sched.pick
         for node in nodes:
             while True:
                 st.steps += 1
@@ -666,7 +668,7 @@ class _Simulation:
                         f"{step_limit} scheduler steps (offers of {st.n_nodes} nodes, owners and jobs "
                         "examined), the most fairalloc simulates"
                     )
-                job = sched.pick(st, node)
+                job = pick(st, node)
                 if job is None:
                     break
                 launch(job, node, t)
@@ -674,7 +676,8 @@ class _Simulation:
     def launch(self, job: _JobRun, node: int, t: float) -> None:
         """Start ``job``'s next task on ``node`` at ``t``; on an over-committed node (``:oc``) it runs
         slower by the node's load."""
-        task = job.next_task()
+        position = job.next
+        task = job.tasks[position]
         extra = task.extra
         if extra and not self.st.fits_extra(node, extra):
             raise CaseError(
@@ -682,8 +685,7 @@ class _Simulation:
                 f"where its {', '.join(r for r, _ in extra)} demand does not fit (a scheduler "
                 "must check every resource with state.fits)"
             )
-        position = job.next
-        job.next += 1
+        job.next = position + 1
         job.running += 1
         u = job.u
         cpu, mem = task.cpu, task.mem
@@ -708,7 +710,7 @@ class _Simulation:
             self.max_over = load
         if self.overcommit_possible and load > 1.0 + EPS:
             duration *= load
-        heapq.heappush(self.events, (t + duration, self.seq, FINISH, (job, node, cpu, mem, extra)))
+        self.heappush(self.events, (t + duration, self.seq, FINISH, (job, node, cpu, mem, extra)))
         self.seq += 1
         if self.record_tasks:
             self.records.append(
@@ -716,7 +718,7 @@ class _Simulation:
                     job.name, job.owner, PHASES[job.phase], position, node, t, t + duration, cpu, mem, dict(extra)
                 )
             )
-        self.sched.changed(u)
+        self.changed(u)
 
     def take_extras(self, extra: tuple, node: int, job: _JobRun, load: float) -> float:
         """Allocate a launched task's other resources ``extra`` on ``node`` to ``job`` (and its owner);
