@@ -95,7 +95,11 @@ class _OwnerOrder(Scheduler):
     """Owners offered a node in increasing ``key(u)`` (ties: the owner listed first) until one's next task
     fits: the descent of :class:`~fairalloc.engines.discrete.DiscreteEngine` (the heap of Algorithm 1,
     Ghodsi et al., "Dominant Resource Fairness", NSDI 2011, section 4.2), over a flat tree of owners
-    or, with :meth:`_build`'s ``parent``, a tree of groups (H-DRF).
+    or, with :meth:`_build`'s ``parent``, a tree of groups (H-DRF); on a flat tree, the same order
+    kept by :class:`_FlatOwners`.
+
+    A node that no waiting owner's next task fits (the usual end of an offer) is declined from the
+    distinct shapes of those tasks (``shapes``) without a descent.
 
     The scheduler computes the keys (Python floats, the very ones the simulator's totals give) and
     gives them to the engine (``engine.set_share``), then re-keys with ``engine.changed``: the engine's own

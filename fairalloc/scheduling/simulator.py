@@ -14,7 +14,8 @@ Model
   returns ``None``; every pick launches one task there (Mesos-style offers, one task at a time).
 * A job's tasks run in phase order: its reduce tasks become runnable when all its map tasks have
   finished. Within an owner, jobs are served in submit order (the owner's *next task* is the next
-  unstarted task of her earliest job that has one runnable).
+  unstarted task of her earliest job that has one runnable; each owner keeps a queue of her jobs
+  with a runnable task, so jobs whose tasks all run cost nothing per offer).
 * Closed-loop jobs (``resubmit``) are resubmitted at their finish time while before the horizon;
   ``until`` cancels a job's unstarted tasks at that time. The run stops at ``workload.horizon``
   (tasks still running then are not finished) or when every job is done.
@@ -39,7 +40,7 @@ Schedulers (``simulate(workload, name)``; unknown names raise :class:`~fairalloc
   resource; shares count every resource too) gets it (a map task; its reduce tasks only once
   its maps are done, as for every scheduler). If no job of a group fits, the next group is
   tried. (The paper's pseudo-code returns null at the first job that does not fit; we go on, as
-  the text describes.) Cost: a descent of the discrete engine's heap of groups and a sort of one
+  the text describes.) Cost: a pass over the groups in order (a sorted list) and a sort of one
   group's jobs per launch.
 * ``hdrf``: H-DRF (Bhattacharya et al., SoCC 2013) over a tree of owners declared by their names:
   ``eng/web/alice`` is owner ``alice`` in group ``web`` in group ``eng`` (see :func:`owner_tree`);
