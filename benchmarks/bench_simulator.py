@@ -1,17 +1,23 @@
-"""Simulator throughput: replay ~1,000,000 tasks on 400 nodes with DRF and report events per second.
+"""Simulator throughput: DRF on 400 nodes at 10^5 and 10^6 tasks (10^7 with --full), in events per
+second and as a ratio to a bare ``heapq`` loop of the same events timed in the same process.
 
 Workload (synthetic, deterministic for --seed): 400 nodes of 16 CPU / 32 GB (the DRF paper's
-section 7.3 node); ``--tasks`` tasks in jobs of ``--tasks-per-job`` (default 100, so 10,000 jobs)
-owned round-robin by ``--users`` users; per job one task shape (CPU uniform in 1..4, memory
-uniform in 1..8 GB); task durations exponential, mean 30 s; Poisson job arrivals with the mean
-inter-arrival chosen so the offered CPU load is about 90% of the cluster. Single-phase jobs.
+section 7.3 node); N tasks in jobs of ``--tasks-per-job`` (default 100) owned round-robin by
+``--users`` users (default 20); per job one task shape (CPU uniform in 1..4, memory uniform in
+1..8 GB); task durations exponential, mean 30 s; Poisson job arrivals with the mean inter-arrival
+chosen so the offered CPU load is about 90% of the cluster. Single-phase jobs.
 
-Reported: workload build + validation time, simulation wall time, events (arrivals + task
-finishes) and events per second, tasks launched per second, and as a floor for comparison a
-plain-Python baseline (no numpy anywhere, like the simulator): the same number of events pushed
-through a bare ``heapq`` with no scheduling at all. Also a smaller run with ``slots:12``.
+The floor (``heapq_events_per_second``): the same events (every job's arrival at its submit time,
+every task's finish) popped from one ``heapq`` in plain Python with no scheduling at all: the heap
+starts with the arrivals, and an arrival pushes its tasks' finishes (submit + duration, as if
+every task started at once). The loop is timed right before and right after the simulation and the
+two figures averaged, so load from other processes hits both; ``ratio`` = heapq events/s /
+simulator events/s (the target: at most 5 at 10^6 tasks). Also a ``slots:12`` run at 2x10^5 tasks.
 
-Run: .venv/bin/python benchmarks/bench_simulator.py [--tasks N] [--nodes N] [--json FILE]
+``previous`` in the JSON (and in benchmarks/README.md): the same benchmark run on the simulator
+before the per-owner queues of runnable jobs (issue 18), for comparison.
+
+Run: .venv/bin/python benchmarks/bench_simulator.py [--quick | --full] [--json FILE]
 """
 
 from __future__ import annotations
@@ -22,8 +28,24 @@ import json
 import random
 import time
 
+from fairalloc.core import limits
 from fairalloc.scheduling.simulator import simulate
 from fairalloc.scheduling.workloads import Job, Task, Workload, validate
+
+#: the same benchmark on the simulator before issue 18's changes (commit 1ea22ea, in one run on the
+#: 2-core machine shared with other work; see benchmarks/README.md); 10^7 tasks was not run (at
+#: 3,646 events/s and slowing as the queues grow, it would have taken more than 45 minutes)
+PREVIOUS = {
+    "commit": "1ea22ea",
+    "runs": [
+        {"scheduler": "drf", "tasks": 100_000, "events_per_second": 11_352, "heapq_events_per_second": 327_081},
+        {"scheduler": "drf", "tasks": 1_000_000, "events_per_second": 3_646, "heapq_events_per_second": 264_233},
+        {"scheduler": "slots:12", "tasks": 200_000, "events_per_second": 5_309, "heapq_events_per_second": 169_278},
+    ],
+}
+PREVIOUS_RATIOS = {100_000: 28.81, 1_000_000: 72.48, 200_000: 31.89}  # heapq / simulator, as measured
+
+TARGET_RATIO = 5.0
 
 
 def build(tasks: int, nodes: int, users: int, per_job: int, seed: int) -> Workload:
@@ -50,27 +72,65 @@ def build(tasks: int, nodes: int, users: int, per_job: int, seed: int) -> Worklo
     return Workload(nodes, node_cpu, node_mem, tuple(jobs), f"synthetic-{tasks}")
 
 
-def heap_baseline(n_events: int, nodes: int, seed: int) -> float:
-    """Events per second of a bare heapq replay: push every task's finish, pop them in order."""
-    rng = random.Random(seed)
+def heap_floor(w: Workload) -> tuple[int, float]:
+    """The bare ``heapq`` loop over ``w``'s events (see the module docstring): (events, events/s)."""
+    durations = [[t.duration for phase in j.phases for t in phase] for j in w.jobs]
     start = time.perf_counter()
-    heap, seq = [], 0
-    for _ in range(min(n_events, 4 * nodes * 16)):  # keep ~ as many in flight as the cluster holds
-        heapq.heappush(heap, (rng.random() * 30, seq, None))
-        seq += 1
-    done = 0
-    while heap and done < n_events:
-        t, _, _ = heapq.heappop(heap)
+    heap = [(float(j.submit), k, k) for k, j in enumerate(w.jobs)]
+    heapq.heapify(heap)
+    seq, n_jobs, done = len(heap), len(heap), 0
+    pop, push = heapq.heappop, heapq.heappush
+    while heap:
+        t, _, payload = pop(heap)
         done += 1
-        if seq < n_events:
-            heapq.heappush(heap, (t + rng.random() * 60, seq, None))
-            seq += 1
-    return done / (time.perf_counter() - start)
+        if payload < n_jobs:  # an arrival: its tasks' finishes
+            for d in durations[payload]:
+                push(heap, (t + d, seq, n_jobs))
+                seq += 1
+    return done, done / (time.perf_counter() - start)
+
+
+def measure(w: Workload, scheduler: str) -> dict:
+    """One simulation of ``w`` between two timings of its bare heapq loop."""
+    _, before = heap_floor(w)
+    r = simulate(w, scheduler, samples=200, progress=False)
+    floor_events, after = heap_floor(w)
+    floor = (before + after) / 2
+    return {
+        "scheduler": scheduler,
+        "tasks": w.n_tasks,
+        "events": r.events,
+        "heapq_events": floor_events,
+        "wall_seconds": round(r.wall_seconds, 2),
+        "events_per_second": round(r.events_per_second),
+        "heapq_events_per_second": round(floor),
+        "heapq_before_after": [round(before), round(after)],
+        "ratio": round(floor / r.events_per_second, 2),
+        "tasks_per_second": round(r.tasks_started / r.wall_seconds),
+        "simulated_seconds": round(r.end_time),
+        "tasks_finished": r.tasks_finished,
+        "utilization": {k: round(v, 3) for k, v in r.utilization.items()},
+        "fairness_error": round(r.fairness_error, 4),
+        "mean_completion_time": round(r.mean_completion_time["all"], 1),
+    }
+
+
+def lift_limits(tasks: int) -> None:
+    """Let this process simulate ``tasks`` tasks: above :data:`fairalloc.core.limits.MAX_TASKS` (the
+    most a user's workload may hold, 2,000,000) the benchmark raises that bound and the event and
+    scheduler-step bounds with it, for itself only."""
+    if tasks > limits.MAX_TASKS:
+        limits.MAX_TASKS = tasks
+        limits.MAX_EVENTS = max(limits.MAX_EVENTS, 2 * tasks)
+        limits.MAX_SCHEDULER_STEPS = max(limits.MAX_SCHEDULER_STEPS, 100 * tasks)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tasks", type=int, default=1_000_000)
+    size = ap.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="10^5 tasks only, no slots run (a smoke test)")
+    size.add_argument("--full", action="store_true", help="also 10^7 tasks (long: minutes, several GB)")
+    ap.add_argument("--tasks", type=int, nargs="+", help="task counts instead of 10^5 10^6")
     ap.add_argument("--nodes", type=int, default=400)
     ap.add_argument("--users", type=int, default=20)
     ap.add_argument("--tasks-per-job", type=int, default=100)
@@ -78,58 +138,33 @@ def main() -> None:
     ap.add_argument("--slots-tasks", type=int, default=200_000, help="tasks for the slots:12 run (0: skip)")
     ap.add_argument("--json", help="write the results to this file")
     args = ap.parse_args()
-
-    t0 = time.perf_counter()
-    w = build(args.tasks, args.nodes, args.users, args.tasks_per_job, args.seed)
-    t1 = time.perf_counter()
-    validate(w)
-    t2 = time.perf_counter()
-    out = {
-        "tasks": w.n_tasks,
-        "jobs": len(w.jobs),
-        "nodes": w.nodes,
-        "users": args.users,
-        "build_seconds": round(t1 - t0, 2),
-        "validate_seconds": round(t2 - t1, 2),
-        "runs": [],
-    }
-    print(
-        f"workload: {w.n_tasks:,} tasks, {len(w.jobs):,} jobs, {args.users} users, {w.nodes} nodes "
-        f"(build {t1 - t0:.1f} s, validate {t2 - t1:.1f} s)"
-    )
-    runs = [("drf", w)]
-    if args.slots_tasks:
-        runs.append(
-            (
-                "slots:12",
-                build(min(args.slots_tasks, args.tasks), args.nodes, args.users, args.tasks_per_job, args.seed),
-            )
-        )
-    for name, wl in runs:
-        r = simulate(wl, name, samples=200)
-        row = {
-            "scheduler": name,
-            "tasks": wl.n_tasks,
-            "events": r.events,
-            "wall_seconds": round(r.wall_seconds, 2),
-            "events_per_second": round(r.events_per_second),
-            "tasks_per_second": round(r.tasks_started / r.wall_seconds),
-            "simulated_seconds": round(r.end_time),
-            "tasks_finished": r.tasks_finished,
-            "utilization": {k: round(v, 3) for k, v in r.utilization.items()},
-            "fairness_error": round(r.fairness_error, 4),
-            "mean_completion_time": round(r.mean_completion_time["all"], 1),
-        }
+    sizes = args.tasks or ([100_000] if args.quick else [100_000, 1_000_000] + [10_000_000] * args.full)
+    runs = [("drf", n) for n in sizes]
+    if args.slots_tasks and not args.quick:
+        runs.append(("slots:12", args.slots_tasks))
+    out: dict = {"nodes": args.nodes, "users": args.users, "target_ratio": TARGET_RATIO, "runs": []}
+    for name, n in runs:
+        lift_limits(n)
+        t0 = time.perf_counter()
+        w = validate(build(n, args.nodes, args.users, args.tasks_per_job, args.seed))
+        built = time.perf_counter() - t0
+        row = measure(w, name)
+        row["build_seconds"] = round(built, 1)
         out["runs"].append(row)
+        before = next((p for p in PREVIOUS["runs"] if (p["scheduler"], p["tasks"]) == (name, n)), None)
         print(
-            f"{name:9s}: {wl.n_tasks:,} tasks, {r.events:,} events in {r.wall_seconds:.1f} s = "
-            f"{r.events_per_second:,.0f} events/s ({row['tasks_per_second']:,} tasks/s); simulated "
-            f"{r.end_time:,.0f} s, utilisation cpu {r.utilization['cpu']:.3f} mem {r.utilization['mem']:.3f}, "
-            f"fairness error {r.fairness_error:.4f}, mean JCT {row['mean_completion_time']} s"
+            f"{name:8s} {n:>10,} tasks: {row['events']:,} events in {row['wall_seconds']:.1f} s = "
+            f"{row['events_per_second']:,} events/s; bare heapq {row['heapq_events_per_second']:,} events/s: "
+            f"ratio {row['ratio']:.2f} (target <= {TARGET_RATIO:g} at 10^6); {row['tasks_per_second']:,} tasks/s, "
+            f"utilisation cpu {row['utilization']['cpu']:.3f}, fairness error {row['fairness_error']:.4f}"
+            + (
+                f"; previously {before['events_per_second']:,} events/s, ratio {PREVIOUS_RATIOS[n]:.2f}"
+                if before
+                else ""
+            ),
+            flush=True,
         )
-    base = heap_baseline(out["runs"][0]["events"], args.nodes, args.seed)
-    out["heapq_baseline_events_per_second"] = round(base)
-    print(f"baseline : bare heapq replay (no scheduling) {base:,.0f} events/s")
+    out["previous"] = {**PREVIOUS, "runs": [{**p, "ratio": PREVIOUS_RATIOS[p["tasks"]]} for p in PREVIOUS["runs"]]}
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

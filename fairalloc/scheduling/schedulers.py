@@ -4,12 +4,15 @@
 
 from __future__ import annotations
 
+import bisect
+
 from fairalloc.core import limits
 from fairalloc.core.errors import CaseError, excerpt, unknown
 from fairalloc.engines.discrete import DiscreteEngine
 from fairalloc.engines.filling import drf_shares
 
 EPS = 1e-9
+INF = float("inf")
 
 #: the names ``make_scheduler`` accepts (K a positive integer)
 SCHEDULER_NAMES = (
@@ -52,11 +55,51 @@ class Scheduler:
         raise NotImplementedError
 
 
+class _FlatOwners:
+    """The descent of :class:`~fairalloc.engines.discrete.DiscreteEngine` on a flat tree in its
+    default order, owners in increasing ``(key, u)`` (the engine's entries ``(key, 0.0, rank u, u,
+    version)`` sort alike), kept as a sorted list of the waiting owners' ``(key, u)``: a pick reads
+    it from the front, declining owners without taking them out and putting them back, and a
+    change is a deletion and an insertion in C (``bisect``), for the two changes of every task."""
+
+    def __init__(self, n: int):
+        self.key = [0.0] * n
+        self.entry: list[tuple[float, int] | None] = [None] * n  # per waiting owner: her place in order
+        self.order: list[tuple[float, int]] = []  # the waiting owners' entries, sorted
+        self.paths = [[u] for u in range(n)]  # (no groups above anyone)
+        self.passed = 0  # owners declined by the last pick
+
+    def set_share(self, u: int, value: float) -> None:
+        self.key[u] = value
+
+    def changed(self, u: int, *, active: bool) -> None:
+        """Owner ``u``'s key was set; ``active``: whether she waits for a node."""
+        order, old = self.order, self.entry[u]
+        if old is not None:
+            del order[bisect.bisect_left(order, old)]
+        new = self.entry[u] = (self.key[u], u) if active else None
+        if new is not None:
+            bisect.insort(order, new)
+
+    def pick(self, fits) -> int | None:
+        """The first waiting owner in order for which ``fits(u)`` holds (None: none)."""
+        for k, (_, u) in enumerate(self.order):
+            if fits(u):
+                self.passed = k
+                return u
+        self.passed = len(self.order)
+        return None
+
+
 class _OwnerOrder(Scheduler):
     """Owners offered a node in increasing ``key(u)`` (ties: the owner listed first) until one's next task
     fits: the descent of :class:`~fairalloc.engines.discrete.DiscreteEngine` (the heap of Algorithm 1,
     Ghodsi et al., "Dominant Resource Fairness", NSDI 2011, section 4.2), over a flat tree of owners
-    or, with :meth:`_build`'s ``parent``, a tree of groups (H-DRF).
+    or, with :meth:`_build`'s ``parent``, a tree of groups (H-DRF); on a flat tree, the same order
+    kept by :class:`_FlatOwners`.
+
+    A node that no waiting owner's next task fits (the usual end of an offer) is declined from the
+    distinct shapes of those tasks (``shapes``) without a descent.
 
     The scheduler computes the keys (Python floats, the very ones the simulator's totals give) and
     gives them to the engine (``engine.set_share``), then re-keys with ``engine.changed``: the engine's own
@@ -74,8 +117,12 @@ class _OwnerOrder(Scheduler):
         st = self.state
         n, m = len(st.owners), len(st.resources)
         self.weight = [1.0] * n if weights is None else [float(w) for w in weights]
-        self.engine = DiscreteEngine(
-            st.total, self.weight, parent=parent, group_weights=group_weights, order=order, tie_break="order"
+        self.engine: DiscreteEngine | _FlatOwners = (
+            _FlatOwners(n)
+            if parent is None and order is None
+            else DiscreteEngine(
+                st.total, self.weight, parent=parent, group_weights=group_weights, order=order, tie_break="order"
+            )
         )
         self.group_weight = {n + k: float(w) for k, w in enumerate(group_weights)}
         self.groups_above = [self.engine.paths[u][1:] for u in range(n)]  # her groups, bottom up
@@ -85,6 +132,10 @@ class _OwnerOrder(Scheduler):
         self.next_jobs: list = [None] * n
         self.next_tasks: list = [None] * n  # ... and its next task
         self.waiting = 0  # owners with a next job
+        self.shape: list = [None] * n  # per owner with a next job: her next task's (cpu, mem)
+        self.shapes: dict[tuple[float, float], int] = {}  # those shapes: how many owners wait with each
+        self.least: tuple[float, float] | None = None  # their smallest CPU and memory (None: to compute)
+        self.more_resources = m > 2  # resources beyond CPU and memory
         for u in range(n):
             self.engine.changed(u, active=False)  # nothing to run yet
 
@@ -108,18 +159,64 @@ class _OwnerOrder(Scheduler):
                 set_share(v, max([x / t for x, t in zip(row, total)]) / self.group_weight[v])
         job, before = st.next_job(u), self.next_jobs[u]
         self.next_jobs[u] = job
-        self.next_tasks[u] = None if job is None else job.next_task()
+        if job is None:
+            self.next_tasks[u] = None
+            if self.shape[u] is not None:
+                self._reshape(u, None)
+        else:
+            task = self.next_tasks[u] = job.tasks[job.next]
+            shape = self.shape[u]
+            if shape is None or shape[0] != task.cpu or shape[1] != task.mem:
+                self._reshape(u, (task.cpu, task.mem))
         if job is None and before is None and not above:
             return  # out before and after: her new key waits for her work
         self.waiting += (job is not None) - (before is not None)
         engine.changed(u, active=job is not None)
 
+    def _reshape(self, u: int, shape) -> None:
+        """Owner ``u``'s next task has the (cpu, mem) ``shape`` now (None: she waits for nothing)."""
+        shapes, old = self.shapes, self.shape[u]
+        if old is not None:
+            shapes[old] -= 1
+            if not shapes[old]:
+                del shapes[old]
+        if shape is not None:
+            shapes[shape] = shapes.get(shape, 0) + 1
+        self.shape[u] = shape
+        self.least = None
+
+    def _least(self) -> tuple[float, float]:
+        self.least = (min(c for c, _ in self.shapes), min(m for _, m in self.shapes))
+        return self.least
+
     def pick(self, state, node):
         if not self.waiting or self.slots is not None and state.slots_used[node] >= self.slots:
             return None
-        tasks, fits, check_cpu, check_mem = self.next_tasks, state.fits, self.check_cpu, self.check_mem
+        # the node's room as SimState.fits compares with it (an unchecked resource: unbounded)
+        free_cpu = state.free_cpu[node] + EPS if self.check_cpu else INF
+        free_mem = state.free_mem[node] + EPS if self.check_mem else INF
+        least = self.least or self._least()
+        if least[0] > free_cpu or least[1] > free_mem:
+            return None  # (a full node, at a glance)
+        for cpu, mem in self.shapes:
+            if cpu <= free_cpu and mem <= free_mem:
+                break
+        else:  # no waiting owner's next task fits: the descent would decline every owner
+            return None
+        tasks = self.next_tasks
+        if self.more_resources:  # SimState.fits checks the others (GPUs...) too
+
+            def fits(u):
+                return state.fits(node, tasks[u], self.check_cpu, self.check_mem)
+
+        else:
+
+            def fits(u):
+                task = tasks[u]
+                return task.cpu <= free_cpu and task.mem <= free_mem
+
         engine = self.engine
-        u = engine.pick(lambda u: fits(node, tasks[u], check_cpu, check_mem))
+        u = engine.pick(fits)
         state.steps += engine.passed
         return None if u is None else self.next_jobs[u]
 
@@ -440,11 +537,9 @@ class FIFO(Scheduler):
     name = "fifo"
 
     def pick(self, state, node):
-        for job in state.jobs.values():
-            state.steps += 1
-            if job.runnable():
-                return job if state.fits(node, job.next_task()) else None
-        return None
+        state.steps += 1
+        job = state.first_job()
+        return job if job is not None and state.fits(node, job.next_task()) else None
 
 
 def make_scheduler(name: str) -> Scheduler:

@@ -14,7 +14,8 @@ Model
   returns ``None``; every pick launches one task there (Mesos-style offers, one task at a time).
 * A job's tasks run in phase order: its reduce tasks become runnable when all its map tasks have
   finished. Within an owner, jobs are served in submit order (the owner's *next task* is the next
-  unstarted task of her earliest job that has one runnable).
+  unstarted task of her earliest job that has one runnable; each owner keeps a queue of her jobs
+  with a runnable task, so jobs whose tasks all run cost nothing per offer).
 * Closed-loop jobs (``resubmit``) are resubmitted at their finish time while before the horizon;
   ``until`` cancels a job's unstarted tasks at that time. The run stops at ``workload.horizon``
   (tasks still running then are not finished) or when every job is done.
@@ -39,7 +40,7 @@ Schedulers (``simulate(workload, name)``; unknown names raise :class:`~fairalloc
   resource; shares count every resource too) gets it (a map task; its reduce tasks only once
   its maps are done, as for every scheduler). If no job of a group fits, the next group is
   tried. (The paper's pseudo-code returns null at the first job that does not fit; we go on, as
-  the text describes.) Cost: a descent of the discrete engine's heap of groups and a sort of one
+  the text describes.) Cost: a pass over the groups in order (a sorted list) and a sort of one
   group's jobs per launch.
 * ``hdrf``: H-DRF (Bhattacharya et al., SoCC 2013) over a tree of owners declared by their names:
   ``eng/web/alice`` is owner ``alice`` in group ``web`` in group ``eng`` (see :func:`owner_tree`);
@@ -155,6 +156,7 @@ class _JobRun:
         "cpu",
         "mem",
         "extra",
+        "tasks",
     )
 
     def __init__(self, jid, spec, name, u, submit):
@@ -165,12 +167,26 @@ class _JobRun:
         self.cancelled = False
         self.cpu = self.mem = 0.0  # allocated now (running tasks)
         self.extra: dict[int, float] = {}  # ... of the other resources, by resource index
+        self.tasks = spec.phases[0]  # the current phase's tasks (none once the job is done)
 
     def runnable(self) -> bool:
-        return not self.cancelled and self.next < len(self.spec.phases[self.phase])
+        return not self.cancelled and self.next < len(self.tasks)
 
     def next_task(self):
-        return self.spec.phases[self.phase][self.next]
+        return self.tasks[self.next]
+
+
+def _first_runnable(queue: list) -> _JobRun | None:
+    """The earliest job with a runnable task in ``queue`` (a heap of ``(id, phase, job)``, an entry
+    per job and phase that became runnable), dropping on the way the entries of jobs that have no
+    runnable task any more (started in full, cancelled or done): each entry is dropped once, so
+    a job whose tasks all run is never looked at again."""
+    while queue:
+        job = queue[0][2]
+        if not job.cancelled and job.next < len(job.tasks):
+            return job
+        heapq.heappop(queue)
+    return None
 
 
 class SimState:
@@ -208,6 +224,10 @@ class SimState:
         self.running = [0] * n
         self.user_jobs: list[dict[int, _JobRun]] = [{} for _ in range(n)]  # active jobs, submit order
         self.jobs: dict[int, _JobRun] = {}  # all active jobs, submit order
+        # the jobs that may have a runnable task, per owner and over all (see _first_runnable;
+        # the ids are the submit order)
+        self.ready: list[list[tuple[int, int, _JobRun]]] = [[] for _ in range(n)]
+        self.ready_all: list[tuple[int, int, _JobRun]] = []
         self.time = 0.0
         #: scheduler work so far (offers, plus owners / jobs / heap entries examined): the simulation
         #: stops at :data:`fairalloc.core.limits.MAX_SCHEDULER_STEPS`; built-in schedulers add to it
@@ -233,10 +253,17 @@ class SimState:
 
     def next_job(self, u: int) -> _JobRun | None:
         """The owner's earliest active job with a runnable task (its next task is hers)."""
-        for job in self.user_jobs[u].values():
-            if job.runnable():
-                return job
-        return None
+        return _first_runnable(self.ready[u])
+
+    def first_job(self) -> _JobRun | None:
+        """The earliest active job with a runnable task, of any owner."""
+        return _first_runnable(self.ready_all)
+
+    def now_runnable(self, job: _JobRun) -> None:
+        """``job``'s tasks of its current phase can start (it arrived, or its reduce phase is unlocked)."""
+        entry = (job.id, job.phase, job)
+        heapq.heappush(self.ready[job.u], entry)
+        heapq.heappush(self.ready_all, entry)
 
     def fits(self, node: int, task, check_cpu: bool = True, check_mem: bool = True) -> bool:
         """Whether ``task`` fits the node's free room in every resource; with ``check_cpu`` /
@@ -420,6 +447,7 @@ class _Simulation:
         self.event_limit, self.step_limit = limits.MAX_EVENTS, limits.MAX_SCHEDULER_STEPS
         st = self.st = SimState(workload)
         sched.bind(st)
+        self.changed, self.heappush = sched.changed, heapq.heappush  # (bound once: called for every task)
         self.horizon = workload.horizon
         self.cap_cpu, self.cap_mem = st.capacity_by_resource[0], st.capacity_by_resource[1]
         self.index, self.free_by, self.used_by = st.index, st.free_by_resource, st.used_by_resource
@@ -541,6 +569,7 @@ class _Simulation:
                 self.retire(job, t)
                 return
             self.push(float(spec.until), DEADLINE, job)
+        st.now_runnable(job)
         new_work.append(job)
         self.sched.changed(u)
 
@@ -574,18 +603,21 @@ class _Simulation:
         if job.cancelled:
             if job.running == 0:
                 self.retire(job, t)
-        elif job.done == len(job.spec.phases[job.phase]):
+        elif job.done == len(job.tasks):
             job.phase += 1
             job.next = job.done = 0
             if job.phase == len(job.spec.phases):
+                job.tasks = ()
                 self.retire(job, t)
             else:
+                job.tasks = job.spec.phases[job.phase]
+                self.st.now_runnable(job)
                 new_work.append(job)
-        self.sched.changed(u)
+        self.changed(u)
 
     def deadline(self, job: _JobRun, t: float) -> None:
         """A job's ``until``: cancel its unstarted tasks, unless its last phase has started them all."""
-        last_phase_started = job.phase == len(job.spec.phases) - 1 and job.next == len(job.spec.phases[job.phase])
+        last_phase_started = job.phase == len(job.spec.phases) - 1 and job.next == len(job.tasks)
         if job.finish is None and not job.cancelled and job.id in self.st.jobs and not last_phase_started:
             job.cancelled = True
             if job.running == 0:
@@ -612,16 +644,12 @@ class _Simulation:
         every node where a newly runnable task fits."""
         st, n_nodes, check_cpu, check_mem = self.st, self.st.n_nodes, self.check_cpu, self.check_mem
         if not self.extras:
-            free_cpu, free_mem = self.free_cpu, self.free_mem
+            free_cpu, free_mem, nodes, unchecked = self.free_cpu, self.free_mem, range(n_nodes), -float("inf")
             shapes = {(j.next_task().cpu, j.next_task().mem) for j in new_work if j.runnable()}
-            fit = set(
-                n
-                for n in range(n_nodes)
-                if any(
-                    (not check_cpu or c <= free_cpu[n] + EPS) and (not check_mem or m <= free_mem[n] + EPS)
-                    for c, m in shapes
-                )
-            )
+            fit: set[int] = set()
+            for c, m in shapes:  # (an unchecked resource always fits)
+                c, m = c if check_cpu else unchecked, m if check_mem else unchecked
+                fit.update(n for n, fc, fm in zip(nodes, free_cpu, free_mem) if c <= fc + EPS and m <= fm + EPS)
         else:
             tasks = {j.next_task() for j in new_work if j.runnable()}
             fit = set(n for n in range(n_nodes) if any(st.fits(n, task, check_cpu, check_mem) for task in tasks))
@@ -631,6 +659,7 @@ class _Simulation:
     def offer(self, nodes: list[int], t: float) -> None:
         """Offer each of ``nodes`` in turn to the scheduler until it declines; launch every task it picks."""
         st, sched, step_limit, launch = self.st, self.sched, self.step_limit, self.launch
+        pick = sched.pick
         for node in nodes:
             while True:
                 st.steps += 1
@@ -640,7 +669,7 @@ class _Simulation:
                         f"{step_limit} scheduler steps (offers of {st.n_nodes} nodes, owners and jobs "
                         "examined), the most fairalloc simulates"
                     )
-                job = sched.pick(st, node)
+                job = pick(st, node)
                 if job is None:
                     break
                 launch(job, node, t)
@@ -648,7 +677,8 @@ class _Simulation:
     def launch(self, job: _JobRun, node: int, t: float) -> None:
         """Start ``job``'s next task on ``node`` at ``t``; on an over-committed node (``:oc``) it runs
         slower by the node's load."""
-        task = job.next_task()
+        position = job.next
+        task = job.tasks[position]
         extra = task.extra
         if extra and not self.st.fits_extra(node, extra):
             raise CaseError(
@@ -656,8 +686,7 @@ class _Simulation:
                 f"where its {', '.join(r for r, _ in extra)} demand does not fit (a scheduler "
                 "must check every resource with state.fits)"
             )
-        position = job.next
-        job.next += 1
+        job.next = position + 1
         job.running += 1
         u = job.u
         cpu, mem = task.cpu, task.mem
@@ -682,7 +711,7 @@ class _Simulation:
             self.max_over = load
         if self.overcommit_possible and load > 1.0 + EPS:
             duration *= load
-        heapq.heappush(self.events, (t + duration, self.seq, FINISH, (job, node, cpu, mem, extra)))
+        self.heappush(self.events, (t + duration, self.seq, FINISH, (job, node, cpu, mem, extra)))
         self.seq += 1
         if self.record_tasks:
             self.records.append(
@@ -690,7 +719,7 @@ class _Simulation:
                     job.name, job.owner, PHASES[job.phase], position, node, t, t + duration, cpu, mem, dict(extra)
                 )
             )
-        self.sched.changed(u)
+        self.changed(u)
 
     def take_extras(self, extra: tuple, node: int, job: _JobRun, load: float) -> float:
         """Allocate a launched task's other resources ``extra`` on ``node`` to ``job`` (and its owner);
