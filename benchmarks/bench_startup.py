@@ -15,7 +15,9 @@ PyYAML reads it, tabulate lays out its table, click parses the command line) imp
 
 ``--previous DIR`` also times a second checkout of fairalloc (the commit before the change, from
 ``git worktree add /tmp/fairalloc-base <commit>``) in the same rounds, so that the before and
-after figures are taken under the same load; they are written under ``"previous"``.
+after figures are taken under the same load; they are written under ``"previous"`` (without
+``--previous``, the ``"previous"`` figures already in the ``--json`` file are kept, with the date
+of the run that took them).
 
     .venv/bin/python benchmarks/bench_startup.py                  # 15 rounds
     .venv/bin/python benchmarks/bench_startup.py --quick          # 5 rounds
@@ -156,7 +158,12 @@ def main() -> None:
         show(f"{key} ({out[key]['commit']}), {rounds} rounds:", out[key])
     print(f"\nload average: {out['load_average']['start']} at the start, {out['load_average']['end']} at the end")
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+        path = Path(args.json)
+        if "previous" not in out and path.exists():  # the before figures of an earlier run stay, with its date
+            earlier = json.loads(path.read_text())
+            if "previous" in earlier:
+                out["previous"] = {**earlier["previous"], "from_run_of": earlier.get("date")}
+        path.write_text(json.dumps(out, indent=2) + "\n")
     missed = [r for r in out["current"]["rows"] if r["met"] is False]
     if args.strict and missed:
         sys.exit(1)
