@@ -9,7 +9,6 @@ through either name patches the same thing.  New code should use the new paths.
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.util
 import sys
 
@@ -45,7 +44,10 @@ MOVED = {
 }
 
 
-class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+class _Alias:
+    """A meta path finder and loader (by protocol: ``importlib.abc`` would cost every start
+    the import of ``importlib.resources``)."""
+
     def find_spec(self, fullname, path=None, target=None):
         package, _, leaf = fullname.rpartition(".")
         if package != "fairalloc" or leaf not in MOVED:

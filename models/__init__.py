@@ -1,40 +1,49 @@
 """The fairness notions, one module each (installed as ``fairalloc.models``).
 
-Importing this package registers the built-in mechanisms, in the order tables show them: DRF,
-then the two alternatives the DRF paper compares it with, then the efficiency end, then the
-families between them (alpha-fairness, FDS).
+Each module registers its mechanisms when it is imported.  Importing this package imports none of
+them: :data:`MECHANISMS` names each built-in mechanism's module, in the order tables show them
+(DRF, then the two alternatives the DRF paper compares it with, then the efficiency end, then the
+families between them: alpha-fairness, FDS), and the registry imports a module at the first
+look-up of one of its names (:data:`fairalloc.core.registry.BUILTINS`), so that solving with DRF
+imports DRF's module alone.  ``fairalloc.models.drf`` works without importing it first.
 
 Belongs here: one file per fairness notion or policy, read like its paper or its scheduler's
 source, each a few lines over an engine.  Imports: ``fairalloc.core`` and ``fairalloc.engines``
 only.
 """
 
-from . import drf  # noqa: I001  (registration order is display order)
-from . import asset
-from . import ceei
-from . import utilitarian
-from . import alpha_fair
-from . import dmfa_srq
-from . import hdrf
-from . import hdrf_fluid
-from . import mesos_drf
-from . import yarn_fair
-from . import volcano_proportion
-from . import yunikorn_fair
-from . import kueue
+import importlib
+from types import ModuleType
 
-__all__ = [
-    "alpha_fair",
-    "asset",
-    "ceei",
-    "dmfa_srq",
-    "drf",
-    "hdrf",
-    "hdrf_fluid",
-    "kueue",
-    "mesos_drf",
-    "utilitarian",
-    "volcano_proportion",
-    "yarn_fair",
-    "yunikorn_fair",
-]
+#: every built-in mechanism -> the module of this package that registers it, in display order
+#: (tests/test_startup.py checks it against what the modules register)
+MECHANISMS = {
+    "drf": "drf",
+    "asset": "asset",
+    "ceei": "ceei",
+    "utilitarian": "utilitarian",
+    "alpha-fair": "alpha_fair",
+    "alpha-tasks": "alpha_fair",
+    "fds": "alpha_fair",
+    "dmfa-srq": "dmfa_srq",
+    "ddrf": "dmfa_srq",
+    "hdrf": "hdrf",
+    "hdrf-naive": "hdrf",
+    "hdrf-collapsed": "hdrf",
+    "hdrf-fluid": "hdrf_fluid",
+    "mesos-drf": "mesos_drf",
+    "yarn-fair": "yarn_fair",
+    "yarn-fair-steady": "yarn_fair",
+    "volcano-proportion": "volcano_proportion",
+    "yunikorn-fair": "yunikorn_fair",
+    "kueue": "kueue",
+}
+
+__all__ = sorted(set(MECHANISMS.values()))
+
+
+def __getattr__(name: str) -> ModuleType:
+    """A module of this package not imported yet (``fairalloc.models.drf``)."""
+    if name in __all__:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -55,7 +55,6 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from scipy.special import logsumexp
 
 from fairalloc.core.allocation import Allocation
 from fairalloc.core.backends import Program, convex_legend, convex_task_variables, solve_cvxpy
@@ -245,7 +244,7 @@ class AlphaFair(Mechanism):
             log_scale = (1 - a) * np.log(u0)
             if a > 1:  # d log G = dG / G: multiply by G at the optimum
                 with np.errstate(divide="ignore"):
-                    log_scale += logsumexp(log_coef + (1 - a) * np.log(tasks[live]))
+                    log_scale += _logsumexp(log_coef + (1 - a) * np.log(tasks[live]))
             # prices in welfare per unit of resource; beyond float range (alpha in the hundreds)
             # they are not reported
             prices = (
@@ -399,3 +398,15 @@ def fds_value(shares: np.ndarray, beta: float, lam: float) -> float:
 
 
 __all__ = ["AlphaFair", "AlphaFairShares", "AlphaFairTasks", "FDS", "alpha_utility", "fds_value"]
+
+
+def _logsumexp(a: np.ndarray) -> float:
+    """``log(sum(exp(a)))`` without overflow (shifted by the largest term): scipy.special's
+    ``logsumexp`` on a vector, which would cost this module scipy's import for one line."""
+    a = np.asarray(a, dtype=float)
+    if a.size == 0:
+        return -math.inf
+    top = float(np.max(a))
+    if not math.isfinite(top):  # all -inf gives -inf; an inf gives inf; a nan gives nan
+        return top
+    return top + math.log(float(np.sum(np.exp(a - top))))

@@ -47,17 +47,23 @@ Worked example (constructed for fairalloc; docs/formulations.md section 6):
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pulp
 
 from fairalloc.core.allocation import Allocation
 from fairalloc.core.backends import Program, linear_expression, lp_name, lp_names, solve_lp, task_variables
+from fairalloc.core.deferred import deferred
 from fairalloc.core.errors import CaseError, FairallocError
 from fairalloc.core.limits import MAX_DYNAMIC_PROGRAM_USERS
 from fairalloc.core.registry import Mechanism, register
 from fairalloc.core.tolerances import SATURATION
 from fairalloc.engines.dynamic import History, binding_resources, normalised, shared_quantities
+
+if TYPE_CHECKING:
+    import pulp
+else:
+    pulp = deferred("pulp")
 
 
 def threshold_step(W: np.ndarray, qd: np.ndarray, pool: float) -> tuple[float, np.ndarray]:

@@ -92,19 +92,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pulp
 
 from fairalloc.core.allocation import Allocation
 from fairalloc.core.backends import Program, lp_name, lp_names, solve_lp, task_variables
+from fairalloc.core.deferred import deferred
 from fairalloc.core.errors import CaseError, SolverError
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import Queues, queues_of
 from fairalloc.core.registry import register
 from fairalloc.core.tolerances import FEASIBILITY, SATURATION
 from fairalloc.engines.queue_policy import QueuePolicy
+
+if TYPE_CHECKING:
+    import pulp
+else:
+    pulp = deferred("pulp")
 
 
 @dataclass

@@ -25,15 +25,21 @@ users that bring the most dominant share per unit of scarce resource take everyt
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pulp
 
 from fairalloc.core.allocation import Allocation
 from fairalloc.core.backends import Program, linear_expression, lp_names, solve_lp, task_variables, values
+from fairalloc.core.deferred import deferred
 from fairalloc.core.errors import SolverError
 from fairalloc.core.registry import Mechanism, register
 from fairalloc.core.tolerances import MAX_DENOMINATOR
+
+if TYPE_CHECKING:
+    import pulp
+else:
+    pulp = deferred("pulp")
 
 
 @register("utilitarian")

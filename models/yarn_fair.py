@@ -67,18 +67,23 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pulp
 
 from fairalloc.core.allocation import Allocation
 from fairalloc.core.backends import Program, lp_name, lp_names, solve_lp
+from fairalloc.core.deferred import deferred
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import Queues, active, queues_of
 from fairalloc.core.registry import register
 from fairalloc.core.tolerances import SATURATION
 from fairalloc.engines.queue_policy import QueuePolicy
+
+if TYPE_CHECKING:
+    import pulp
+else:
+    pulp = deferred("pulp")
 
 #: ``ComputeFairShares.COMPUTE_FAIR_SHARES_ITERATIONS``
 ITERATIONS = 25

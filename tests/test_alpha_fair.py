@@ -249,3 +249,18 @@ def test_vectorised_envy_matches_pairwise_leontief(inst, data):
         for k in range(inst.n):
             if i != k:
                 assert close(values[i, k], leontief(inst, i, x[k] * inst.demand[k] * w[i] / w[k]), 1e-12)
+
+
+def test_logsumexp_matches_scipys():
+    """alpha_fair's own logsumexp (it spares the module scipy's import) gives scipy's numbers."""
+    from scipy.special import logsumexp
+
+    from fairalloc.models.alpha_fair import _logsumexp
+
+    rng = np.random.default_rng(18)
+    for size in (1, 2, 5, 40):
+        for scale in (1.0, 50.0, 800.0):
+            a = rng.normal(size=size) * scale + rng.normal() * scale
+            assert close(_logsumexp(a), float(logsumexp(a)), 1e-13)
+    for special in ([-np.inf, -np.inf], [np.inf, 1.0], [np.nan, 1.0], [-np.inf, 0.0], [1e308, 1e308]):
+        assert np.array_equal(_logsumexp(np.array(special)), logsumexp(special), equal_nan=True), special

@@ -15,6 +15,13 @@ from fairalloc.testing import run_cli as run
 SECTION_4_1 = "drf-section-4-1"
 
 
+def command(name: str) -> click.Command:
+    """The command ``name`` (the group imports its module when it is first looked up)."""
+    found = cli.get_command(click.Context(cli), name)
+    assert found is not None, name
+    return found
+
+
 def only_error(code, out, err) -> str:
     assert code == 2 and out == "", (code, out, err)
     lines = err.splitlines()
@@ -111,13 +118,13 @@ def test_without_a_command_nothing_is_translated():
 
 def test_every_command_offers_its_options_to_the_translation():
     """The explorer's server names its parameters ``host`` and ``port``; ``explore`` shows its flags."""
-    explore = cli.commands["explore"]
+    explore = command("explore")
     assert (
         translate("port: cannot listen on 127.0.0.1 port 1 (in use)", explore)
         == "--port: cannot listen on 127.0.0.1 port 1 (in use)"
     )
     assert translate("host: cannot listen on x (no)", explore) == "--host: cannot listen on x (no)"
-    assert translate("path: unknown format '.x'", cli.commands["model"]) == "--write: unknown format '.x'"
+    assert translate("path: unknown format '.x'", command("model")) == "--write: unknown format '.x'"
 
 
 def test_warnings_are_translated_too(capsys):
@@ -129,7 +136,7 @@ def test_warnings_are_translated_too(capsys):
         FairallocWarning,
         "f.py",
         1,
-        command=cli.commands["compare"],
+        command=command("compare"),
     )
     assert (
         capsys.readouterr().err == "fairalloc: warning: x left out: method: x has no fast path; use --method program\n"

@@ -42,8 +42,8 @@ def missing_module():
 @pytest.fixture
 def fake_plugins(monkeypatch):
     """Install fake entry points; afterwards restore the registry and its loaded flag exactly."""
-    import fairalloc.models  # noqa: F401  (the built-ins register on import: in the snapshot, once)
-
+    for name in registry._builtins():  # every built-in registered (their modules load on demand): in the snapshot
+        registry._load_builtin(name)
     saved = dict(registry._REGISTRY)
     loaded = registry._entry_points_loaded
     calls = []

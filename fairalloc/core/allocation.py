@@ -15,13 +15,17 @@ from typing import TYPE_CHECKING, Any, SupportsFloat
 
 import numpy as np
 from numpy.typing import NDArray
-from tabulate import tabulate
 
+from fairalloc.core.deferred import deferred
 from fairalloc.core.instance import Instance
 from fairalloc.core.tolerances import SATURATION
 
 if TYPE_CHECKING:
+    import tabulate as tables
+
     from fairalloc.core.exact import ExactInstance
+else:
+    tables = deferred("tabulate")
 
 #: above this many users the JSON form leaves the per-arrival steps out (they grow as n^2)
 STEPS_IN_JSON = 2000
@@ -242,9 +246,9 @@ class Allocation:
         return "\n".join(
             [
                 title,
-                tabulate(rows, head, disable_numparse=True),
+                tables.tabulate(rows, head, disable_numparse=True),
                 "",
-                tabulate(res_rows, res_head, disable_numparse=True),
+                tables.tabulate(res_rows, res_head, disable_numparse=True),
             ]
         )
 
@@ -258,7 +262,7 @@ class Allocation:
             row.append(", ".join(step.get("binding", [])))
             rows.append(row)
         more = f" (first {max_users} users)" if self.instance.n > max_users else ""
-        return f"{self.mechanism} on {self.instance.name}: tasks after each arrival{more}\n" + tabulate(
+        return f"{self.mechanism} on {self.instance.name}: tasks after each arrival{more}\n" + tables.tabulate(
             rows, ["k", "arrived", "M", "pool", *users, "binding"], disable_numparse=True
         )
 

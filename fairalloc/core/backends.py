@@ -20,17 +20,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
-import pulp
 from numpy.typing import ArrayLike, NDArray
 
+from fairalloc.core.deferred import deferred
 from fairalloc.core.errors import FairallocError, SolverError, one_line
 from fairalloc.core.files import write_atomically
 
 if TYPE_CHECKING:
     import cvxpy as cp
+    import pulp
 
     from fairalloc.core.allocation import Allocation
     from fairalloc.core.instance import Instance
+else:
+    pulp = deferred("pulp")
 
 _banner_lock = threading.Lock()
 _banner_done = False

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import warnings
 import weakref
-from collections.abc import Callable
-from importlib.metadata import entry_points
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import numpy as np
@@ -246,8 +246,34 @@ def scaled_instance(instance: Instance, how: str, name: str = "mechanism") -> tu
     return scaled, resource_unit, task_unit
 
 
+def entry_points(*, group: str) -> Iterable[Any]:
+    """:func:`importlib.metadata.entry_points` of ``group`` (a tenth of a second to import, so
+    imported at the first look-up of a mechanism; tests replace this function)."""
+    from importlib.metadata import entry_points as installed
+
+    return installed(group=group)
+
+
 _REGISTRY: dict[str, Mechanism] = {}
 _entry_points_loaded = False
+#: the package of the built-in mechanisms.  Its ``MECHANISMS`` maps each built-in name to the
+#: module (in the package) that registers it when imported, in display order.  A module is
+#: imported (by name, like a plug-in) at the first look-up of one of its names, every one for
+#: :func:`available`, so that solving with DRF imports DRF's module alone and ``fairalloc --help``
+#: none
+BUILTINS = "fairalloc.models"
+
+
+def _builtins() -> dict[str, str]:
+    """Built-in name -> its module in :data:`BUILTINS`, in display order."""
+    table: dict[str, str] = importlib.import_module(BUILTINS).MECHANISMS
+    return table
+
+
+def _load_builtin(name: str) -> None:
+    """Import the module that registers the built-in mechanism ``name``, unless it is registered."""
+    if name not in _REGISTRY and name in _builtins():
+        importlib.import_module(f"{BUILTINS}.{_builtins()[name]}")
 
 
 _Registered = TypeVar("_Registered", bound="type[Mechanism] | Mechanism")
@@ -261,6 +287,7 @@ def register(name: str | None = None, *, replace: bool = False) -> Callable[[_Re
         key = name or mech.name
         if not key:
             raise FairallocError("register: a mechanism needs a name")
+        _load_builtin(key)  # a built-in of that name exists, imported or not: it comes first
         if key in _REGISTRY and not replace:
             raise FairallocError(f"register: mechanism '{key}' exists already (pass replace=True)")
         mech.name = key
@@ -275,7 +302,7 @@ def _load_plugins() -> None:
     if not _entry_points_loaded:
         _entry_points_loaded = True
         for ep in entry_points(group="fairalloc.mechanisms"):
-            if ep.name in _REGISTRY:
+            if ep.name in _REGISTRY or ep.name in _builtins():  # a built-in name stays the built-in
                 continue
             try:
                 loaded = ep.load()
@@ -300,6 +327,7 @@ def get(name: str | Mechanism) -> Mechanism:
         return name
     _load_plugins()
     base, colon, parameters = name.partition(":")
+    _load_builtin(base)
     try:
         mech = _REGISTRY[base]
     except KeyError:
@@ -314,6 +342,7 @@ def get(name: str | Mechanism) -> Mechanism:
 def family(name: str) -> Mechanism | None:
     """The registered family ``name`` (``alpha-fair``, ``fds``), or None if it is not one."""
     _load_plugins()
+    _load_builtin(name)
     mech = _REGISTRY.get(name)
     return mech if mech is not None and mech.parameters else None
 
@@ -322,4 +351,11 @@ def available(kind: str | None = None, *, families: bool = True) -> list[str]:
     """Names of registered mechanisms (optionally only ``"static"`` or ``"dynamic"`` ones; without
     the parametrised families when ``families=False``, as the "every mechanism" defaults use)."""
     _load_plugins()
-    return [k for k, m in _REGISTRY.items() if (kind is None or m.kind == kind) and (families or not m.parameters)]
+    builtins = _builtins()
+    for name in builtins:
+        _load_builtin(name)
+    order = {name: i for i, name in enumerate(builtins)}  # the built-ins first, however imported
+    names = sorted(_REGISTRY, key=lambda k: order.get(k, len(order)))
+    return [
+        k for k in names if (kind is None or _REGISTRY[k].kind == kind) and (families or not _REGISTRY[k].parameters)
+    ]

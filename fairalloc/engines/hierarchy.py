@@ -17,15 +17,21 @@ nothing (not even the collapsed variant's sibling weights).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 
+from fairalloc.core.deferred import deferred
 from fairalloc.core.errors import CaseError, FairallocError, SolverError
 from fairalloc.core.instance import Instance
 from fairalloc.core.limits import MAX_HDRF_DECISIONS, MAX_HDRF_LAUNCHES
 from fairalloc.core.tolerances import FIT
 from fairalloc.engines.discrete import DiscreteEngine
+
+if TYPE_CHECKING:
+    import networkx as nx
+else:
+    nx = deferred("networkx")
 
 ROOT = "__root__"
 

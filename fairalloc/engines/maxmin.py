@@ -32,19 +32,24 @@ from __future__ import annotations
 
 import dataclasses
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-import pulp
 
 from fairalloc.core.allocation import Allocation
 from fairalloc.core.backends import Program, linear_expression, lp_name, lp_names, solve_lp, task_variables, values
+from fairalloc.core.deferred import deferred
 from fairalloc.core.errors import CaseError, SolverError
 from fairalloc.core.exact import ExactInstance, as_fraction
 from fairalloc.core.instance import Instance
 from fairalloc.core.registry import Mechanism
 from fairalloc.core.tolerances import FEASIBILITY, SATURATION
 from fairalloc.engines.filling import bottleneck_certificate, progressive_filling, progressive_filling_bounded
+
+if TYPE_CHECKING:
+    import pulp
+else:
+    pulp = deferred("pulp")
 
 
 class TaskBounds(NamedTuple):

@@ -26,6 +26,7 @@ from typing import Any
 
 from fairalloc.core.errors import FairallocError, one_line, shown
 from fairalloc.core.limits import EXPLORER_WAIT_SECONDS
+from fairalloc.models import MECHANISMS
 
 #: how often a worker reports progress at most (seconds), and how often a lane says it is alive
 #: while a worker is silent (so a streaming client that went away is noticed)
@@ -38,7 +39,9 @@ STALE_EVERY = 0.05
 #: imported once by the forkserver, so that a new worker (after a time limit, a page gone) is warm
 PRELOAD = [
     "fairalloc.explorer.views",
-    "fairalloc.models",
+    *(f"fairalloc.models.{module}" for module in dict.fromkeys(MECHANISMS.values())),  # each loads on demand
+    "pulp",  # what the mechanisms import when they first build a program or a tree
+    "networkx",
     "fairalloc.analysis.properties",
     "fairalloc.analysis.manipulation",
     "fairalloc.analysis.tradeoff",
