@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import resource
 import subprocess
 import sys
@@ -61,6 +62,10 @@ def _run(kind: str, path: Path) -> list[dict]:
     return [r for r in records if "start" not in r]
 
 
+#: a progress line (fairalloc.core.progress), which work over 10 s prints when stderr is piped
+PROGRESS_LINE = re.compile(r"^[\w :.-]+: +\d+%\|[#0-9 ]*\| \d+/\d+ \[")
+
+
 def _one_line(record: dict) -> str | None:
     """Why ``record`` is not a clean refusal (exit 2, one ``fairalloc:`` line), or None."""
     lines = record["stderr"].splitlines()
@@ -92,7 +97,11 @@ def _problem(record: dict) -> str | None:
         return _one_line(record)
     if record["code"] != 0:
         return f"exit {record['code']}"
-    noise = [line for line in record["stderr"].splitlines() if not line.startswith("fairalloc: warning: ")]
+    noise = [
+        line
+        for line in record["stderr"].splitlines()
+        if not line.startswith("fairalloc: warning: ") and not PROGRESS_LINE.match(line)
+    ]
     if noise:
         return f"exit 0 with stderr {record['stderr'][:300]!r}"
     if record["argv"][0] == "solve" and "json" in record["argv"]:
