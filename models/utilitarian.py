@@ -88,22 +88,20 @@ class Utilitarian(Mechanism):
         return Program(self.name, description, [("LP", lp)], solve)
 
     def fast(self, instance):
-        from scipy.optimize import linprog
-        from scipy.sparse import csr_matrix
+        from fairalloc.core.highs import solve_lp
 
         D, R, T = instance.demand, instance.capacity, instance.bounds()
         v = self.task_value(instance)
-        A_ub, bounds = csr_matrix(D.T), np.column_stack([np.zeros(instance.n), T])
         try:
-            res = linprog(-v, A_ub=A_ub, b_ub=R, bounds=bounds, method="highs")
-        except Exception as exc:  # only the solver call: a failure inside scipy's HiGHS is an error of the solve
+            res = solve_lp(-v, D.T, R, 0.0, T)
+        except Exception as exc:  # only the solver call: a failure inside HiGHS is an error of the solve
             raise SolverError(
-                f"{self.name}: HiGHS (scipy) failed ({type(exc).__name__}: {' '.join(str(exc).split())[:160]})"
+                f"{self.name}: HiGHS failed ({type(exc).__name__}: {' '.join(str(exc).split())[:160]})"
             ) from None
-        if res.status != 0:
-            raise SolverError(f"{self.name}: HiGHS (scipy) failed: {res.message}")
-        prices = -np.asarray(res.ineqlin.marginals)
-        return self._allocation(instance, np.clip(res.x, 0, None), "fast", "scipy+HiGHS", prices)
+        if res.status != 0 or res.x is None or res.marginals is None:
+            raise SolverError(f"{self.name}: HiGHS failed: {res.message}")
+        prices = -res.marginals
+        return self._allocation(instance, np.clip(res.x, 0, None), "fast", "highspy", prices)
 
     def _allocation(self, instance, tasks, method, solver, prices):
         v = self.task_value(instance)
