@@ -88,20 +88,25 @@ class Utilitarian(Mechanism):
         return Program(self.name, description, [("LP", lp)], solve)
 
     def fast(self, instance):
-        from fairalloc.core.highs import solve_lp
+        # scipy's linprog, not the direct HiGHS call (fairalloc.core.highs): the LP may have several
+        # optimal vertices, and highspy's newer HiGHS picks another one than scipy's on some
+        # instances; the same call keeps the same allocation (issue 18)
+        from scipy.optimize import linprog
+        from scipy.sparse import csr_matrix
 
         D, R, T = instance.demand, instance.capacity, instance.bounds()
         v = self.task_value(instance)
+        A_ub, bounds = csr_matrix(D.T), np.column_stack([np.zeros(instance.n), T])
         try:
-            res = solve_lp(-v, D.T, R, 0.0, T)
-        except Exception as exc:  # only the solver call: a failure inside HiGHS is an error of the solve
+            res = linprog(-v, A_ub=A_ub, b_ub=R, bounds=bounds, method="highs")
+        except Exception as exc:  # only the solver call: a failure inside scipy's HiGHS is an error of the solve
             raise SolverError(
-                f"{self.name}: HiGHS failed ({type(exc).__name__}: {' '.join(str(exc).split())[:160]})"
+                f"{self.name}: HiGHS (scipy) failed ({type(exc).__name__}: {' '.join(str(exc).split())[:160]})"
             ) from None
-        if res.status != 0 or res.x is None or res.marginals is None:
-            raise SolverError(f"{self.name}: HiGHS failed: {res.message}")
-        prices = -res.marginals
-        return self._allocation(instance, np.clip(res.x, 0, None), "fast", "highspy", prices)
+        if res.status != 0:
+            raise SolverError(f"{self.name}: HiGHS (scipy) failed: {res.message}")
+        prices = -np.asarray(res.ineqlin.marginals)
+        return self._allocation(instance, np.clip(res.x, 0, None), "fast", "scipy+HiGHS", prices)
 
     def _allocation(self, instance, tasks, method, solver, prices):
         v = self.task_value(instance)

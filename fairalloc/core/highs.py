@@ -1,8 +1,10 @@
 """Small LPs straight to HiGHS (``highspy``), without scipy's ``linprog`` around the call.
 
-The property checkers and the utilitarian fast path solve many tiny LPs (a few users, a few
-resources): there ``scipy.optimize.linprog`` spends most of its time checking and converting its
-arguments, not in HiGHS.  :func:`solve_lp` passes the arrays to HiGHS as they are, with the
+The property checkers (Pareto efficiency, static and dynamic) solve many tiny LPs (a few users, a
+few resources): there ``scipy.optimize.linprog`` spends most of its time checking and converting
+its arguments, not in HiGHS.  They use the optimum's value, which is unique; the utilitarian fast
+path, whose LP may have several optimal vertices, stays on ``linprog`` (highspy's newer HiGHS may
+pick another vertex than scipy's own).  :func:`solve_lp` passes the arrays to HiGHS as they are, with the
 options ``linprog(method="highs")`` sets (presolve on, dual simplex, HiGHS's own tolerances), and
 answers in ``linprog``'s terms: ``status`` 0 when optimal, ``x``, ``fun`` and the inequality
 rows' ``marginals`` (the derivative of the optimum by the right-hand side, ``linprog``'s sign).
