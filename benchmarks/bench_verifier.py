@@ -8,8 +8,15 @@
    exhaustive grid search written here (CEEI's answer to a report is scale-invariant, so the grid
    fixes the liar's dominant resource and sweeps the ratios of the others densely in log space).
    Ratio = verifier gain / grid gain, target >= 95 %.
+4. Per call (issue 18): microseconds per verifier evaluation (one misreport allocated and
+   valued) of drf, ceei and utilitarian on random tiny instances (2-6 users, 2-4 resources), and
+   two ratios timed in this process, interleaved: scipy ``linprog(method="highs")`` / the direct
+   HiGHS call (:func:`fairalloc.core.highs.solve_lp`) on the Pareto LP of those instances, and a
+   full ``Instance`` construction / ``Instance.with_demand`` (the verifier's misreport).
+   ``--per-call`` runs this section alone, writing only its key into the JSON file; the figures
+   before issue 18 (commit 1ea22ea, same options, run just before) are kept there as ``per_call_previous``.
 
-Run: .venv/bin/python benchmarks/bench_verifier.py [--quick] [--json FILE]
+Run: .venv/bin/python benchmarks/bench_verifier.py [--quick] [--per-call] [--json FILE]
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import time
 
 import numpy as np
@@ -122,15 +130,123 @@ def ceei_vs_grid(count: int, budget: int, points: dict) -> dict:
     }
 
 
+def _tiny_instances(count: int, seed: int = 5) -> list:
+    rng = np.random.default_rng(seed)
+    return [random_instance(rng, (2, 6), (2, 4)) for _ in range(count)]
+
+
+def per_evaluation(mechanism: str, instances, budget: int) -> dict:
+    """Microseconds per verifier evaluation, over every user of every instance."""
+    evaluations, start = 0, time.perf_counter()
+    for inst in instances:
+        for user in inst.users:
+            evaluations += best_lie(mechanism, inst, user, budget=budget, seed=0).evaluations
+    seconds = time.perf_counter() - start
+    return {"evaluations": evaluations, "seconds": seconds, "microseconds_per_evaluation": 1e6 * seconds / evaluations}
+
+
+def _interleaved(first, second, reps: int, rounds: int = 7) -> tuple[float, float, float]:
+    """Median per-call seconds of ``first`` and ``second`` (alternating rounds), and their ratio."""
+    a, b = [], []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(reps):
+            first()
+        a.append((time.perf_counter() - start) / reps)
+        start = time.perf_counter()
+        for _ in range(reps):
+            second()
+        b.append((time.perf_counter() - start) / reps)
+    ma, mb = float(np.median(a)), float(np.median(b))
+    return ma, mb, ma / mb
+
+
+def per_call(quick: bool) -> dict:
+    instances = _tiny_instances(10 if quick else 40)
+    budget = 40 if quick else 100
+    out: dict = {
+        "evaluation": {m: per_evaluation(m, instances, budget) for m in ("drf", "ceei", "utilitarian")},
+        "load_average": list(os.getloadavg()),
+    }
+    try:
+        from scipy.optimize import linprog
+
+        from fairalloc.core.highs import solve_lp
+    except ImportError:  # before issue 18: no direct HiGHS call
+        return out
+    inst = instances[0]
+    mu = inst.per_task_dominant_share
+    A, b = (inst.share_per_task / mu[:, None]).T, np.ones(inst.m)
+    lower, upper = np.zeros(inst.n), np.full(inst.n, np.inf)
+    c = -np.ones(inst.n)
+    lp = _interleaved(
+        lambda: linprog(c, A_ub=A, b_ub=b, bounds=np.column_stack([lower, upper]), method="highs"),
+        lambda: solve_lp(c, A, b, lower, upper),
+        reps=50 if quick else 200,
+    )
+    report = inst.demand[0] * 2
+    build = _interleaved(
+        lambda: fairalloc.Instance(inst.capacity, np.vstack([report, inst.demand[1:]])),
+        lambda: inst.with_demand(0, report),
+        reps=200 if quick else 1000,
+    )
+    out["lp"] = {"linprog_seconds": lp[0], "highs_seconds": lp[1], "ratio": lp[2]}
+    out["misreport"] = {"instance_seconds": build[0], "with_demand_seconds": build[1], "ratio": build[2]}
+    return out
+
+
+def per_call_rows(figures: dict) -> list:
+    rows = [
+        [f"{m}: microseconds per verifier evaluation", f"{r['microseconds_per_evaluation']:.0f}", "", ""]
+        for m, r in figures["evaluation"].items()
+    ]
+    if "lp" in figures:
+        rows.append(
+            [
+                "Pareto LP: linprog / direct HiGHS (same process)",
+                f"{figures['lp']['ratio']:.1f}",
+                "> 1",
+                figures["lp"]["ratio"] > 1,
+            ]
+        )
+        rows.append(
+            [
+                "misreport: Instance / with_demand (same process)",
+                f"{figures['misreport']['ratio']:.1f}",
+                "> 1",
+                figures["misreport"]["ratio"] > 1,
+            ]
+        )
+    return rows
+
+
+def _write(path: str, figures: dict) -> None:
+    doc: dict = {}
+    if os.path.exists(path):
+        with open(path) as fh:
+            doc = json.load(fh)
+    doc.update(figures)
+    with open(path, "w") as fh:
+        json.dump(doc, fh, indent=2)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer instances (a smoke test)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    parser.add_argument("--per-call", action="store_true", help="only section 4 (per-call costs)")
     args = parser.parse_args()
+    if args.per_call:
+        figures = per_call(args.quick)
+        print(tabulate(per_call_rows(figures), ["measurement", "value", "target", "met"]))
+        if args.json:
+            _write(args.json, {"per_call": figures})
+        return
     drf_count, ceei_count = (50, 10) if args.quick else (1000, 60)
     t4 = theorem_4(2000)
     drf = drf_false_positives(drf_count, budget=200)
     grid = ceei_vs_grid(ceei_count, budget=2000, points={2: 2001, 3: 61})
+    calls = per_call(args.quick)
     rows = [
         ["Theorem 4: gain for user 1 (2,000 evaluations)", f"{t4['gain']:.4f}", ">= 0.9", t4["gain"] >= 0.9],
         [
@@ -159,10 +275,10 @@ def main() -> None:
             "",
         ],
     ]
+    rows += per_call_rows(calls)
     print(tabulate(rows, ["measurement", "value", "target", "met"]))
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"theorem_4": t4, "drf": drf, "ceei_vs_grid": grid}, fh, indent=2)
+        _write(args.json, {"theorem_4": t4, "drf": drf, "ceei_vs_grid": grid, "per_call": calls})
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ Section 4.1 example: ``6x = 7y`` with the CPU constraint binding gives ``x = 2.5
 
 from __future__ import annotations
 
+import numpy as np
+
 from fairalloc.core.registry import register
 from fairalloc.engines.maxmin import MaxMinMechanism
 
@@ -42,7 +44,7 @@ class AssetFairness(MaxMinMechanism):
 
     def key(self, instance):
         if instance.weights is None or instance.weights.ndim == 1:
-            total = instance.share_per_task.sum(axis=1)
+            total = instance.share_rows(np.sum)
             return total if instance.weights is None else total / instance.weights
         return (instance.share_per_task / instance.weights).sum(axis=1)
 

@@ -131,7 +131,7 @@ class CEEI(Mechanism):
             instance.demand,
             instance.capacity,
             w,
-            np.ones(instance.n),
+            np.broadcast_to(1.0, instance.n),  # c does not enter at alpha = 1: no (n,) array for it
             instance.bounds(),
             1.0,
             name=self.name,

@@ -94,6 +94,9 @@ class Utilitarian(Mechanism):
         return Program(self.name, description, [("LP", lp)], solve)
 
     def fast(self, instance):
+        # scipy's linprog, not the direct HiGHS call (fairalloc.core.highs): the LP may have several
+        # optimal vertices, and highspy's newer HiGHS picks another one than scipy's on some
+        # instances; the same call keeps the same allocation (issue 18)
         from scipy.optimize import linprog
         from scipy.sparse import csr_matrix
 

@@ -110,22 +110,17 @@ def dynamic_sharing_incentive(history: History, **_) -> PropertyResult:
 
 def dynamic_pareto_optimality(history: History, d: np.ndarray, **_) -> PropertyResult:
     """At step k, no allocation within the pool ``Q_k`` gives everyone as much and someone more."""
-    from scipy.optimize import linprog
+    from fairalloc.core.highs import solve_lp
 
     worst: tuple[float, tuple[int, np.ndarray] | None] = (-np.inf, None)
     for k in _steps_to_check(history.n):
         x = history.x_at(k)
         pool = float(history.q[:k].sum())
-        res = linprog(
-            -np.ones(k),
-            A_ub=d[:k].T,
-            b_ub=np.full(d.shape[1], pool * (1 + 1e-12)),
-            bounds=[(v, None) for v in x],
-            method="highs",
-        )
-        gain = float(-res.fun - x.sum()) if res.status == 0 else 0.0
+        res = solve_lp(-np.ones(k), d[:k].T, np.full(d.shape[1], pool * (1 + 1e-12)), x, np.inf)
+        solved = res.status == 0 and res.fun is not None and res.x is not None
+        gain = float(-res.fun - x.sum()) if solved and res.fun is not None else 0.0
         if gain > worst[0]:
-            worst = (gain, (k, res.x if res.status == 0 else x))
+            worst = (gain, (k, res.x if solved and res.x is not None else x))
     gain, where = worst
     assert where is not None, "dynamic_pareto_optimality: no step with a finite gain (NaN shares?)"
     k, y = where

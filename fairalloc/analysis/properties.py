@@ -318,7 +318,7 @@ def pareto_improvement(inst: Instance, x: np.ndarray) -> tuple[float, np.ndarray
     units of her dominant share), so that capacities of 1e9 and 1e-9 in one instance give HiGHS
     coefficients between 0 and 1 instead of ones it would drop as zero.
     """
-    from scipy.optimize import linprog
+    from fairalloc.core.highs import solve_lp
 
     mu = inst.per_task_dominant_share
     T = inst.bounds()
@@ -328,14 +328,14 @@ def pareto_improvement(inst: Instance, x: np.ndarray) -> tuple[float, np.ndarray
         lower = lower / over
     shares = (inst.share_per_task / mu[:, None]).T  # (m, n), entries in [0, 1]
     rows, rhs, T = _limit_rows(inst, shares, lower * mu, T)
-    res = linprog(
+    res = solve_lp(
         -np.ones(inst.n),
-        A_ub=np.vstack([shares, *rows]),
-        b_ub=np.concatenate([np.where(inst.capacity > 0, 1.0, 0.0), rhs]),
-        bounds=np.column_stack([lower * mu, np.maximum(T, lower) * mu]),
-        method="highs",
+        np.vstack([shares, *rows]),
+        np.concatenate([np.where(inst.capacity > 0, 1.0, 0.0), rhs]),
+        lower * mu,
+        np.maximum(T, lower) * mu,
     )
-    if res.status != 0:
+    if res.status != 0 or res.x is None:
         raise FairallocError(f"pareto_efficiency: the LP failed: {res.message}")
     y = np.maximum(res.x / mu, lower)
     return float(np.sum(res.x - lower * mu)), y

@@ -32,6 +32,17 @@ _Array = TypeVar("_Array", bound=np.ndarray)
 _Field = Callable[[tuple[int, ...]], str]
 
 
+#: cells of one block of rows in a pass over a large demand matrix (4 MiB of float64): the
+#: temporaries of validation and of row reductions stay this size, whatever the number of users
+CHUNK_CELLS = 2**19
+
+
+def _row_blocks(first: int, stop: int, m: int) -> list[tuple[int, int]]:
+    """``[(a, b), ...]``: rows ``first .. stop`` in blocks of at most :data:`CHUNK_CELLS` cells."""
+    step = max(1, CHUNK_CELLS // max(m, 1))
+    return [(a, min(a + step, stop)) for a in range(first, stop, step)] or [(first, stop)]
+
+
 def _readonly(a: _Array) -> _Array:
     a.flags.writeable = False
     return a
@@ -79,6 +90,11 @@ def _check_magnitudes(values: NDArray[np.float64], field: _Field) -> None:
 
 
 def _as_float_array(values: ArrayLike, field: str, ndim: int) -> NDArray[np.float64]:
+    if isinstance(values, np.ndarray) and values.dtype == np.float64 and not values.flags.writeable:
+        a = values  # read-only already (another instance's, or frozen by the caller): no copy
+        if a.ndim != ndim:
+            raise CaseError(f"{field}: expected a {ndim}-dimensional array, got shape {a.shape}")
+        return a
     try:
         a = np.array(values, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -113,6 +129,7 @@ class Instance:
         "queues",
         "_resources",
         "_users",
+        "_validated",
         "__dict__",
     )
 
@@ -173,6 +190,7 @@ class Instance:
         self.weights: NDArray[np.float64] | None = None if W is None else _readonly(W)
         self.max_tasks: NDArray[np.float64] | None = None if T is None else _readonly(T)
         self.shared: NDArray[np.float64] | None = None if q is None else _readonly(q)
+        self._validated = validate
         if validate:
             self._validate()
 
@@ -205,30 +223,52 @@ class Instance:
             raise CaseError(f"{field}: names must not be empty")
         return given
 
-    def _validate(self) -> None:
-        res, D = self._resources, self.demand
-        _check_numbers(self.capacity, lambda j: f"resources.{res[j[0]]}")
-        _check_numbers(D, lambda ij: f"users.{self.users[ij[0]]}.demand.{res[ij[1]]}")
-        _check_magnitudes(self.capacity, lambda j: f"resources.{res[j[0]]}")
-        _check_magnitudes(D, lambda ij: f"users.{self.users[ij[0]]}.demand.{res[ij[1]]}")
-        positive = D > 0
-        empty = ~positive.any(axis=1)
-        if self.queues is not None and self.max_tasks is not None:
-            empty &= self.max_tasks != 0  # an inactive queue: no request, nothing to receive
-        if empty.any():
-            i = int(np.argmax(empty))
-            raise CaseError(f"users.{self.users[i]}.demand: all zero; a user must demand some resource")
+    def _validate(self, row: int | None = None) -> None:
+        """Check every field; ``row``: only that user's demand (the rest is known valid: a
+        validated instance with one row changed), with the same error the whole check gives.
+
+        The demand is checked in blocks of rows (:data:`CHUNK_CELLS` cells), check after check
+        in the same order as one pass would, so that the first error is the same and the
+        temporaries stay small beside a large matrix."""
+        res = self._resources
+        first, stop = (0, self.n) if row is None else (row, row + 1)
+        blocks = [(a, self.demand[a:b]) for a, b in _row_blocks(first, stop, self.m)]
+
+        def demand_field(a: int) -> _Field:
+            return lambda ij: f"users.{self.users[a + ij[0]]}.demand.{res[ij[1]]}"
+
+        if row is None:
+            _check_numbers(self.capacity, lambda j: f"resources.{res[j[0]]}")
+        for a, D in blocks:
+            _check_numbers(D, demand_field(a))
+        if row is None:
+            _check_magnitudes(self.capacity, lambda j: f"resources.{res[j[0]]}")
+        for a, D in blocks:
+            _check_magnitudes(D, demand_field(a))
+        for a, D in blocks:
+            empty = ~(D > 0).any(axis=1)
+            if self.queues is not None and self.max_tasks is not None:
+                empty &= self.max_tasks[a : a + D.shape[0]] != 0  # an inactive queue: nothing to receive
+            if empty.any():
+                i = a + int(np.argmax(empty))
+                raise CaseError(f"users.{self.users[i]}.demand: all zero; a user must demand some resource")
         zero_cap = self.capacity == 0
         if zero_cap.any():
-            used = positive[:, zero_cap].any(axis=0)
+            used = np.zeros(int(zero_cap.sum()), bool)
+            for _, D in blocks:
+                used |= (D[:, zero_cap] > 0).any(axis=0)
             if used.any():
                 j = int(np.flatnonzero(zero_cap)[np.argmax(used)])
-                i = int(np.argmax(positive[:, j]))
+                i = first + int(np.argmax(self.demand[first:stop, j] > 0))
                 raise CaseError(
                     f"users.{self.users[i]}.demand.{res[j]}: resource '{res[j]}' has zero "
                     f"capacity, so no task demanding it can ever run"
                 )
-        self._check_share_ratios()
+        mu = [self._check_share_ratios(a, D) for a, D in blocks]
+        if row is None and "per_task_dominant_share" not in self.__dict__:  # computed on the way
+            self.__dict__["per_task_dominant_share"] = _readonly(np.concatenate(mu) if len(mu) != 1 else mu[0])
+        if row is not None:
+            return
         if self.weights is not None:
             w = self.weights
             field: _Field = (
@@ -263,13 +303,15 @@ class Instance:
                 raise CaseError(f"users.{self.users[i]}.shared: must be in (0, 1] (got {q[i]})")
             _check_magnitudes(q, lambda i: f"users.{self.users[i[0]]}.shared")
 
-    def _check_share_ratios(self) -> None:
+    def _check_share_ratios(self, first: int, D: NDArray[np.float64]) -> NDArray[np.float64]:
         """Within each user, the largest non-zero per-task share ``D_ij / R_j`` is at most
-        :data:`~fairalloc.core.limits.MAX_SHARE_RATIO` times the smallest (one vectorised pass)."""
-        S = self.share_per_task
+        :data:`~fairalloc.core.limits.MAX_SHARE_RATIO` times the smallest (one vectorised pass);
+        ``D``: the demands of the users from ``first`` on.  Returns their largest shares (their
+        per-task dominant shares)."""
+        S = D / np.where(self.capacity > 0, self.capacity, np.inf)
+        high: NDArray[np.float64] = S.max(axis=1)
         if S.shape[1] == 1:
-            return
-        high = S.max(axis=1)
+            return high
         low = np.where(S > 0, S, np.inf).min(axis=1)
         bad = high > low * limits.MAX_SHARE_RATIO
         if bad.any():
@@ -277,12 +319,13 @@ class Instance:
             j_low, j_high = int(np.argmin(np.where(S[i] > 0, S[i], np.inf))), int(np.argmax(S[i]))
             res = self._resources
             raise CaseError(
-                f"users.{self.users[i]}.demand.{res[j_low]}: her per-task share of {res[j_low]} "
+                f"users.{self.users[first + i]}.demand.{res[j_low]}: her per-task share of {res[j_low]} "
                 f"({low[i]:.3g} of its capacity) is {high[i] / low[i]:.3g} times smaller than her share "
                 f"of {res[j_high]} ({high[i]:.3g}); fairalloc computes with shares at most "
                 f"{limits.MAX_SHARE_RATIO:g} times apart within one user (float64 loses the "
                 f"smaller beside the larger)"
             )
+        return high
 
     # -- names ----------------------------------------------------------------------------
     @property
@@ -332,8 +375,20 @@ class Instance:
 
     @cached_property
     def per_task_dominant_share(self) -> NDArray[np.float64]:
-        """``mu_i = max_j D_ij / R_j`` (unweighted)."""
-        return _readonly(self.share_per_task.max(axis=1))
+        """``mu_i = max_j D_ij / R_j`` (unweighted); validation computes it on the way."""
+        return _readonly(self.share_rows(np.max))
+
+    def share_rows(self, reduce: Callable[..., NDArray[np.float64]]) -> NDArray[np.float64]:
+        """``reduce(share_per_task, axis=1)``, block by block of rows when the shares are not
+        cached: no ``(n, m)`` array of shares is made (the same numbers: each row alone)."""
+        if "share_per_task" in self.__dict__:
+            whole: NDArray[np.float64] = np.asarray(reduce(self.share_per_task, axis=1))
+            return whole
+        safe = np.where(self.capacity > 0, self.capacity, np.inf)
+        out = np.empty(self.n)
+        for a, b in _row_blocks(0, self.n, self.m):
+            out[a:b] = reduce(self.demand[a:b] / safe, axis=1)
+        return out
 
     @property
     def weighted(self) -> bool:
@@ -396,11 +451,35 @@ class Instance:
         return vec
 
     def with_demand(self, user: str | int, demand: Mapping[str, float] | ArrayLike) -> Instance:
-        """The instance in which ``user`` reports ``demand`` instead (a misreport)."""
+        """The instance in which ``user`` reports ``demand`` instead (a misreport).
+
+        The manipulation verifier calls this for every report it tries, on tiny instances: the
+        other rows are not checked again (this instance checked them), and the shares per task
+        it has computed are reused with her row recomputed (the same numbers, row by row).
+        """
         i = self.user_index(user)
         D = np.array(self.demand)
         D[i] = self.demand_vector(demand)
-        return self._replace(demand=D)
+        if not self._validated:
+            return self._replace(demand=D)
+        new = Instance.__new__(Instance)
+        for slot in ("capacity", "weights", "max_tasks", "shared", "name", "groups", "queues", "_resources", "_users"):
+            setattr(new, slot, getattr(self, slot))
+        new.demand = _readonly(D)
+        new._validated = True
+        new._validate(row=i)  # before the shares: a report of inf or nan is refused first
+        cached = self.__dict__
+        if "_user_index" in cached:
+            new.__dict__["_user_index"] = cached["_user_index"]
+        if "share_per_task" in cached:
+            S = np.array(cached["share_per_task"])
+            S[i] = D[i] / np.where(self.capacity > 0, self.capacity, np.inf)
+            new.__dict__["share_per_task"] = _readonly(S)
+            if "per_task_dominant_share" in cached:
+                mu = np.array(cached["per_task_dominant_share"])
+                mu[i] = S[i].max()
+                new.__dict__["per_task_dominant_share"] = _readonly(mu)
+        return new
 
     def only(self, keep: NDArray[np.bool_]) -> Instance:
         """The instance of the users where ``keep`` is true (a queue case's active queues)."""

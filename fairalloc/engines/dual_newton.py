@@ -57,6 +57,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from fairalloc.core.errors import SolverError
+from fairalloc.core.instance import CHUNK_CELLS
 from fairalloc.core.limits import DUAL_NEWTON_ITERATIONS, LINE_SEARCH_STEPS
 
 _Floats = NDArray[np.float64]
@@ -299,7 +300,8 @@ class _Dual:
         """Every user's response ``min(T_i, (k_i / s_i)^(1/alpha))`` to the price ``s_i`` of her task."""
         with np.errstate(divide="ignore", over="ignore"):
             if self.alpha == 1:
-                return np.minimum(self.T, self.w / s)
+                x = np.divide(self.w, s)
+                return np.minimum(self.T, x, out=x)  # in place: one (n,) array less on a large instance
             return np.minimum(self.T, np.exp((self.logk - np.log(s)) / self.alpha))
 
     def response(self, p: _Floats) -> tuple[_Floats, _Floats]:
@@ -311,8 +313,12 @@ class _Dual:
         """``-dx_i/ds_i`` for uncapped users (0 for capped ones): the Hessian's per-user weight."""
         free = x < self.T
         with np.errstate(over="ignore"):
-            if self.alpha == 1:
-                return np.where(free, self.w / np.where(free, s, 1.0) ** 2, 0.0)
+            if self.alpha == 1:  # w / s**2 where free, in place (the same numbers, fewer (n,) arrays)
+                out = np.where(free, s, 1.0)
+                np.square(out, out=out)
+                np.divide(self.w, out, out=out)
+                out[~free] = 0.0
+                return out
             return np.where(free, x / (self.alpha * np.where(free, s, 1.0)), 0.0)
 
     def change(self, s: _Floats, x: _Floats, dp: _Floats) -> tuple[float, float, _Floats]:
@@ -326,8 +332,13 @@ class _Dual:
             if np.any(s_new <= 0):
                 return np.inf, 0.0, s_new
             with np.errstate(over="ignore"):
-                ratio = np.log1p(ds / s)
-                dphi = -self.w * ratio if a == 1 else a / (1 - a) * (x * s) * np.expm1((1 - 1 / a) * ratio)
+                ratio = np.divide(ds, s, out=ds)  # ds is not needed after this
+                np.log1p(ratio, out=ratio)
+                if a == 1:  # -w * ratio, in place
+                    dphi = np.multiply(self.w, ratio, out=ratio)
+                    np.negative(dphi, out=dphi)
+                else:
+                    dphi = a / (1 - a) * (x * s) * np.expm1((1 - 1 / a) * ratio)
         else:
             cap = self.cap
             free, free_new = s > cap, s_new > cap
@@ -345,7 +356,7 @@ class _Dual:
                 dphi = np.where(du != 0, dphi, 0.0) - np.where(de != 0, self.T * de, 0.0)
         supply = self.R * dp
         df = float(supply.sum() + dphi.sum())
-        noise = 64 * np.finfo(float).eps * float(np.abs(supply).sum() + np.abs(dphi).sum())
+        noise = 64 * np.finfo(float).eps * float(np.abs(supply).sum() + np.abs(dphi, out=dphi).sum())
         return df, noise, s_new
 
     def kkt(self, p: _Floats, g: _Floats) -> float:
@@ -377,7 +388,10 @@ def _can_vanish(dual: _Dual, p: _Floats, s: _Floats, candidates: _Mask) -> _Mask
     unbounded = dual.unbounded
     if not unbounded.any():
         return candidates
-    D, s = dual.D[unbounded], s[unbounded]
+    if dual.everyone_unbounded:  # no copy of the (n, m) array
+        D = dual.D
+    else:
+        D, s = dual.D[unbounded], s[unbounded]
     candidates = candidates.copy()
     for _ in range(candidates.size + 1):  # every pass frees one candidate at least
         if not candidates.any():
@@ -388,6 +402,21 @@ def _can_vanish(dual: _Dual, p: _Floats, s: _Floats, candidates: _Mask) -> _Mask
         pays = D[stranded][:, candidates] * p[candidates]
         candidates[np.flatnonzero(candidates)[np.argmax(pays, axis=1)]] = False
     return candidates
+
+
+def _weighted_gram(D: _Floats, c: _Floats) -> _Floats:
+    """``(D * c[:, None]).T @ D``, the Hessian block; on a large ``D`` summed over blocks of rows
+    (:data:`fairalloc.core.instance.CHUNK_CELLS` cells), so that no ``(n, m)`` temporary is made
+    (the sums then differ from the one product in the last bits only)."""
+    n, m = D.shape
+    if n * m <= CHUNK_CELLS:
+        return (D * c[:, None]).T @ D
+    H = np.zeros((m, m))
+    step = max(1, CHUNK_CELLS // m)
+    for a in range(0, n, step):
+        block = D[a : a + step]
+        H += (block * c[a : a + step, None]).T @ block
+    return H
 
 
 def _projected_newton(dual: _Dual, max_iter: int) -> tuple[_Floats, int]:
@@ -436,7 +465,7 @@ def _projected_newton(dual: _Dual, max_iter: int) -> tuple[_Floats, int]:
             # prices may differ by many orders of magnitude: solve in the Jacobi scaling (unit
             # diagonal), regularised by 1e-12; overflow (extreme alpha) falls back to a gradient step
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                H = (Df * curvature[:, None]).T @ Df
+                H = _weighted_gram(Df, curvature)
                 scale = 1 / np.sqrt(np.diag(H))
                 H *= scale[:, None] * scale
                 H[np.diag_indices_from(H)] = 1.0 + 1e-12
