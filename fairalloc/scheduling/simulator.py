@@ -662,8 +662,8 @@ class _Simulation:
         pick = sched.pick
         for node in nodes:
             while True:
-                st.steps += 1
-                if st.steps > step_limit:
+                steps = st.steps = st.steps + 1
+                if steps > step_limit:
                     raise CaseError(
                         f"workload: scheduling {excerpt(self.workload.name)} under {sched.name} takes more than "
                         f"{step_limit} scheduler steps (offers of {st.n_nodes} nodes, owners and jobs "
@@ -704,15 +704,18 @@ class _Simulation:
         self.started += 1
         duration = task.duration
         nc, nm = self.cap_cpu[node], self.cap_mem[node]
-        load = max((nc - free_cpu[node]) / nc, (nm - free_mem[node]) / nm)
+        load, load_mem = (nc - free_cpu[node]) / nc, (nm - free_mem[node]) / nm
+        if load_mem > load:  # (max(), without the call)
+            load = load_mem
         if extra:
             load = self.take_extras(extra, node, job, load)
         if load > self.max_over:
             self.max_over = load
         if self.overcommit_possible and load > 1.0 + EPS:
             duration *= load
-        self.heappush(self.events, (t + duration, self.seq, FINISH, (job, node, cpu, mem, extra)))
-        self.seq += 1
+        seq = self.seq
+        self.heappush(self.events, (t + duration, seq, FINISH, (job, node, cpu, mem, extra)))
+        self.seq = seq + 1
         if self.record_tasks:
             self.records.append(
                 TaskRecord(
