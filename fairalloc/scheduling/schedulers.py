@@ -138,6 +138,12 @@ class _OwnerOrder(Scheduler):
         self.more_resources = m > 2  # resources beyond CPU and memory
         for u in range(n):
             self.engine.changed(u, active=False)  # nothing to run yet
+        #: the owners' sorted list when they are flat (:class:`_FlatOwners`), for the per-task path
+        #: without the tree's generality (:meth:`_changed_flat`, and :meth:`pick`'s pass on CPU and memory)
+        self.flat = self.engine if isinstance(self.engine, _FlatOwners) else None
+        if self.flat is not None:
+            self.next_job = st.next_job
+            self.changed = self._changed_flat  # type: ignore[method-assign]
 
     def key(self, u: int) -> float:
         raise NotImplementedError
@@ -173,6 +179,41 @@ class _OwnerOrder(Scheduler):
         self.waiting += (job is not None) - (before is not None)
         engine.changed(u, active=job is not None)
 
+    def _changed_flat(self, u: int) -> None:
+        """:meth:`changed` when the owners are a :class:`_FlatOwners` (no groups above anyone): the same
+        updates in one function, called twice per task: the engine's ``set_share`` and
+        ``changed`` inlined, and her entry in the order left in place when her key
+        is unchanged (the same place: the entries ``(key, u)`` are distinct)."""
+        key, job = self.key(u), self.next_job(u)
+        engine, before = self.flat, self.next_jobs[u]
+        assert engine is not None
+        self.next_jobs[u] = job
+        engine.key[u] = key
+        if job is None:
+            self.next_tasks[u] = None
+            if self.shape[u] is not None:
+                self._reshape(u, None)
+            if before is None:
+                return  # out before and after: her new key waits for her work
+            self.waiting -= 1
+        else:
+            task = self.next_tasks[u] = job.tasks[job.next]
+            shape = self.shape[u]
+            if shape is None or shape[0] != task.cpu or shape[1] != task.mem:
+                self._reshape(u, (task.cpu, task.mem))
+            if before is None:
+                self.waiting += 1
+        order, old = engine.order, engine.entry[u]
+        if old is not None:
+            if job is not None and old[0] == key:
+                return  # she keeps her place
+            del order[bisect.bisect_left(order, old)]
+        if job is None:
+            engine.entry[u] = None
+        else:
+            new = engine.entry[u] = (key, u)
+            bisect.insort(order, new)
+
     def _reshape(self, u: int, shape) -> None:
         """Owner ``u``'s next task has the (cpu, mem) ``shape`` now (None: she waits for nothing)."""
         shapes, old = self.shapes, self.shape[u]
@@ -203,7 +244,17 @@ class _OwnerOrder(Scheduler):
                 break
         else:  # no waiting owner's next task fits: the descent would decline every owner
             return None
-        tasks = self.next_tasks
+        tasks, flat = self.next_tasks, self.flat
+        if flat is not None and not self.more_resources:  # the engine's pass inlined (no closure per pick)
+            for k, (_, u) in enumerate(flat.order):
+                task = tasks[u]
+                if task.cpu <= free_cpu and task.mem <= free_mem:
+                    flat.passed = k
+                    state.steps += k
+                    return self.next_jobs[u]
+            flat.passed = len(flat.order)
+            state.steps += flat.passed
+            return None
         if self.more_resources:  # SimState.fits checks the others (GPUs...) too
 
             def fits(u):

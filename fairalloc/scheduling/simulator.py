@@ -499,7 +499,7 @@ class _Simulation:
         instant: its events (:meth:`arrive`, :meth:`finish`, :meth:`deadline`), then the offers of the
         nodes where a task finished or new work fits (:meth:`offer`). Returns the end time."""
         events, horizon, max_events, event_limit = self.events, self.horizon, self.max_events, self.event_limit
-        pop, finish, offer = heapq.heappop, self.finish, self.offer
+        pop, finish, offer, st, extras = heapq.heappop, self.finish, self.offer, self.st, self.extras
         t = bar_t = 0.0
         n_events = 0
         while events:
@@ -513,9 +513,9 @@ class _Simulation:
             dt = t - self.last_t  # the utilisation integral up to t
             self.area_cpu += self.used_cpu * dt
             self.area_mem += self.used_mem * dt
-            if self.extras:
+            if extras:
                 self.integrate_extras(dt)
-            self.last_t = self.st.time = t
+            self.last_t = st.time = t
             dirty: set[int] = set()
             new_work: list[_JobRun] = []
             while events and events[0][0] == t:
@@ -577,6 +577,7 @@ class _Simulation:
         """A task ends: free its node's room and its owner's allocation; unlock the job's next phase
         or retire the job."""
         job, node, cpu, mem, extra = payload
+        u = job.u
         self.free_cpu[node] += cpu
         self.free_mem[node] += mem
         if extra:
@@ -584,26 +585,25 @@ class _Simulation:
             for r, a in extra:
                 k = index[r]
                 free_by[k][node] += a
-                used_by[k][job.u] -= a
+                used_by[k][u] -= a
                 used_x[k] -= a
                 job.extra[k] -= a
         self.slots_used[node] -= 1
         self.used_cpu -= cpu
         self.used_mem -= mem
-        u = job.u
         self.ucpu[u] -= cpu
         self.umem[u] -= mem
         self.urunning[u] -= 1
         job.cpu -= cpu
         job.mem -= mem
         job.running -= 1
-        job.done += 1
+        done = job.done = job.done + 1
         self.finished += 1
         dirty.add(node)
         if job.cancelled:
             if job.running == 0:
                 self.retire(job, t)
-        elif job.done == len(job.tasks):
+        elif done == len(job.tasks):
             job.phase += 1
             job.next = job.done = 0
             if job.phase == len(job.spec.phases):
@@ -662,8 +662,8 @@ class _Simulation:
         pick = sched.pick
         for node in nodes:
             while True:
-                st.steps += 1
-                if st.steps > step_limit:
+                steps = st.steps = st.steps + 1
+                if steps > step_limit:
                     raise CaseError(
                         f"workload: scheduling {excerpt(self.workload.name)} under {sched.name} takes more than "
                         f"{step_limit} scheduler steps (offers of {st.n_nodes} nodes, owners and jobs "
@@ -704,15 +704,18 @@ class _Simulation:
         self.started += 1
         duration = task.duration
         nc, nm = self.cap_cpu[node], self.cap_mem[node]
-        load = max((nc - free_cpu[node]) / nc, (nm - free_mem[node]) / nm)
+        load, load_mem = (nc - free_cpu[node]) / nc, (nm - free_mem[node]) / nm
+        if load_mem > load:  # (max(), without the call)
+            load = load_mem
         if extra:
             load = self.take_extras(extra, node, job, load)
         if load > self.max_over:
             self.max_over = load
         if self.overcommit_possible and load > 1.0 + EPS:
             duration *= load
-        self.heappush(self.events, (t + duration, self.seq, FINISH, (job, node, cpu, mem, extra)))
-        self.seq += 1
+        seq = self.seq
+        self.heappush(self.events, (t + duration, seq, FINISH, (job, node, cpu, mem, extra)))
+        self.seq = seq + 1
         if self.record_tasks:
             self.records.append(
                 TaskRecord(
