@@ -57,6 +57,10 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_verifier.py --json benchmarks/results_verifier.json
 	$(BIN)/python benchmarks/bench_sweep.py
 	$(BIN)/python benchmarks/bench_explorer.py --json benchmarks/results_explorer.json
+	$(BIN)/python benchmarks/bench_dynamic.py --json benchmarks/results_dynamic.json
+	$(BIN)/python benchmarks/bench_simulator.py --json benchmarks/results_simulator.json
+	$(BIN)/python benchmarks/bench_startup.py --json benchmarks/results_startup.json
+	$(BIN)/python benchmarks/bench_memory.py --json benchmarks/results_memory.json
 
 clean:
 	rm -rf $(VENV) .venv-latest .venv-constraints build *.egg-info .pytest_cache .hypothesis
