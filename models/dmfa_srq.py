@@ -57,8 +57,7 @@ from fairalloc.core.deferred import deferred
 from fairalloc.core.errors import CaseError, FairallocError
 from fairalloc.core.limits import MAX_DYNAMIC_PROGRAM_USERS
 from fairalloc.core.registry import Mechanism, register
-from fairalloc.core.tolerances import SATURATION
-from fairalloc.engines.dynamic import History, binding_resources, normalised, shared_quantities
+from fairalloc.engines.dynamic import History, binding_per_arrival, binding_resources, normalised, shared_quantities
 
 if TYPE_CHECKING:
     import pulp
@@ -100,21 +99,20 @@ def threshold_levels(
     ``progress(done)`` is called every :data:`PROGRESS_EVERY` arrivals.
     """
     n, m = qd.shape
-    M, used, binding = np.zeros(n), np.zeros((n, m)), []
+    M, used = np.zeros(n), np.zeros((n, m))
     stack = _Blocks(m)
     for k, (row, pool) in enumerate(zip(qd.tolist(), pools.tolist())):
         stack.push(row)
         p = stack.first_feasible(pool * (1 + 1e-12))
         rate, prefix = stack.rate_from(p), stack.below_w[p]
         M[k] = min((pool - w) / r for w, r in zip(prefix, rate) if r > 0)
-        used[k] = g = [M[k] * r + w for r, w in zip(rate, prefix)]
-        binding.append([j for j, v in enumerate(g) if v >= pool * (1 - SATURATION)])
+        used[k] = [M[k] * r + w for r, w in zip(rate, prefix)]
         stack.merge(p, float(M[k]), rate)
         if progress is not None and (k + 1) % PROGRESS_EVERY == 0:
             progress(PROGRESS_EVERY)
     if progress is not None:
         progress(n % PROGRESS_EVERY)
-    return M, used, binding
+    return M, used, binding_per_arrival(used, pools)
 
 
 PROGRESS_EVERY = 8192  # arrivals between two calls of threshold_levels' progress

@@ -308,7 +308,7 @@ class Instance:
         :data:`~fairalloc.core.limits.MAX_SHARE_RATIO` times the smallest (one vectorised pass);
         ``D``: the demands of the users from ``first`` on.  Returns their largest shares (their
         per-task dominant shares)."""
-        S = D / np.where(self.capacity > 0, self.capacity, np.inf)
+        S = self._shares(D)
         high: NDArray[np.float64] = S.max(axis=1)
         if S.shape[1] == 1:
             return high
@@ -371,7 +371,12 @@ class Instance:
     @cached_property
     def share_per_task(self) -> NDArray[np.float64]:
         """``D_ij / R_j``: the share of each resource one task takes (0 where ``D_ij = 0``)."""
-        return _readonly(self.demand / np.where(self.capacity > 0, self.capacity, np.inf))
+        return _readonly(self._shares(self.demand))
+
+    def _shares(self, D: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``D / R`` for rows ``D`` of the demand, 0 on a resource of zero capacity."""
+        shares: NDArray[np.float64] = D / np.where(self.capacity > 0, self.capacity, np.inf)
+        return shares
 
     @cached_property
     def per_task_dominant_share(self) -> NDArray[np.float64]:
@@ -384,10 +389,9 @@ class Instance:
         if "share_per_task" in self.__dict__:
             whole: NDArray[np.float64] = np.asarray(reduce(self.share_per_task, axis=1))
             return whole
-        safe = np.where(self.capacity > 0, self.capacity, np.inf)
         out = np.empty(self.n)
         for a, b in _row_blocks(0, self.n, self.m):
-            out[a:b] = reduce(self.demand[a:b] / safe, axis=1)
+            out[a:b] = reduce(self._shares(self.demand[a:b]), axis=1)
         return out
 
     @property

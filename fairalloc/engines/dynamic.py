@@ -146,3 +146,8 @@ class History:
 
 def binding_resources(used: NDArray[np.float64], pool: float) -> list[int]:
     return [int(j) for j in np.flatnonzero(used >= pool * (1 - SATURATION))]
+
+
+def binding_per_arrival(used: NDArray[np.float64], pools: NDArray[np.float64]) -> list[list[int]]:
+    """:func:`binding_resources` of every arrival: ``used`` ``(n, m)``, ``pools`` ``(n,)``."""
+    return [np.flatnonzero(row).tolist() for row in used >= pools[:, None] * (1 - SATURATION)]
