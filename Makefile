@@ -61,6 +61,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_simulator.py --json benchmarks/results_simulator.json
 	$(BIN)/python benchmarks/bench_startup.py --json benchmarks/results_startup.json
 	$(BIN)/python benchmarks/bench_memory.py --json benchmarks/results_memory.json
+	$(BIN)/python benchmarks/bench_table2.py --json benchmarks/results_table2.json
 
 clean:
 	rm -rf $(VENV) .venv-latest .venv-constraints build *.egg-info .pytest_cache .hypothesis
