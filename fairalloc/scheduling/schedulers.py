@@ -264,6 +264,12 @@ class _OwnerOrder(Scheduler):
             flat.passed = len(flat.order)
             state.steps += flat.passed
             return None
+        return self._descend(state, node, free_cpu, free_mem)
+
+    def _descend(self, state, node: int, free_cpu: float, free_mem: float):
+        """:meth:`pick`'s descent through the engine, for a tree of groups or more resources than CPU and
+        memory (a method of its own: its closure would cost every pick the cells of its variables)."""
+        tasks = self.next_tasks
         if self.more_resources:  # SimState.fits checks the others (GPUs...) too
 
             def fits(u):
