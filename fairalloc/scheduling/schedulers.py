@@ -54,6 +54,11 @@ class Scheduler:
     def pick(self, state, node: int):
         raise NotImplementedError
 
+    def idle(self) -> bool:
+        """Whether :meth:`pick` would decline every node now (a hint: the simulator then offers no more
+        nodes in this instant); by default never assumed."""
+        return False
+
 
 class _FlatOwners:
     """The descent of :class:`~fairalloc.engines.discrete.DiscreteEngine` on a flat tree in its
@@ -150,6 +155,9 @@ class _OwnerOrder(Scheduler):
 
     def key(self, u: int) -> float:
         raise NotImplementedError
+
+    def idle(self) -> bool:
+        return not self.waiting  # (pick's first test)
 
     def changed(self, u):
         st, engine = self.state, self.engine

@@ -516,7 +516,7 @@ class _Simulation:
             if extras:
                 self.integrate_extras(dt)
             self.last_t = st.time = t
-            dirty: set[int] = set()
+            dirty: list[int] = []  # (a list: an instant usually ends one task)
             new_work: list[_JobRun] = []
             while events and events[0][0] == t:
                 _, _, kind, payload = pop(events)
@@ -532,7 +532,7 @@ class _Simulation:
                     self.arrive(payload, t, new_work)
                 else:
                     self.deadline(payload, t)
-            offer(self.offered(dirty, new_work) if new_work else sorted(dirty), t)
+            offer(self.offered(dirty, new_work) if new_work else dirty if len(dirty) == 1 else sorted(set(dirty)), t)
             if bar is not None and (n_events & 1023) == 0 and t > bar_t:
                 bar.update(round(t) - round(bar_t))
                 bar_t = t
@@ -573,7 +573,7 @@ class _Simulation:
         new_work.append(job)
         self.sched.changed(u)
 
-    def finish(self, payload: tuple, t: float, dirty: set[int], new_work: list[_JobRun]) -> None:
+    def finish(self, payload: tuple, t: float, dirty: list[int], new_work: list[_JobRun]) -> None:
         """A task ends: free its node's room and its owner's allocation; unlock the job's next phase
         or retire the job."""
         job, node, cpu, mem, extra = payload
@@ -599,7 +599,7 @@ class _Simulation:
         job.running -= 1
         done = job.done = job.done + 1
         self.finished += 1
-        dirty.add(node)
+        dirty.append(node)
         if job.cancelled:
             if job.running == 0:
                 self.retire(job, t)
@@ -639,7 +639,7 @@ class _Simulation:
 
     # ------------------------------------------------------------------ offers
 
-    def offered(self, dirty: set[int], new_work: list[_JobRun]) -> list[int]:
+    def offered(self, dirty: list[int], new_work: list[_JobRun]) -> list[int]:
         """The nodes to offer when work appeared (``new_work``), in order: where a task finished and
         every node where a newly runnable task fits."""
         st, n_nodes, check_cpu, check_mem = self.st, self.st.n_nodes, self.check_cpu, self.check_mem
@@ -654,13 +654,17 @@ class _Simulation:
             tasks = {j.next_task() for j in new_work if j.runnable()}
             fit = set(n for n in range(n_nodes) if any(st.fits(n, task, check_cpu, check_mem) for task in tasks))
         st.steps += n_nodes
-        return sorted(fit | dirty)
+        return sorted(fit.union(dirty))
 
     def offer(self, nodes: list[int], t: float) -> None:
-        """Offer each of ``nodes`` in turn to the scheduler until it declines; launch every task it picks."""
+        """Offer each of ``nodes`` in turn to the scheduler until it declines; launch every task it picks.
+        Once the scheduler is :meth:`~Scheduler.idle` (the work that appeared has all started), the
+        rest of ``nodes`` would all decline: they are not offered."""
         st, sched, step_limit, launch = self.st, self.sched, self.step_limit, self.launch
-        pick = sched.pick
+        pick, idle, more = sched.pick, sched.idle, len(nodes) > 1
         for node in nodes:
+            if more and idle():
+                break
             while True:
                 steps = st.steps = st.steps + 1
                 if steps > step_limit:
