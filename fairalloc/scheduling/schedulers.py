@@ -54,6 +54,11 @@ class Scheduler:
     def pick(self, state, node: int):
         raise NotImplementedError
 
+    def idle(self) -> bool:
+        """Whether :meth:`pick` would decline every node now (a hint: the simulator then offers no more
+        nodes in this instant); by default never assumed."""
+        return False
+
 
 class _FlatOwners:
     """The descent of :class:`~fairalloc.engines.discrete.DiscreteEngine` on a flat tree in its
@@ -98,8 +103,10 @@ class _OwnerOrder(Scheduler):
     or, with :meth:`_build`'s ``parent``, a tree of groups (H-DRF); on a flat tree, the same order
     kept by :class:`_FlatOwners`.
 
-    A node that no waiting owner's next task fits (the usual end of an offer) is declined from the
-    distinct shapes of those tasks (``shapes``) without a descent.
+    A node that no waiting owner's next task fits (the usual end of an offer) is declined at a glance
+    when it cannot hold their smallest CPU and memory (``least``), else by the pass over the flat
+    order, or, before a descent (a tree, more resources), from the distinct shapes of those tasks
+    (``shapes``): on the flat order the pass costs no more than the shapes would.
 
     The scheduler computes the keys (Python floats, the very ones the simulator's totals give) and
     gives them to the engine (``engine.set_share``), then re-keys with ``engine.changed``: the engine's own
@@ -143,10 +150,16 @@ class _OwnerOrder(Scheduler):
         self.flat = self.engine if isinstance(self.engine, _FlatOwners) else None
         if self.flat is not None:
             self.next_job = st.next_job
+            self.used_cpu, self.used_mem, self.total_cpu, self.total_mem = st.cpu, st.mem, st.total_cpu, st.total_mem
             self.changed = self._changed_flat  # type: ignore[method-assign]
+        #: whether the key is DRF's over CPU and memory only (computed inline by :meth:`_changed_flat`)
+        self.drf_key = False
 
     def key(self, u: int) -> float:
         raise NotImplementedError
+
+    def idle(self) -> bool:
+        return not self.waiting  # (pick's first test)
 
     def changed(self, u):
         st, engine = self.state, self.engine
@@ -182,37 +195,43 @@ class _OwnerOrder(Scheduler):
     def _changed_flat(self, u: int) -> None:
         """:meth:`changed` when the owners are a :class:`_FlatOwners` (no groups above anyone): the same
         updates in one function, called twice per task: the engine's ``set_share`` and
-        ``changed`` inlined, and her entry in the order left in place when her key
-        is unchanged (the same place: the entries ``(key, u)`` are distinct)."""
-        key, job = self.key(u), self.next_job(u)
-        engine, before = self.flat, self.next_jobs[u]
+        ``changed`` inlined, her key computed only while she waits (an owner out before and after
+        keeps her stale key: it is computed again when she has work), and her entry in the order
+        left in place when her key is unchanged (the same place: the entries ``(key, u)`` are distinct)."""
+        job, before = self.next_job(u), self.next_jobs[u]
+        engine = self.flat
         assert engine is not None
-        self.next_jobs[u] = job
-        engine.key[u] = key
         if job is None:
-            self.next_tasks[u] = None
-            if self.shape[u] is not None:
-                self._reshape(u, None)
             if before is None:
                 return  # out before and after: her new key waits for her work
+            self.next_jobs[u] = self.next_tasks[u] = None
+            self._reshape(u, None)
             self.waiting -= 1
-        else:
-            task = self.next_tasks[u] = job.tasks[job.next]
-            shape = self.shape[u]
-            if shape is None or shape[0] != task.cpu or shape[1] != task.mem:
-                self._reshape(u, (task.cpu, task.mem))
-            if before is None:
-                self.waiting += 1
-        order, old = engine.order, engine.entry[u]
-        if old is not None:
-            if job is not None and old[0] == key:
-                return  # she keeps her place
+            order, old = engine.order, engine.entry[u]
+            assert old is not None  # (she waited: before is her job)
             del order[bisect.bisect_left(order, old)]
-        if job is None:
             engine.entry[u] = None
+            return
+        self.next_jobs[u] = job
+        task = self.next_tasks[u] = job.tasks[job.next]
+        shape = self.shape[u]
+        if shape is None or shape[0] != task.cpu or shape[1] != task.mem:
+            self._reshape(u, (task.cpu, task.mem))
+        if self.drf_key:  # DRF's key (SimState.dominant_share) without its two calls
+            c, m = self.used_cpu[u] / self.total_cpu, self.used_mem[u] / self.total_mem
+            key = m if m > c else c  # (max(c, m), the same float)
         else:
-            new = engine.entry[u] = (key, u)
-            bisect.insort(order, new)
+            key = self.key(u)
+        engine.key[u] = key
+        order, old = engine.order, engine.entry[u]
+        if old is None:
+            self.waiting += 1
+        elif old[0] == key:
+            return  # she keeps her place
+        else:
+            del order[bisect.bisect_left(order, old)]
+        new = engine.entry[u] = (key, u)
+        bisect.insort(order, new)
 
     def _reshape(self, u: int, shape) -> None:
         """Owner ``u``'s next task has the (cpu, mem) ``shape`` now (None: she waits for nothing)."""
@@ -239,11 +258,6 @@ class _OwnerOrder(Scheduler):
         least = self.least or self._least()
         if least[0] > free_cpu or least[1] > free_mem:
             return None  # (a full node, at a glance)
-        for cpu, mem in self.shapes:
-            if cpu <= free_cpu and mem <= free_mem:
-                break
-        else:  # no waiting owner's next task fits: the descent would decline every owner
-            return None
         tasks, flat = self.next_tasks, self.flat
         if flat is not None and not self.more_resources:  # the engine's pass inlined (no closure per pick)
             for k, (_, u) in enumerate(flat.order):
@@ -255,6 +269,17 @@ class _OwnerOrder(Scheduler):
             flat.passed = len(flat.order)
             state.steps += flat.passed
             return None
+        for cpu, mem in self.shapes:
+            if cpu <= free_cpu and mem <= free_mem:
+                break
+        else:  # no waiting owner's next task fits: the descent would decline every owner
+            return None
+        return self._descend(state, node, free_cpu, free_mem)
+
+    def _descend(self, state, node: int, free_cpu: float, free_mem: float):
+        """:meth:`pick`'s descent through the engine, for a tree of groups or more resources than CPU and
+        memory (a method of its own: its closure would cost every pick the cells of its variables)."""
+        tasks = self.next_tasks
         if self.more_resources:  # SimState.fits checks the others (GPUs...) too
 
             def fits(u):
@@ -278,6 +303,7 @@ class DRF(_OwnerOrder):
     def bind(self, state):
         super().bind(state)
         self.key = state.dominant_share  # (one call less per launch and finish)
+        self.drf_key = not self.more_resources
 
     def key(self, u):
         return self.state.dominant_share(u)

@@ -457,7 +457,8 @@ class _Simulation:
         self.ucpu, self.umem, self.urunning = st.cpu, st.mem, st.running
         self.check_cpu, self.check_mem = sched.check_cpu, sched.check_mem
         self.overcommit_possible = not (self.check_cpu and self.check_mem)
-        self.events: list[tuple[float, int, int, Any]] = [
+        #: ``(time, seq, kind, payload)``; a task's finish carries its fields flat (see :meth:`finish`)
+        self.events: list[tuple] = [
             (float(spec.submit), seq, ARRIVE, (spec, spec.name))
             for seq, spec in enumerate(sorted(workload.jobs, key=lambda j: j.submit))
         ]
@@ -516,10 +517,11 @@ class _Simulation:
             if extras:
                 self.integrate_extras(dt)
             self.last_t = st.time = t
-            dirty: set[int] = set()
+            dirty: list[int] = []  # (a list: an instant usually ends one task)
             new_work: list[_JobRun] = []
             while events and events[0][0] == t:
-                _, _, kind, payload = pop(events)
+                event = pop(events)
+                kind = event[2]
                 n_events += 1
                 if n_events > event_limit:
                     raise CaseError(
@@ -527,12 +529,12 @@ class _Simulation:
                         f"than {event_limit} events, the most fairalloc simulates"
                     )
                 if kind == FINISH:
-                    finish(payload, t, dirty, new_work)
+                    finish(event, t, dirty, new_work)
                 elif kind == ARRIVE:
-                    self.arrive(payload, t, new_work)
+                    self.arrive(event[3], t, new_work)
                 else:
-                    self.deadline(payload, t)
-            offer(self.offered(dirty, new_work) if new_work else sorted(dirty), t)
+                    self.deadline(event[3], t)
+            offer(self.offered(dirty, new_work) if new_work else dirty if len(dirty) == 1 else sorted(set(dirty)), t)
             if bar is not None and (n_events & 1023) == 0 and t > bar_t:
                 bar.update(round(t) - round(bar_t))
                 bar_t = t
@@ -573,10 +575,11 @@ class _Simulation:
         new_work.append(job)
         self.sched.changed(u)
 
-    def finish(self, payload: tuple, t: float, dirty: set[int], new_work: list[_JobRun]) -> None:
-        """A task ends: free its node's room and its owner's allocation; unlock the job's next phase
+    def finish(self, event: tuple, t: float, dirty: list[int], new_work: list[_JobRun]) -> None:
+        """A task ends (``event``: ``(time, seq, FINISH, job, node, cpu, mem, extra)``, flat: one tuple per
+        task, not two): free its node's room and its owner's allocation; unlock the job's next phase
         or retire the job."""
-        job, node, cpu, mem, extra = payload
+        _, _, _, job, node, cpu, mem, extra = event
         u = job.u
         self.free_cpu[node] += cpu
         self.free_mem[node] += mem
@@ -599,7 +602,7 @@ class _Simulation:
         job.running -= 1
         done = job.done = job.done + 1
         self.finished += 1
-        dirty.add(node)
+        dirty.append(node)
         if job.cancelled:
             if job.running == 0:
                 self.retire(job, t)
@@ -639,7 +642,7 @@ class _Simulation:
 
     # ------------------------------------------------------------------ offers
 
-    def offered(self, dirty: set[int], new_work: list[_JobRun]) -> list[int]:
+    def offered(self, dirty: list[int], new_work: list[_JobRun]) -> list[int]:
         """The nodes to offer when work appeared (``new_work``), in order: where a task finished and
         every node where a newly runnable task fits."""
         st, n_nodes, check_cpu, check_mem = self.st, self.st.n_nodes, self.check_cpu, self.check_mem
@@ -654,13 +657,17 @@ class _Simulation:
             tasks = {j.next_task() for j in new_work if j.runnable()}
             fit = set(n for n in range(n_nodes) if any(st.fits(n, task, check_cpu, check_mem) for task in tasks))
         st.steps += n_nodes
-        return sorted(fit | dirty)
+        return sorted(fit.union(dirty))
 
     def offer(self, nodes: list[int], t: float) -> None:
-        """Offer each of ``nodes`` in turn to the scheduler until it declines; launch every task it picks."""
+        """Offer each of ``nodes`` in turn to the scheduler until it declines; launch every task it picks.
+        Once the scheduler is :meth:`~Scheduler.idle` (the work that appeared has all started), the
+        rest of ``nodes`` would all decline: they are not offered."""
         st, sched, step_limit, launch = self.st, self.sched, self.step_limit, self.launch
-        pick = sched.pick
+        pick, idle, more = sched.pick, sched.idle, len(nodes) > 1
         for node in nodes:
+            if more and idle():
+                break
             while True:
                 steps = st.steps = st.steps + 1
                 if steps > step_limit:
@@ -714,7 +721,7 @@ class _Simulation:
         if self.overcommit_possible and load > 1.0 + EPS:
             duration *= load
         seq = self.seq
-        self.heappush(self.events, (t + duration, seq, FINISH, (job, node, cpu, mem, extra)))
+        self.heappush(self.events, (t + duration, seq, FINISH, job, node, cpu, mem, extra))
         self.seq = seq + 1
         if self.record_tasks:
             self.records.append(
