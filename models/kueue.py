@@ -201,6 +201,7 @@ class _Tree:
                     self.local[v] + self.potential[p], self.quota[v] + self.borrowing_limit[v]
                 )
         self.lendable = {v: self.potential[p] if (p := self.parent[v]) is not None else zero for v in self.parent}
+        self._bounds: dict[str, list[tuple[int, float, float]]] = {}
 
     def postorder(self, node: str | None = None) -> list[str]:
         out: list[str] = []
@@ -247,10 +248,19 @@ class _Tree:
         borrowing limit; ``slack`` relative to the bound (negative: violated)."""
         out = []
         for v in nodes:
-            bound = self.quota[v] if self.parent[v] is None else self.quota[v] + self.borrowing_limit[v]
-            for j in np.flatnonzero(np.isfinite(bound)):
-                out.append((v, int(j), float((bound[j] - U[v][j]) / max(1.0, abs(bound[j])))))
+            used = U[v]
+            for j, bound, scale in self._constraints(v):
+                out.append((v, j, float((bound - used[j]) / scale)))
         return out
+
+    def _constraints(self, v: str) -> list[tuple[int, float, float]]:
+        """``(resource, bound, max(1, |bound|))`` of node ``v``'s finite bounds: fixed for the tree,
+        and read at every bisection step of the filling."""
+        if v not in self._bounds:
+            bound = self.quota[v] if self.parent[v] is None else self.quota[v] + self.borrowing_limit[v]
+            finite = np.flatnonzero(np.isfinite(bound))
+            self._bounds[v] = [(int(j), bound[j], max(1.0, abs(bound[j]))) for j in finite]
+        return self._bounds[v]
 
 
 def node_shares(instance: Instance) -> dict[str, DRS]:
@@ -365,6 +375,12 @@ class _Fluid:
                 self.x0[i] = min(self.T[i], float(np.min(t.nominal[u][pos] / self.D[i][pos])))
                 room = t.nominal[u] + t.borrowing_limit[u] if t.parent[u] is not None else t.nominal[u]
                 self.cap[i] = min(self.T[i], float(np.min(room[pos] / self.D[i][pos])))
+        # leaf_at's operands, on the resources each leaf requests (it runs at every bisection step)
+        self._rows = [
+            (t.nominal[u][pos], self.w[u], self.lend[u][pos], self.D[i][pos])
+            for i, u in enumerate(t.leaves)
+            for pos in [self.D[i] > 0]
+        ]
         self.frozen = np.zeros(n, bool)
         self._leaves_under: dict[str, list[int]] = {}
         self.x = self.x0.copy()
@@ -383,11 +399,11 @@ class _Fluid:
         i = self.tree.index[u]
         if self.frozen[i] or self.cap[i] <= self.x0[i]:
             return self.x[i] if self.frozen[i] else self.x0[i]
-        pos = self.D[i] > 0
         if math.isinf(s):
             return self.cap[i]
-        room = self.tree.nominal[u] + s * self.w[u] * self.lend[u] / 1000.0
-        return float(min(self.cap[i], max(self.x0[i], float(np.min(room[pos] / self.D[i][pos])))))
+        nominal, w, lend, demand = self._rows[i]
+        room = nominal + s * w * lend / 1000.0
+        return float(min(self.cap[i], max(self.x0[i], float((room / demand).min()))))
 
     def grow(self, v: str, s: float, x: np.ndarray, seen: dict | None = None, force: dict | None = None) -> None:
         """Fill ``x`` for the leaves under cohort ``v`` at its level ``s``; ``seen`` records the
