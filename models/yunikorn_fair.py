@@ -408,6 +408,7 @@ class _Fluid(_Tree):
         self._responses: dict[tuple[str, bytes, bytes], tuple[np.ndarray, np.ndarray]] = {}
         self._grown: dict[tuple[str | None, bytes], tuple] = {}
         self._caps: dict[bytes, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+        self._columns: dict[bytes, list[tuple[float, list[tuple[int, float]]]]] = {}
         self.jump = np.array([bool(((self.D[i] > 0) & (d[u] <= 0)).any()) for u, i in self.index.items()])
 
     def leaf_at(self, i: int, level: float, x0: np.ndarray) -> float:
@@ -530,7 +531,21 @@ class _Fluid(_Tree):
         """An event has happened at ``x``: a growing leaf at its bound, or a cap exceeded."""
         if (growable & (x >= self.T) & (x0 < self.T)).any():
             return True
-        return any(((x[leaves, None] * D).sum(axis=0) > cap).any() for leaves, D, cap in self.caps_in_play(growable))
+        units = x.tolist()
+        return any(_load(units, terms) > bound for bound, terms in self._cap_columns(growable))
+
+    def _cap_columns(self, growable: np.ndarray) -> list[tuple[float, list[tuple[int, float]]]]:
+        """The finite entries of :meth:`caps_in_play` as plain floats, ``(cap_j, [(leaf, D_leaf_j)])``:
+        :meth:`over` runs at every bisection step, where numpy's per-call cost on a few numbers
+        is most of the time."""
+        key = growable.tobytes()
+        if key not in self._columns:
+            self._columns[key] = [
+                (float(cap[j]), [(int(i), float(d)) for i, d in zip(leaves, D[:, j])])
+                for leaves, D, cap in self.caps_in_play(growable)
+                for j in np.flatnonzero(np.isfinite(cap))
+            ]
+        return self._columns[key]
 
     def caps_in_play(self, growable: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Caps with a growable leaf under them requesting a limited resource: ``(leaves, their
@@ -588,6 +603,16 @@ class _Fluid(_Tree):
         if not (done & growable).any():  # numerical safety: the queue closest to a stop stops
             done[np.flatnonzero(growable)[np.argmax(x[growable] / self.T[growable])]] = True
         return growable & ~done
+
+
+def _load(units: list[float], terms: list[tuple[int, float]]) -> float:
+    """``sum(units[i] * d for i, d in terms)`` added in order, as numpy's ``sum(axis=0)`` adds the
+    rows of ``x[leaves, None] * D`` (the same floats)."""
+    (i, d), *rest = terms
+    load = units[i] * d
+    for i, d in rest:
+        load += units[i] * d
+    return load
 
 
 def _right(levels: np.ndarray, units: np.ndarray, level: float) -> np.ndarray:
