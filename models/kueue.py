@@ -201,6 +201,8 @@ class _Tree:
                     self.local[v] + self.potential[p], self.quota[v] + self.borrowing_limit[v]
                 )
         self.lendable = {v: self.potential[p] if (p := self.parent[v]) is not None else zero for v in self.parent}
+        self._bounds: dict[str, list[tuple[int, float, float]]] = {}
+        self._locals = {v: [float(a) for a in self.local[v]] for v in self.parent}
 
     def postorder(self, node: str | None = None) -> list[str]:
         out: list[str] = []
@@ -247,10 +249,39 @@ class _Tree:
         borrowing limit; ``slack`` relative to the bound (negative: violated)."""
         out = []
         for v in nodes:
-            bound = self.quota[v] if self.parent[v] is None else self.quota[v] + self.borrowing_limit[v]
-            for j in np.flatnonzero(np.isfinite(bound)):
-                out.append((v, int(j), float((bound[j] - U[v][j]) / max(1.0, abs(bound[j])))))
+            used = U[v]
+            for j, bound, scale in self._constraints(v):
+                out.append((v, j, float((bound - used[j]) / scale)))
         return out
+
+    def _constraints(self, v: str) -> list[tuple[int, float, float]]:
+        """``(resource, bound, max(1, |bound|))`` of node ``v``'s finite bounds: fixed for the tree,
+        and read at every bisection step of the filling."""
+        if v not in self._bounds:
+            bound = self.quota[v] if self.parent[v] is None else self.quota[v] + self.borrowing_limit[v]
+            finite = np.flatnonzero(np.isfinite(bound))
+            self._bounds[v] = [(int(j), float(bound[j]), float(max(1.0, abs(bound[j])))) for j in finite]
+        return self._bounds[v]
+
+    def fits(self, leaf_usage: list[list[float]], nodes: list[str]) -> bool:
+        """Whether every constraint of ``nodes`` holds (slack >= -1e-12) at ``leaf_usage`` (plain
+        floats): :meth:`violation` on :meth:`float_usage`, since the filling's bisection asks it
+        at every step and numpy's per-call cost on a few numbers was most of that."""
+        U = self.float_usage(leaf_usage)
+        return all((bound - U[v][j]) / scale >= -1e-12 for v in nodes for j, bound, scale in self._constraints(v))
+
+    def float_usage(self, leaf_usage: list[list[float]]) -> dict[str, list[float]]:
+        """:meth:`usage` on plain floats: the same operations in the same order."""
+        U: dict[str, list[float]] = {}
+        for v, i, kids in self._usage_plan():
+            if i >= 0:
+                U[v] = leaf_usage[i]
+                continue
+            total = [0.0] * self.m
+            for c in kids:
+                total = [t + _above(u, lo) for t, u, lo in zip(total, U[c], self._locals[c])]
+            U[v] = total
+        return U
 
 
 def node_shares(instance: Instance) -> dict[str, DRS]:
@@ -365,6 +396,14 @@ class _Fluid:
                 self.x0[i] = min(self.T[i], float(np.min(t.nominal[u][pos] / self.D[i][pos])))
                 room = t.nominal[u] + t.borrowing_limit[u] if t.parent[u] is not None else t.nominal[u]
                 self.cap[i] = min(self.T[i], float(np.min(room[pos] / self.D[i][pos])))
+        # leaf_at's operands as floats, on the resources each leaf requests: it runs at every
+        # bisection step, where numpy's per-call cost on a few numbers was most of its time
+        self._rows = [
+            (self.w[u], [(float(t.nominal[u][j]), float(self.lend[u][j]), float(self.D[i, j])) for j in pos])
+            for i, u in enumerate(t.leaves)
+            for pos in [np.flatnonzero(self.D[i] > 0)]
+        ]
+        self._demand_rows = self.D.tolist()
         self.frozen = np.zeros(n, bool)
         self._leaves_under: dict[str, list[int]] = {}
         self.x = self.x0.copy()
@@ -383,11 +422,12 @@ class _Fluid:
         i = self.tree.index[u]
         if self.frozen[i] or self.cap[i] <= self.x0[i]:
             return self.x[i] if self.frozen[i] else self.x0[i]
-        pos = self.D[i] > 0
         if math.isinf(s):
             return self.cap[i]
-        room = self.tree.nominal[u] + s * self.w[u] * self.lend[u] / 1000.0
-        return float(min(self.cap[i], max(self.x0[i], float(np.min(room[pos] / self.D[i][pos])))))
+        w, rows = self._rows[i]
+        sw = s * w  # numpy's order: (s w) lend / 1000, plus the nominal quota, over the demand
+        fit = min((nominal + sw * lend / 1000.0) / demand for nominal, lend, demand in rows)
+        return float(min(self.cap[i], max(self.x0[i], fit)))
 
     def grow(self, v: str, s: float, x: np.ndarray, seen: dict | None = None, force: dict | None = None) -> None:
         """Fill ``x`` for the leaves under cohort ``v`` at its level ``s``; ``seen`` records the
@@ -509,8 +549,11 @@ class _Fluid:
         return self.at(root, _level(lo), force=forced(a))
 
     def _feasible(self, x: np.ndarray, nodes: list[str]) -> bool:
-        U = self.tree.usage(_bundles(x, self.D))
-        return all(slack >= -1e-12 for _, _, slack in self.tree.violation(U, nodes))
+        return self.tree.fits(self.bundle_rows(x), nodes)
+
+    def bundle_rows(self, x: np.ndarray) -> list[list[float]]:
+        """:func:`_bundles` in plain floats."""
+        return [[u * d if d > 0 else 0.0 for d in row] for u, row in zip(x.tolist(), self._demand_rows)]
 
     def _freeze(self, root: str, x: np.ndarray, growing: list[int], nodes: list[str]) -> None:
         t = self.tree
@@ -547,6 +590,12 @@ def _bundles(x: np.ndarray, D: np.ndarray) -> np.ndarray:
     """``x_i D_i``, with ``inf * 0 = 0`` (a queue without a resource uses none of it)."""
     with np.errstate(invalid="ignore"):
         return np.where(D > 0, x[:, None] * D, 0.0)
+
+
+def _above(used: float, local: float) -> float:
+    """``np.maximum(0.0, used - local)`` on floats (a NaN kept, as numpy keeps it)."""
+    d = used - local
+    return 0.0 if 0.0 >= d else d
 
 
 def _level(u: float) -> float:

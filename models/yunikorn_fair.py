@@ -406,6 +406,9 @@ class _Fluid(_Tree):
                 [np.where((self.D[i] > 0) & (d[u] > 0), self.D[i] / d[u], 0.0).max() for u, i in self.index.items()]
             )
         self._responses: dict[tuple[str, bytes, bytes], tuple[np.ndarray, np.ndarray]] = {}
+        self._grown: dict[tuple[str | None, bytes], tuple] = {}
+        self._caps: dict[bytes, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+        self._columns: dict[bytes, list[tuple[float, list[tuple[int, float]]]]] = {}
         self.jump = np.array([bool(((self.D[i] > 0) & (d[u] <= 0)).any()) for u, i in self.index.items()])
 
     def leaf_at(self, i: int, level: float, x0: np.ndarray) -> float:
@@ -420,18 +423,28 @@ class _Fluid(_Tree):
         """The allocation when the children served at ``node`` hold share ``level`` (or more, if
         they held it already); the others keep ``x0``."""
         x = x0.copy()
-        served = self.growing_children(node, growable)
-        leaves = np.array([self.index[c] for c in served if not self.q.is_group(c)], dtype=int)
+        leaves, k_pos, k_safe, jump, bound, groups = self._growth(node, growable)
         if leaves.size:  # the leaf children at once: level / k between x0 and T
-            k, jump = self.k[leaves], self.jump[leaves]
-            with np.errstate(divide="ignore"):
-                most = np.where(k > 0, level / np.where(k > 0, k, 1.0), np.inf)
-            most = np.where(jump & (level < 1.0), 0.0, most)
-            x[leaves] = np.minimum(self.T[leaves], np.maximum(x0[leaves], most))
-        for c in served:
-            if self.q.is_group(c):
-                x[self.under[c]] = self.at_share(c, level, x0, growable)[self.under[c]]
+            most = np.where(k_pos, level / k_safe, np.inf)
+            if level < 1.0:
+                most = np.where(jump, 0.0, most)
+            x[leaves] = np.minimum(bound, np.maximum(x0[leaves], most))
+        for c in groups:
+            x[self.under[c]] = self.at_share(c, level, x0, growable)[self.under[c]]
         return x
+
+    def _growth(self, node: str | None, growable: np.ndarray) -> tuple:
+        """What :meth:`grow` reads of the children served at ``node``, fixed while ``growable`` is
+        (the bisection calls it about 47 times an event): their leaves' ``k > 0``, ``k`` (1 where
+        not positive), jumps and bounds, and the groups among them."""
+        key = (node, growable.tobytes())
+        if key not in self._grown:
+            served = self.growing_children(node, growable)
+            leaves = np.array([self.index[c] for c in served if not self.q.is_group(c)], dtype=int)
+            k = self.k[leaves]
+            groups = [c for c in served if self.q.is_group(c)]
+            self._grown[key] = (leaves, k > 0, np.where(k > 0, k, 1.0), self.jump[leaves], self.T[leaves], groups)
+        return self._grown[key]
 
     def at_share(self, g: str, level: float, x0: np.ndarray, growable: np.ndarray) -> np.ndarray:
         """Group ``g`` grown (its own children at equal shares) as far as its share stays within
@@ -518,19 +531,35 @@ class _Fluid(_Tree):
         """An event has happened at ``x``: a growing leaf at its bound, or a cap exceeded."""
         if (growable & (x >= self.T) & (x0 < self.T)).any():
             return True
-        return any(
-            ((x[leaves, None] * self.D[leaves]).sum(axis=0) > cap).any() for leaves, cap in self.caps_in_play(growable)
-        )
+        units = x.tolist()
+        return any(_load(units, terms) > bound for bound, terms in self._cap_columns(growable))
 
-    def caps_in_play(self, growable: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Caps with a growable leaf under them requesting a limited resource: ``(leaves, cap)``
-        with the other resources' caps set to inf."""
-        out = []
-        for leaves, cap in self.caps:
-            asks = (self.D[leaves[growable[leaves]]] > 0).any(axis=0) & np.isfinite(cap)
-            if asks.any():
-                out.append((leaves, np.where(asks, cap, np.inf)))
-        return out
+    def _cap_columns(self, growable: np.ndarray) -> list[tuple[float, list[tuple[int, float]]]]:
+        """The finite entries of :meth:`caps_in_play` as plain floats, ``(cap_j, [(leaf, D_leaf_j)])``:
+        :meth:`over` runs at every bisection step, where numpy's per-call cost on a few numbers
+        is most of the time."""
+        key = growable.tobytes()
+        if key not in self._columns:
+            self._columns[key] = [
+                (float(cap[j]), [(int(i), float(d)) for i, d in zip(leaves, D[:, j])])
+                for leaves, D, cap in self.caps_in_play(growable)
+                for j in np.flatnonzero(np.isfinite(cap))
+            ]
+        return self._columns[key]
+
+    def caps_in_play(self, growable: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Caps with a growable leaf under them requesting a limited resource: ``(leaves, their
+        demands, cap)`` with the other resources' caps set to inf (kept per ``growable``: every
+        bisection step of an event reads them)."""
+        key = growable.tobytes()
+        if key not in self._caps:
+            out = []
+            for leaves, cap in self.caps:
+                asks = (self.D[leaves[growable[leaves]]] > 0).any(axis=0) & np.isfinite(cap)
+                if asks.any():
+                    out.append((leaves, self.D[leaves], np.where(asks, cap, np.inf)))
+            self._caps[key] = out
+        return self._caps[key]
 
     def fill(self) -> tuple[np.ndarray, int]:
         x = np.zeros(self.n)
@@ -553,9 +582,9 @@ class _Fluid(_Tree):
         none does): across a jump of the allocation (a share that jumps) the queues jumping
         share what is left in proportion."""
         theta = 1.0
-        for leaves, cap in self.caps_in_play(growable):
-            lo = (x_lo[leaves, None] * self.D[leaves]).sum(axis=0)
-            hi = (x_hi[leaves, None] * self.D[leaves]).sum(axis=0)
+        for leaves, D, cap in self.caps_in_play(growable):
+            lo = (x_lo[leaves, None] * D).sum(axis=0)
+            hi = (x_hi[leaves, None] * D).sum(axis=0)
             over = hi > cap
             if over.any():
                 theta = min(theta, float(((cap[over] - lo[over]) / (hi[over] - lo[over])).min()))
@@ -565,15 +594,25 @@ class _Fluid(_Tree):
         """Growable leaves that stop at ``x``: at their bound, or requesting a saturated resource
         under a saturated cap."""
         done = growable & (x >= self.T * (1 - SATURATION))
-        for leaves, cap in self.caps_in_play(growable):
-            load = (x[leaves, None] * self.D[leaves]).sum(axis=0)
+        for leaves, D, cap in self.caps_in_play(growable):
+            load = (x[leaves, None] * D).sum(axis=0)
             full = np.isfinite(cap) & (load >= cap * (1 - SATURATION))
             if full.any():
-                stuck = leaves[(self.D[leaves][:, full] > 0).any(axis=1)]
+                stuck = leaves[(D[:, full] > 0).any(axis=1)]
                 done[stuck] = True
         if not (done & growable).any():  # numerical safety: the queue closest to a stop stops
             done[np.flatnonzero(growable)[np.argmax(x[growable] / self.T[growable])]] = True
         return growable & ~done
+
+
+def _load(units: list[float], terms: list[tuple[int, float]]) -> float:
+    """``sum(units[i] * d for i, d in terms)`` added in order, as numpy's ``sum(axis=0)`` adds the
+    rows of ``x[leaves, None] * D`` (the same floats)."""
+    (i, d), *rest = terms
+    load = units[i] * d
+    for i, d in rest:
+        load += units[i] * d
+    return load
 
 
 def _right(levels: np.ndarray, units: np.ndarray, level: float) -> np.ndarray:

@@ -282,3 +282,27 @@ def test_the_equilibrium_is_bounded_feasible_and_envy_free_among_sibling_queues(
 def test_the_equilibrium_equals_kueues_admission_loop_in_small_pieces(inst):
     bundles, _ = KUEUE.entitlement(inst)
     assert simulate(inst, 200) == pytest.approx(bundles, abs=0.02 * float(np.max(inst.demand)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(trees(), st.lists(st.floats(0, 3), min_size=8, max_size=8), st.floats(0, 5000))
+def test_the_fillings_float_steps_are_numpys(inst, scale, level):
+    # the filling's bisection steps in plain floats: a queue's response to a level, and the
+    # feasibility of an allocation, as the numpy formulas give them
+    from fairalloc.models.kueue import _bundles, _Fluid
+
+    fluid = _Fluid(inst)
+    tree = fluid.tree
+    x = np.array(scale[: inst.n]) * np.where(np.isfinite(fluid.cap), fluid.cap, 10.0)
+    assert fluid.bundle_rows(x) == _bundles(x, fluid.D).tolist()
+    U = tree.usage(_bundles(x, fluid.D))
+    assert {v: a.tolist() for v, a in U.items()} == tree.float_usage(fluid.bundle_rows(x))
+    nodes = tree.postorder()
+    assert fluid._feasible(x, nodes) == all(slack >= -1e-12 for _, _, slack in tree.violation(U, nodes))
+    for i, u in enumerate(tree.leaves):
+        pos = fluid.D[i] > 0
+        if fluid.cap[i] <= fluid.x0[i]:
+            continue
+        room = tree.nominal[u] + level * fluid.w[u] * fluid.lend[u] / 1000.0
+        expected = float(min(fluid.cap[i], max(fluid.x0[i], float(np.min(room[pos] / fluid.D[i][pos])))))
+        assert fluid.leaf_at(u, level) == expected

@@ -274,3 +274,23 @@ def test_without_guarantees_limits_groups_or_priorities_it_is_drf(rows):
     inst = fairalloc.Instance([30, 40, 50], demand, max_tasks=bounds)
     yunikorn, drf = fairalloc.solve(inst, "yunikorn-fair"), fairalloc.solve(inst, "drf")
     assert yunikorn.tasks == pytest.approx(drf.tasks, rel=1e-9, abs=1e-9)
+
+
+@given(trees(), st.lists(st.floats(0, 2), min_size=4, max_size=4), st.lists(st.booleans(), min_size=4, max_size=4))
+@settings(max_examples=60, deadline=None)
+def test_the_fillings_cap_check_in_floats_is_numpys(inst, scale, grows):
+    # _Fluid.over sums the caps' loads in plain floats: the same floats as numpy's sum over rows
+    from fairalloc.models.yunikorn_fair import _Fluid, _load
+
+    fluid = _Fluid(inst, True)
+    x = np.minimum(fluid.T, np.array(scale[: inst.n]) * fluid.T.max(initial=1.0))
+    growable = np.array(grows[: inst.n]) & (fluid.T > 0)
+    caps = fluid.caps_in_play(growable)
+    loads = [(x[leaves, None] * D).sum(axis=0)[np.isfinite(cap)] for leaves, D, cap in caps]
+    columns = [_load(x.tolist(), terms) for _, terms in fluid._cap_columns(growable)]
+    assert columns == [float(v) for load in loads for v in load]
+    x0 = np.zeros(inst.n)
+    numpy_over = bool((growable & (x >= fluid.T) & (x0 < fluid.T)).any()) or any(
+        bool((load > cap[np.isfinite(cap)]).any()) for load, (_, _, cap) in zip(loads, caps)
+    )
+    assert fluid.over(x, x0, growable) == numpy_over
