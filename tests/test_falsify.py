@@ -78,6 +78,8 @@ def test_table2_matches_the_paper(tmp_path):
     assert set(NO_ENTRIES) <= found
     # everything else holds on its instances (sp is a search; 25 instances is a small table)
     assert found - set(NO_ENTRIES) == set(), found - set(NO_ENTRIES)
+    # a violated cell stopped at its first counterexample (the other cells ran all 25 trials)
+    assert all(c.trials == c.first_trial + 1 if c.found else c.trials == 25 for c in cells)
     # resuming from the results file recomputes nothing and gives the same table
     again = table2(
         ["drf", "asset", "ceei"], trials=25, seed=0, budget=60, workers=2, progress=False, out=tmp_path / "t2.jsonl"

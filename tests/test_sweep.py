@@ -146,6 +146,48 @@ def test_stop_when_stops_early(tmp_path, cluster):
     )
 
 
+def test_stop_group_stops_each_group_at_its_lowest_hit(tmp_path, cluster):
+    """table2's early stop: a hit ends only its own group's trials above it; every group's lowest
+    hit is the one a full sweep finds, on a cluster and again when resumed from the file."""
+    groups, size = 8, 250
+    group = lambda t: t // size  # noqa: E731 (client side only)
+    hit = lambda r: r["users"] == 2 and r["resources"] == 2  # noqa: E731  (about 1 trial in 15)
+    full = serial(range(groups * size), sleep=0)
+    lowest = {
+        g: min((r["trial"] for r in full if group(r["trial"]) == g and hit(r)), default=None) for g in range(groups)
+    }
+    assert all(t is not None for t in lowest.values())  # every group has a hit: the test checks something
+    out = tmp_path / "out.jsonl"
+    got = run_sweep(
+        partial(demo_trial, sleep=0.002),
+        range(groups * size),
+        out,
+        dask_address=cluster,
+        stop_when=hit,
+        stop_group=group,
+        chunk_size=10,
+        progress=False,
+    )
+    by_trial = {r["trial"]: r for r in full}
+    assert all(r == by_trial[r["trial"]] for r in got)  # the same results as the serial reference
+    for g, first in lowest.items():
+        ran = {r["trial"] for r in got if group(r["trial"]) == g}
+        assert set(range(g * size, first + 1)) <= ran  # every trial up to the lowest hit ran
+    assert len(got) < groups * size / 2  # the rest of each group, bar the chunks in flight, did not
+    assert read_results(out) == got
+    # Resumed (here: with nothing left to run), the file alone settles every group: no cluster.
+    again = run_sweep(
+        partial(demo_trial, sleep=0.002),
+        range(groups * size),
+        out,
+        dask_address="tcp://127.0.0.1:1",
+        stop_when=hit,
+        stop_group=group,
+        progress=False,
+    )
+    assert again == got
+
+
 def test_file_of_another_sweep_is_refused(tmp_path):
     out = tmp_path / "out.jsonl"
     assert run_sweep(demo_trial, [], out, desc="search", meta={"seed": 1}) == []  # header only

@@ -421,7 +421,7 @@ def case_for(mechanism: str, prop: str, inst: Instance, result, source: str) -> 
     return case
 
 
-def _sweep(task, trials, out, workers, dask_address, progress, desc, stop_when=None, meta=None):
+def _sweep(task, trials, out, workers, dask_address, progress, desc, stop_when=None, stop_group=None, meta=None):
     from fairalloc.analysis.sweep import run_sweep
 
     return run_sweep(
@@ -433,6 +433,7 @@ def _sweep(task, trials, out, workers, dask_address, progress, desc, stop_when=N
         progress=progress,
         desc=desc,
         stop_when=stop_when,
+        stop_group=stop_group,
         meta=meta,
     )
 
@@ -590,7 +591,9 @@ def table2(
     """Every (mechanism, property) cell: 'holds on N instances' or a shrunk counterexample.
 
     One sweep over all cells (trial ``c * trials + t`` is trial ``t`` of cell ``c``), so the cores
-    stay busy and an interrupted table resumes as a whole.
+    stay busy and an interrupted table resumes as a whole. A cell stops at its first counterexample,
+    as :func:`falsify` does (the other cells go on): a violated cell reports the trials up to it,
+    and its counterexample is the lowest-numbered one, the one a sweep of all its trials finds.
     """
     if trials <= 0:
         raise FairallocError(f"trials: must be positive (got {trials})")
@@ -612,10 +615,24 @@ def table2(
         "method": method,
     }
     start = time.perf_counter()
-    results = _sweep(task, len(cells) * trials, out, workers, dask_address, progress, "table2", meta=meta)
+    results = _sweep(
+        task,
+        len(cells) * trials,
+        out,
+        workers,
+        dask_address,
+        progress,
+        "table2",
+        stop_when=lambda r: r["violated"],
+        stop_group=lambda t: t // trials,
+        meta=meta,
+    )
     by_cell: dict[int, list[dict]] = {}
     for r in results:
         by_cell.setdefault(r["trial"] // trials, []).append({**r, "trial": r["trial"] % trials})
+    for c, rows in by_cell.items():  # trials a worker ran past a cell's first hit do not count
+        if (first := _first_violation(rows)) is not None:
+            by_cell[c] = [r for r in rows if r["trial"] <= first["trial"]]
     shrunk = _shrink_on_workers(cells, by_cell, seed, budget, method, workers, dask_address, progress)
     return [
         _conclude(m, p, by_cell.get(c, []), seed, budget, method, start, shrunk.get(c))

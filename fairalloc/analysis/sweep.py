@@ -482,6 +482,38 @@ def _trial_ids(trial_ids: Iterable[int]) -> list[int]:
     return ids
 
 
+class _Stops:
+    """When a sweep stops early: ``stop_when`` is a predicate on a result (a *hit*). Without
+    ``stop_group`` a hit stops the whole sweep; with it (a trial id -> its group), a hit stops only
+    the trials of its group numbered above it, so the rest of the sweep goes on (``table2``: a cell
+    stops at its first counterexample, the other cells do not)."""
+
+    def __init__(self, stop_when: Callable[[dict], bool] | None, stop_group: Callable[[int], Any] | None):
+        self.when, self.group = stop_when, stop_group
+        self.first: dict[Any, int] = {}  # a group -> its lowest hit seen so far
+
+    def see(self, results: Iterable[dict]) -> bool:
+        """Note the hits among ``results``; True when the whole sweep stops."""
+        if self.when is None:
+            return False
+        hits = [r["trial"] for r in results if self.when(r)]
+        if self.group is None:
+            return bool(hits)
+        for t in hits:
+            g = self.group(t)
+            self.first[g] = min(t, self.first.get(g, t))
+        return False
+
+    def wanted(self, trials: list[int]) -> list[int]:
+        """``trials`` without those of a group above its first hit.  Chunks go out in increasing
+        order, so every trial below a hit has been sent before the hit is seen, and the lowest hit
+        of each group is the one an uninterrupted, unstopped sweep finds."""
+        if not self.first:
+            return trials
+        group, first = cast(Callable[[int], Any], self.group), self.first
+        return [t for t in trials if t < first.get(group(t), t + 1)]
+
+
 def _positive(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise FairallocError(f"{name}: must be a positive integer, not {excerpt(value)}")
@@ -498,6 +530,7 @@ def run_sweep(
     progress=None,
     desc="trials",
     stop_when=None,
+    stop_group=None,
     chunk_size=None,
     meta=None,
 ) -> list[dict]:
@@ -520,6 +553,11 @@ def run_sweep(
     stop_when: a predicate on a result. When it is true for a finished result, the remaining work
         is cancelled and the finished results are returned. This includes results already in the
         file, so a resumed search that already has its hit returns at once without a cluster.
+    stop_group: with ``stop_when``, a function of a trial id (its group): a hit then stops only the
+        trials of its group numbered above it, and the sweep goes on with the others. Trials
+        below a hit always run, so each group's lowest hit is the same as in a full sweep (a
+        group's trials above it that were already running are returned too). Skipped trials
+        count as done on the progress bar.
     chunk_size: the number of trials per Dask task. By default about ``CHUNKS_PER_WORKER`` chunks
         per worker, and at most ``MAX_CHUNK`` trials each.
     meta: JSON-serialisable parameters of the sweep, stored in the file's header. A file
@@ -547,8 +585,9 @@ def run_sweep(
     try:
         wanted = set(ids)
         results = {t: r for t, r in (sweep_file.results.items() if sweep_file else ()) if t in wanted}
-        todo = sorted(wanted - results.keys())
-        if todo and not (stop_when is not None and any(stop_when(r) for r in results.values())):
+        stops = _Stops(stop_when, stop_group)
+        todo = [] if stops.see(results.values()) else stops.wanted(sorted(wanted - results.keys()))
+        if todo:
             _run(
                 task,
                 todo,
@@ -559,7 +598,7 @@ def run_sweep(
                 dask_address=dask_address,
                 progress=progress,
                 desc=str(desc),
-                stop_when=stop_when,
+                stops=stops,
                 chunk_size=chunk_size,
             )
     finally:
@@ -587,7 +626,7 @@ def _run(
     dask_address,
     progress,
     desc,
-    stop_when,
+    stops: _Stops,
     chunk_size,
 ) -> None:
     import cloudpickle
@@ -621,7 +660,7 @@ def _run(
                     results,
                     sweep_file,
                     bar,
-                    stop_when,
+                    stops,
                 )
             finally:
                 if client is not None:
@@ -646,9 +685,10 @@ def _collect(
     results: dict[int, dict],
     sweep_file: _SweepFile | None,
     bar,
-    stop_when,
+    stops: _Stops,
 ) -> None:
-    """Keep at most ``max_in_flight`` chunks submitted, write each as it finishes, stop on a hit."""
+    """Keep at most ``max_in_flight`` chunks submitted, write each as it finishes, stop on a hit
+    (or leave out the trials a hit makes unwanted, :class:`_Stops`)."""
     from distributed import as_completed
 
     token = uuid.uuid4().hex[:12]
@@ -661,12 +701,15 @@ def _collect(
     spans: dict[str, list[int]] = {}  # future key -> its trial ids
 
     def submit() -> None:
-        chunk = next(chunks, None)
-        if chunk is not None:
-            future = client.submit(_run_chunk, task_ref, chunk, key=f"fairalloc-sweep-{token}-{chunk[0]}")
-            spans[future.key] = chunk
-            outstanding.add(future)
-            finished.add(future)
+        for whole in chunks:
+            chunk = stops.wanted(whole)
+            bar.update(len(whole) - len(chunk))  # left out: settled
+            if chunk:
+                future = client.submit(_run_chunk, task_ref, chunk, key=f"fairalloc-sweep-{token}-{chunk[0]}")
+                spans[future.key] = chunk
+                outstanding.add(future)
+                finished.add(future)
+                return
 
     def record(future, value) -> tuple[FairallocError | None, bool]:
         """Write and keep a finished chunk's results: (the error it reports or None, stop_when hit)."""
@@ -685,7 +728,7 @@ def _collect(
         for r in new:
             results[r["trial"]] = r
         bar.update(len(new))
-        hit = stop_when is not None and any(stop_when(r) for r in new)
+        hit = stops.see(new)
         return (TrialError(failure[1], failure[0], failure[2]) if failure else None), hit
 
     for _ in range(max_in_flight):

@@ -314,8 +314,10 @@ def table2(
     """Empirical Table 2 of the DRF paper: properties x mechanisms.
 
     Each cell says "holds on N instances" or shows the shrunk counterexample found, for every
-    registered static mechanism (yours included).  With --queues (the default when a mechanism is
-    a production policy) the instances are random queue cases and the table has twelve rows.
+    registered static mechanism (yours included).  A cell stops at its first counterexample (the
+    lowest-numbered trial that fails, however many workers), the others run every trial.  With
+    --queues (the default when a mechanism is a production policy) the instances are random queue
+    cases and the table has twelve rows.
 
     \b
     Example:
