@@ -55,10 +55,12 @@ its path or the capacity saturates a resource it requests.  The queues' units ``
 
 reached by growing ``lambda`` from 0 and freezing, at every event, the queues that stop.
 
-``fast`` computes it event by event: between two events the allocation is a monotone function of
-the level of the top-level children, whose next event is found by bisection; a group's response to
-a level is built exactly, bottom-up, as a piecewise-linear function of its share (its children's
-responses summed knot by knot, then re-read at the breakpoints of ``max_j U_j / d_j``).  At an event
+``fast`` computes it event by event: between two events the allocation is a monotone,
+piecewise-linear function of the level of the top-level children; a group's response to a level is
+built exactly, bottom-up, as a piecewise-linear function of its share (its children's responses
+summed knot by knot, then re-read at the breakpoints of ``max_j U_j / d_j``), and the next event is
+found exactly too: on the first segment between two knots of the root's growth where a queue reaches
+its request or a cap binds (a bisection over the knots, then a linear step).  At an event
 (a queue reaching its request, a limit or the capacity saturating a resource) the affected queues
 freeze.  The test suite cross-checks it with :func:`simulate`, the discrete loop itself in pieces of
 1/300 of each request (agreement within the crumbs a piece leaves).
@@ -111,8 +113,6 @@ from fairalloc.engines.queue_policy import QueuePolicy
 MIN_PRIORITY, MAX_PRIORITY = float(-(2**31)), float(2**31 - 1)
 #: the parameter of ``yunikorn-fair:priority-disabled`` (``application.sort.priority: disabled``)
 PRIORITY_DISABLED = "priority-disabled"
-#: bisections stop at this fraction of the highest level (about 47 halvings)
-_RESOLUTION = 1e-14
 
 
 def fair_share(usage: np.ndarray, guarantee: np.ndarray, fair_max: np.ndarray) -> float:
@@ -406,78 +406,69 @@ class _Fluid(_Tree):
                 [np.where((self.D[i] > 0) & (d[u] > 0), self.D[i] / d[u], 0.0).max() for u, i in self.index.items()]
             )
         self._responses: dict[tuple[str, bytes, bytes], tuple[np.ndarray, np.ndarray]] = {}
-        self._grown: dict[tuple[str | None, bytes], tuple] = {}
         self._caps: dict[bytes, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
         self._columns: dict[bytes, list[tuple[float, list[tuple[int, float]]]]] = {}
         self.jump = np.array([bool(((self.D[i] > 0) & (d[u] <= 0)).any()) for u, i in self.index.items()])
+        self.full = self.T * self.k  #: the level at which each leaf reaches its bound
 
-    def leaf_at(self, i: int, level: float, x0: np.ndarray) -> float:
-        """The most of its shape leaf ``i`` holds at share ``level`` (at least ``x0``, at most ``T``)."""
-        if self.jump[i] and level < 1.0:
-            most = 0.0
-        else:
-            most = level / self.k[i] if self.k[i] > 0 else np.inf
-        return float(min(self.T[i], max(x0[i], most)))
+    def leaves_at(self, idx: np.ndarray, points: np.ndarray, x0: np.ndarray, left: bool) -> np.ndarray:
+        """``(K, len(idx))``: the most of its shape each leaf ``idx`` holds at each share of ``points``
+        (at least ``x0``, at most ``T``; ``level / k`` between, 0 below 1 where the share jumps), or
+        its limit from below (``left``)."""
+        k, full, p = self.k[idx], self.full[idx], points[:, None]
+        # compared with the knot T k itself: (T k) / k may fall short of T
+        reached = (p > full) if left else (p >= full)
+        most = np.where((k > 0) & ~reached, p / np.where(k > 0, k, 1.0), np.inf)
+        most = np.where(self.jump[idx] & ((p <= 1.0) if left else (p < 1.0)), 0.0, most)
+        return np.minimum(self.T[idx], np.maximum(x0[idx], most))
 
-    def grow(self, node: str | None, level: float, x0: np.ndarray, growable: np.ndarray) -> np.ndarray:
-        """The allocation when the children served at ``node`` hold share ``level`` (or more, if
-        they held it already); the others keep ``x0``."""
-        x = x0.copy()
-        leaves, k_pos, k_safe, jump, bound, groups = self._growth(node, growable)
-        if leaves.size:  # the leaf children at once: level / k between x0 and T
-            most = np.where(k_pos, level / k_safe, np.inf)
-            if level < 1.0:
-                most = np.where(jump, 0.0, most)
-            x[leaves] = np.minimum(bound, np.maximum(x0[leaves], most))
-        for c in groups:
-            x[self.under[c]] = self.at_share(c, level, x0, growable)[self.under[c]]
-        return x
+    def leaf_knots(self, idx: np.ndarray, x0: np.ndarray) -> list[np.ndarray]:
+        """Where :meth:`leaves_at` bends or jumps: ``x0 k``, ``T k`` and 1 for a jumping share."""
+        return [x0[idx] * self.k[idx], self.full[idx], np.where(self.jump[idx], 1.0, 0.0)]
 
-    def _growth(self, node: str | None, growable: np.ndarray) -> tuple:
-        """What :meth:`grow` reads of the children served at ``node``, fixed while ``growable`` is
-        (the bisection calls it about 47 times an event): their leaves' ``k > 0``, ``k`` (1 where
-        not positive), jumps and bounds, and the groups among them."""
-        key = (node, growable.tobytes())
-        if key not in self._grown:
-            served = self.growing_children(node, growable)
-            leaves = np.array([self.index[c] for c in served if not self.q.is_group(c)], dtype=int)
-            k = self.k[leaves]
-            groups = [c for c in served if self.q.is_group(c)]
-            self._grown[key] = (leaves, k > 0, np.where(k > 0, k, 1.0), self.jump[leaves], self.T[leaves], groups)
-        return self._grown[key]
-
-    def at_share(self, g: str, level: float, x0: np.ndarray, growable: np.ndarray) -> np.ndarray:
-        """Group ``g`` grown (its own children at equal shares) as far as its share stays within
-        ``level``: its response, a piecewise-linear function of the level, read at ``level``."""
-        key = (g, x0.tobytes(), growable.tobytes())
+    def response_of(self, v: str, x0: np.ndarray, growable: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`response`, kept for the event (cleared by :meth:`fill` when ``x0`` changes)."""
+        key = (v, x0.tobytes(), growable.tobytes())
         if key not in self._responses:
-            self._responses[key] = self.response(g, x0, growable)
-        levels, units = self._responses[key]
-        x = x0.copy()
-        x[self.under[g]] = _right(levels, units, level)
-        return x
+            self._responses[key] = self.response(v, x0, growable)
+        return self._responses[key]
 
     def response(self, v: str, x0: np.ndarray, growable: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(levels (K,), units (K, leaves under v))``: the knots of what ``v``'s leaves hold when
-        ``v``'s share is brought to a level (the largest allocation whose share is within it;
+        """``(levels (K,), units (K, leaves under v))``: the knots of what group ``v``'s leaves hold
+        when ``v``'s share is brought to a level (the largest allocation whose share is within it;
         right-continuous, two knots at one level where it jumps)."""
-        if not self.q.is_group(v):
-            return self.leaf_response(self.index[v], x0)
-        leaves = self.under[v]
-        served = self.growing_children(v, growable)
-        parts = [(self.under[c], *self.response(c, x0, growable)) for c in served]
-        where = {leaf: k for k, leaf in enumerate(leaves)}
-        points = np.unique(np.concatenate([[0.0], *[p[1] for p in parts]]))
+        points, left, right = self.children_at(v, x0, growable)
         knots: list[tuple[float, np.ndarray]] = []
-        for p in points:  # the children at their own share p, left limit and value
-            left, right = x0[leaves].copy(), x0[leaves].copy()
-            for sub, levels, units in parts:
-                idx = [where[i] for i in sub]
-                left[idx], right[idx] = _left(levels, units, p), _right(levels, units, p)
-            if not np.array_equal(left, right):
-                knots.append((p, left))
-            knots.append((p, right))
+        for p, a, b in zip(points, left, right):
+            knots += [(p, b)] if np.array_equal(a, b) else [(p, a), (p, b)]
         return self.as_share_of(v, knots)
+
+    def children_at(
+        self, v: str | None, x0: np.ndarray, growable: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The children served at ``v`` (the root: ``None``) brought to a common share, at every
+        knot of theirs: ``(points (K,), left limits (K, leaves), values (K, leaves))`` over the
+        leaves under ``v``, which are linear in the share between two points (the others keep ``x0``)."""
+        leaves = np.arange(self.n) if v is None else self.under[v]
+        served, groups = self._served_leaves(v, growable)
+        parts = [(self.under[g], *self.response_of(g, x0, growable)) for g in groups]
+        points = np.unique(np.concatenate([[0.0], *self.leaf_knots(served, x0), *[p[1] for p in parts]]))
+        left = np.tile(x0[leaves], (len(points), 1))
+        right = left.copy()
+        where = {leaf: k for k, leaf in enumerate(leaves)}
+        idx = [where[i] for i in served]
+        left[:, idx] = self.leaves_at(served, points, x0, True)
+        right[:, idx] = self.leaves_at(served, points, x0, False)
+        for sub, levels, units in parts:
+            idx = [where[i] for i in sub]
+            left[:, idx], right[:, idx] = _left_at(levels, units, points), _right_at(levels, units, points)
+        return points, left, right
+
+    def _served_leaves(self, v: str | None, growable: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        """The children served at ``v``: the leaves among them (indices) and the groups."""
+        served = self.growing_children(v, growable)
+        leaves = np.array([self.index[c] for c in served if not self.q.is_group(c)], dtype=int)
+        return leaves, [c for c in served if self.q.is_group(c)]
 
     def as_share_of(self, v: str, knots: list[tuple[float, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
         """Re-parametrise ``v``'s allocation from its children's level to ``v``'s own share."""
@@ -515,18 +506,6 @@ class _Fluid(_Tree):
         s = float((bundle * inv).max(initial=0.0))
         return max(s, 1.0) if (zero & (bundle > 0)).any() else s
 
-    def leaf_response(self, i: int, x0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """A leaf's knots: ``x0`` until its share reaches ``x0 k``, then ``level / k`` up to ``T``
-        (with a jump at share 1 for a leaf whose share jumps)."""
-        k = self.k[i]
-        points = sorted({0.0, x0[i] * k, self.T[i] * k} | ({1.0} if self.jump[i] else set()))
-        knots = []
-        for p in points:
-            if self.jump[i] and p == 1.0 and self.leaf_at(i, 1.0, x0) != x0[i]:
-                knots.append((1.0, x0[i]))
-            knots.append((p, self.leaf_at(i, p, x0)))
-        return np.array([p for p, _ in knots]), np.array([[u] for _, u in knots])
-
     def over(self, x: np.ndarray, x0: np.ndarray, growable: np.ndarray) -> bool:
         """An event has happened at ``x``: a growing leaf at its bound, or a cap exceeded."""
         if (growable & (x >= self.T) & (x0 < self.T)).any():
@@ -536,8 +515,8 @@ class _Fluid(_Tree):
 
     def _cap_columns(self, growable: np.ndarray) -> list[tuple[float, list[tuple[int, float]]]]:
         """The finite entries of :meth:`caps_in_play` as plain floats, ``(cap_j, [(leaf, D_leaf_j)])``:
-        :meth:`over` runs at every bisection step, where numpy's per-call cost on a few numbers
-        is most of the time."""
+        :meth:`over` runs at every step of an event's search, where numpy's per-call cost on a few
+        numbers is most of the time."""
         key = growable.tobytes()
         if key not in self._columns:
             self._columns[key] = [
@@ -550,7 +529,7 @@ class _Fluid(_Tree):
     def caps_in_play(self, growable: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Caps with a growable leaf under them requesting a limited resource: ``(leaves, their
         demands, cap)`` with the other resources' caps set to inf (kept per ``growable``: every
-        bisection step of an event reads them)."""
+        step of an event's search reads them)."""
         key = growable.tobytes()
         if key not in self._caps:
             out = []
@@ -569,13 +548,23 @@ class _Fluid(_Tree):
             events += 1
             x0 = x.copy()
             self._responses = {}
-            lo, hi = 0.0, self.top
-            while hi - lo > _RESOLUTION * self.top:
-                mid = (lo + hi) / 2
-                lo, hi = (lo, mid) if self.over(self.grow(None, mid, x0, growable), x0, growable) else (mid, hi)
-            x = self.step(self.grow(None, lo, x0, growable), self.grow(None, hi, x0, growable), growable)
+            x = self.step(*self.event(x0, growable), growable)
             growable = self.freeze(x, growable)
         return x, events
+
+    def event(self, x0: np.ndarray, growable: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Two allocations with the next event between them on one line: the holdings are linear
+        between the root's knots (:meth:`children_at`) and :meth:`over` is monotone in the level,
+        so a bisection over the knots finds the first one at or past the event; the event is on
+        the segment up to it, or at its jump (then :meth:`step` shares the jump)."""
+        _, left, right = self.children_at(None, x0, growable)
+        lo, hi = -1, len(right) - 1  # past the last knot nothing changes: as if over there
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if self.over(right[mid], x0, growable) else (mid, hi)
+        if hi == 0 or not self.over(left[hi], x0, growable):
+            return left[hi], right[hi]
+        return right[lo], left[hi]
 
     def step(self, x_lo: np.ndarray, x_hi: np.ndarray, growable: np.ndarray) -> np.ndarray:
         """The point between ``x_lo`` and ``x_hi`` where the first cap binds (all of the way if
@@ -615,22 +604,28 @@ def _load(units: list[float], terms: list[tuple[int, float]]) -> float:
     return load
 
 
-def _right(levels: np.ndarray, units: np.ndarray, level: float) -> np.ndarray:
-    """A piecewise-linear function given by knots, right-continuous, constant beyond its ends."""
-    k = int(np.searchsorted(levels, level, side="right")) - 1
-    if k < 0 or k >= len(levels) - 1:
-        return np.array(units[max(k, 0)])
-    t = (level - levels[k]) / (levels[k + 1] - levels[k])
-    return np.array(units[k] + t * (units[k + 1] - units[k]))
+def _right_at(levels: np.ndarray, units: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """A piecewise-linear function given by knots, right-continuous, constant beyond its ends, at
+    each of ``points`` (rows)."""
+    k = np.searchsorted(levels, points, side="right") - 1
+    return _between(levels, units, points, k, (k >= 0) & (k < len(levels) - 1))
 
 
-def _left(levels: np.ndarray, units: np.ndarray, level: float) -> np.ndarray:
-    """Its limit from the left at ``level``."""
-    k = int(np.searchsorted(levels, level, side="left"))
-    if k == 0 or k >= len(levels):
-        return np.array(units[min(k, len(levels) - 1)])
-    t = (level - levels[k - 1]) / (levels[k] - levels[k - 1])
-    return np.array(units[k - 1] + t * (units[k] - units[k - 1]))
+def _left_at(levels: np.ndarray, units: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Its limits from the left at ``points``."""
+    k = np.searchsorted(levels, points, side="left")
+    return _between(levels, units, points, k - 1, (k > 0) & (k < len(levels)))
+
+
+def _between(levels: np.ndarray, units: np.ndarray, points: np.ndarray, k: np.ndarray, inner: np.ndarray) -> np.ndarray:
+    """``units`` at ``points``: on the segment from knot ``k`` where ``inner`` (``levels[k] <= point
+    <= levels[k + 1]``, the two apart), else at the nearest end."""
+    out = units[np.clip(k, 0, len(levels) - 1)]
+    if inner.any():
+        a = k[inner]
+        t = (points[inner] - levels[a]) / (levels[a + 1] - levels[a])
+        out[inner] = units[a] + t[:, None] * (units[a + 1] - units[a])
+    return out
 
 
 def simulate(instance: Instance, pieces: int = 500, priority_first: bool = True) -> np.ndarray:
