@@ -105,6 +105,10 @@ class Mechanism:
     def has_program(self) -> bool:
         return type(self).program is not Mechanism.program
 
+    def refuse(self, instance: Instance) -> None:
+        """Raise :class:`~fairalloc.core.errors.CaseError` if the mechanism refuses ``instance``
+        (checked by :meth:`allocate` first, in the case's own units, before any rescaling)."""
+
     def program(self, instance: Instance) -> Program:
         raise FairallocError(f"method: {self.name} has no declarative program; use method='fast'")
 
@@ -126,6 +130,7 @@ class Mechanism:
         """
         if method not in METHODS:
             raise UnknownNameError(f"method: {unknown('method', method, METHODS)}")
+        self.refuse(instance)
         if instance.queues is not None and not self.takes_inactive:
             idle: np.ndarray = ~np.asarray((instance.demand > 0).any(axis=1))
             if idle.all():  # nobody asks for anything

@@ -118,12 +118,9 @@ class MaxMinMechanism(Mechanism):
     def exact_key(self, ex: ExactInstance) -> list[Fraction]:
         raise NotImplementedError
 
-    def allocate(self, instance: Instance, method: str = "auto") -> Allocation:
-        """As :meth:`Mechanism.allocate`; over-committed queue guarantees are refused first, in the
-        case's own units (the program runs on a rescaled copy)."""
-        if instance.queues is not None:
-            queue_task_bounds(instance)
-        return super().allocate(instance, method)
+    def refuse(self, instance: Instance) -> None:
+        """Over-committed queue guarantees (:func:`queue_task_bounds`)."""
+        queue_task_bounds(instance)
 
     # -- fast path --------------------------------------------------------------------------
     def fast(self, instance: Instance) -> Allocation:
