@@ -149,7 +149,7 @@ class _OwnerOrder(Scheduler):
         #: without the tree's generality (:meth:`_changed_flat`, and :meth:`pick`'s pass on CPU and memory)
         self.flat = self.engine if isinstance(self.engine, _FlatOwners) else None
         if self.flat is not None:
-            self.next_job = st.next_job
+            self.next_job, self.ready = st.next_job, st.ready
             self.used_cpu, self.used_mem, self.total_cpu, self.total_mem = st.cpu, st.mem, st.total_cpu, st.total_mem
             self.changed = self._changed_flat  # type: ignore[method-assign]
         #: whether the key is DRF's over CPU and memory only (computed inline by :meth:`_changed_flat`)
@@ -198,7 +198,10 @@ class _OwnerOrder(Scheduler):
         ``changed`` inlined, her key computed only while she waits (an owner out before and after
         keeps her stale key: it is computed again when she has work), and her entry in the order
         left in place when her key is unchanged (the same place: the entries ``(key, u)`` are distinct)."""
-        job, before = self.next_job(u), self.next_jobs[u]
+        queue, before = self.ready[u], self.next_jobs[u]
+        job = queue[0][2] if queue else None  # (state.next_job's first test inlined: the head is usually runnable)
+        if job is not None and (job.cancelled or job.next >= len(job.tasks)):
+            job = self.next_job(u)
         engine = self.flat
         assert engine is not None
         if job is None:
