@@ -134,6 +134,9 @@ __all__ = [
 
 EPS = 1e-9
 ARRIVE, FINISH, DEADLINE = 0, 1, 2
+#: the schedulers (exactly these classes, not subclasses) whose ``pick`` returns None without side effects
+#: whenever ``idle()`` holds
+_IDLE_DECLINES = (DRF, CPUFair, Slots, Capacity, MFS, HDRF)
 
 # --------------------------------------------------------------------------- state
 
@@ -501,6 +504,9 @@ class _Simulation:
         nodes where a task finished or new work fits (:meth:`offer`). Returns the end time."""
         events, horizon, max_events, event_limit = self.events, self.horizon, self.max_events, self.event_limit
         pop, finish, offer, st, extras = heapq.heappop, self.finish, self.offer, self.st, self.extras
+        # a built-in scheduler's pick declines every node while it is idle: its instants without
+        # waiting work (most finishes, on a cluster with room) offer nothing; a plug-in's are offered as always
+        skip_idle, idle = type(self.sched) in _IDLE_DECLINES, self.sched.idle
         t = bar_t = 0.0
         n_events = 0
         while events:
@@ -534,7 +540,9 @@ class _Simulation:
                     self.arrive(event[3], t, new_work)
                 else:
                     self.deadline(event[3], t)
-            offer(self.offered(dirty, new_work) if new_work else dirty if len(dirty) == 1 else sorted(set(dirty)), t)
+            if not (skip_idle and idle()):
+                nodes = self.offered(dirty, new_work) if new_work else dirty if len(dirty) == 1 else sorted(set(dirty))
+                offer(nodes, t)
             if bar is not None and (n_events & 1023) == 0 and t > bar_t:
                 bar.update(round(t) - round(bar_t))
                 bar_t = t
