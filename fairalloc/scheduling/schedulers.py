@@ -197,7 +197,8 @@ class _OwnerOrder(Scheduler):
         updates in one function, called twice per task: the engine's ``set_share`` and
         ``changed`` inlined, her key computed only while she waits (an owner out before and after
         keeps her stale key: it is computed again when she has work), and her entry in the order
-        left in place when her key is unchanged (the same place: the entries ``(key, u)`` are distinct)."""
+        left in place when her key is unchanged (the same place: the entries ``(key, u)`` are distinct).
+        Her key is kept in her entry only (the engine's ``key`` list, for its own ``changed``, is not)."""
         queue, before = self.ready[u], self.next_jobs[u]
         job = queue[0][2] if queue else None  # (state.next_job's first test inlined: the head is usually runnable)
         if job is not None and (job.cancelled or job.next >= len(job.tasks)):
@@ -225,7 +226,6 @@ class _OwnerOrder(Scheduler):
             key = m if m > c else c  # (max(c, m), the same float)
         else:
             key = self.key(u)
-        engine.key[u] = key
         order, old = engine.order, engine.entry[u]
         if old is None:
             self.waiting += 1
@@ -262,15 +262,14 @@ class _OwnerOrder(Scheduler):
         if least[0] > free_cpu or least[1] > free_mem:
             return None  # (a full node, at a glance)
         tasks, flat = self.next_tasks, self.flat
-        if flat is not None and not self.more_resources:  # the engine's pass inlined (no closure per pick)
+        if flat is not None and not self.more_resources:  # the engine's pass inlined (no closure per pick; its
+            # ``passed`` is not kept: only the engine's own pick, for the descent, reads it)
             for k, (_, u) in enumerate(flat.order):
                 task = tasks[u]
                 if task.cpu <= free_cpu and task.mem <= free_mem:
-                    flat.passed = k
                     state.steps += k
                     return self.next_jobs[u]
-            flat.passed = len(flat.order)
-            state.steps += flat.passed
+            state.steps += len(flat.order)
             return None
         for cpu, mem in self.shapes:
             if cpu <= free_cpu and mem <= free_mem:

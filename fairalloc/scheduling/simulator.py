@@ -451,7 +451,8 @@ class _Simulation:
         self.event_limit, self.step_limit = limits.MAX_EVENTS, limits.MAX_SCHEDULER_STEPS
         st = self.st = SimState(workload)
         sched.bind(st)
-        self.changed, self.heappush = sched.changed, heapq.heappush  # (bound once: called for every task)
+        # (bound once: called for every task)
+        self.changed, self.pick, self.idle, self.heappush = sched.changed, sched.pick, sched.idle, heapq.heappush
         self.horizon = workload.horizon
         self.cap_cpu, self.cap_mem = st.capacity_by_resource[0], st.capacity_by_resource[1]
         self.index, self.free_by, self.used_by = st.index, st.free_by_resource, st.used_by_resource
@@ -511,7 +512,7 @@ class _Simulation:
         area_cpu, area_mem, last_t = self.area_cpu, self.area_mem, self.last_t  # (locals until the loop ends)
         # a built-in scheduler's pick declines every node while it is idle: its instants without
         # waiting work (most finishes, on a cluster with room) offer nothing; a plug-in's are offered as always
-        skip_idle, idle = type(self.sched) in _IDLE_DECLINES, self.sched.idle
+        skip_idle, idle = type(self.sched) in _IDLE_DECLINES, self.idle
         t = bar_t = 0.0
         n_events = 0
         while events:
@@ -674,8 +675,8 @@ class _Simulation:
         """Offer each of ``nodes`` in turn to the scheduler until it declines; launch every task it picks.
         Once the scheduler is :meth:`~Scheduler.idle` (the work that appeared has all started), the
         rest of ``nodes`` would all decline: they are not offered."""
-        st, sched, step_limit, launch = self.st, self.sched, self.step_limit, self.launch
-        pick, idle, more = sched.pick, sched.idle, len(nodes) > 1
+        st, step_limit, launch = self.st, self.step_limit, self.launch
+        pick, idle, more = self.pick, self.idle, len(nodes) > 1
         for node in nodes:
             if more and idle():
                 break
@@ -683,7 +684,7 @@ class _Simulation:
                 steps = st.steps = st.steps + 1
                 if steps > step_limit:
                     raise CaseError(
-                        f"workload: scheduling {excerpt(self.workload.name)} under {sched.name} takes more than "
+                        f"workload: scheduling {excerpt(self.workload.name)} under {self.sched.name} takes more than "
                         f"{step_limit} scheduler steps (offers of {st.n_nodes} nodes, owners and jobs "
                         "examined), the most fairalloc simulates"
                     )
