@@ -150,6 +150,7 @@ class _OwnerOrder(Scheduler):
         self.flat = self.engine if isinstance(self.engine, _FlatOwners) else None
         if self.flat is not None:
             self.next_job, self.ready = st.next_job, st.ready
+            self.order, self.entry = self.flat.order, self.flat.entry  # (its lists, changed in place)
             self.used_cpu, self.used_mem, self.total_cpu, self.total_mem = st.cpu, st.mem, st.total_cpu, st.total_mem
             self.changed = self._changed_flat  # type: ignore[method-assign]
         #: whether the key is DRF's over CPU and memory only (computed inline by :meth:`_changed_flat`)
@@ -203,18 +204,16 @@ class _OwnerOrder(Scheduler):
         job = queue[0][2] if queue else None  # (state.next_job's first test inlined: the head is usually runnable)
         if job is not None and (job.cancelled or job.next >= len(job.tasks)):
             job = self.next_job(u)
-        engine = self.flat
-        assert engine is not None
         if job is None:
             if before is None:
                 return  # out before and after: her new key waits for her work
             self.next_jobs[u] = self.next_tasks[u] = None
             self._reshape(u, None)
             self.waiting -= 1
-            order, old = engine.order, engine.entry[u]
+            order, old = self.order, self.entry[u]
             assert old is not None  # (she waited: before is her job)
             del order[bisect.bisect_left(order, old)]
-            engine.entry[u] = None
+            self.entry[u] = None
             return
         self.next_jobs[u] = job
         task = self.next_tasks[u] = job.tasks[job.next]
@@ -226,14 +225,14 @@ class _OwnerOrder(Scheduler):
             key = m if m > c else c  # (max(c, m), the same float)
         else:
             key = self.key(u)
-        order, old = engine.order, engine.entry[u]
+        order, old = self.order, self.entry[u]
         if old is None:
             self.waiting += 1
         elif old[0] == key:
             return  # she keeps her place
         else:
             del order[bisect.bisect_left(order, old)]
-        new = engine.entry[u] = (key, u)
+        new = self.entry[u] = (key, u)
         bisect.insort(order, new)
 
     def _reshape(self, u: int, shape) -> None:
