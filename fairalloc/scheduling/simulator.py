@@ -452,7 +452,7 @@ class _Simulation:
         st = self.st = SimState(workload)
         sched.bind(st)
         # (bound once: called for every task)
-        self.changed, self.pick, self.idle, self.heappush = sched.changed, sched.pick, sched.idle, heapq.heappush
+        self.changed, self.pick, self.idle = sched.changed, sched.pick, sched.idle
         self.horizon = workload.horizon
         self.cap_cpu, self.cap_mem = st.capacity_by_resource[0], st.capacity_by_resource[1]
         self.index, self.free_by, self.used_by = st.index, st.free_by_resource, st.used_by_resource
@@ -592,7 +592,7 @@ class _Simulation:
         task, not two): free its node's room and its owner's allocation; unlock the job's next phase
         or retire the job."""
         _, _, _, job, node, cpu, mem, extra = event
-        u = job.u
+        u, changed = job.u, self.changed  # (a local: calling the attribute in place looks it up the slow way)
         self.free_cpu[node] += cpu
         self.free_mem[node] += mem
         if extra:
@@ -627,7 +627,7 @@ class _Simulation:
                 job.tasks = job.spec.phases[job.phase]
                 self.st.now_runnable(job)
                 new_work.append(job)
-        self.changed(u)
+        changed(u)
 
     def deadline(self, job: _JobRun, t: float) -> None:
         """A job's ``until``: cancel its unstarted tasks, unless its last phase has started them all."""
@@ -707,7 +707,7 @@ class _Simulation:
             )
         job.next = position + 1
         job.running += 1
-        u = job.u
+        u, changed = job.u, self.changed  # (as in finish)
         cpu, mem = task.cpu, task.mem
         free_cpu, free_mem = self.free_cpu, self.free_mem
         free_cpu[node] -= cpu
@@ -731,15 +731,15 @@ class _Simulation:
             self.max_over = load
         if self.overcommit_possible and load > 1.0 + EPS:
             duration *= load
-        next_seq = self.next_seq  # (a local: calling the attribute in place looks it up the slow way)
-        self.heappush(self.events, (t + duration, next_seq(), FINISH, job, node, cpu, mem, extra))
+        next_seq = self.next_seq  # (as changed)
+        heapq.heappush(self.events, (t + duration, next_seq(), FINISH, job, node, cpu, mem, extra))
         if self.record_tasks:
             self.records.append(
                 TaskRecord(
                     job.name, job.owner, PHASES[job.phase], position, node, t, t + duration, cpu, mem, dict(extra)
                 )
             )
-        self.changed(u)
+        changed(u)
 
     def take_extras(self, extra: tuple, node: int, job: _JobRun, load: float) -> float:
         """Allocate a launched task's other resources ``extra`` on ``node`` to ``job`` (and its owner);
