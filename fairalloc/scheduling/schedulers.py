@@ -155,6 +155,9 @@ class _OwnerOrder(Scheduler):
             self.changed = self._changed_flat  # type: ignore[method-assign]
         #: whether the key is DRF's over CPU and memory only (computed inline by :meth:`_changed_flat`)
         self.drf_key = False
+        # what pick reads on every offer, as instance attributes: a class attribute read through the
+        # instance is a full lookup per read in Python 3.11 (an instance attribute's is specialised)
+        self.slots, self.check_cpu, self.check_mem = self.slots, self.check_cpu, self.check_mem
 
     def key(self, u: int) -> float:
         raise NotImplementedError

@@ -508,7 +508,7 @@ class _Simulation:
         events, horizon, max_events, event_limit = self.events, self.horizon, self.max_events, self.event_limit
         pop, finish, offer, st, extras = heapq.heappop, self.finish, self.offer, self.st, self.extras
         stop_t = float("inf") if horizon is None else horizon  # (one test per instant for both bounds)
-        stop_n = float("inf") if max_events is None else max_events
+        stop_n = event_limit + 1 if max_events is None else max_events  # (an int: an int-int test is the fast one)
         area_cpu, area_mem, last_t = self.area_cpu, self.area_mem, self.last_t  # (locals until the loop ends)
         # a built-in scheduler's pick declines every node while it is idle: its instants without
         # waiting work (most finishes, on a cluster with room) offer nothing; a plug-in's are offered as always
