@@ -149,11 +149,15 @@ class _OwnerOrder(Scheduler):
         #: without the tree's generality (:meth:`_changed_flat`, and :meth:`pick`'s pass on CPU and memory)
         self.flat = self.engine if isinstance(self.engine, _FlatOwners) else None
         if self.flat is not None:
-            self.next_job = st.next_job
+            self.next_job, self.ready = st.next_job, st.ready
+            self.order, self.entry = self.flat.order, self.flat.entry  # (its lists, changed in place)
             self.used_cpu, self.used_mem, self.total_cpu, self.total_mem = st.cpu, st.mem, st.total_cpu, st.total_mem
             self.changed = self._changed_flat  # type: ignore[method-assign]
         #: whether the key is DRF's over CPU and memory only (computed inline by :meth:`_changed_flat`)
         self.drf_key = False
+        # what pick reads on every offer, as instance attributes: a class attribute read through the
+        # instance is a full lookup per read in Python 3.11 (an instance attribute's is specialised)
+        self.slots, self.check_cpu, self.check_mem = self.slots, self.check_cpu, self.check_mem
 
     def key(self, u: int) -> float:
         raise NotImplementedError
@@ -197,20 +201,22 @@ class _OwnerOrder(Scheduler):
         updates in one function, called twice per task: the engine's ``set_share`` and
         ``changed`` inlined, her key computed only while she waits (an owner out before and after
         keeps her stale key: it is computed again when she has work), and her entry in the order
-        left in place when her key is unchanged (the same place: the entries ``(key, u)`` are distinct)."""
-        job, before = self.next_job(u), self.next_jobs[u]
-        engine = self.flat
-        assert engine is not None
+        left in place when her key is unchanged (the same place: the entries ``(key, u)`` are distinct).
+        Her key is kept in her entry only (the engine's ``key`` list, for its own ``changed``, is not)."""
+        queue, before = self.ready[u], self.next_jobs[u]
+        job = queue[0][2] if queue else None  # (state.next_job's first test inlined: the head is usually runnable)
+        if job is not None and (job.cancelled or job.next >= len(job.tasks)):
+            job = self.next_job(u)
         if job is None:
             if before is None:
                 return  # out before and after: her new key waits for her work
             self.next_jobs[u] = self.next_tasks[u] = None
             self._reshape(u, None)
             self.waiting -= 1
-            order, old = engine.order, engine.entry[u]
+            order, old = self.order, self.entry[u]
             assert old is not None  # (she waited: before is her job)
             del order[bisect.bisect_left(order, old)]
-            engine.entry[u] = None
+            self.entry[u] = None
             return
         self.next_jobs[u] = job
         task = self.next_tasks[u] = job.tasks[job.next]
@@ -222,15 +228,14 @@ class _OwnerOrder(Scheduler):
             key = m if m > c else c  # (max(c, m), the same float)
         else:
             key = self.key(u)
-        engine.key[u] = key
-        order, old = engine.order, engine.entry[u]
+        order, old = self.order, self.entry[u]
         if old is None:
             self.waiting += 1
         elif old[0] == key:
             return  # she keeps her place
         else:
             del order[bisect.bisect_left(order, old)]
-        new = engine.entry[u] = (key, u)
+        new = self.entry[u] = (key, u)
         bisect.insort(order, new)
 
     def _reshape(self, u: int, shape) -> None:
@@ -259,15 +264,14 @@ class _OwnerOrder(Scheduler):
         if least[0] > free_cpu or least[1] > free_mem:
             return None  # (a full node, at a glance)
         tasks, flat = self.next_tasks, self.flat
-        if flat is not None and not self.more_resources:  # the engine's pass inlined (no closure per pick)
+        if flat is not None and not self.more_resources:  # the engine's pass inlined (no closure per pick; its
+            # ``passed`` is not kept: only the engine's own pick, for the descent, reads it)
             for k, (_, u) in enumerate(flat.order):
                 task = tasks[u]
                 if task.cpu <= free_cpu and task.mem <= free_mem:
-                    flat.passed = k
                     state.steps += k
                     return self.next_jobs[u]
-            flat.passed = len(flat.order)
-            state.steps += flat.passed
+            state.steps += len(flat.order)
             return None
         for cpu, mem in self.shapes:
             if cpu <= free_cpu and mem <= free_mem:

@@ -89,6 +89,7 @@ True
 from __future__ import annotations
 
 import heapq
+import itertools
 import time as _time
 from dataclasses import dataclass, field
 from typing import Any
@@ -134,6 +135,9 @@ __all__ = [
 
 EPS = 1e-9
 ARRIVE, FINISH, DEADLINE = 0, 1, 2
+#: the schedulers (exactly these classes, not subclasses) whose ``pick`` returns None without side effects
+#: whenever ``idle()`` holds
+_IDLE_DECLINES = (DRF, CPUFair, Slots, Capacity, MFS, HDRF)
 
 # --------------------------------------------------------------------------- state
 
@@ -447,7 +451,8 @@ class _Simulation:
         self.event_limit, self.step_limit = limits.MAX_EVENTS, limits.MAX_SCHEDULER_STEPS
         st = self.st = SimState(workload)
         sched.bind(st)
-        self.changed, self.heappush = sched.changed, heapq.heappush  # (bound once: called for every task)
+        # (bound once: called for every task)
+        self.changed, self.pick, self.idle = sched.changed, sched.pick, sched.idle
         self.horizon = workload.horizon
         self.cap_cpu, self.cap_mem = st.capacity_by_resource[0], st.capacity_by_resource[1]
         self.index, self.free_by, self.used_by = st.index, st.free_by_resource, st.used_by_resource
@@ -463,7 +468,7 @@ class _Simulation:
             for seq, spec in enumerate(sorted(workload.jobs, key=lambda j: j.submit))
         ]
         heapq.heapify(self.events)
-        self.seq = len(self.events)
+        self.next_seq = itertools.count(len(self.events)).__next__  # the events' tie-break, in push order
         self.resubmits: dict[str, int] = {}
         self.next_id = 0
         self.completed: dict[str, int] = {}
@@ -471,7 +476,8 @@ class _Simulation:
         for spec in workload.jobs:
             self.completed.setdefault(spec.job_class or "all", 0)
             self.jct_sum.setdefault(spec.job_class or "all", 0.0)
-        self.cancelled = self.started = self.finished = self.n_events = 0
+        # (tasks started and finished are counted from these at the end, not per task: see result)
+        self.cancelled = self.deadlines = self.n_events = 0
         self.records: list[TaskRecord] = []
         self.max_over = 0.0
         self._start_timeline(samples)
@@ -501,22 +507,26 @@ class _Simulation:
         nodes where a task finished or new work fits (:meth:`offer`). Returns the end time."""
         events, horizon, max_events, event_limit = self.events, self.horizon, self.max_events, self.event_limit
         pop, finish, offer, st, extras = heapq.heappop, self.finish, self.offer, self.st, self.extras
+        stop_t = float("inf") if horizon is None else horizon  # (one test per instant for both bounds)
+        stop_n = event_limit + 1 if max_events is None else max_events  # (an int: an int-int test is the fast one)
+        area_cpu, area_mem, last_t = self.area_cpu, self.area_mem, self.last_t  # (locals until the loop ends)
+        # a built-in scheduler's pick declines every node while it is idle: its instants without
+        # waiting work (most finishes, on a cluster with room) offer nothing; a plug-in's are offered as always
+        skip_idle, idle = type(self.sched) in _IDLE_DECLINES, self.idle
         t = bar_t = 0.0
         n_events = 0
         while events:
             t = events[0][0]
-            if horizon is not None and t > horizon:
-                break
-            if max_events is not None and n_events >= max_events:
+            if t > stop_t or n_events >= stop_n:
                 break
             if self.next_sample <= t:
                 self.sample_until(t)
-            dt = t - self.last_t  # the utilisation integral up to t
-            self.area_cpu += self.used_cpu * dt
-            self.area_mem += self.used_mem * dt
+            dt = t - last_t  # the utilisation integral up to t
+            area_cpu += self.used_cpu * dt
+            area_mem += self.used_mem * dt
             if extras:
                 self.integrate_extras(dt)
-            self.last_t = st.time = t
+            last_t = st.time = t
             dirty: list[int] = []  # (a list: an instant usually ends one task)
             new_work: list[_JobRun] = []
             while events and events[0][0] == t:
@@ -534,11 +544,14 @@ class _Simulation:
                     self.arrive(event[3], t, new_work)
                 else:
                     self.deadline(event[3], t)
-            offer(self.offered(dirty, new_work) if new_work else dirty if len(dirty) == 1 else sorted(set(dirty)), t)
+            if not (skip_idle and idle()):
+                nodes = self.offered(dirty, new_work) if new_work else dirty if len(dirty) == 1 else sorted(set(dirty))
+                offer(nodes, t)
             if bar is not None and (n_events & 1023) == 0 and t > bar_t:
                 bar.update(round(t) - round(bar_t))
                 bar_t = t
         self.n_events = n_events
+        self.area_cpu, self.area_mem, self.last_t = area_cpu, area_mem, last_t
         return float(horizon) if horizon is not None and (not events or events[0][0] > horizon) else t
 
     def integrate_extras(self, dt: float) -> None:
@@ -548,8 +561,7 @@ class _Simulation:
             area_x[k] += used_x[k] * dt
 
     def push(self, t: float, kind: int, payload: Any) -> None:
-        heapq.heappush(self.events, (t, self.seq, kind, payload))
-        self.seq += 1
+        heapq.heappush(self.events, (t, self.next_seq(), kind, payload))
 
     # ------------------------------------------------------------------ events
 
@@ -580,7 +592,7 @@ class _Simulation:
         task, not two): free its node's room and its owner's allocation; unlock the job's next phase
         or retire the job."""
         _, _, _, job, node, cpu, mem, extra = event
-        u = job.u
+        u, changed = job.u, self.changed  # (a local: calling the attribute in place looks it up the slow way)
         self.free_cpu[node] += cpu
         self.free_mem[node] += mem
         if extra:
@@ -601,7 +613,6 @@ class _Simulation:
         job.mem -= mem
         job.running -= 1
         done = job.done = job.done + 1
-        self.finished += 1
         dirty.append(node)
         if job.cancelled:
             if job.running == 0:
@@ -616,10 +627,11 @@ class _Simulation:
                 job.tasks = job.spec.phases[job.phase]
                 self.st.now_runnable(job)
                 new_work.append(job)
-        self.changed(u)
+        changed(u)
 
     def deadline(self, job: _JobRun, t: float) -> None:
         """A job's ``until``: cancel its unstarted tasks, unless its last phase has started them all."""
+        self.deadlines += 1
         last_phase_started = job.phase == len(job.spec.phases) - 1 and job.next == len(job.tasks)
         if job.finish is None and not job.cancelled and job.id in self.st.jobs and not last_phase_started:
             job.cancelled = True
@@ -663,8 +675,8 @@ class _Simulation:
         """Offer each of ``nodes`` in turn to the scheduler until it declines; launch every task it picks.
         Once the scheduler is :meth:`~Scheduler.idle` (the work that appeared has all started), the
         rest of ``nodes`` would all decline: they are not offered."""
-        st, sched, step_limit, launch = self.st, self.sched, self.step_limit, self.launch
-        pick, idle, more = sched.pick, sched.idle, len(nodes) > 1
+        st, step_limit, launch = self.st, self.step_limit, self.launch
+        pick, idle, more = self.pick, self.idle, len(nodes) > 1
         for node in nodes:
             if more and idle():
                 break
@@ -672,7 +684,7 @@ class _Simulation:
                 steps = st.steps = st.steps + 1
                 if steps > step_limit:
                     raise CaseError(
-                        f"workload: scheduling {excerpt(self.workload.name)} under {sched.name} takes more than "
+                        f"workload: scheduling {excerpt(self.workload.name)} under {self.sched.name} takes more than "
                         f"{step_limit} scheduler steps (offers of {st.n_nodes} nodes, owners and jobs "
                         "examined), the most fairalloc simulates"
                     )
@@ -695,7 +707,7 @@ class _Simulation:
             )
         job.next = position + 1
         job.running += 1
-        u = job.u
+        u, changed = job.u, self.changed  # (as in finish)
         cpu, mem = task.cpu, task.mem
         free_cpu, free_mem = self.free_cpu, self.free_mem
         free_cpu[node] -= cpu
@@ -708,7 +720,6 @@ class _Simulation:
         self.urunning[u] += 1
         job.cpu += cpu
         job.mem += mem
-        self.started += 1
         duration = task.duration
         nc, nm = self.cap_cpu[node], self.cap_mem[node]
         load, load_mem = (nc - free_cpu[node]) / nc, (nm - free_mem[node]) / nm
@@ -720,16 +731,15 @@ class _Simulation:
             self.max_over = load
         if self.overcommit_possible and load > 1.0 + EPS:
             duration *= load
-        seq = self.seq
-        self.heappush(self.events, (t + duration, seq, FINISH, job, node, cpu, mem, extra))
-        self.seq = seq + 1
+        next_seq = self.next_seq  # (as changed)
+        heapq.heappush(self.events, (t + duration, next_seq(), FINISH, job, node, cpu, mem, extra))
         if self.record_tasks:
             self.records.append(
                 TaskRecord(
                     job.name, job.owner, PHASES[job.phase], position, node, t, t + duration, cpu, mem, dict(extra)
                 )
             )
-        self.changed(u)
+        changed(u)
 
     def take_extras(self, extra: tuple, node: int, job: _JobRun, load: float) -> float:
         """Allocate a launched task's other resources ``extra`` on ``node`` to ``job`` (and its owner);
@@ -812,6 +822,8 @@ class _Simulation:
 
     def result(self, end: float, wall0: float) -> SimulationResult:
         st, index, completed, span = self.st, self.index, self.completed, end if end > 0 else 1.0
+        finished = self.n_events - self.next_id - self.deadlines  # the events popped but arrivals and deadlines
+        started = finished + sum(1 for e in self.events if e[2] == FINISH)  # (every launch pushed its finish)
         return SimulationResult(
             scheduler=self.sched.name,
             workload=self.workload.name,
@@ -820,8 +832,8 @@ class _Simulation:
             completed=dict(completed),
             mean_completion_time={c: (self.jct_sum[c] / completed[c] if completed[c] else None) for c in completed},
             cancelled=self.cancelled,
-            tasks_started=self.started,
-            tasks_finished=self.finished,
+            tasks_started=started,
+            tasks_finished=finished,
             utilization={
                 "cpu": self.area_cpu / (st.total_cpu * span),
                 "mem": self.area_mem / (st.total_mem * span),
