@@ -167,7 +167,7 @@ def feasible_nash_welfare(tasks: np.ndarray, D: np.ndarray, R: np.ndarray) -> fl
     """``sum_i log x_i`` of ``tasks`` scaled down, if need be, into the capacity. A solver's answer
     may overuse a resource within its tolerance (the tight Clarabel run at 10,000 x 8: by 5.2e-8),
     and a point beyond the capacity can have a higher welfare than the optimum inside it."""
-    return float(np.sum(np.log(tasks))) - len(tasks) * np.log1p(max(0.0, overuse(tasks, D, R)))
+    return float(np.sum(np.log(tasks)) - len(tasks) * np.log1p(max(0.0, overuse(tasks, D, R))))
 
 
 def ceei_program_default_tolerances(inst: Instance):
