@@ -25,7 +25,9 @@ from __future__ import annotations
 import argparse
 import heapq
 import json
+import os
 import random
+import subprocess
 import time
 
 from fairalloc.core import limits
@@ -143,6 +145,8 @@ def main() -> None:
     if args.slots_tasks and not args.quick:
         runs.append(("slots:12", args.slots_tasks))
     out: dict = {"nodes": args.nodes, "users": args.users, "target_ratio": TARGET_RATIO, "runs": []}
+    out["commit_measured"] = _commit()
+    out["load_average"] = {"start": _load()}
     for name, n in runs:
         lift_limits(n)
         t0 = time.perf_counter()
@@ -164,10 +168,35 @@ def main() -> None:
             ),
             flush=True,
         )
+    out["load_average"]["end"] = _load()
     out["previous"] = {**PREVIOUS, "runs": [{**p, "ratio": PREVIOUS_RATIOS[p["tasks"]]} for p in PREVIOUS["runs"]]}
     if args.json:
+        out = with_history(args.json, out)
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)
+
+
+def with_history(path: str, out: dict) -> dict:
+    """``out`` and the keys of the file at ``path`` that a run does not write: the figures of
+    earlier passes kept there for benchmarks/README.md (``third_pass``, ...), which a rerun
+    writing the file anew would drop."""
+    try:
+        with open(path) as f:
+            old = json.load(f)
+    except (OSError, ValueError):
+        return out
+    return {**out, **{k: v for k, v in old.items() if k not in out}}
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return ""
+
+
+def _load() -> str:
+    return ", ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
 if __name__ == "__main__":
