@@ -327,7 +327,12 @@ def test_the_readmes_explore_command_serves_the_page():
 
     fairalloc_cli = str(Path(sys.executable).parent / "fairalloc")
     with subprocess.Popen(
-        [fairalloc_cli, "explore", "drf-section-4-1", "--port", "0"], stdout=subprocess.PIPE, text=True
+        [fairalloc_cli, "explore", "drf-section-4-1", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+        # Ctrl-C as at a terminal: a test run started in the background of a shell without job
+        # control hands its children SIGINT ignored, and Python then raises no KeyboardInterrupt
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     ) as server:
         try:
             line = server.stdout.readline()
@@ -339,4 +344,9 @@ def test_the_readmes_explore_command_serves_the_page():
                 assert json.loads(start.read())["case"]["name"] == "drf-section-4-1"
         finally:
             server.send_signal(signal.SIGINT)
-            assert server.wait(timeout=30) == 0
+            try:
+                code = server.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # leaving the with block would wait for it forever
+                server.kill()
+                pytest.fail("fairalloc explore did not stop within 30 s of Ctrl-C")
+            assert code == 0
