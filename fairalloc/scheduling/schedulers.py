@@ -55,8 +55,8 @@ class Scheduler:
         raise NotImplementedError
 
     def idle(self) -> bool:
-        """Whether :meth:`pick` would decline every node now (a hint: the simulator then offers no more
-        nodes in this instant); by default never assumed."""
+        """Whether :meth:`pick` would decline every node now, without side effects (a hint: the
+        simulator then offers no more nodes in this instant); by default never assumed."""
         return False
 
 

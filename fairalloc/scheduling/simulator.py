@@ -135,9 +135,6 @@ __all__ = [
 
 EPS = 1e-9
 ARRIVE, FINISH, DEADLINE = 0, 1, 2
-#: the schedulers (exactly these classes, not subclasses) whose ``pick`` returns None without side effects
-#: whenever ``idle()`` holds
-_IDLE_DECLINES = (DRF, CPUFair, Slots, Capacity, MFS, HDRF)
 
 # --------------------------------------------------------------------------- state
 
@@ -510,9 +507,9 @@ class _Simulation:
         stop_t = float("inf") if horizon is None else horizon  # (one test per instant for both bounds)
         stop_n = event_limit + 1 if max_events is None else max_events  # (an int: an int-int test is the fast one)
         area_cpu, area_mem, last_t = self.area_cpu, self.area_mem, self.last_t  # (locals until the loop ends)
-        # a built-in scheduler's pick declines every node while it is idle: its instants without
-        # waiting work (most finishes, on a cluster with room) offer nothing; a plug-in's are offered as always
-        skip_idle, idle = type(self.sched) in _IDLE_DECLINES, self.idle
+        # an idle scheduler's pick declines every node: an instant without waiting work (most
+        # finishes, on a cluster with room) offers nothing (a scheduler without idle() never is)
+        idle = self.idle
         t = bar_t = 0.0
         n_events = 0
         while events:
@@ -544,7 +541,7 @@ class _Simulation:
                     self.arrive(event[3], t, new_work)
                 else:
                     self.deadline(event[3], t)
-            if not (skip_idle and idle()):
+            if not idle():
                 nodes = self.offered(dirty, new_work) if new_work else dirty if len(dirty) == 1 else sorted(set(dirty))
                 offer(nodes, t)
             if bar is not None and (n_events & 1023) == 0 and t > bar_t:
