@@ -396,10 +396,9 @@ class _Fluid(_Tree):
 
     def __init__(self, instance: Instance, priority_first: bool) -> None:
         super().__init__(instance, priority_first)
-        full = self.T.copy()
         nodes = [*self.q.groups, *self.users]
         #: a level above every share any node can reach
-        self.top = 1.0 + max([self.share(v, full) for v in nodes], default=0.0)
+        self.top = 1.0 + max([self.share(v, self.T) for v in nodes], default=0.0)
         d = {u: np.where(np.isnan(self.guarantee[u]), self.fair_max[u], self.guarantee[u]) for u in self.users}
         with np.errstate(divide="ignore", invalid="ignore"):
             self.k = np.array(
