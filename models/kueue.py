@@ -90,6 +90,7 @@ DRS(rounded=200, precise=200.0, unweighted=200.0, resource='gpu', borrowing=True
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -467,10 +468,7 @@ class _Fluid:
 
         if share(math.inf) <= t:
             return math.inf
-        lo, hi = 0.0, 1.0
-        for _ in range(STEPS):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if share(_level(mid)) <= t else (lo, mid)
+        lo, _ = _bisect(lambda u: share(_level(u)) <= t)
         return _level(lo)
 
     def _under(self, g: str) -> list[int]:
@@ -511,10 +509,7 @@ class _Fluid:
                 self.x = self.at(root, math.inf)
                 levels.append(math.inf)
                 break
-            lo, hi = 0.0, 1.0
-            for _ in range(STEPS):
-                mid = (lo + hi) / 2
-                lo, hi = (mid, hi) if self._feasible(self.at(root, _level(mid)), nodes) else (lo, mid)
+            lo, hi = _bisect(lambda u: self._feasible(self.at(root, _level(u)), nodes))
             level = _level(lo)
             x = self._across_jump(root, lo, hi, nodes)
             levels.append(level)
@@ -542,10 +537,7 @@ class _Fluid:
 
         if self._feasible(self.at(root, _level(lo), force=forced(1.0)), nodes):
             return self.at(root, _level(lo), force=forced(1.0))
-        a, b = 0.0, 1.0
-        for _ in range(STEPS):
-            mid = (a + b) / 2
-            a, b = (mid, b) if self._feasible(self.at(root, _level(lo), force=forced(mid)), nodes) else (a, mid)
+        a, _ = _bisect(lambda theta: self._feasible(self.at(root, _level(lo), force=forced(theta)), nodes))
         return self.at(root, _level(lo), force=forced(a))
 
     def _feasible(self, x: np.ndarray, nodes: list[str]) -> bool:
@@ -596,6 +588,21 @@ def _above(used: float, local: float) -> float:
     """``np.maximum(0.0, used - local)`` on floats (a NaN kept, as numpy keeps it)."""
     d = used - local
     return 0.0 if 0.0 >= d else d
+
+
+def _bisect(holds: Callable[[float], bool]) -> tuple[float, float]:
+    """``[lo, hi]`` after :data:`STEPS` halvings of ``[0, 1]`` that keep ``holds(lo)`` (``hi``: where it
+    failed last, 1 untested).  It stops once a halving changes nothing: the interval is then two
+    adjacent floats (or one), and every later halving would repeat the same test and the same
+    result, since ``holds`` depends on its argument alone."""
+    lo, hi = 0.0, 1.0
+    for _ in range(STEPS):
+        mid = (lo + hi) / 2
+        new = (mid, hi) if holds(mid) else (lo, mid)
+        if new == (lo, hi):
+            break
+        lo, hi = new
+    return lo, hi
 
 
 def _level(u: float) -> float:
