@@ -188,6 +188,28 @@ def test_stop_group_stops_each_group_at_its_lowest_hit(tmp_path, cluster):
     assert again == got
 
 
+def test_stop_group_cancels_the_chunks_in_flight_that_a_hit_leaves_unwanted(tmp_path, cluster):
+    """falsify's search is one stop group: every trial below the hit runs, and the chunks in flight
+    above it are cancelled, not waited for (two workers, six chunks of 10 in flight, half a second
+    each: without the cancel all six would come back, 60 trials)."""
+    out = tmp_path / "out.jsonl"
+    hit = lambda r: r["trial"] == 25  # noqa: E731 (client side only): in the third chunk
+    got = run_sweep(
+        partial(demo_trial, sleep=0.05),
+        range(2000),
+        out,
+        dask_address=cluster,
+        stop_when=hit,
+        stop_group=lambda t: 0,
+        chunk_size=10,
+        progress=False,
+    )
+    trials = {r["trial"] for r in got}
+    assert set(range(26)) <= trials
+    assert len(got) < 60, sorted(trials)
+    assert read_results(out) == got
+
+
 def test_file_of_another_sweep_is_refused(tmp_path):
     out = tmp_path / "out.jsonl"
     assert run_sweep(demo_trial, [], out, desc="search", meta={"seed": 1}) == []  # header only

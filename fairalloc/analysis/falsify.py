@@ -470,6 +470,8 @@ def falsify(
         "space": asdict(space),
         "method": method,
     }
+    # one stop group: the trials below the first hit still run, so the violation reported is the
+    # lowest-numbered one whatever the number of workers, and every trial up to it is checked
     results = _sweep(
         task,
         trials,
@@ -479,43 +481,10 @@ def falsify(
         progress,
         f"{mech.name} {prop}",
         stop_when=lambda r: r["violated"],
+        stop_group=lambda t: 0,
         meta=meta,
     )
-    results = _first_hit_in_order(results, task, out, workers, dask_address, progress, f"{mech.name} {prop}", meta)
     return _conclude(mech, prop, results, seed, budget, method, start)
-
-
-def _first_hit_in_order(results, task, out, workers, dask_address, progress, desc, meta) -> list[dict]:
-    """Run the trials below the first violation that parallel workers left undone when the sweep
-    stopped, so the violation reported is the lowest-numbered one whatever the number of workers,
-    and every trial up to it is counted as checked."""
-    from fairalloc.analysis.sweep import run_sweep
-
-    while True:
-        done = {r["trial"]: r for r in results}
-        hits = [t for t, r in done.items() if r["violated"]]
-        if not hits:
-            return results
-        missing = [t for t in range(min(hits)) if t not in done]
-        if not missing:
-            return results
-        results = sorted(
-            [
-                *results,
-                *run_sweep(
-                    task,
-                    missing,
-                    out,
-                    workers=workers,
-                    dask_address=dask_address,
-                    progress=progress,
-                    desc=desc,
-                    stop_when=lambda r: r["violated"],
-                    meta=meta,
-                ),
-            ],
-            key=lambda r: r["trial"],
-        )
 
 
 def _first_violation(results: list[dict]) -> dict | None:

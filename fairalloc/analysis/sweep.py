@@ -555,9 +555,10 @@ def run_sweep(
         file, so a resumed search that already has its hit returns at once without a cluster.
     stop_group: with ``stop_when``, a function of a trial id (its group): a hit then stops only the
         trials of its group numbered above it, and the sweep goes on with the others. Trials
-        below a hit always run, so each group's lowest hit is the same as in a full sweep (a
-        group's trials above it that were already running are returned too). Skipped trials
-        count as done on the progress bar.
+        below a hit always run, so each group's lowest hit is the same as in a full sweep. A
+        chunk in flight whose trials are all above its group's hit is cancelled (and dropped if
+        it had finished unseen); one collected first, or holding trials still wanted, is
+        returned whole. Skipped trials count as done on the progress bar.
     chunk_size: the number of trials per Dask task. By default about ``CHUNKS_PER_WORKER`` chunks
         per worker, and at most ``MAX_CHUNK`` trials each.
     meta: JSON-serialisable parameters of the sweep, stored in the file's header. A file
@@ -731,15 +732,29 @@ def _collect(
         hit = stops.see(new)
         return (TrialError(failure[1], failure[0], failure[2]) if failure else None), hit
 
+    def drop_unwanted() -> None:
+        """Cancel the chunks in flight that a group's hit left wholly unwanted (settled, as the
+        chunks not yet sent are) and send others in their place."""
+        for future in [f for f in outstanding if not stops.wanted(spans[f.key])]:
+            outstanding.discard(future)
+            bar.update(len(spans.pop(future.key)))
+            client.cancel([future])
+            submit()
+
     for _ in range(max_in_flight):
         submit()
     for future, value in finished:
+        if future.key not in spans:  # cancelled by drop_unwanted: settled already
+            continue
         error, hit = record(future, value)
         del future, value
         if error is not None or hit:
             while finished.has_ready():  # chunks that finished meanwhile are kept and written too
-                record(*next(finished))
+                future, value = next(finished)
+                if future.key in spans:
+                    record(future, value)
             if error is not None:
                 raise error
             return
+        drop_unwanted()
         submit()
