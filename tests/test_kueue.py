@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from fairalloc.core.queues import Queues
 from fairalloc.models.kueue import (
     MAX_INT64,
     Kueue,
+    _sup_at_most,
     _Tree,
     compare_drs,
     dominant_resource_share,
@@ -222,6 +224,31 @@ def trees(draw):
     return _instance(requests, nodes, tuple(groups))
 
 
+@st.composite
+def deep_trees(draw):
+    """A root cohort over two cohorts, each over one or two cohorts of two ClusterQueues."""
+    nodes: dict = {"root": {"guarantee": [draw(st.sampled_from([4.0, 10.0])), draw(st.sampled_from([3.0, 8.0]))]}}
+    groups, requests = ["root"], {}
+    for a in range(2):
+        top = f"g{a}"
+        groups.append(top)
+        nodes[top] = {"parent": "root", "weight": draw(st.sampled_from([0.5, 1.0, 2.0])), "guarantee": [0.0, 0.0]}
+        for b in range(draw(st.integers(1, 2))):
+            mid = f"g{a}{b}"
+            groups.append(mid)
+            nodes[mid] = {"parent": top, "weight": draw(st.sampled_from([1.0, 2.0])), "guarantee": [0.0, 0.0]}
+            for c in range(2):
+                u = f"q{a}{b}{c}"
+                nodes[u] = {
+                    "parent": mid,
+                    "weight": draw(st.sampled_from([1.0, 3.0])),
+                    "guarantee": [draw(_amount), draw(_amount)],
+                }
+                cpu, gpu = draw(st.sampled_from([4.0, 9.0, 20.0])), draw(st.sampled_from([0.0, 2.0, 15.0]))
+                requests[u] = [cpu, gpu]
+    return _instance(requests, nodes, tuple(groups))
+
+
 def _capped(inst, bundles, tree, i):
     """Queue ``i`` is at its request or at its borrowing limit in a resource it requests."""
     D = inst.demand[i]
@@ -278,7 +305,7 @@ def test_the_equilibrium_is_bounded_feasible_and_envy_free_among_sibling_queues(
 
 
 @settings(max_examples=8, deadline=None)
-@given(trees())
+@given(st.one_of(trees(), deep_trees()))
 def test_the_equilibrium_equals_kueues_admission_loop_in_small_pieces(inst):
     bundles, _ = KUEUE.entitlement(inst)
     assert simulate(inst, 200) == pytest.approx(bundles, abs=0.02 * float(np.max(inst.demand)))
@@ -306,3 +333,104 @@ def test_the_fillings_float_steps_are_numpys(inst, scale, level):
         room = tree.nominal[u] + level * fluid.w[u] * fluid.lend[u] / 1000.0
         expected = float(min(fluid.cap[i], max(fluid.x0[i], float(np.min(room[pos] / fluid.D[i][pos])))))
         assert fluid.leaf_at(u, level) == expected
+
+
+# -- the level search ---------------------------------------------------------------------------------
+
+
+def _piecewise(knots, after, before, slope, s):
+    """The function :func:`steps` draws, at level ``s``: floats in, floats out, or fractions."""
+    for k in range(len(knots) - 1):
+        if s < knots[k + 1]:
+            return after[k] + (before[k] - after[k]) * (s - knots[k]) / (knots[k + 1] - knots[k])
+    return before[-1] + slope * (s - knots[-1])
+
+
+@st.composite
+def steps(draw):
+    """A nondecreasing piecewise-linear function of the level: knots from 0, a value just after each
+    knot (a jump up where it exceeds the value reached from the left), flat pieces, and a last piece
+    that rises forever; and a ``t`` between its value at 0 and its top, sometimes a flat piece's
+    value.  Returns ``(knots, after, before, slope, t)``."""
+    widths = draw(st.lists(st.floats(1e-3, 3000), min_size=1, max_size=6))
+    knots = [0.0]
+    for w in widths:
+        knots.append(knots[-1] + w)
+    after, before = [], []  # value just after knot k, value just before knot k + 1
+    value = draw(st.floats(0, 10))
+    for _ in widths:
+        value += draw(st.sampled_from([0.0, 0.0, draw(st.floats(0, 50))]))  # a jump, or none
+        after.append(value)
+        value += draw(st.sampled_from([0.0, draw(st.floats(1e-6, 100))]))  # flat, or rising
+        before.append(value)
+    slope = draw(st.floats(1e-6, 10))
+    flat = [a for a, b in zip(after, before) if a == b]
+    t = draw(st.sampled_from(flat)) if flat and draw(st.booleans()) else draw(st.floats(after[0], before[-1] + 100))
+    return knots, after, before, slope, t
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps())
+def test_the_level_search_finds_where_a_piecewise_linear_share_passes_t(case):
+    from fractions import Fraction
+
+    from fairalloc.models.kueue import LEVEL_RTOL, _sup_at_most
+
+    *pieces, t = case
+    share = partial(_piecewise, *pieces)
+    lo, hi = _sup_at_most(share, t)
+    assert share(lo) <= t < share(hi)
+    assert lo <= hi <= lo + LEVEL_RTOL * max(hi, 1.0)
+    # the true function (in fractions) is at most t at the level found, or above it by no more
+    # than the rounding of its float evaluation; and above t just past hi
+    exact = partial(_piecewise, *[[Fraction(v) for v in p] if isinstance(p, list) else Fraction(p) for p in pieces])
+    assert exact(Fraction(lo)) - Fraction(t) <= Fraction(1e-13) * max(1, abs(Fraction(t)))
+    assert exact(Fraction(hi) * (1 + Fraction(1e-12)) + Fraction(1e-12)) > Fraction(t)
+
+
+def _bisected_sup(share, t):
+    """The search the filling used before :func:`_sup_at_most`: 64 halvings of ``u`` in [0, 1),
+    the level ``1000 u / (1 - u)``; kept as the reference."""
+    from fairalloc.models.kueue import _bisect, _level
+
+    lo, hi = _bisect(lambda u: share(_level(u)) <= t)
+    return _level(lo), _level(hi)
+
+
+@settings(max_examples=15, deadline=None)
+@given(trees())
+def test_the_level_search_gives_the_bisections_equilibrium(inst):
+    import fairalloc.models.kueue as kueue
+
+    fast, _ = KUEUE.entitlement(inst)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kueue, "_sup_at_most", _bisected_sup)
+        reference, _ = KUEUE.entitlement(inst)
+    assert fast == pytest.approx(reference, rel=1e-9, abs=1e-9)
+
+
+def test_the_level_search_gives_the_bisections_equilibrium_on_the_verifiers_instances(monkeypatch):
+    """On 40 of the verifier's random queue instances whose filling searches for a level (most end
+    with every queue at its request, without one), asking each queue for three times its request."""
+    import fairalloc.models.kueue as kueue
+    from fairalloc.analysis.falsify import InstanceSpace, random_queue_instance
+
+    searches = []
+    monkeypatch.setattr(kueue, "_sup_at_most", lambda *a: searches.append(a) or _sup_at_most(*a))
+    space, compared = InstanceSpace(queues=True), 0
+    for trial in range(400):
+        inst = random_queue_instance(space, "strategy_proofness", np.random.default_rng([11, trial]))
+        for i in range(inst.n):
+            inst = inst.with_demand(i, 3 * inst.demand[i])
+        before = len(searches)
+        fast, _ = KUEUE.entitlement(inst)
+        if len(searches) == before:
+            continue
+        with monkeypatch.context() as patch:
+            patch.setattr(kueue, "_sup_at_most", _bisected_sup)
+            reference, _ = KUEUE.entitlement(inst)
+        assert fast == pytest.approx(reference, rel=1e-9, abs=1e-9), trial
+        compared += 1
+        if compared == 40:
+            break
+    assert compared == 40
