@@ -25,10 +25,10 @@ from __future__ import annotations
 import argparse
 import heapq
 import json
-import os
 import random
-import subprocess
 import time
+
+from provenance import commit, load_average
 
 from fairalloc.core import limits
 from fairalloc.scheduling.simulator import simulate
@@ -145,8 +145,8 @@ def main() -> None:
     if args.slots_tasks and not args.quick:
         runs.append(("slots:12", args.slots_tasks))
     out: dict = {"nodes": args.nodes, "users": args.users, "target_ratio": TARGET_RATIO, "runs": []}
-    out["commit_measured"] = _commit()
-    out["load_average"] = {"start": _load()}
+    out["commit_measured"] = commit()
+    out["load_average"] = {"start": load_average()}
     for name, n in runs:
         lift_limits(n)
         t0 = time.perf_counter()
@@ -168,7 +168,7 @@ def main() -> None:
             ),
             flush=True,
         )
-    out["load_average"]["end"] = _load()
+    out["load_average"]["end"] = load_average()
     out["previous"] = {**PREVIOUS, "runs": [{**p, "ratio": PREVIOUS_RATIOS[p["tasks"]]} for p in PREVIOUS["runs"]]}
     if args.json:
         out = with_history(args.json, out)
@@ -186,17 +186,6 @@ def with_history(path: str, out: dict) -> dict:
     except (OSError, ValueError):
         return out
     return {**out, **{k: v for k, v in old.items() if k not in out}}
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    except OSError:
-        return ""
-
-
-def _load() -> list[float]:
-    return [round(v, 2) for v in os.getloadavg()]  # (as bench_startup.py writes it)
 
 
 if __name__ == "__main__":

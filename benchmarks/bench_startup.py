@@ -33,13 +33,14 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from provenance import commit, load_average, machine
 
 ROOT = Path(__file__).resolve().parent.parent
 CASE = "drf-section-4-1"
@@ -116,12 +117,6 @@ def figures(times: dict[str, list[tuple[float, float]]]) -> dict:
     return {"rows": rows}
 
 
-def commit(root: Path) -> str:
-    proc = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True)
-    return proc.stdout.strip() + ("+changes" if dirty.stdout.strip() else "") if proc.returncode == 0 else "?"
-
-
 def show(title: str, result: dict) -> None:
     print(f"\n{title}")
     head = f"{'median s':>9} {'min s':>7} {'ratio':>6} {'(from min)':>10} {'CPU s':>6} {'CPU ratio':>9}"
@@ -144,13 +139,13 @@ def main() -> None:
     roots = {"current": ROOT}
     if args.previous:
         roots["previous"] = args.previous.resolve()
-    load = os.getloadavg()
+    load = load_average()
     times = measure(roots, rounds)
     out: dict = {
         "benchmark": "startup",
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
-        "load_average": {"start": [round(x, 2) for x in load], "end": [round(x, 2) for x in os.getloadavg()]},
+        "machine": machine(),
+        "load_average": {"start": load, "end": load_average()},
         "rounds": rounds,
     }
     for key, root in roots.items():

@@ -24,12 +24,12 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
-import platform
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from provenance import commit, load_average, machine
 
 ROOT = Path(__file__).resolve().parent.parent
 TRIALS = 200
@@ -59,24 +59,25 @@ def main() -> None:
     ap.add_argument("--strict", action="store_true", help="exit status 1 when the target is missed")
     args = ap.parse_args()
     trials = 20 if args.quick else TRIALS
-    load = os.getloadavg()
+    load = load_average()
     seconds, table = run_table2(trials)
     n_cells, done = len(table), trials_run(table)
     per_second = done / seconds
     full = seconds if trials == TRIALS else n_cells * TRIALS / per_second
     met = full < TARGET_SECONDS
-    end = os.getloadavg()
+    end = load_average()
     print(f"table2 --trials {trials}: {n_cells} cells, {done:,} trials in {seconds:.1f} s ({per_second:.1f} trials/s)")
     label = "measured" if trials == TRIALS else "extrapolated"
     verdict = "" if met else "  TARGET MISSED"
     print(f"table2 --trials {TRIALS}: {full / 60:.1f} min ({label}; target < {TARGET_SECONDS / 60:.0f} min){verdict}")
-    print(f"load average: {[round(x, 2) for x in load]} at the start, {[round(x, 2) for x in end]} at the end")
+    print(f"load average: {load} at the start, {end} at the end (commit {commit()})")
     if args.json:
         out = {
             "benchmark": "table2",
             "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
-            "load_average": {"start": [round(x, 2) for x in load], "end": [round(x, 2) for x in end]},
+            "commit": commit(),
+            "machine": machine(),
+            "load_average": {"start": load, "end": end},
             "trials_per_cell": trials,
             "cells": n_cells,
             "seconds": round(seconds, 1),
