@@ -25,6 +25,7 @@ import os
 import subprocess
 import sys
 
+from provenance import update_json
 from tabulate import tabulate
 
 MECHANISMS = ("drf", "asset", "ceei")
@@ -102,13 +103,8 @@ def main() -> None:
         )
     )
     if args.json:
-        doc: dict = {}
-        if os.path.exists(args.json):
-            with open(args.json) as fh:
-                doc = json.load(fh)
-        doc["current"] = {"users": args.users, "resources": args.resources, "target": TARGET, "rows": rows}
-        with open(args.json, "w") as fh:
-            json.dump(doc, fh, indent=2)
+        current = {"users": args.users, "resources": args.resources, "target": TARGET, "rows": rows}
+        update_json(args.json, {"current": current})
     if args.strict and any(r["ratio"] > TARGET for r in rows.values()):
         sys.exit(1)
 

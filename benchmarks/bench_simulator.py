@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import argparse
 import heapq
-import json
 import random
 import time
 
-from provenance import commit, load_average
+from provenance import commit, load_average, update_json
 
 from fairalloc.core import limits
 from fairalloc.scheduling.simulator import simulate
@@ -171,21 +170,7 @@ def main() -> None:
     out["load_average"]["end"] = load_average()
     out["previous"] = {**PREVIOUS, "runs": [{**p, "ratio": PREVIOUS_RATIOS[p["tasks"]]} for p in PREVIOUS["runs"]]}
     if args.json:
-        out = with_history(args.json, out)
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=1)
-
-
-def with_history(path: str, out: dict) -> dict:
-    """``out`` and the keys of the file at ``path`` that a run does not write: the figures of
-    earlier passes kept there for benchmarks/README.md (``third_pass``, ...), which a rerun
-    writing the file anew would drop."""
-    try:
-        with open(path) as f:
-            old = json.load(f)
-    except (OSError, ValueError):
-        return out
-    return {**out, **{k: v for k, v in old.items() if k not in out}}
+        update_json(args.json, out, indent=1)
 
 
 if __name__ == "__main__":

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import os
 import time
 
 import numpy as np
+from provenance import update_json
 from tabulate import tabulate
 
 import fairalloc
@@ -220,16 +220,6 @@ def per_call_rows(figures: dict) -> list:
     return rows
 
 
-def _write(path: str, figures: dict) -> None:
-    doc: dict = {}
-    if os.path.exists(path):
-        with open(path) as fh:
-            doc = json.load(fh)
-    doc.update(figures)
-    with open(path, "w") as fh:
-        json.dump(doc, fh, indent=2)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer instances (a smoke test)")
@@ -240,7 +230,7 @@ def main() -> None:
         figures = per_call(args.quick)
         print(tabulate(per_call_rows(figures), ["measurement", "value", "target", "met"]))
         if args.json:
-            _write(args.json, {"per_call": figures})
+            update_json(args.json, {"per_call": figures})
         return
     drf_count, ceei_count = (50, 10) if args.quick else (1000, 60)
     t4 = theorem_4(2000)
@@ -278,7 +268,7 @@ def main() -> None:
     rows += per_call_rows(calls)
     print(tabulate(rows, ["measurement", "value", "target", "met"]))
     if args.json:
-        _write(args.json, {"theorem_4": t4, "drf": drf, "ceei_vs_grid": grid, "per_call": calls})
+        update_json(args.json, {"theorem_4": t4, "drf": drf, "ceei_vs_grid": grid, "per_call": calls})
 
 
 if __name__ == "__main__":

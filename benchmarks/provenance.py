@@ -1,11 +1,13 @@
 """Where a benchmark's figures come from, recorded the same way by the scripts that use it: the
-commit measured (``+changes`` when tracked files differ from it), the machine, the load average.
+commit measured (``+changes`` when tracked files differ from it), the machine, the load average;
+and the results file, written without dropping the figures of earlier runs kept in it.
 
     from provenance import commit, load_average, machine   # a script in benchmarks/ runs from here
 """
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import subprocess
@@ -34,3 +36,17 @@ def load_average() -> list[float]:
 
 def machine() -> dict:
     return {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()}
+
+
+def update_json(path: str, figures: dict, indent: int = 2) -> None:
+    """Write ``figures`` into the JSON file at ``path``, keeping its other keys: the figures of
+    earlier runs and passes that benchmarks/README.md cites, which writing the file anew would
+    drop (an unreadable file is replaced)."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        doc = {}
+    doc.update(figures)
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=indent)
