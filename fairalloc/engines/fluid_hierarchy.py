@@ -101,17 +101,10 @@ class _Tree:
             self.weight[g] = float(self.q.weight[g])
         # far enough that an unbounded leaf's path passes every capacity (its share passes 1 / w)
         self.top = 4.0 / min(self.weight.values())
-        self._guarantees: dict[str, _Floats] = {}
 
     def guarantee(self, node: str) -> _Floats:
         """The node's guarantee on the resources it names (``inf`` elsewhere: what the named ones
-        need comes with them); none (0) when it names no resource its leaves ask for.  Kept per
-        node: every event's curves read it again."""
-        if node not in self._guarantees:
-            self._guarantees[node] = self._guarantee(node)
-        return self._guarantees[node]
-
-    def _guarantee(self, node: str) -> _Floats:
+        need comes with them); none (0) when it names no resource its leaves ask for."""
         given = np.asarray(self.q.guarantee[node], float)
         named = ~np.isnan(given)
         leaves = [self.index[u] for u in self.q.leaves(node)] if self.q.is_group(node) else [self.index[node]]
