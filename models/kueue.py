@@ -515,8 +515,9 @@ class _Fluid:
             growing = [i for i in under if not self.frozen[i] and self.x[i] < self.cap[i]]
             if not growing:
                 break
-            if self._feasible(self.at(root, math.inf), nodes):
-                self.x = self.at(root, math.inf)
+            unbounded = self.at(root, math.inf)
+            if self._feasible(unbounded, nodes):
+                self.x = unbounded
                 levels.append(math.inf)
                 break
             lo, hi = _sup_at_most(lambda s: self._excess(self.at(root, s), nodes), FITS)
@@ -545,8 +546,9 @@ class _Fluid:
         def forced(theta: float) -> dict[str, float]:
             return {g: _level(a + theta * (b - a)) for g, (a, b) in ends.items()}
 
-        if self._feasible(self.at(root, lo, force=forced(1.0)), nodes):
-            return self.at(root, lo, force=forced(1.0))
+        through = self.at(root, lo, force=forced(1.0))
+        if self._feasible(through, nodes):
+            return through
         a, _ = _bisect(lambda theta: self._feasible(self.at(root, lo, force=forced(theta)), nodes))
         return self.at(root, lo, force=forced(a))
 
