@@ -22,7 +22,7 @@ from functools import partial
 
 import pytest
 
-from fairalloc.analysis.sweep import TrialError, _header, _SweepFile, demo_trial, read_results, run_sweep
+from fairalloc.analysis.sweep import TrialError, _chunks, _header, _SweepFile, demo_trial, read_results, run_sweep
 from fairalloc.core.errors import FairallocError
 
 
@@ -208,6 +208,72 @@ def test_stop_group_cancels_the_chunks_in_flight_that_a_hit_leaves_unwanted(tmp_
     assert set(range(26)) <= trials
     assert len(got) < 60, sorted(trials)
     assert read_results(out) == got
+
+
+def calls(record) -> Counter:
+    """Trial ids of the calls the workers made (``demo_trial(..., record=...)``)."""
+    return Counter(int(p.name.split("-")[0]) for p in record.iterdir())
+
+
+def test_a_chunk_stops_at_its_own_hit(tmp_path, cluster):
+    """The trials after a hit in the same chunk (same group) do not run: one chunk of 50 trials
+    whose trial 3 is a hit makes 4 calls, not 50."""
+    record = tmp_path / "calls"
+    record.mkdir()
+    got = run_sweep(
+        partial(demo_trial, record=str(record)),
+        range(50),
+        None,
+        dask_address=cluster,
+        stop_when=lambda r: r["trial"] == 3,
+        stop_group=lambda t: 0,
+        chunk_size=50,
+        progress=False,
+    )
+    assert [r["trial"] for r in got] == [0, 1, 2, 3]
+    assert calls(record) == Counter(range(4))
+
+
+def test_chunks_of_a_stopping_sweep_start_small_in_each_group():
+    """Each group's chunks double from one trial, so the chunk running beside the one that finds
+    the group's hit is short; without a stop (or with a chunk size given) chunks are fixed."""
+    grown = list(_chunks(list(range(400)), 50, lambda t: t // 200, grow=True))
+    assert [len(c) for c in grown] == [1, 2, 4, 8, 16, 32, 50, 50, 37] * 2
+    assert [t for c in grown for t in c] == list(range(400)) and all(len({t // 200 for t in c}) == 1 for c in grown)
+    assert [len(c) for c in _chunks(list(range(120)), 50, None, grow=False)] == [50, 50, 20]
+    gappy = _chunks([0, 1, 2, 3, 5, 6, 7, 9], 50, lambda t: t // 4, grow=True)
+    assert list(gappy) == [[0], [1, 2], [3], [5], [6, 7], [9]]
+
+
+def test_a_hit_at_the_first_trial_leaves_little_work_behind(tmp_path, cluster):
+    """Group 0 (200 trials) has a hit at its first trial, group 1 (40) none. With the automatic
+    chunk size (20 here), the other worker used to run a whole chunk of group 0 beside the hit, 20
+    trials for nothing; the chunks now grow from one trial, so a few run. Counted when the sweep
+    is over (group 1 ran to its end after them)."""
+    record = tmp_path / "calls"
+    record.mkdir()
+    got = run_sweep(
+        partial(demo_trial, sleep=0.2, record=str(record)),
+        range(240),
+        None,
+        dask_address=cluster,
+        stop_when=lambda r: r["trial"] == 0,
+        stop_group=lambda t: t // 200,
+        progress=False,
+    )
+    assert {r["trial"] for r in got} >= {0} | set(range(200, 240))
+    wasted = sorted(t for t in calls(record) if 0 < t < 200)
+    assert len(wasted) < 15, wasted
+
+
+def test_what_cannot_be_sent_to_the_workers_is_named_before_a_cluster_starts():
+    import threading
+
+    lock = threading.Lock()
+    with pytest.raises(FairallocError, match=r"^stop_when: cannot be sent to the workers \(TypeError"):
+        run_sweep(demo_trial, range(3), stop_when=lambda r: bool(lock), dask_address="tcp://127.0.0.1:1")
+    with pytest.raises(FairallocError, match=r"^task: cannot be sent to the workers"):
+        run_sweep(partial(demo_trial, seed=lock), range(3), dask_address="tcp://127.0.0.1:1")
 
 
 def test_file_of_another_sweep_is_refused(tmp_path):

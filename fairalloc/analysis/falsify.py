@@ -610,13 +610,16 @@ def table2(
 
 
 def _shrink_on_workers(cells, by_cell, seed, budget, method, workers, dask_address, progress) -> dict[int, dict]:
-    """Each violated cell's first counterexample, shrunk on the sweep's workers (shrinking them one
-    after the other here took as long as the whole sweep of a full table)."""
+    """Each violated cell's first counterexample, shrunk: as its trial shrank it on a worker, or,
+    for a row without it (a sweep file of an earlier version), on the sweep's workers now
+    (shrinking them one after the other here took as long as the whole sweep of a full table)."""
     from fairalloc.analysis.sweep import run_sweep
 
     firsts = {c: first for c in range(len(cells)) if (first := _first_violation(by_cell.get(c, []))) is not None}
+    shrunk = {c: first["shrunk"] for c, first in firsts.items() if "shrunk" in first}
+    firsts = {c: first for c, first in firsts.items() if c not in shrunk}
     if not firsts:
-        return {}
+        return shrunk
     task = partial(_shrink_cell, cells=cells, firsts=firsts, seed=seed, budget=budget, method=method)
     done = run_sweep(
         task,
@@ -627,14 +630,20 @@ def _shrink_on_workers(cells, by_cell, seed, budget, method, workers, dask_addre
         progress=progress,
         desc="table2: shrinking",
     )
-    return {r["trial"]: r for r in done}
+    return shrunk | {r["trial"]: r for r in done}
 
 
 def _table_trial(trial: int, *, cells, trials, space, seed, budget, method) -> dict:
+    """Trial ``trial % trials`` of cell ``trial // trials``; a counterexample comes back shrunk
+    (``"shrunk"``), by the worker that found it while the sweep goes on: the sweep stops its cell
+    there, so it is nearly always the cell's first, and shrinking after the sweep left the slowest
+    shrink (minutes, for a policy whose checks are slow) to run alone at the end."""
     mech, prop = cells[trial // trials]
-    return falsify_trial(
-        trial % trials, mechanism=mech, prop=prop, space=space, seed=seed, budget=budget, method=method
-    )
+    t = trial % trials
+    out = falsify_trial(t, mechanism=mech, prop=prop, space=space, seed=seed, budget=budget, method=method)
+    if out["violated"]:
+        out["shrunk"] = _shrunk(mech, prop, {**out, "trial": t}, seed, budget, method)
+    return out
 
 
 __all__ = [

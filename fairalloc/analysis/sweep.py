@@ -277,14 +277,21 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def _run_chunk(task: Callable[[int], dict], trial_ids: list[int]) -> tuple[list[str], tuple | None]:
+def _run_chunk(
+    task: Callable[[int], dict], trial_ids: list[int], stops: _Stops | None = None
+) -> tuple[list[str], tuple | None]:
     """Run trials on a worker: ``(JSON lines of the finished trials, None or (trial, message, traceback))``.
 
     Trials run in order and the chunk stops at the first failure. The lines finished before it
-    are still returned, so the caller can write them before it reports the failure.
+    are still returned, so the caller can write them before it reports the failure.  With
+    ``stops`` (a fresh :class:`_Stops`), a hit among the chunk's own results leaves out its later
+    trials that the hit makes unwanted, as the collector would (all of them without a stop group):
+    a chunk of 50 trials of a cell whose first counterexample is its trial 0 used to run all 50.
     """
     lines: list[str] = []
     for trial in trial_ids:
+        if stops is not None and not stops.wanted([trial]):
+            continue
         try:
             result = task(trial)
         except Exception as exc:
@@ -306,6 +313,8 @@ def _run_chunk(task: Callable[[int], dict], trial_ids: list[int]) -> tuple[list[
                 f"trial {trial} failed: its result is not JSON-serialisable ({one_line(exc)})",
                 traceback.format_exc(),
             )
+        if stops is not None and stops.see([row]):
+            break
     return lines, None
 
 
@@ -553,14 +562,17 @@ def run_sweep(
     stop_when: a predicate on a result. When it is true for a finished result, the remaining work
         is cancelled and the finished results are returned. This includes results already in the
         file, so a resumed search that already has its hit returns at once without a cluster.
+        A chunk stops at its own hits as well: the trials after a hit in the same chunk do not run.
     stop_group: with ``stop_when``, a function of a trial id (its group): a hit then stops only the
         trials of its group numbered above it, and the sweep goes on with the others. Trials
         below a hit always run, so each group's lowest hit is the same as in a full sweep. A
         chunk in flight whose trials are all above its group's hit is cancelled (and dropped if
-        it had finished unseen); one collected first, or holding trials still wanted, is
-        returned whole. Skipped trials count as done on the progress bar.
+        it had finished unseen); one collected first, or holding trials still wanted, returns
+        every trial it ran (each group's up to the chunk's own first hit in it). Skipped trials
+        count as done on the progress bar.
     chunk_size: the number of trials per Dask task. By default about ``CHUNKS_PER_WORKER`` chunks
-        per worker, and at most ``MAX_CHUNK`` trials each.
+        per worker, and at most ``MAX_CHUNK`` trials each; with ``stop_when``, each group's chunks
+        then start at one trial and double up to that size.
     meta: JSON-serialisable parameters of the sweep, stored in the file's header. A file
         written with another ``desc`` or ``meta`` is refused with :class:`FairallocError`.
 
@@ -608,9 +620,9 @@ def run_sweep(
     return [results[t] for t in sorted(results)]
 
 
-def _unsendable(exc: BaseException) -> FairallocError:
+def _unsendable(exc: BaseException, name: str = "task") -> FairallocError:
     return FairallocError(
-        f"task: cannot be sent to the workers ({type(exc).__name__}: {one_line(exc)}); "
+        f"{name}: cannot be sent to the workers ({type(exc).__name__}: {one_line(exc)}); "
         f"it must be picklable, and importable on the workers: a top-level function of an "
         f"installed module, or a functools.partial of one"
     )
@@ -634,10 +646,13 @@ def _run(
 
     from fairalloc.core.progress import progress_bar
 
-    try:  # checked before a cluster starts; Dask itself would log tracebacks on stderr first
-        cloudpickle.dumps(task)
-    except Exception as exc:
-        raise _unsendable(exc) from None
+    # checked before a cluster starts (Dask itself would log tracebacks on stderr first); the
+    # chunks apply the stops too
+    for name, value in (("task", task), ("stop_when", stops.when), ("stop_group", stops.group)):
+        try:
+            cloudpickle.dumps(value)
+        except Exception as exc:
+            raise _unsendable(exc, name) from None
     bar = progress_bar(total=total, initial=total - len(todo), desc=desc, unit="trial", progress=progress)
     client = cluster = None
     outstanding: set = set()
@@ -651,7 +666,7 @@ def _run(
                     n_workers = workers or os.cpu_count() or 1
                     client, cluster = _local_client(n_workers)
                 size = chunk_size or max(1, min(MAX_CHUNK, math.ceil(len(todo) / (CHUNKS_PER_WORKER * n_workers))))
-                chunks = iter([todo[k : k + size] for k in range(0, len(todo), size)])
+                chunks = _chunks(todo, size, stops.group, grow=stops.when is not None and chunk_size is None)
                 _collect(
                     client,
                     task,
@@ -675,6 +690,29 @@ def _run(
                         cluster.close()
     finally:
         bar.close()
+
+
+def _chunks(todo: list[int], size: int, group: Callable[[int], Any] | None, grow: bool) -> Iterator[list[int]]:
+    """``todo`` in chunks of ``size`` trials, in order.  With ``grow`` (a sweep that stops at hits),
+    each run of one stop group's trials starts with a chunk of one trial and doubles up to
+    ``size``.  A chunk in flight cannot be interrupted, so the one running beside the chunk that
+    finds a group's first hit at its trial ``t`` is then at most about ``t`` trials long; at a
+    fixed 50, ``table2`` ran on for up to 50 trials past a cell's counterexample at its trial 0."""
+    if not grow:
+        yield from (todo[k : k + size] for k in range(0, len(todo), size))
+        return
+    chunk: list[int] = []
+    step, current = 1, None
+    for t in todo:
+        g = group(t) if group is not None else None
+        if chunk and (g != current or len(chunk) == step):
+            yield chunk
+            step = 1 if g != current else min(2 * step, size)
+            chunk = []
+        current = g
+        chunk.append(t)
+    if chunk:
+        yield chunk
 
 
 def _collect(
@@ -706,7 +744,8 @@ def _collect(
             chunk = stops.wanted(whole)
             bar.update(len(whole) - len(chunk))  # left out: settled
             if chunk:
-                future = client.submit(_run_chunk, task_ref, chunk, key=f"fairalloc-sweep-{token}-{chunk[0]}")
+                own = _Stops(stops.when, stops.group) if stops.when is not None else None
+                future = client.submit(_run_chunk, task_ref, chunk, own, key=f"fairalloc-sweep-{token}-{chunk[0]}")
                 spans[future.key] = chunk
                 outstanding.add(future)
                 finished.add(future)
@@ -728,7 +767,7 @@ def _collect(
         new = [json.loads(line) for line in lines]
         for r in new:
             results[r["trial"]] = r
-        bar.update(len(new))
+        bar.update(len(new) if failure else len(chunk))  # the trials a hit left out are settled
         hit = stops.see(new)
         return (TrialError(failure[1], failure[0], failure[2]) if failure else None), hit
 
