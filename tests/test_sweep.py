@@ -266,6 +266,47 @@ def test_a_hit_at_the_first_trial_leaves_little_work_behind(tmp_path, cluster):
     assert len(wasted) < 15, wasted
 
 
+def test_each_groups_lowest_hit_is_followed_up_while_the_sweep_goes_on(tmp_path, cluster):
+    """``followup(row)`` runs once per group, on its lowest hit (the one a full sweep finds), and
+    its result comes back in that row only, not in the file; a failing one is named."""
+    import operator
+
+    groups, size = 4, 60
+    group = lambda t: t // size  # noqa: E731 (client side only)
+    hit = lambda r: r["users"] == 2 and r["resources"] == 2  # noqa: E731
+    full = serial(range(groups * size), sleep=0)
+    lowest = {g: min(r["trial"] for r in full if group(r["trial"]) == g and hit(r)) for g in range(groups)}
+    out = tmp_path / "out.jsonl"
+    got = run_sweep(
+        partial(demo_trial, sleep=0.002),
+        range(groups * size),
+        out,
+        dask_address=cluster,
+        stop_when=hit,
+        stop_group=group,
+        followup=operator.itemgetter("total_tasks"),
+        progress=False,
+    )
+    followed = {r["trial"]: r["followup"] for r in got if "followup" in r}
+    assert followed == {
+        t: r["total_tasks"] for t, r in ((t, next(r for r in got if r["trial"] == t)) for t in lowest.values())
+    }
+    assert all("followup" not in r for r in read_results(out))
+    with pytest.raises(TrialError, match=r"^the follow-up of trial \d+ failed: KeyError: 'nope'"):
+        run_sweep(
+            partial(demo_trial, sleep=0.002),
+            range(groups * size),
+            None,
+            dask_address=cluster,
+            stop_when=hit,
+            stop_group=group,
+            followup=operator.itemgetter("nope"),
+            progress=False,
+        )
+    with pytest.raises(FairallocError, match="^followup: needs stop_when and stop_group"):
+        run_sweep(demo_trial, range(3), stop_when=hit, followup=len)
+
+
 def test_what_cannot_be_sent_to_the_workers_is_named_before_a_cluster_starts():
     import threading
 

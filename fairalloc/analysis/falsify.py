@@ -421,7 +421,9 @@ def case_for(mechanism: str, prop: str, inst: Instance, result, source: str) -> 
     return case
 
 
-def _sweep(task, trials, out, workers, dask_address, progress, desc, stop_when=None, stop_group=None, meta=None):
+def _sweep(
+    task, trials, out, workers, dask_address, progress, desc, stop_when=None, stop_group=None, meta=None, followup=None
+):
     from fairalloc.analysis.sweep import run_sweep
 
     return run_sweep(
@@ -435,6 +437,7 @@ def _sweep(task, trials, out, workers, dask_address, progress, desc, stop_when=N
         stop_when=stop_when,
         stop_group=stop_group,
         meta=meta,
+        followup=followup,
     )
 
 
@@ -595,6 +598,9 @@ def table2(
         stop_when=lambda r: r["violated"],
         stop_group=lambda t: t // trials,
         meta=meta,
+        # each cell's first counterexample is shrunk while the sweep goes on: after it, the slowest
+        # shrink (yunikorn-fair's strategy-proofness, 3.4 min) ran alone at the end
+        followup=partial(_shrink_hit, cells=cells, trials=trials, seed=seed, budget=budget, method=method),
     )
     by_cell: dict[int, list[dict]] = {}
     for r in results:
@@ -610,13 +616,13 @@ def table2(
 
 
 def _shrink_on_workers(cells, by_cell, seed, budget, method, workers, dask_address, progress) -> dict[int, dict]:
-    """Each violated cell's first counterexample, shrunk: as its trial shrank it on a worker, or,
-    for a row without it (a sweep file of an earlier version), on the sweep's workers now
+    """Each violated cell's first counterexample, shrunk: by the sweep's follow-up, or, for a cell
+    whose sweep had nothing left to run (resumed from its file), on the sweep's workers now
     (shrinking them one after the other here took as long as the whole sweep of a full table)."""
     from fairalloc.analysis.sweep import run_sweep
 
     firsts = {c: first for c in range(len(cells)) if (first := _first_violation(by_cell.get(c, []))) is not None}
-    shrunk = {c: first["shrunk"] for c, first in firsts.items() if "shrunk" in first}
+    shrunk = {c: first["followup"] for c, first in firsts.items() if "followup" in first}
     firsts = {c: first for c, first in firsts.items() if c not in shrunk}
     if not firsts:
         return shrunk
@@ -634,16 +640,16 @@ def _shrink_on_workers(cells, by_cell, seed, budget, method, workers, dask_addre
 
 
 def _table_trial(trial: int, *, cells, trials, space, seed, budget, method) -> dict:
-    """Trial ``trial % trials`` of cell ``trial // trials``; a counterexample comes back shrunk
-    (``"shrunk"``), by the worker that found it while the sweep goes on: the sweep stops its cell
-    there, so it is nearly always the cell's first, and shrinking after the sweep left the slowest
-    shrink (minutes, for a policy whose checks are slow) to run alone at the end."""
     mech, prop = cells[trial // trials]
-    t = trial % trials
-    out = falsify_trial(t, mechanism=mech, prop=prop, space=space, seed=seed, budget=budget, method=method)
-    if out["violated"]:
-        out["shrunk"] = _shrunk(mech, prop, {**out, "trial": t}, seed, budget, method)
-    return out
+    return falsify_trial(
+        trial % trials, mechanism=mech, prop=prop, space=space, seed=seed, budget=budget, method=method
+    )
+
+
+def _shrink_hit(row: dict, *, cells, trials, seed, budget, method) -> dict:
+    """A cell's first counterexample (a row of the table's sweep), shrunk: the sweep's follow-up."""
+    mech, prop = cells[row["trial"] // trials]
+    return _shrunk(mech, prop, {**row, "trial": row["trial"] % trials}, seed, budget, method)
 
 
 __all__ = [

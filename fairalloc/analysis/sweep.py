@@ -277,6 +277,24 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
+def _failure(trial: int, what: str, exc: Exception) -> tuple[int, str, str]:
+    """``(trial, one line naming what failed and where, the traceback)``, sent back by a worker."""
+    where = ""
+    frames = traceback.extract_tb(exc.__traceback__)[1:]  # without the caller's frame
+    if frames:
+        where = f" (at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno} in {frames[-1].name})"
+    message = one_line(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+    return trial, f"{what} failed: {message}{where}", traceback.format_exc()
+
+
+def _follow_up(followup: Callable[[dict], Any], row: dict) -> tuple[Any, tuple | None]:
+    """Run ``followup(row)`` on a worker: ``(its result, None)`` or ``(None, the failure)``."""
+    try:
+        return followup(row), None
+    except Exception as exc:
+        return None, _failure(row["trial"], f"the follow-up of trial {row['trial']}", exc)
+
+
 def _run_chunk(
     task: Callable[[int], dict], trial_ids: list[int], stops: _Stops | None = None
 ) -> tuple[list[str], tuple | None]:
@@ -295,12 +313,7 @@ def _run_chunk(
         try:
             result = task(trial)
         except Exception as exc:
-            where = ""
-            frames = traceback.extract_tb(exc.__traceback__)[1:]  # without this function's frame
-            if frames:
-                where = f" (at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno} in {frames[-1].name})"
-            message = one_line(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
-            return lines, (trial, f"trial {trial} failed: {message}{where}", traceback.format_exc())
+            return lines, _failure(trial, f"trial {trial}", exc)
         if not isinstance(result, dict):
             return lines, (trial, f"trial {trial} failed: the task returned a {type(result).__name__}, not a dict", "")
         row = {"trial": trial}
@@ -523,6 +536,27 @@ class _Stops:
         return [t for t in trials if t < first.get(group(t), t + 1)]
 
 
+class _FollowUps:
+    """``followup`` of each group's lowest hit, due once every trial of the group below it has run
+    (no lower hit can come then)."""
+
+    def __init__(self, followup: Callable[[dict], Any], stops: _Stops, todo: list[int]):
+        self.fn, self.stops = followup, stops
+        self.below: dict[Any, list[int]] = {}  # a group -> its trials in this run
+        for t in todo:
+            self.below.setdefault(cast(Callable[[int], Any], stops.group)(t), []).append(t)
+        self.sent: set = set()  # groups followed up
+
+    def due(self, results: dict[int, dict]) -> list[int]:
+        """The hits to follow up now (each once)."""
+        out = []
+        for g, hit in self.stops.first.items():
+            if g not in self.sent and all(t in results for t in self.below.get(g, ()) if t < hit):
+                self.sent.add(g)
+                out.append(hit)
+        return out
+
+
 def _positive(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise FairallocError(f"{name}: must be a positive integer, not {excerpt(value)}")
@@ -542,6 +576,7 @@ def run_sweep(
     stop_group=None,
     chunk_size=None,
     meta=None,
+    followup=None,
 ) -> list[dict]:
     """Run ``task(trial)`` for every id in ``trial_ids`` on Dask, and return the results sorted by trial.
 
@@ -575,6 +610,12 @@ def run_sweep(
         then start at one trial and double up to that size.
     meta: JSON-serialisable parameters of the sweep, stored in the file's header. A file
         written with another ``desc`` or ``meta`` is refused with :class:`FairallocError`.
+    followup: with ``stop_group``, a picklable ``followup(row)``, run on a worker for each
+        group's lowest hit as soon as every trial of the group below it has run, while the sweep
+        goes on (``table2`` shrinks each cell's counterexample so). Its result is added to the
+        returned row as ``"followup"``, not to the file; a hit is followed up only by a sweep
+        that starts workers (a resumed sweep with nothing left to run does not), and one that
+        fails stops the sweep as a failing trial does.
 
     A trial that raises stops the sweep with :class:`TrialError`, a :class:`FairallocError`
     that names the trial. The finished results are written first.
@@ -589,6 +630,8 @@ def run_sweep(
     if chunk_size is not None:
         _positive("chunk_size", chunk_size)
         chunk_size = min(chunk_size, limits.MAX_TRIALS)
+    if followup is not None and (stop_when is None or stop_group is None):
+        raise FairallocError("followup: needs stop_when and stop_group (it follows each group's lowest hit)")
     try:
         meta = json.loads(json.dumps(meta))
     except (TypeError, ValueError) as exc:
@@ -613,6 +656,7 @@ def run_sweep(
                 desc=str(desc),
                 stops=stops,
                 chunk_size=chunk_size,
+                follow=_FollowUps(followup, stops, todo) if followup is not None else None,
             )
     finally:
         if sweep_file is not None:
@@ -641,6 +685,7 @@ def _run(
     desc,
     stops: _Stops,
     chunk_size,
+    follow: _FollowUps | None,
 ) -> None:
     import cloudpickle
 
@@ -648,7 +693,8 @@ def _run(
 
     # checked before a cluster starts (Dask itself would log tracebacks on stderr first); the
     # chunks apply the stops too
-    for name, value in (("task", task), ("stop_when", stops.when), ("stop_group", stops.group)):
+    sent = (("task", task), ("stop_when", stops.when), ("stop_group", stops.group), ("followup", follow and follow.fn))
+    for name, value in sent:
         try:
             cloudpickle.dumps(value)
         except Exception as exc:
@@ -677,6 +723,7 @@ def _run(
                     sweep_file,
                     bar,
                     stops,
+                    follow,
                 )
             finally:
                 if client is not None:
@@ -690,6 +737,12 @@ def _run(
                         cluster.close()
     finally:
         bar.close()
+
+
+def _lost(what: str, value) -> FairallocError:
+    """A future that did not finish (a worker died, the scheduler went away, ...)."""
+    exc = value[1] if isinstance(value, tuple) else value
+    return FairallocError(f"{what} could not run on Dask: {type(exc).__name__}: {one_line(exc) or 'no details'}")
 
 
 def _chunks(todo: list[int], size: int, group: Callable[[int], Any] | None, grow: bool) -> Iterator[list[int]]:
@@ -725,9 +778,10 @@ def _collect(
     sweep_file: _SweepFile | None,
     bar,
     stops: _Stops,
+    follow: _FollowUps | None,
 ) -> None:
     """Keep at most ``max_in_flight`` chunks submitted, write each as it finishes, stop on a hit
-    (or leave out the trials a hit makes unwanted, :class:`_Stops`)."""
+    (or leave out the trials a hit makes unwanted, :class:`_Stops`), send the follow-ups due."""
     from distributed import as_completed
 
     token = uuid.uuid4().hex[:12]
@@ -735,9 +789,29 @@ def _collect(
         task_ref = client.scatter(task, broadcast=True, hash=False)  # pickled and shipped once
     except Exception as exc:
         raise _unsendable(exc) from None
+    follow_ref = client.scatter(follow.fn, broadcast=True, hash=False) if follow is not None else None
     # with_results: chunks are fetched in the background, no blocking round trip per chunk here
     finished = as_completed(loop=client.loop, with_results=True, raise_errors=False)
     spans: dict[str, list[int]] = {}  # future key -> its trial ids
+    follows: dict[str, int] = {}  # follow-up future key -> its hit's trial
+
+    def send_follow_ups() -> None:
+        for hit in follow.due(results) if follow is not None else ():
+            future = client.submit(_follow_up, follow_ref, results[hit], key=f"fairalloc-followup-{token}-{hit}")
+            follows[future.key] = hit
+            outstanding.add(future)
+            finished.add(future)
+
+    def record_follow_up(future, value) -> FairallocError | None:
+        outstanding.discard(future)
+        hit = follows.pop(future.key)
+        if future.status != "finished":
+            return _lost(f"the follow-up of trial {hit}", value)
+        result, failure = value
+        if failure:
+            return TrialError(failure[1], failure[0], failure[2])
+        results[hit] = {**results[hit], "followup": result}
+        return None
 
     def submit() -> None:
         for whole in chunks:
@@ -756,11 +830,7 @@ def _collect(
         outstanding.discard(future)
         chunk = spans.pop(future.key)
         if future.status != "finished":  # a worker died, the scheduler went away, ...
-            exc = value[1] if isinstance(value, tuple) else value
-            span = f"trial {chunk[0]}" if len(chunk) == 1 else f"trials {chunk[0]}..{chunk[-1]}"
-            return FairallocError(
-                f"{span} could not run on Dask: {type(exc).__name__}: {one_line(exc) or 'no details'}"
-            ), False
+            return _lost(f"trial {chunk[0]}" if len(chunk) == 1 else f"trials {chunk[0]}..{chunk[-1]}", value), False
         lines, failure = value
         if sweep_file is not None:
             sweep_file.append(lines)
@@ -774,7 +844,7 @@ def _collect(
     def drop_unwanted() -> None:
         """Cancel the chunks in flight that a group's hit left wholly unwanted (settled, as the
         chunks not yet sent are) and send others in their place."""
-        for future in [f for f in outstanding if not stops.wanted(spans[f.key])]:
+        for future in [f for f in outstanding if f.key in spans and not stops.wanted(spans[f.key])]:
             outstanding.discard(future)
             bar.update(len(spans.pop(future.key)))
             client.cancel([future])
@@ -782,7 +852,12 @@ def _collect(
 
     for _ in range(max_in_flight):
         submit()
+    send_follow_ups()  # hits read back from the file, settled already
     for future, value in finished:
+        if future.key in follows:
+            if (error := record_follow_up(future, value)) is not None:
+                raise error
+            continue
         if future.key not in spans:  # cancelled by drop_unwanted: settled already
             continue
         error, hit = record(future, value)
@@ -797,3 +872,4 @@ def _collect(
             return
         drop_unwanted()
         submit()
+        send_follow_ups()
