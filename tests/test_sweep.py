@@ -146,17 +146,24 @@ def test_stop_when_stops_early(tmp_path, cluster):
     )
 
 
-def test_stop_group_stops_each_group_at_its_lowest_hit(tmp_path, cluster):
-    """table2's early stop: a hit ends only its own group's trials above it; every group's lowest
-    hit is the one a full sweep finds, on a cluster and again when resumed from the file."""
-    groups, size = 8, 250
-    group = lambda t: t // size  # noqa: E731 (client side only)
+def grouped(groups: int, size: int):
+    """``(group of a trial, hit, the serial results, each group's lowest hit)`` for trials in groups
+    of ``size`` (lambdas: the workers cannot import this module, so they are sent by value)."""
+    group = lambda t: t // size  # noqa: E731
     hit = lambda r: r["users"] == 2 and r["resources"] == 2  # noqa: E731  (about 1 trial in 15)
     full = serial(range(groups * size), sleep=0)
     lowest = {
         g: min((r["trial"] for r in full if group(r["trial"]) == g and hit(r)), default=None) for g in range(groups)
     }
     assert all(t is not None for t in lowest.values())  # every group has a hit: the test checks something
+    return group, hit, full, lowest
+
+
+def test_stop_group_stops_each_group_at_its_lowest_hit(tmp_path, cluster):
+    """table2's early stop: a hit ends only its own group's trials above it; every group's lowest
+    hit is the one a full sweep finds, on a cluster and again when resumed from the file."""
+    groups, size = 8, 250
+    group, hit, full, lowest = grouped(groups, size)
     out = tmp_path / "out.jsonl"
     got = run_sweep(
         partial(demo_trial, sleep=0.002),
@@ -234,15 +241,19 @@ def test_a_chunk_stops_at_its_own_hit(tmp_path, cluster):
     assert calls(record) == Counter(range(4))
 
 
-def test_chunks_of_a_stopping_sweep_start_small_in_each_group():
-    """Each group's chunks double from one trial, so the chunk running beside the one that finds
-    the group's hit is short; without a stop (or with a chunk size given) chunks are fixed."""
+def test_chunks_of_a_stopping_sweep_start_small_and_the_groups_take_turns():
+    """Each group's chunks double from one trial, in order, and the groups take turns (every
+    group's first chunk, then every group's second, ...); without a stop (or with a chunk size
+    given) chunks are fixed and in order."""
     grown = list(_chunks(list(range(400)), 50, lambda t: t // 200, grow=True))
-    assert [len(c) for c in grown] == [1, 2, 4, 8, 16, 32, 50, 50, 37] * 2
-    assert [t for c in grown for t in c] == list(range(400)) and all(len({t // 200 for t in c}) == 1 for c in grown)
+    assert [len(c) for c in grown] == [n for n in (1, 2, 4, 8, 16, 32, 50, 50, 37) for _ in range(2)]
+    assert [c[0] // 200 for c in grown] == [0, 1] * 9 and all(len({t // 200 for t in c}) == 1 for c in grown)
+    for g in (0, 1):
+        assert [t for c in grown if c[0] // 200 == g for t in c] == list(range(200 * g, 200 * g + 200))
+    assert [len(c) for c in _chunks(list(range(120)), 50, None, grow=True)] == [1, 2, 4, 8, 16, 32, 50, 7]
     assert [len(c) for c in _chunks(list(range(120)), 50, None, grow=False)] == [50, 50, 20]
     gappy = _chunks([0, 1, 2, 3, 5, 6, 7, 9], 50, lambda t: t // 4, grow=True)
-    assert list(gappy) == [[0], [1, 2], [3], [5], [6, 7], [9]]
+    assert list(gappy) == [[0], [5], [9], [1, 2], [6, 7], [3]]
 
 
 def test_a_hit_at_the_first_trial_leaves_little_work_behind(tmp_path, cluster):
@@ -272,10 +283,7 @@ def test_each_groups_lowest_hit_is_followed_up_while_the_sweep_goes_on(tmp_path,
     import operator
 
     groups, size = 4, 60
-    group = lambda t: t // size  # noqa: E731 (client side only)
-    hit = lambda r: r["users"] == 2 and r["resources"] == 2  # noqa: E731
-    full = serial(range(groups * size), sleep=0)
-    lowest = {g: min(r["trial"] for r in full if group(r["trial"]) == g and hit(r)) for g in range(groups)}
+    group, hit, _, lowest = grouped(groups, size)
     out = tmp_path / "out.jsonl"
     got = run_sweep(
         partial(demo_trial, sleep=0.002),
