@@ -527,9 +527,9 @@ class _Stops:
         return False
 
     def wanted(self, trials: list[int]) -> list[int]:
-        """``trials`` without those of a group above its first hit.  Each group's chunks go out in
-        increasing order, so every trial below a hit has been sent before the hit is seen, and the
-        lowest hit of each group is the one an uninterrupted, unstopped sweep finds."""
+        """``trials`` without those of a group above its first hit.  Chunks go out in increasing
+        order, so every trial below a hit has been sent before the hit is seen, and the lowest hit
+        of each group is the one an uninterrupted, unstopped sweep finds."""
         if not self.first:
             return trials
         group, first = cast(Callable[[int], Any], self.group), self.first
@@ -747,25 +747,25 @@ def _lost(what: str, value) -> FairallocError:
 
 def _chunks(todo: list[int], size: int, group: Callable[[int], Any] | None, grow: bool) -> Iterator[list[int]]:
     """``todo`` in chunks of ``size`` trials, in order.  With ``grow`` (a sweep that stops at hits),
-    each group's trials go in chunks that start at one trial and double up to ``size``, and the
-    groups take turns: every group's first chunk, then every group's second, and so on (each
-    group's own trials still in order).  A chunk in flight cannot be interrupted: in turns, the
-    chunks beside one that finds a group's first hit are other groups', and that group's next one
-    is sent after the hit is known, so it is left out; and each group's hit, with its follow-up,
-    comes early, not at the end (``table2``: a cell that fails late, with a slow shrink, was the
-    last one and kept one worker alone for two minutes)."""
+    each run of one stop group's trials starts with a chunk of one trial and doubles up to
+    ``size``.  A chunk in flight cannot be interrupted, so the one running beside the chunk that
+    finds a group's first hit at its trial ``t`` is then at most about ``t`` trials long; at a
+    fixed 50, ``table2`` ran on for up to 50 trials past a cell's counterexample at its trial 0."""
     if not grow:
         yield from (todo[k : k + size] for k in range(0, len(todo), size))
         return
-    runs: dict[Any, list[list[int]]] = {}
+    chunk: list[int] = []
+    step, current = 1, None
     for t in todo:
-        chunks = runs.setdefault(group(t) if group is not None else None, [[]])
-        if len(chunks[-1]) == min(2 ** (len(chunks) - 1), size):
-            chunks.append([])
-        chunks[-1].append(t)
-    turns = max((len(chunks) for chunks in runs.values()), default=0)
-    for k in range(turns):
-        yield from (chunks[k] for chunks in runs.values() if k < len(chunks))
+        g = group(t) if group is not None else None
+        if chunk and (g != current or len(chunk) == step):
+            yield chunk
+            step = 1 if g != current else min(2 * step, size)
+            chunk = []
+        current = g
+        chunk.append(t)
+    if chunk:
+        yield chunk
 
 
 def _collect(
