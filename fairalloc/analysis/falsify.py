@@ -421,23 +421,12 @@ def case_for(mechanism: str, prop: str, inst: Instance, result, source: str) -> 
     return case
 
 
-def _sweep(
-    task, trials, out, workers, dask_address, progress, desc, stop_when=None, stop_group=None, meta=None, followup=None
-):
+def _sweep(task, trials, out, workers, dask_address, progress, desc, **options):
+    """``run_sweep`` over trials ``0..trials-1``; ``options``: its stop, meta and follow-up arguments."""
     from fairalloc.analysis.sweep import run_sweep
 
     return run_sweep(
-        task,
-        range(trials),
-        out,
-        workers=workers,
-        dask_address=dask_address,
-        progress=progress,
-        desc=desc,
-        stop_when=stop_when,
-        stop_group=stop_group,
-        meta=meta,
-        followup=followup,
+        task, range(trials), out, workers=workers, dask_address=dask_address, progress=progress, desc=desc, **options
     )
 
 
@@ -601,6 +590,7 @@ def table2(
         # each cell's first counterexample is shrunk while the sweep goes on: after it, the slowest
         # shrink (yunikorn-fair's strategy-proofness, 3.4 min) ran alone at the end
         followup=partial(_shrink_hit, cells=cells, trials=trials, seed=seed, budget=budget, method=method),
+        followup_desc="shrinking",
     )
     by_cell: dict[int, list[dict]] = {}
     for r in results:

@@ -48,7 +48,7 @@ import numpy as np
 from fairalloc.core import limits
 from fairalloc.core.errors import FairallocError, excerpt, one_line
 
-__all__ = ["TrialError", "demo_trial", "read_results", "run_sweep"]
+__all__ = ["TrialError", "demo_followup", "demo_trial", "read_results", "run_sweep"]
 
 FORMAT = "fairalloc-sweep/1"  # the header's "format" value; bump when the line format changes
 CONNECT_TIMEOUT = 5.0  # seconds to reach a remote scheduler (TCP connect, then handshake)
@@ -275,6 +275,18 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value.tolist()
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def demo_followup(row: dict, sleep: float = 0.0) -> dict:
+    """An example follow-up (``run_sweep(followup=...)``) of a :func:`demo_trial` hit: it sleeps
+    ``sleep`` seconds, to stand in for a slow one (a shrink), then doubles the hit's tasks.
+
+    >>> demo_followup({"trial": 3, "total_tasks": 1.5})
+    {'trial': 3, 'total_tasks': 3.0}
+    """
+    if sleep > 0:
+        time.sleep(sleep)
+    return {"trial": row["trial"], "total_tasks": 2 * row["total_tasks"]}
 
 
 def _failure(trial: int, what: str, exc: Exception) -> tuple[int, str, str]:
@@ -540,8 +552,8 @@ class _FollowUps:
     """``followup`` of each group's lowest hit, due once every trial of the group below it has run
     (no lower hit can come then)."""
 
-    def __init__(self, followup: Callable[[dict], Any], stops: _Stops, todo: list[int]):
-        self.fn, self.stops = followup, stops
+    def __init__(self, followup: Callable[[dict], Any], stops: _Stops, todo: list[int], label: str):
+        self.fn, self.stops, self.label = followup, stops, label
         self.below: dict[Any, list[int]] = {}  # a group -> its trials in this run
         for t in todo:
             self.below.setdefault(cast(Callable[[int], Any], stops.group)(t), []).append(t)
@@ -577,6 +589,7 @@ def run_sweep(
     chunk_size=None,
     meta=None,
     followup=None,
+    followup_desc="follow-ups",
 ) -> list[dict]:
     """Run ``task(trial)`` for every id in ``trial_ids`` on Dask, and return the results sorted by trial.
 
@@ -616,6 +629,8 @@ def run_sweep(
         returned row as ``"followup"``, not to the file; a hit is followed up only by a sweep
         that starts workers (a resumed sweep with nothing left to run does not), and one that
         fails stops the sweep as a failing trial does.
+    followup_desc: the label of the follow-ups' bar (``"<desc>: <followup_desc>"``), shown when
+        every trial is in and follow-ups are still running.
 
     A trial that raises stops the sweep with :class:`TrialError`, a :class:`FairallocError`
     that names the trial. The finished results are written first.
@@ -656,7 +671,7 @@ def run_sweep(
                 desc=str(desc),
                 stops=stops,
                 chunk_size=chunk_size,
-                follow=_FollowUps(followup, stops, todo) if followup is not None else None,
+                follow=_FollowUps(followup, stops, todo, followup_desc) if followup is not None else None,
             )
     finally:
         if sweep_file is not None:
@@ -737,6 +752,17 @@ def _run(
                         cluster.close()
     finally:
         bar.close()
+
+
+def _tail_bar(bar, total: int, label: str):
+    """Close the trials' bar (its last line says they are all in) and show the follow-ups still
+    running on their own: they can take minutes after the last trial (a slow shrink)."""
+    from fairalloc.core.progress import progress_bar
+
+    if bar.disable:  # --no-progress (a disabled bar has no desc)
+        return progress_bar(total=total, progress=False)
+    bar.close()
+    return progress_bar(total=total, desc=f"{bar.desc}: {label}", unit="hit")
 
 
 def _lost(what: str, value) -> FairallocError:
@@ -853,23 +879,32 @@ def _collect(
     for _ in range(max_in_flight):
         submit()
     send_follow_ups()  # hits read back from the file, settled already
-    for future, value in finished:
-        if future.key in follows:
-            if (error := record_follow_up(future, value)) is not None:
-                raise error
-            continue
-        if future.key not in spans:  # cancelled by drop_unwanted: settled already
-            continue
-        error, hit = record(future, value)
-        del future, value
-        if error is not None or hit:
-            while finished.has_ready():  # chunks that finished meanwhile are kept and written too
-                future, value = next(finished)
-                if future.key in spans:
-                    record(future, value)
-            if error is not None:
-                raise error
-            return
-        drop_unwanted()
-        submit()
-        send_follow_ups()
+    tail = None  # the follow-ups' own bar, once every trial is in and some are still running
+    try:
+        for future, value in finished:
+            if future.key in follows:
+                if (error := record_follow_up(future, value)) is not None:
+                    raise error
+                if tail is not None:
+                    tail.update(1)
+                continue
+            if future.key not in spans:  # cancelled by drop_unwanted: settled already
+                continue
+            error, hit = record(future, value)
+            del future, value
+            if error is not None or hit:
+                while finished.has_ready():  # chunks that finished meanwhile are kept and written too
+                    future, value = next(finished)
+                    if future.key in spans:
+                        record(future, value)
+                if error is not None:
+                    raise error
+                return
+            drop_unwanted()
+            submit()
+            send_follow_ups()
+            if tail is None and follows and not spans:
+                tail = _tail_bar(bar, len(follows), cast(_FollowUps, follow).label)
+    finally:
+        if tail is not None:
+            tail.close()
