@@ -147,8 +147,9 @@ def test_stop_when_stops_early(tmp_path, cluster):
 
 
 def grouped(groups: int, size: int):
-    """``(group of a trial, hit, the serial results, each group's lowest hit)`` for trials in groups
-    of ``size`` (lambdas: the workers cannot import this module, so they are sent by value)."""
+    """``(group of a trial, the serial results, each group's lowest hit, a sweep of them stopping at
+    hits)`` for trials in groups of ``size`` (lambdas: the workers cannot import this module, so
+    they are sent by value)."""
     group = lambda t: t // size  # noqa: E731
     hit = lambda r: r["users"] == 2 and r["resources"] == 2  # noqa: E731  (about 1 trial in 15)
     full = serial(range(groups * size), sleep=0)
@@ -156,25 +157,30 @@ def grouped(groups: int, size: int):
         g: min((r["trial"] for r in full if group(r["trial"]) == g and hit(r)), default=None) for g in range(groups)
     }
     assert all(t is not None for t in lowest.values())  # every group has a hit: the test checks something
-    return group, hit, full, lowest
+
+    def sweep(out, address, **options) -> list[dict]:
+        """The demo trials swept on ``address`` with those stops (``options``: more of run_sweep's)."""
+        return run_sweep(
+            partial(demo_trial, sleep=0.002),
+            range(groups * size),
+            out,
+            dask_address=address,
+            stop_when=hit,
+            stop_group=group,
+            progress=False,
+            **options,
+        )
+
+    return group, full, lowest, sweep
 
 
 def test_stop_group_stops_each_group_at_its_lowest_hit(tmp_path, cluster):
     """table2's early stop: a hit ends only its own group's trials above it; every group's lowest
     hit is the one a full sweep finds, on a cluster and again when resumed from the file."""
     groups, size = 8, 250
-    group, hit, full, lowest = grouped(groups, size)
+    group, full, lowest, sweep = grouped(groups, size)
     out = tmp_path / "out.jsonl"
-    got = run_sweep(
-        partial(demo_trial, sleep=0.002),
-        range(groups * size),
-        out,
-        dask_address=cluster,
-        stop_when=hit,
-        stop_group=group,
-        chunk_size=10,
-        progress=False,
-    )
+    got = sweep(out, cluster, chunk_size=10)
     by_trial = {r["trial"]: r for r in full}
     assert all(r == by_trial[r["trial"]] for r in got)  # the same results as the serial reference
     for g, first in lowest.items():
@@ -183,15 +189,7 @@ def test_stop_group_stops_each_group_at_its_lowest_hit(tmp_path, cluster):
     assert len(got) < groups * size / 2  # the rest of each group, bar the chunks in flight, did not
     assert read_results(out) == got
     # Resumed (here: with nothing left to run), the file alone settles every group: no cluster.
-    again = run_sweep(
-        partial(demo_trial, sleep=0.002),
-        range(groups * size),
-        out,
-        dask_address="tcp://127.0.0.1:1",
-        stop_when=hit,
-        stop_group=group,
-        progress=False,
-    )
+    again = sweep(out, "tcp://127.0.0.1:1")
     assert again == got
 
 
@@ -252,18 +250,19 @@ def test_chunks_of_a_stopping_sweep_start_small_in_each_group():
     assert list(gappy) == [[0], [1, 2], [3], [5], [6, 7], [9]]
 
 
-def test_a_hit_at_the_first_trial_leaves_little_work_behind(tmp_path, cluster):
+def test_a_hit_at_the_first_trial_leaves_little_work_behind(tmp_path):
     """Group 0 (200 trials) has a hit at its first trial, group 1 (40) none. With the automatic
     chunk size (20 here), the other worker used to run a whole chunk of group 0 beside the hit, 20
     trials for nothing; the chunks now grow from one trial, so a few run. Counted when the sweep
-    is over (group 1 ran to its end after them)."""
+    is over (group 1 ran to its end after them). On a cluster of its own: chunks other tests
+    cancelled, still running on the shared one, would delay the hit and make the count vary."""
     record = tmp_path / "calls"
     record.mkdir()
     got = run_sweep(
         partial(demo_trial, sleep=0.2, record=str(record)),
         range(240),
         None,
-        dask_address=cluster,
+        workers=2,
         stop_when=lambda r: r["trial"] == 0,
         stop_group=lambda t: t // 200,
         progress=False,
@@ -279,36 +278,18 @@ def test_each_groups_lowest_hit_is_followed_up_while_the_sweep_goes_on(tmp_path,
     import operator
 
     groups, size = 4, 60
-    group, hit, _, lowest = grouped(groups, size)
+    _, _, lowest, sweep = grouped(groups, size)
     out = tmp_path / "out.jsonl"
-    got = run_sweep(
-        partial(demo_trial, sleep=0.002),
-        range(groups * size),
-        out,
-        dask_address=cluster,
-        stop_when=hit,
-        stop_group=group,
-        followup=operator.itemgetter("total_tasks"),
-        progress=False,
-    )
+    got = sweep(out, cluster, followup=operator.itemgetter("total_tasks"))
     followed = {r["trial"]: r["followup"] for r in got if "followup" in r}
     assert followed == {
         t: r["total_tasks"] for t, r in ((t, next(r for r in got if r["trial"] == t)) for t in lowest.values())
     }
     assert all("followup" not in r for r in read_results(out))
     with pytest.raises(TrialError, match=r"^the follow-up of trial \d+ failed: KeyError: 'nope'"):
-        run_sweep(
-            partial(demo_trial, sleep=0.002),
-            range(groups * size),
-            None,
-            dask_address=cluster,
-            stop_when=hit,
-            stop_group=group,
-            followup=operator.itemgetter("nope"),
-            progress=False,
-        )
+        sweep(None, cluster, followup=operator.itemgetter("nope"))
     with pytest.raises(FairallocError, match="^followup: needs stop_when and stop_group"):
-        run_sweep(demo_trial, range(3), stop_when=hit, followup=len)
+        run_sweep(demo_trial, range(3), stop_when=bool, followup=len)
 
 
 def test_what_cannot_be_sent_to_the_workers_is_named_before_a_cluster_starts():
