@@ -97,7 +97,10 @@ guarantee, where any usage gives share 1) is filled in proportion in the fluid m
 
 from __future__ import annotations
 
+import math
+import weakref
 from collections.abc import Callable
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -337,6 +340,50 @@ class YuniKornFair(QueuePolicy):
         return x[:, None] * instance.demand, {"events": events}
 
 
+class _Shape:
+    """What the filling reads of a queue tree and a capacity, whatever the demands: every node's
+    leaves, fair max, share denominators and caps.  Kept per tree (:func:`_shape_of`): the
+    verifier solves hundreds of reports of one instance, and building this took a tenth of each."""
+
+    def __init__(self, q: Queues, users: list[str], R: np.ndarray) -> None:
+        self.index = {u: i for i, u in enumerate(users)}
+        fm = fair_max(q, R)
+        self.guarantee = {v: np.asarray(q.guarantee[v]) for v in fm}
+        self.fair_max = fm
+        self.under = {v: np.array([self.index[u] for u in q.leaves(v)], dtype=int) for v in q.groups}
+        self.under.update({u: np.array([i]) for u, i in self.index.items()})
+        # caps: (leaves under, limit vector) of every node with a limit, and the root's capacity
+        self.caps = [(np.arange(len(users)), R)]
+        self.caps += [(self.under[v], np.asarray(q.limit[v])) for v in fm if np.isfinite(q.limit[v]).any()]
+        self.member = np.zeros((len(self.caps), len(users)), dtype=bool)  #: (caps, n): the leaves under each cap
+        for k, (leaves, _) in enumerate(self.caps):
+            self.member[k, leaves] = True
+        self.finite = np.array([np.isfinite(cap) for _, cap in self.caps])  #: (caps, m)
+
+        # fair_share's arithmetic, precomputed per node: 1 / d_j where d_j > 0, and where d_j <= 0
+        self.inverse: dict[str, np.ndarray] = {}
+        self.zero: dict[str, np.ndarray] = {}
+        self.d: dict[str, np.ndarray] = {}
+        for v in fm:
+            self.d[v] = d = np.where(np.isnan(self.guarantee[v]), fm[v], self.guarantee[v])
+            self.inverse[v] = np.where(d > 0, 1.0 / np.where(d > 0, d, 1.0), 0.0)
+            self.zero[v] = d <= 0
+        self.leaf_d = np.array([self.d[u] for u in users]).reshape(len(users), len(R))  #: (n, m)
+        self.priorities: dict[bytes, dict[str, float]] = {}  #: current_priority per set of active leaves
+
+
+#: :class:`_Shape` per queue tree (weakly: it goes with the tree), per capacity and users
+_SHAPES: weakref.WeakKeyDictionary[Queues, dict[tuple[bytes, tuple[str, ...]], _Shape]] = weakref.WeakKeyDictionary()
+
+
+def _shape_of(q: Queues, users: list[str], R: np.ndarray) -> _Shape:
+    shapes = _SHAPES.setdefault(q, {})
+    key = (R.tobytes(), tuple(users))
+    if key not in shapes:
+        shapes[key] = _Shape(q, users, R)
+    return shapes[key]
+
+
 class _Tree:
     """What the filling and the simulation read of an instance: the tree, the leaves' shapes and
     bounds, every node's share denominators, priorities and caps."""
@@ -345,31 +392,21 @@ class _Tree:
         self.q = q = queues_of(instance)
         self.priority_first = priority_first
         self.users = list(instance.users)
-        self.index = {u: i for i, u in enumerate(self.users)}
         self.D = np.asarray(instance.demand, dtype=float)
         self.R = np.asarray(instance.capacity, dtype=float)
         self.n, self.m = self.D.shape
+        shape = self.shape = _shape_of(q, self.users, self.R)
+        self.index, self.guarantee, self.fair_max = shape.index, shape.guarantee, shape.fair_max
+        self.under, self.caps, self.inverse, self.zero = shape.under, shape.caps, shape.inverse, shape.zero
         with np.errstate(divide="ignore", invalid="ignore"):
             fit = np.where(self.D > 0, self.R / np.where(self.D > 0, self.D, 1.0), np.inf).min(axis=1)
         self.T = np.where((self.D > 0).any(axis=1), np.minimum(instance.bounds(), fit), 0.0)
-        fm = fair_max(q, self.R)
-        self.guarantee = {v: np.asarray(q.guarantee[v]) for v in fm}
-        self.fair_max = fm
-        self.prio = current_priority(q, {u: bool(self.T[i] > 0) for i, u in enumerate(self.users)})
-        self.under = {v: np.array([self.index[u] for u in q.leaves(v)], dtype=int) for v in q.groups}
-        self.under.update({u: np.array([i]) for u, i in self.index.items()})
-        # caps: (leaves under, limit vector) of every node with a limit, and the root's capacity
-        self.caps = [(np.arange(self.n), self.R)]
-        self.caps += [(self.under[v], np.asarray(q.limit[v])) for v in fm if np.isfinite(q.limit[v]).any()]
-
-        # fair_share's arithmetic, precomputed per node: 1 / d_j where d_j > 0, and where d_j <= 0
-        self.inverse: dict[str, np.ndarray] = {}
-        self.zero: dict[str, np.ndarray] = {}
-        for v in fm:
-            d = np.where(np.isnan(self.guarantee[v]), fm[v], self.guarantee[v])
-            self.inverse[v] = np.where(d > 0, 1.0 / np.where(d > 0, d, 1.0), 0.0)
-            self.zero[v] = d <= 0
+        active = self.T > 0
+        if (key := active.tobytes()) not in shape.priorities:
+            shape.priorities[key] = current_priority(q, dict(zip(self.users, active.tolist())))
+        self.prio = shape.priorities[key]
         self._served: dict[tuple[str | None, bytes], list[str]] = {}
+        self._leaves_served: dict[tuple[str | None, bytes], tuple[np.ndarray, list[str]]] = {}
 
     def share(self, v: str, x: np.ndarray) -> float:
         """:func:`fair_share` of node ``v``'s subtree when the leaves hold ``x`` units."""
@@ -396,30 +433,35 @@ class _Fluid(_Tree):
 
     def __init__(self, instance: Instance, priority_first: bool) -> None:
         super().__init__(instance, priority_first)
-        nodes = [*self.q.groups, *self.users]
-        #: a level above every share any node can reach
-        self.top = 1.0 + max([self.share(v, self.T) for v in nodes], default=0.0)
-        d = {u: np.where(np.isnan(self.guarantee[u]), self.fair_max[u], self.guarantee[u]) for u in self.users}
+        d, asks = self.shape.leaf_d, self.D > 0
         with np.errstate(divide="ignore", invalid="ignore"):
-            self.k = np.array(
-                [np.where((self.D[i] > 0) & (d[u] > 0), self.D[i] / d[u], 0.0).max() for u, i in self.index.items()]
-            )
+            self.k = np.where(asks & (d > 0), self.D / d, 0.0).max(axis=1)
         self._responses: dict[tuple[str, bytes, bytes], tuple[np.ndarray, np.ndarray]] = {}
-        self._caps: dict[bytes, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
         self._columns: dict[bytes, list[tuple[float, list[tuple[int, float]]]]] = {}
-        self.jump = np.array([bool(((self.D[i] > 0) & (d[u] <= 0)).any()) for u, i in self.index.items()])
+        self._terms: dict[tuple[int, int], list[tuple[int, float]]] = {}
+        self._asked: dict[bytes, np.ndarray] = {}
+        self.jump = np.asarray((asks & (d <= 0)).any(axis=1))
         self.full = self.T * self.k  #: the level at which each leaf reaches its bound
 
-    def leaves_at(self, idx: np.ndarray, points: np.ndarray, x0: np.ndarray, left: bool) -> np.ndarray:
-        """``(K, len(idx))``: the most of its shape each leaf ``idx`` holds at each share of ``points``
-        (at least ``x0``, at most ``T``; ``level / k`` between, 0 below 1 where the share jumps), or
-        its limit from below (``left``)."""
-        k, full, p = self.k[idx], self.full[idx], points[:, None]
-        # compared with the knot T k itself: (T k) / k may fall short of T
-        reached = (p > full) if left else (p >= full)
-        most = np.where((k > 0) & ~reached, p / np.where(k > 0, k, 1.0), np.inf)
-        most = np.where(self.jump[idx] & ((p <= 1.0) if left else (p < 1.0)), 0.0, most)
-        return np.minimum(self.T[idx], np.maximum(x0[idx], most))
+    @cached_property
+    def top(self) -> float:
+        """A level above every share any node can reach (the tests' bisection of the level starts there)."""
+        return 1.0 + max([self.share(v, self.T) for v in [*self.q.groups, *self.users]], default=0.0)
+
+    def leaves_at(self, idx: np.ndarray, points: np.ndarray, x0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(K, len(idx))`` twice: the most of its shape each leaf ``idx`` holds at each share of
+        ``points`` (at least ``x0``, at most ``T``; ``level / k`` between, 0 below 1 where the share
+        jumps), its limits from below and its values."""
+        k, full, p, jump = self.k[idx], self.full[idx], points[:, None], self.jump[idx]
+        grows = np.where(k > 0, p / np.where(k > 0, k, 1.0), np.inf)
+        high = self.T[idx]
+
+        def held(reached: np.ndarray, below_jump: np.ndarray) -> np.ndarray:
+            # compared with the knot T k itself: (T k) / k may fall short of T
+            most = np.where(jump & below_jump, 0.0, np.where(reached, np.inf, grows))
+            return np.minimum(high, np.maximum(x0[idx], most))
+
+        return held(p > full, p <= 1.0), held(p >= full, p < 1.0)
 
     def leaf_knots(self, idx: np.ndarray, x0: np.ndarray) -> list[np.ndarray]:
         """Where :meth:`leaves_at` bends or jumps: ``x0 k``, ``T k`` and 1 for a jumping share."""
@@ -448,26 +490,27 @@ class _Fluid(_Tree):
         """The children served at ``v`` (the root: ``None``) brought to a common share, at every
         knot of theirs: ``(points (K,), left limits (K, leaves), values (K, leaves))`` over the
         leaves under ``v``, which are linear in the share between two points (the others keep ``x0``)."""
-        leaves = np.arange(self.n) if v is None else self.under[v]
         served, groups = self._served_leaves(v, growable)
         parts = [(self.under[g], *self.response_of(g, x0, growable)) for g in groups]
-        points = np.unique(np.concatenate([[0.0], *self.leaf_knots(served, x0), *[p[1] for p in parts]]))
-        left = np.tile(x0[leaves], (len(points), 1))
+        points = _distinct(np.concatenate([[0.0], *self.leaf_knots(served, x0), *[p[1] for p in parts]]))
+        left = np.empty((len(points), self.n))  # every leaf's column; those under v are returned
+        left[:] = x0
         right = left.copy()
-        where = {leaf: k for k, leaf in enumerate(leaves)}
-        idx = [where[i] for i in served]
-        left[:, idx] = self.leaves_at(served, points, x0, True)
-        right[:, idx] = self.leaves_at(served, points, x0, False)
+        left[:, served], right[:, served] = self.leaves_at(served, points, x0)
         for sub, levels, units in parts:
-            idx = [where[i] for i in sub]
-            left[:, idx], right[:, idx] = _left_at(levels, units, points), _right_at(levels, units, points)
-        return points, left, right
+            left[:, sub], right[:, sub] = _left_at(levels, units, points), _right_at(levels, units, points)
+        if v is None:
+            return points, left, right
+        return points, left[:, self.under[v]], right[:, self.under[v]]
 
     def _served_leaves(self, v: str | None, growable: np.ndarray) -> tuple[np.ndarray, list[str]]:
         """The children served at ``v``: the leaves among them (indices) and the groups."""
-        served = self.growing_children(v, growable)
-        leaves = np.array([self.index[c] for c in served if not self.q.is_group(c)], dtype=int)
-        return leaves, [c for c in served if self.q.is_group(c)]
+        key = (v, growable.tobytes())
+        if key not in self._leaves_served:
+            served = self.growing_children(v, growable)
+            leaves = np.array([self.index[c] for c in served if not self.q.is_group(c)], dtype=int)
+            self._leaves_served[key] = leaves, [c for c in served if self.q.is_group(c)]
+        return self._leaves_served[key]
 
     def as_share_of(self, v: str, knots: list[tuple[float, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
         """Re-parametrise ``v``'s allocation from its children's level to ``v``'s own share."""
@@ -513,31 +556,31 @@ class _Fluid(_Tree):
         return any(_load(units, terms) > bound for bound, terms in self._cap_columns(growable))
 
     def _cap_columns(self, growable: np.ndarray) -> list[tuple[float, list[tuple[int, float]]]]:
-        """The finite entries of :meth:`caps_in_play` as plain floats, ``(cap_j, [(leaf, D_leaf_j)])``:
-        :meth:`over` runs at every step of an event's search, where numpy's per-call cost on a few
-        numbers is most of the time."""
+        """The caps in play, as plain floats: ``(cap_j, [(leaf, D_leaf_j)])`` for each limited
+        resource ``j`` of a cap that a growable leaf under it requests (kept per ``growable``).
+        :meth:`over` runs at every step of an event's search, :meth:`step` and :meth:`freeze` at
+        every event, where numpy's per-call cost on a few numbers was most of the time."""
         key = growable.tobytes()
         if key not in self._columns:
             self._columns[key] = [
-                (float(cap[j]), [(int(i), float(d)) for i, d in zip(leaves, D[:, j])])
-                for leaves, D, cap in self.caps_in_play(growable)
-                for j in np.flatnonzero(np.isfinite(cap))
+                (float(self.caps[k][1][j]), self._column(k, j)) for k, j in zip(*np.nonzero(self._asks(growable)))
             ]
         return self._columns[key]
 
-    def caps_in_play(self, growable: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """Caps with a growable leaf under them requesting a limited resource: ``(leaves, their
-        demands, cap)`` with the other resources' caps set to inf (kept per ``growable``: every
-        step of an event's search reads them)."""
+    def _column(self, k: int, j: int) -> list[tuple[int, float]]:
+        """``[(leaf, D_leaf_j)]`` under cap ``k`` (the same whatever grows)."""
+        if (k, j) not in self._terms:
+            leaves = self.caps[k][0]
+            self._terms[k, j] = list(zip(leaves.tolist(), self.D[leaves, j].tolist()))
+        return self._terms[k, j]
+
+    def _asks(self, growable: np.ndarray) -> np.ndarray:
+        """``(caps, m)``: the limited resources of each cap that a growable leaf under it requests."""
         key = growable.tobytes()
-        if key not in self._caps:
-            out = []
-            for leaves, cap in self.caps:
-                asks = (self.D[leaves[growable[leaves]]] > 0).any(axis=0) & np.isfinite(cap)
-                if asks.any():
-                    out.append((leaves, self.D[leaves], np.where(asks, cap, np.inf)))
-            self._caps[key] = out
-        return self._caps[key]
+        if key not in self._asked:
+            under = self.shape.member & growable
+            self._asked[key] = (under[:, :, None] & (self.D > 0)).any(axis=1) & self.shape.finite
+        return self._asked[key]
 
     def fill(self) -> tuple[np.ndarray, int]:
         x = np.zeros(self.n)
@@ -570,24 +613,21 @@ class _Fluid(_Tree):
         none does): across a jump of the allocation (a share that jumps) the queues jumping
         share what is left in proportion."""
         theta = 1.0
-        for leaves, D, cap in self.caps_in_play(growable):
-            lo = (x_lo[leaves, None] * D).sum(axis=0)
-            hi = (x_hi[leaves, None] * D).sum(axis=0)
-            over = hi > cap
-            if over.any():
-                theta = min(theta, float(((cap[over] - lo[over]) / (hi[over] - lo[over])).min()))
+        lo_units, hi_units = x_lo.tolist(), x_hi.tolist()
+        for bound, terms in self._cap_columns(growable):
+            if (hi := _load(hi_units, terms)) > bound:
+                lo = _load(lo_units, terms)
+                theta = min(theta, (bound - lo) / (hi - lo) if hi != lo else -math.inf)  # over already: stay
         return np.minimum(x_lo + max(theta, 0.0) * (x_hi - x_lo), self.T)
 
     def freeze(self, x: np.ndarray, growable: np.ndarray) -> np.ndarray:
         """Growable leaves that stop at ``x``: at their bound, or requesting a saturated resource
         under a saturated cap."""
         done = growable & (x >= self.T * (1 - SATURATION))
-        for leaves, D, cap in self.caps_in_play(growable):
-            load = (x[leaves, None] * D).sum(axis=0)
-            full = np.isfinite(cap) & (load >= cap * (1 - SATURATION))
-            if full.any():
-                stuck = leaves[(D[:, full] > 0).any(axis=1)]
-                done[stuck] = True
+        units = x.tolist()
+        for bound, terms in self._cap_columns(growable):
+            if _load(units, terms) >= bound * (1 - SATURATION):
+                done[[i for i, d in terms if d > 0]] = True
         if not (done & growable).any():  # numerical safety: the queue closest to a stop stops
             done[np.flatnonzero(growable)[np.argmax(x[growable] / self.T[growable])]] = True
         return growable & ~done
@@ -601,6 +641,16 @@ def _load(units: list[float], terms: list[tuple[int, float]]) -> float:
     for i, d in rest:
         load += units[i] * d
     return load
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)`` for values without NaN, without its general machinery (the event
+    search calls it on a few numbers at every knot)."""
+    values = np.sort(values)
+    keep = np.empty(len(values), dtype=bool)
+    keep[:1] = True
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
 
 
 def _right_at(levels: np.ndarray, units: np.ndarray, points: np.ndarray) -> np.ndarray:
@@ -619,7 +669,7 @@ def _left_at(levels: np.ndarray, units: np.ndarray, points: np.ndarray) -> np.nd
 def _between(levels: np.ndarray, units: np.ndarray, points: np.ndarray, k: np.ndarray, inner: np.ndarray) -> np.ndarray:
     """``units`` at ``points``: on the segment from knot ``k`` where ``inner`` (``levels[k] <= point
     <= levels[k + 1]``, the two apart), else at the nearest end."""
-    out = units[np.clip(k, 0, len(levels) - 1)]
+    out = units[np.minimum(np.maximum(k, 0), len(levels) - 1)]  # np.clip's wrapper costs more
     if inner.any():
         a = k[inner]
         t = (points[inner] - levels[a]) / (levels[a + 1] - levels[a])

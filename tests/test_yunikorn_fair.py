@@ -279,19 +279,24 @@ def test_without_guarantees_limits_groups_or_priorities_it_is_drf(rows):
 @given(trees(), st.lists(st.floats(0, 2), min_size=4, max_size=4), st.lists(st.booleans(), min_size=4, max_size=4))
 @settings(max_examples=60, deadline=None)
 def test_the_fillings_cap_check_in_floats_is_numpys(inst, scale, grows):
-    # _Fluid.over sums the caps' loads in plain floats: the same floats as numpy's sum over rows
+    # _Fluid.over, step and freeze sum the caps' loads in plain floats: the same floats as numpy's
+    # sum over rows, on the caps and resources a growable leaf under them requests
     from fairalloc.models.yunikorn_fair import _Fluid, _load
 
     fluid = _Fluid(inst, True)
     x = np.minimum(fluid.T, np.array(scale[: inst.n]) * fluid.T.max(initial=1.0))
     growable = np.array(grows[: inst.n]) & (fluid.T > 0)
-    caps = fluid.caps_in_play(growable)
-    loads = [(x[leaves, None] * D).sum(axis=0)[np.isfinite(cap)] for leaves, D, cap in caps]
-    columns = [_load(x.tolist(), terms) for _, terms in fluid._cap_columns(growable)]
-    assert columns == [float(v) for load in loads for v in load]
+    loads, bounds = [], []
+    for leaves, cap in fluid.caps:
+        asks = (fluid.D[leaves[growable[leaves]]] > 0).any(axis=0) & np.isfinite(cap)
+        loads += (x[leaves, None] * fluid.D[leaves]).sum(axis=0)[asks].tolist()
+        bounds += cap[asks].tolist()
+    columns = fluid._cap_columns(growable)
+    assert [_load(x.tolist(), terms) for _, terms in columns] == loads
+    assert [bound for bound, _ in columns] == bounds
     x0 = np.zeros(inst.n)
     numpy_over = bool((growable & (x >= fluid.T) & (x0 < fluid.T)).any()) or any(
-        bool((load > cap[np.isfinite(cap)]).any()) for load, (_, _, cap) in zip(loads, caps)
+        load > bound for load, bound in zip(loads, bounds)
     )
     assert fluid.over(x, x0, growable) == numpy_over
 
@@ -305,7 +310,7 @@ def _bisected(priority_first: bool):
         def grow(self, level, x0, growable):
             x = x0.copy()
             leaves, groups = self._served_leaves(None, growable)
-            x[leaves] = self.leaves_at(leaves, np.array([level]), x0, False)[0]
+            x[leaves] = self.leaves_at(leaves, np.array([level]), x0)[1][0]
             for g in groups:
                 x[self.under[g]] = _right_at(*self.response_of(g, x0, growable), np.array([level]))[0]
             return x
