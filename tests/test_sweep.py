@@ -356,3 +356,28 @@ def test_file_repair_and_damage(tmp_path):
         run_sweep(demo_trial, [3, 4, 3])
     with pytest.raises(FairallocError, match="meta: not JSON-serialisable"):
         run_sweep(demo_trial, [], meta={"f": print})
+
+
+def test_chunks_are_cut_to_about_a_second_once_a_groups_trials_are_timed():
+    """A group whose trials take 0.4 s each gets chunks of 2 after its first (1 s / 0.4 s); one of
+    fast trials keeps doubling: the chunk running beside a hit then wastes about a second."""
+    slow = [len(c) for c in _chunks(list(range(12)), 50, lambda t: 0, grow=True, pace=lambda g: 0.4)]
+    assert slow == [1, 2, 2, 2, 2, 2, 1]
+    fast = [len(c) for c in _chunks(list(range(63)), 50, lambda t: 0, grow=True, pace=lambda g: 0.001)]
+    assert fast == [1, 2, 4, 8, 16, 32]
+    untimed = [len(c) for c in _chunks(list(range(63)), 50, lambda t: 0, grow=True, pace=lambda g: None)]
+    assert untimed == fast
+
+
+def test_trials_go_out_in_the_order_asked_each_group_increasing(tmp_path, cluster):
+    """``order`` changes when trials are sent, not what a sweep finds; an order that sends a group's
+    trials out of order is refused (its lowest hit would no longer be the one a full sweep finds)."""
+    size = 60
+    group, full, lowest, sweep = grouped(4, size)
+    backwards = sweep(None, cluster, order=lambda t: (-group(t), t))  # the last group first
+    # every trial up to its group's lowest hit ran, with the serial result; those past it may have
+    # (chunks in flight when the hit came), and none of them is a hit below the lowest
+    upto = [r for r in full if r["trial"] <= lowest[group(r["trial"])]]
+    assert [r for r in backwards if r["trial"] <= lowest[group(r["trial"])]] == upto
+    with pytest.raises(FairallocError, match=r"^order: sends trial \d+ after trial \d+ of its stop group"):
+        sweep(None, cluster, order=lambda t: -t)

@@ -591,6 +591,9 @@ def table2(
         # shrink (yunikorn-fair's strategy-proofness, 3.4 min) ran alone at the end
         followup=partial(_shrink_hit, cells=cells, trials=trials, seed=seed, budget=budget, method=method),
         followup_desc="shrinking",
+        # strategy-proofness cells first: each trial solves its instance up to budget x users times
+        # (the other properties a few times), and their shrinks are the longest follow-ups
+        order=lambda t: (cells[t // trials][1] != "strategy_proofness", t),
     )
     by_cell: dict[int, list[dict]] = {}
     for r in results:
