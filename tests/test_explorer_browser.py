@@ -677,6 +677,10 @@ def test_frontier_hover_shows_an_allocation_and_click_loads_it(page):
     from playwright.sync_api import expect
 
     open_page(page, "drf-section-4-1")
+    # the frontier is one of the slower views: its chart answers a hover as soon as it is drawn, but
+    # its click handler is set only when the drawing's promise resolves, and a click before is lost
+    # (once under the full suite's load: a 60 s wait for a repaint that never came)
+    settle(page)
     point = page.locator("#frontier .scatterlayer .trace").first.locator("path.point").nth(4)  # alpha = 5
     point.scroll_into_view_if_needed()
     box_ = point.bounding_box()
