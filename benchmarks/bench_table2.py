@@ -15,6 +15,7 @@ on the slow side).
     .venv/bin/python benchmarks/bench_table2.py                 # 200 trials per cell
     .venv/bin/python benchmarks/bench_table2.py --quick         # 20, and extrapolate
     .venv/bin/python benchmarks/bench_table2.py --json benchmarks/results_table2.json
+    .venv/bin/python benchmarks/bench_table2.py --table table.json   # keep the table to compare
 
 A missed target prints ``TARGET MISSED``; the exit status stays 0 (``--strict``: 1).
 """
@@ -57,6 +58,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="20 trials per cell, the 200-trial time extrapolated")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     ap.add_argument("--strict", action="store_true", help="exit status 1 when the target is missed")
+    ap.add_argument("--table", metavar="FILE", help="also write the table's JSON (to compare two commits' cells)")
     args = ap.parse_args()
     trials = 20 if args.quick else TRIALS
     load = load_average()
@@ -66,6 +68,8 @@ def main() -> None:
     full = seconds if trials == TRIALS else n_cells * TRIALS / per_second
     met = full < TARGET_SECONDS
     end = load_average()
+    if args.table:
+        Path(args.table).write_text(json.dumps(table, indent=2) + "\n")
     print(f"table2 --trials {trials}: {n_cells} cells, {done:,} trials in {seconds:.1f} s ({per_second:.1f} trials/s)")
     label = "measured" if trials == TRIALS else "extrapolated"
     verdict = "" if met else "  TARGET MISSED"

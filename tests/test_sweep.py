@@ -240,13 +240,15 @@ def test_a_chunk_stops_at_its_own_hit(tmp_path, cluster):
 
 
 def test_chunks_of_a_stopping_sweep_start_small_in_each_group():
-    """Each group's chunks double from one trial, so the chunk running beside the one that finds
-    the group's hit is short; without a stop (or with a chunk size given) chunks are fixed."""
-    grown = list(_chunks(list(range(400)), 50, lambda t: t // 200, grow=True))
+    """Each group's chunks double from one trial (once timed, :func:`_chunks`), so the chunk
+    running beside the one that finds the group's hit is short; without a stop (or with a chunk
+    size given) chunks are fixed."""
+    fast = lambda g: 0.001  # noqa: E731  (seconds per trial)
+    grown = list(_chunks(list(range(400)), 50, lambda t: t // 200, grow=True, pace=fast))
     assert [len(c) for c in grown] == [1, 2, 4, 8, 16, 32, 50, 50, 37] * 2
     assert [t for c in grown for t in c] == list(range(400)) and all(len({t // 200 for t in c}) == 1 for c in grown)
     assert [len(c) for c in _chunks(list(range(120)), 50, None, grow=False)] == [50, 50, 20]
-    gappy = _chunks([0, 1, 2, 3, 5, 6, 7, 9], 50, lambda t: t // 4, grow=True)
+    gappy = _chunks([0, 1, 2, 3, 5, 6, 7, 9], 50, lambda t: t // 4, grow=True, pace=fast)
     assert list(gappy) == [[0], [1, 2], [3], [5], [6, 7], [9]]
 
 
@@ -359,14 +361,15 @@ def test_file_repair_and_damage(tmp_path):
 
 
 def test_chunks_are_cut_to_about_a_second_once_a_groups_trials_are_timed():
-    """A group whose trials take 0.4 s each gets chunks of 2 after its first (1 s / 0.4 s); one of
-    fast trials keeps doubling: the chunk running beside a hit then wastes about a second."""
+    """A group whose trials take 0.4 s each gets chunks of 2 (1 s / 0.4 s); one of fast trials keeps
+    doubling; one not timed yet goes a trial at a time (its chunks are cut before the first comes
+    back): the chunk running beside a hit then wastes about a second."""
     slow = [len(c) for c in _chunks(list(range(12)), 50, lambda t: 0, grow=True, pace=lambda g: 0.4)]
     assert slow == [1, 2, 2, 2, 2, 2, 1]
     fast = [len(c) for c in _chunks(list(range(63)), 50, lambda t: 0, grow=True, pace=lambda g: 0.001)]
     assert fast == [1, 2, 4, 8, 16, 32]
-    untimed = [len(c) for c in _chunks(list(range(63)), 50, lambda t: 0, grow=True, pace=lambda g: None)]
-    assert untimed == fast
+    untimed = [len(c) for c in _chunks(list(range(5)), 50, lambda t: 0, grow=True, pace=lambda g: None)]
+    assert untimed == [1, 1, 1, 1, 1]
 
 
 def test_trials_go_out_in_the_order_asked_each_group_increasing(tmp_path, cluster):
