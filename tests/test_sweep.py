@@ -384,3 +384,6 @@ def test_trials_go_out_in_the_order_asked_each_group_increasing(tmp_path, cluste
     assert [r for r in backwards if r["trial"] <= lowest[group(r["trial"])]] == upto
     with pytest.raises(FairallocError, match=r"^order: sends trial \d+ after trial \d+ of its stop group"):
         sweep(None, cluster, order=lambda t: -t)
+    # without a stop, any order: the same results
+    backwards = run_sweep(demo_trial, range(30), dask_address=cluster, order=lambda t: -t, progress=False)
+    assert backwards == serial(range(30))

@@ -643,8 +643,9 @@ def run_sweep(
     followup_desc: the label of the follow-ups' bar (``"<desc>: <followup_desc>"``), shown when
         every trial is in and follow-ups are still running.
     order: a key on trial ids: the trials are sent in its order (default: by id), the costliest
-        first, say, so that the longest follow-up does not run alone at the end. It must keep
-        each stop group's trials in increasing order (each group's lowest hit relies on it).
+        first, say, so that the longest follow-up does not run alone at the end. With
+        ``stop_when`` it must keep each stop group's trials (all of them, without ``stop_group``)
+        in increasing order: each group's lowest hit relies on it.
 
     A trial that raises stops the sweep with :class:`TrialError`, a :class:`FairallocError`
     that names the trial. The finished results are written first.
@@ -673,7 +674,7 @@ def run_sweep(
         stops = _Stops(stop_when, stop_group)
         todo = [] if stops.see(results.values()) else stops.wanted(sorted(wanted - results.keys()))
         if order is not None:
-            todo = _ordered(todo, order, stop_group)
+            todo = _ordered(todo, order, stop_group) if stop_when is not None else sorted(todo, key=order)
         if todo:
             _run(
                 task,
