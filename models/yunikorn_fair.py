@@ -363,12 +363,12 @@ class _Shape:
         # fair_share's arithmetic, precomputed per node: 1 / d_j where d_j > 0, and where d_j <= 0
         self.inverse: dict[str, np.ndarray] = {}
         self.zero: dict[str, np.ndarray] = {}
-        self.d: dict[str, np.ndarray] = {}
+        denominators: dict[str, np.ndarray] = {}
         for v in fm:
-            self.d[v] = d = np.where(np.isnan(self.guarantee[v]), fm[v], self.guarantee[v])
+            denominators[v] = d = np.where(np.isnan(self.guarantee[v]), fm[v], self.guarantee[v])
             self.inverse[v] = np.where(d > 0, 1.0 / np.where(d > 0, d, 1.0), 0.0)
             self.zero[v] = d <= 0
-        self.leaf_d = np.array([self.d[u] for u in users]).reshape(len(users), len(R))  #: (n, m)
+        self.leaf_d = np.array([denominators[u] for u in users]).reshape(len(users), len(R))  #: (n, m)
         self.priorities: dict[bytes, dict[str, float]] = {}  #: current_priority per set of active leaves
 
 
@@ -405,8 +405,6 @@ class _Tree:
         if (key := active.tobytes()) not in shape.priorities:
             shape.priorities[key] = current_priority(q, dict(zip(self.users, active.tolist())))
         self.prio = shape.priorities[key]
-        self._served: dict[tuple[str | None, bytes], list[str]] = {}
-        self._leaves_served: dict[tuple[str | None, bytes], tuple[np.ndarray, list[str]]] = {}
 
     def share(self, v: str, x: np.ndarray) -> float:
         """:func:`fair_share` of node ``v``'s subtree when the leaves hold ``x`` units."""
@@ -418,14 +416,11 @@ class _Tree:
     def growing_children(self, node: str | None, growable: np.ndarray) -> list[str]:
         """The children served at ``node``: those with a leaf that can grow, of the highest
         current priority among them when priority comes first."""
-        key = (node, growable.tobytes())
-        if key not in self._served:
-            kids = [c for c in self.q.children(node) if growable[self.under[c]].any()]
-            if self.priority_first and kids:
-                top = max(self.prio[c] for c in kids)
-                kids = [c for c in kids if self.prio[c] == top]
-            self._served[key] = kids
-        return self._served[key]
+        kids = [c for c in self.q.children(node) if growable[self.under[c]].any()]
+        if self.priority_first and kids:
+            top = max(self.prio[c] for c in kids)
+            kids = [c for c in kids if self.prio[c] == top]
+        return kids
 
 
 class _Fluid(_Tree):
@@ -439,7 +434,7 @@ class _Fluid(_Tree):
         self._responses: dict[tuple[str, bytes, bytes], tuple[np.ndarray, np.ndarray]] = {}
         self._columns: dict[bytes, list[tuple[float, list[tuple[int, float]]]]] = {}
         self._terms: dict[tuple[int, int], list[tuple[int, float]]] = {}
-        self._asked: dict[bytes, np.ndarray] = {}
+        self._leaves_served: dict[tuple[str | None, bytes], tuple[np.ndarray, list[str]]] = {}
         self.jump = np.asarray((asks & (d <= 0)).any(axis=1))
         self.full = self.T * self.k  #: the level at which each leaf reaches its bound
 
@@ -576,11 +571,8 @@ class _Fluid(_Tree):
 
     def _asks(self, growable: np.ndarray) -> np.ndarray:
         """``(caps, m)``: the limited resources of each cap that a growable leaf under it requests."""
-        key = growable.tobytes()
-        if key not in self._asked:
-            under = self.shape.member & growable
-            self._asked[key] = (under[:, :, None] & (self.D > 0)).any(axis=1) & self.shape.finite
-        return self._asked[key]
+        under = self.shape.member & growable
+        return (under[:, :, None] & (self.D > 0)).any(axis=1) & self.shape.finite
 
     def fill(self) -> tuple[np.ndarray, int]:
         x = np.zeros(self.n)

@@ -324,33 +324,36 @@ def _run_chunk(
     """
     lines: list[str] = []
     start = time.perf_counter()
+    failure = _run_trials(task, trial_ids, stops, lines)
+    return lines, failure, time.perf_counter() - start
+
+
+def _run_trials(
+    task: Callable[[int], dict], trial_ids: list[int], stops: _Stops | None, lines: list[str]
+) -> tuple | None:
+    """:func:`_run_chunk`'s trials: each one's JSON line appended to ``lines``; the failure or None."""
     for trial in trial_ids:
         if stops is not None and not stops.wanted([trial]):
             continue
         try:
             result = task(trial)
         except Exception as exc:
-            return lines, _failure(trial, f"trial {trial}", exc), time.perf_counter() - start
+            return _failure(trial, f"trial {trial}", exc)
         if not isinstance(result, dict):
-            wrong = f"trial {trial} failed: the task returned a {type(result).__name__}, not a dict"
-            return lines, (trial, wrong, ""), time.perf_counter() - start
+            return (trial, f"trial {trial} failed: the task returned a {type(result).__name__}, not a dict", "")
         row = {"trial": trial}
         row.update((k, v) for k, v in result.items() if k != "trial")
         try:
             lines.append(json.dumps(row, default=_json_default))
         except (TypeError, ValueError) as exc:
             return (
-                lines,
-                (
-                    trial,
-                    f"trial {trial} failed: its result is not JSON-serialisable ({one_line(exc)})",
-                    traceback.format_exc(),
-                ),
-                time.perf_counter() - start,
+                trial,
+                f"trial {trial} failed: its result is not JSON-serialisable ({one_line(exc)})",
+                traceback.format_exc(),
             )
         if stops is not None and stops.see([row]):
             break
-    return lines, None, time.perf_counter() - start
+    return None
 
 
 # --------------------------------------------------------------------------- the cluster
