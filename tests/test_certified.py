@@ -285,3 +285,56 @@ def test_exact_form_of_a_nan_allocation_is_none_not_a_crash():
     alloc = Allocation(inst, np.array([np.nan, 1.0]), "drf", "fast")
     assert alloc.exact is None
     assert "no exact rational form" in alloc.table(exact=True)
+
+
+TASK_VALUES = st.one_of(
+    st.floats(0, 50),
+    st.sampled_from([0.0, -0.0, -1e-12, -1.0, np.nan, np.inf, -np.inf, 1e300, 1e-320]),
+)
+
+
+@st.composite
+def allocations(draw):
+    """Small allocations near and beyond every edge the certificate tests: capacity (exactly at,
+    within and past the tolerance), bounds, zero capacities, signs, non-finite numbers."""
+    n, m = draw(st.integers(1, 5)), draw(st.integers(1, 4))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    D = rng.integers(0, 5, (n, m)).astype(float)
+    D[D.sum(axis=1) == 0, 0] = 1.0
+    R = rng.integers(1, 40, m).astype(float)
+    if draw(st.booleans()) and m > 1:  # a resource of zero capacity nobody demands
+        R[-1] = 0.0
+        D[:, -1] = 0.0
+        D[D.sum(axis=1) == 0, 0] = 1.0
+    T = rng.choice([np.inf, 1.0, 3.0, 7.5], n) if draw(st.booleans()) else None
+    inst = Instance(R, D, max_tasks=T)
+    x = np.array([draw(TASK_VALUES) for _ in range(n)])
+    if draw(st.booleans()):  # the filling's answer, then nudged around the capacity's edge
+        x = fairalloc.solve(inst, "drf").tasks * draw(st.sampled_from([1.0, 1 + 1e-8, 1 + 1e-7, 1 + 2e-7, 1.1]))
+    dtype = draw(st.sampled_from([float, np.float32, int]))
+    with np.errstate(all="ignore"):
+        tasks = x.astype(dtype) if dtype is not int else np.nan_to_num(x, posinf=9, neginf=-9).astype(int)
+    return Allocation(inst, tasks, "test", "fast", "hand")
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(allocations())
+def test_the_plain_float_certificate_decides_as_the_whole_one(allocation):
+    """A small allocation is first certified in plain floats (the verifier's path, issue 18); the
+    whole numpy check, asked directly, gives the same answer: the same object passed as it is, a
+    copy with the same clipped tasks, or the same error."""
+    from fairalloc.core import certificate
+
+    def outcome(plain):
+        original = certificate._passes_plainly
+        certificate._passes_plainly = original if plain else (lambda allocation: False)
+        try:
+            out = certificate.certify(allocation)
+        except SolverError as refused:
+            return "refused", str(refused)
+        finally:
+            certificate._passes_plainly = original
+        return out is allocation, np.asarray(out.tasks).tolist()
+
+    with np.errstate(all="ignore"):
+        assert outcome(True) == outcome(False)
