@@ -62,18 +62,8 @@ class CollapsedHierarchicalDRF(Mechanism):
     section = "7"
 
     def fast(self, instance):
-        from fairalloc.core.instance import Instance
         from fairalloc.core.registry import get
         from fairalloc.engines.hierarchy import collapsed_weights
 
-        flat = Instance(
-            instance.capacity,
-            instance.demand,
-            users=instance.users,
-            resources=instance.resources,
-            weights=collapsed_weights(instance),
-            max_tasks=instance.max_tasks,
-            name=instance.name,
-        )
-        drf = get("drf").allocate(flat)
+        drf = get("drf").allocate(instance.flat_with_weights(collapsed_weights(instance)))
         return Allocation(instance, drf.tasks.copy(), self.name, "fast", "weighted DRF on collapsed weights")

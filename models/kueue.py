@@ -296,9 +296,16 @@ class _Tree:
         return U
 
 
+def _tree_of(instance: Instance) -> _Tree:
+    """The :class:`_Tree` of the instance's queue tree, users and capacity, kept with the tree: it
+    does not depend on the requests, and the verifier solves hundreds of reports on one tree."""
+    key = (instance.users, np.asarray(instance.capacity, float).tobytes())
+    return queues_of(instance).memo("kueue", key, lambda: _Tree(instance))
+
+
 def node_shares(instance: Instance) -> dict[str, DRS]:
     """:class:`DRS` of every leaf queue and group for the case's ``usage``."""
-    tree = _Tree(instance)
+    tree = _tree_of(instance)
     q = queues_of(instance)
     U = tree.usage(np.array([q.usage[u] for u in instance.users]).reshape(instance.n, len(q.resources)))
     return {v: tree.drs(v, U) for v in (*instance.users, *q.groups)}
@@ -325,7 +332,7 @@ class Kueue(QueuePolicy):
     def order(self, instance: Instance) -> list[str]:
         """Leaf queues as repeated tournaments pop them, shares fixed at ``usage`` (module docstring)."""
         instance.scalar_weights(self.name)
-        tree = _Tree(instance)
+        tree = _tree_of(instance)
         q = queues_of(instance)
         usage = np.array([q.usage[u] for u in instance.users]).reshape(instance.n, tree.m)
         U = tree.usage(usage)
@@ -391,7 +398,7 @@ class _Fluid:
     """The equilibrium filling over the tree (module docstring, "Entitlement")."""
 
     def __init__(self, instance: Instance) -> None:
-        self.tree = t = _Tree(instance)
+        self.tree = t = _tree_of(instance)
         self.D = np.asarray(instance.demand, float)
         self.T = np.asarray(instance.bounds(), float)
         n = len(t.leaves)
@@ -679,7 +686,7 @@ def simulate(instance: Instance, pieces: int = 200) -> np.ndarray:
     quota, every borrowing limit) the tournament's winner is admitted: at each cohort, not
     borrowing on its resources first, then the lowest share after admission (``CompareDRS``),
     priority, file order.  Unbounded requests (``T_i = inf``) are not simulated."""
-    tree = _Tree(instance)
+    tree = _tree_of(instance)
     D, T = np.asarray(instance.demand, float), np.asarray(instance.bounds(), float)
     if np.isinf(T[(D > 0).any(axis=1)]).any():
         raise CaseError("users: simulate needs bounded requests (max_tasks)")

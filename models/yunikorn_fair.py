@@ -98,7 +98,6 @@ guarantee, where any usage gives share 1) is filled in proportion in the fluid m
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Callable
 from functools import cached_property
 from typing import Any
@@ -372,16 +371,9 @@ class _Shape:
         self.priorities: dict[bytes, dict[str, float]] = {}  #: current_priority per set of active leaves
 
 
-#: :class:`_Shape` per queue tree (weakly: it goes with the tree), per capacity and users
-_SHAPES: weakref.WeakKeyDictionary[Queues, dict[tuple[bytes, tuple[str, ...]], _Shape]] = weakref.WeakKeyDictionary()
-
-
 def _shape_of(q: Queues, users: list[str], R: np.ndarray) -> _Shape:
-    shapes = _SHAPES.setdefault(q, {})
-    key = (R.tobytes(), tuple(users))
-    if key not in shapes:
-        shapes[key] = _Shape(q, users, R)
-    return shapes[key]
+    """The :class:`_Shape` of a queue tree, capacity and users, kept with the tree."""
+    return q.memo("yunikorn-fair", (R.tobytes(), tuple(users)), lambda: _Shape(q, users, R))
 
 
 class _Tree:

@@ -28,6 +28,7 @@ from fairalloc.core.errors import CaseError, UnknownNameError, one_line, unknown
 from fairalloc.core.queues import Queues
 
 _Array = TypeVar("_Array", bound=np.ndarray)
+_T = TypeVar("_T")
 #: turns the index of an offending entry into its field name (``users.A.demand.cpu``)
 _Field = Callable[[tuple[int, ...]], str]
 
@@ -35,6 +36,8 @@ _Field = Callable[[tuple[int, ...]], str]
 #: cells of one block of rows in a pass over a large demand matrix (4 MiB of float64): the
 #: temporaries of validation and of row reductions stay this size, whatever the number of users
 CHUNK_CELLS = 2**19
+#: a misreported row of at most this many resources is first checked in plain floats
+_PLAIN_ROW = 64
 
 
 def _row_blocks(first: int, stop: int, m: int) -> list[tuple[int, int]]:
@@ -269,22 +272,7 @@ class Instance:
             self.__dict__["per_task_dominant_share"] = _readonly(np.concatenate(mu) if len(mu) != 1 else mu[0])
         if row is not None:
             return
-        if self.weights is not None:
-            w = self.weights
-            field: _Field = (
-                (lambda ij: f"users.{self.users[ij[0]]}.weight")
-                if w.ndim == 1
-                else (lambda ij: f"users.{self.users[ij[0]]}.weight.{res[ij[1]]}")
-            )
-            _check_numbers(w, field, allow_zero=False)
-            _check_magnitudes(w, field)
-            low, high = _first_bad(w == w.min()), _first_bad(w == w.max())
-            if w[high] / w[low] > limits.MAX_WEIGHT_RATIO:
-                raise CaseError(
-                    f"{field(low)}: {_number(w[low])} is {w[high] / w[low]:.3g} times smaller than "
-                    f"{field(high)} ({_number(w[high])}); fairalloc computes with weights at most "
-                    f"{limits.MAX_WEIGHT_RATIO:g} times apart (float64 loses the smaller beside the larger)"
-                )
+        self._check_weights()
         if self.max_tasks is not None:
             T = self.max_tasks
             nan = np.isnan(T)
@@ -302,6 +290,43 @@ class Instance:
                 i = int(np.argmax(bad))
                 raise CaseError(f"users.{self.users[i]}.shared: must be in (0, 1] (got {q[i]})")
             _check_magnitudes(q, lambda i: f"users.{self.users[i[0]]}.shared")
+
+    def _row_plainly_valid(self, i: int) -> bool:
+        """Whether ``_validate(row=i)`` passes, decided in plain floats for a short row (the verifier
+        checks one per report, and numpy's cost per call on a few numbers was most of it): the same
+        tests on the same floats; ``False`` whenever the row is not plainly fine (the whole check
+        then names the offending entry, or passes an inactive queue's empty row)."""
+        if self.m > _PLAIN_ROW:
+            return False
+        row, capacity = self.demand[i].tolist(), self.capacity.tolist()
+        low, high = limits.MIN_MAGNITUDE, limits.MAX_MAGNITUDE
+        if not all(v == 0 or (low <= v <= high) for v in row) or not any(v > 0 for v in row):
+            return False  # a nan fails both comparisons, a negative or infinite entry the range
+        if any(v > 0 and r == 0 for v, r in zip(row, capacity)):
+            return False
+        shares = [v / r if r > 0 else 0.0 for v, r in zip(row, capacity)]
+        return self.m == 1 or max(shares) <= min((s for s in shares if s > 0), default=np.inf) * limits.MAX_SHARE_RATIO
+
+    def _check_weights(self) -> None:
+        """Weights positive, in range and at most :data:`~fairalloc.core.limits.MAX_WEIGHT_RATIO` apart."""
+        if self.weights is None:
+            return
+        res = self._resources
+        w = self.weights
+        field: _Field = (
+            (lambda ij: f"users.{self.users[ij[0]]}.weight")
+            if w.ndim == 1
+            else (lambda ij: f"users.{self.users[ij[0]]}.weight.{res[ij[1]]}")
+        )
+        _check_numbers(w, field, allow_zero=False)
+        _check_magnitudes(w, field)
+        low, high = _first_bad(w == w.min()), _first_bad(w == w.max())
+        if w[high] / w[low] > limits.MAX_WEIGHT_RATIO:
+            raise CaseError(
+                f"{field(low)}: {_number(w[low])} is {w[high] / w[low]:.3g} times smaller than "
+                f"{field(high)} ({_number(w[high])}); fairalloc computes with weights at most "
+                f"{limits.MAX_WEIGHT_RATIO:g} times apart (float64 loses the smaller beside the larger)"
+            )
 
     def _check_share_ratios(self, first: int, D: NDArray[np.float64]) -> NDArray[np.float64]:
         """Within each user, the largest non-zero per-task share ``D_ij / R_j`` is at most
@@ -424,6 +449,14 @@ class Instance:
         """Task bounds ``T_i`` with ``inf`` for unbounded users."""
         return np.full(self.n, np.inf) if self.max_tasks is None else self.max_tasks
 
+    def memo(self, name: str, compute: Callable[[Instance], _T]) -> _T:
+        """``compute(self)``, computed once per instance (it never changes): for what a mechanism
+        reads both to refuse an instance and to solve it.  An error is raised again each time."""
+        key = f"memo:{name}"
+        if key not in self.__dict__:
+            self.__dict__[key] = compute(self)
+        return cast(_T, self.__dict__[key])
+
     # -- derived instances ----------------------------------------------------------------
     def _replace(self, **changes: Any) -> Instance:
         fields: dict[str, Any] = dict(
@@ -471,7 +504,8 @@ class Instance:
             setattr(new, slot, getattr(self, slot))
         new.demand = _readonly(D)
         new._validated = True
-        new._validate(row=i)  # before the shares: a report of inf or nan is refused first
+        if not new._row_plainly_valid(i):  # before the shares: a report of inf or nan is refused first
+            new._validate(row=i)
         cached = self.__dict__
         if "_user_index" in cached:
             new.__dict__["_user_index"] = cached["_user_index"]
@@ -488,18 +522,17 @@ class Instance:
     def only(self, keep: NDArray[np.bool_]) -> Instance:
         """The instance of the users where ``keep`` is true (a queue case's active queues)."""
         names = [u for u, k in zip(self.users, keep) if k]
+        gone = [u for u, k in zip(self.users, keep) if not k]
         queues, groups = self.queues, self.groups
-        if queues is not None:
-            for u, k in zip(self.users, keep):
-                queues = queues if k else queues.without(u)
+        if queues is not None and gone:
+            queues = queues.without(*gone)
         if groups is not None:
-            gone = {u for u, k in zip(self.users, keep) if not k}
             groups = {key: {v: p for v, p in table.items() if v not in gone} for key, table in groups.items()}
 
         def sub(a: NDArray[np.float64] | None) -> NDArray[np.float64] | None:
             return None if a is None else a[keep]
 
-        return self._replace(
+        changes = dict(
             demand=self.demand[keep],
             users=names,
             weights=sub(self.weights),
@@ -508,6 +541,30 @@ class Instance:
             queues=queues,
             groups=groups,
         )
+        if not self._validated:
+            return self._replace(**changes)
+        # every check is of one row alone, or of a spread (the weights') that fewer rows cannot widen:
+        # the rows of a checked instance need no check again (the verifier drops idle queues per report)
+        return self._known_valid(self._replace(validate=False, **changes), keep)
+
+    def flat_with_weights(self, weights: ArrayLike) -> Instance:
+        """The same users and demands with these weights, and no groups, queues or shared quantities
+        (a hierarchy collapsed into weights).  Only the weights are checked again: the rest was."""
+        new = self._replace(weights=weights, shared=None, groups=None, queues=None, validate=False)
+        if self._validated and (self.queues is None or (self.demand > 0).any(axis=1).all()):
+            new._check_weights()
+            return self._known_valid(new, slice(None))
+        new._validate()  # an inactive queue's empty row was valid in the queue case only
+        new._validated = True
+        return new
+
+    def _known_valid(self, new: Instance, rows: NDArray[np.bool_] | slice) -> Instance:
+        """``new``, made of ``rows`` of this checked instance, marked checked, with their cached shares."""
+        new._validated = True
+        for name in ("share_per_task", "per_task_dominant_share"):
+            if name in self.__dict__:
+                new.__dict__[name] = _readonly(self.__dict__[name][rows])
+        return new
 
     def with_queues(self, queues: Queues | None) -> Instance:
         """The instance with another queue configuration (a queue case's new usage, say)."""

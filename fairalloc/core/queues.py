@@ -29,15 +29,16 @@ inactive: a zero row with ``max_tasks: 0``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
 _Floats = NDArray[np.float64]
+_T = TypeVar("_T")
 
 
 class Instance(Protocol):
@@ -145,8 +146,19 @@ class Queues:
         return cls.build(instance.resources, nodes, [g for g in nodes if g not in users], configured=False)
 
     # -- derived configurations (kept in step with the instance's derived instances) ----------
-    def without(self, leaf: str) -> Queues:
-        return self._select([n for n in self.parent if n != leaf])
+    def without(self, *leaves: str) -> Queues:
+        """The tree without these leaf queues: the same object each time for the same leaves (a
+        policy's :meth:`memo` then serves every report the verifier tries with the same idle queues)."""
+        gone = frozenset(leaves)
+        return self.memo("without", gone, lambda: self._select([n for n in self.parent if n not in gone]))
+
+    def memo(self, name: str, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """``compute()``, once per tree and ``key``: for what a policy derives from the tree alone
+        (the verifier solves hundreds of reports on one tree).  Kept as long as the tree is."""
+        table = self.__dict__.setdefault(f"memo:{name}", {})
+        if key not in table:
+            table[key] = compute()
+        return cast(_T, table[key])
 
     def with_leaf(self, leaf: str, weight: float = 1.0) -> Queues:
         nodes = {n: self._spec(n) for n in self.parent}

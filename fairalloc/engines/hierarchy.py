@@ -273,12 +273,36 @@ def naive_hierarchical_drf(instance: Instance) -> np.ndarray:
 
 def collapsed_weights(instance: Instance) -> np.ndarray:
     """Leaf weights of the collapsed tree: the product, along the path from the root, of each node's
-    weight over its siblings' total weight (empty groups are no siblings: they are left out)."""
-    g = occupied_tree(instance)
+    weight over its siblings' total weight (empty groups are no siblings: they are left out).
+
+    The same tree as :func:`occupied_tree`, walked in plain dictionaries: the verifier collapses
+    the same tree for every report it tries, and building the graph was most of that."""
+    groups = instance.groups or {"parent": {}, "weight": {}}
+    users = instance.users
+    weight = {**groups["weight"], **dict(zip(users, instance.scalar_weights("hdrf").tolist()))}
+    parent = {node: groups["parent"].get(node) or ROOT for node in groups["parent"]}
+    parent.update((u, groups["parent"].get(u) or ROOT) for u in users)
+    paths = [_path_from_root(parent, u) for u in users]
+    occupied = {node for path in paths for node in path}
+    # children in the order the tree lists them (groups first, then users): the sums' order
+    named = set(users)
+    order = [n for n in groups["parent"] if n not in named] + list(users)
+    siblings: dict[str, float] = {}
+    for node in order:
+        if node in occupied:
+            siblings[parent[node]] = siblings.get(parent[node], 0) + float(weight.get(node, 1.0))
     out = np.ones(instance.n)
-    for i, u in enumerate(instance.users):
-        path = nx.shortest_path(g, ROOT, u)
-        for parent, child in zip(path, path[1:]):
-            siblings = sum(g.nodes[c]["weight"] for c in g.successors(parent))
-            out[i] *= g.nodes[child]["weight"] / siblings
+    for i, path in enumerate(paths):
+        for above, node in zip(path, path[1:]):
+            out[i] *= float(weight.get(node, 1.0)) / siblings[above]
     return out
+
+
+def _path_from_root(parent: Mapping[str, str], node: str) -> list[str]:
+    """``[ROOT, ..., node]`` up the ``parent`` links; a cycle, or a parent that is no node, is no tree."""
+    path = [node]
+    while path[-1] != ROOT:
+        up = parent.get(path[-1])
+        assert up is not None and len(path) <= len(parent), "groups must form a tree"
+        path.append(up)
+    return path[::-1]

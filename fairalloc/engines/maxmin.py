@@ -76,7 +76,13 @@ def queue_task_bounds(instance: Instance) -> TaskBounds | None:
     ...     "b": {"request": {"cpu": 8, "mem": 8}, "limit": {"cpu": 2}}}})
     >>> b = queue_task_bounds(case.instance); b.lower.tolist(), b.upper.tolist()
     ([0.25, 0.0], [1.0, 0.25])
+
+    Computed once per instance (``refuse`` and ``fast`` both read it; the bounds are read-only).
     """
+    return instance.memo("queue_task_bounds", _queue_task_bounds)
+
+
+def _queue_task_bounds(instance: Instance) -> TaskBounds | None:
     queues = instance.queues
     if queues is None:
         return None
@@ -91,6 +97,7 @@ def queue_task_bounds(instance: Instance) -> TaskBounds | None:
         lower = np.minimum(T, np.where(named, G / np.where(D > 0, D, 1.0), np.inf).min(axis=1))
     lower = np.minimum(np.where(named.any(axis=1), lower, 0.0), upper)  # nothing guaranteed: no floor
     _refuse_overcommitted(instance, lower)
+    lower.flags.writeable = upper.flags.writeable = False
     return TaskBounds(lower, upper)
 
 
