@@ -104,6 +104,22 @@ def test_deferred_imports_at_the_first_attribute(tmp_path):
     assert "colorsys" in modules_after(tmp_path, setup)
 
 
+def test_the_case_schema_is_built_once_when_a_case_is_read(tmp_path):
+    """Importing the case module builds no validator; a flat case builds the case schema as one
+    whole (and the claim model, for its claims written as text), no model of its own for the parts
+    it does not use (queue fields, groups)."""
+    setup = (
+        "import fairalloc.io.cases as cases\n"
+        "def built():\n"
+        "    models = [m for m in vars(cases).values() if isinstance(m, type) and issubclass(m, cases.BaseModel)]\n"
+        "    return {m.__name__ for m in models if m.__pydantic_complete__}\n"
+        "assert built() == set(), built()\n"
+        f"{cli_run('solve', 'drf-section-4-1')}\n"
+        "assert built() == {'CaseSpec', 'ClaimSpec'}, built()"
+    )
+    modules_after(tmp_path, setup)
+
+
 # -- the tables that stand in for what is not imported ---------------------------------------------
 
 

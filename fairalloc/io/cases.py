@@ -24,7 +24,6 @@ exact field: ``users.B.demand.gpu: unknown resource 'gpu' (resources: cpu, mem)`
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import re
 import stat
@@ -101,8 +100,9 @@ def _names(mapping):
 #: a name: text, or a number read as its text
 Name = Annotated[str, BeforeValidator(_name)]
 T = typing.TypeVar("T")
-#: a mapping from names (text, or numbers read as their text) to values
-Names = Annotated[dict[Name, T], BeforeValidator(_names)]
+#: a mapping from names (text, or numbers read as their text) to values; ``_names`` has made every
+#: key a valid name already, so the keys are plain ``str`` (no second validator per key)
+Names = Annotated[dict[str, T], BeforeValidator(_names)]
 
 
 def _amount(value):
@@ -120,10 +120,15 @@ Amount = Annotated[NonNegative | str, BeforeValidator(_amount)]
 Priority = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 
 
+#: every model of a case: unknown fields refused; validators built at the first validation
+#: (``defer_build``), not at import: the case schema is built once, as one whole, when a case is read
+_CONFIG = ConfigDict(extra="forbid", defer_build=True)
+
+
 class QueueFields(BaseModel):
     """What production schedulers configure per queue or group (:mod:`fairalloc.core.queues`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = _CONFIG
     priority: Priority | None = None
     guarantee: Names[Amount] | None = None  # minimum / nominal quota
     limit: Names[Amount] | None = None  # capability / maximum
@@ -132,7 +137,7 @@ class QueueFields(BaseModel):
 
 
 class UserSpec(QueueFields):
-    model_config = ConfigDict(extra="forbid")
+    model_config = _CONFIG
     demand: Names[NonNegative] | None = None  # a paper case's per-task demand (required there)
     request: Names[NonNegative] | None = None  # a queue case's total outstanding demand
     usage: Names[NonNegative] | None = None  # a queue case: what the queue holds now
@@ -159,7 +164,7 @@ QUEUE_USER_FIELDS = ("request", "usage", "priority", "guarantee", "limit", "borr
 
 
 class MisreportSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = _CONFIG
     user: Name
     demand: Names[NonNegative]
 
@@ -171,7 +176,7 @@ class NewUserSpec(UserSpec):
 class VariantSpec(BaseModel):
     """A derived scenario: exactly one change to the case's instance."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = _CONFIG
     name: Name
     description: str | None = None
     misreport: MisreportSpec | None = None
@@ -190,7 +195,7 @@ Exact = int | float | str  # a number, or an exact value written as text: "100/3
 class StepSpec(BaseModel):
     """Dynamic mechanisms: the level M and the task counts right after the k-th arrival."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = _CONFIG
     k: Annotated[int, Field(strict=True, ge=1)]
     M: Exact | None = None
     tasks: Names[Exact] = {}
@@ -199,7 +204,7 @@ class StepSpec(BaseModel):
 class ExpectSpec(BaseModel):
     """What a mechanism must compute on the case (or on one of its variants)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = _CONFIG
     mechanism: str
     variant: Name | None = None
     method: str = "auto"
@@ -222,7 +227,7 @@ class ExpectSpec(BaseModel):
 class ClaimSpec(BaseModel):
     """A statement the properties engine checks: '<mechanism> satisfies|violates <property>'."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = _CONFIG
     mechanism: str
     property: str
     holds: bool
@@ -245,7 +250,7 @@ class ClaimSpec(BaseModel):
 class ErratumSpec(BaseModel):
     """Where a source states a different number: what it says, where, and the true value."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = _CONFIG
     where: str
     says: str
     value: str
@@ -256,13 +261,13 @@ class GroupSpec(QueueFields):
     """A node of a hierarchy (H-DRF, a cohort, a parent queue, a role): its weight among its
     siblings, its parent group, and in a queue case what the queue fields configure."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = _CONFIG
     weight: Positive = 1.0
     parent: Name | None = None
 
 
 class CaseSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = _CONFIG
     name: str | None = None
     source: str | None = None
     description: str | None = None
@@ -623,6 +628,8 @@ def _pydantic_message(exc: ValidationError) -> str:
     if kind == "missing":
         return f"{loc}: required field is missing"
     if kind == "extra_forbidden":
+        import difflib  # only for a message: not at every start
+
         key = shown(err["loc"][-1])
         fields = list(_model_at(err["loc"][:-1]).model_fields)
         close = difflib.get_close_matches(key, fields, n=1)
