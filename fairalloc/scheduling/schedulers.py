@@ -43,6 +43,10 @@ class Scheduler:
     check_cpu = True
     check_mem = True
     slots: int | None = None
+    #: whether the scheduler reads the tallies of running tasks: ``state.slots_used`` and
+    #: ``state.running`` (per node and per owner) and what each job holds (``job.cpu``, ``job.mem``);
+    #: the simulator keeps them up to date only for a scheduler that does (a plug-in may)
+    reads_tallies = True
 
     def bind(self, state) -> None:  # state: simulator.SimState
 
@@ -145,12 +149,12 @@ class _OwnerOrder(Scheduler):
         self.more_resources = m > 2  # resources beyond CPU and memory
         for u in range(n):
             self.engine.changed(u, active=False)  # nothing to run yet
-        #: the owners' sorted list when they are flat (:class:`_FlatOwners`), for the per-task path
-        #: without the tree's generality (:meth:`_changed_flat`, and :meth:`pick`'s pass on CPU and memory)
-        self.flat = self.engine if isinstance(self.engine, _FlatOwners) else None
-        if self.flat is not None:
-            self.next_job, self.ready = st.next_job, st.ready
-            self.order, self.entry = self.flat.order, self.flat.entry  # (its lists, changed in place)
+        # the owners' sorted list when they are flat (:class:`_FlatOwners`), for the per-task path
+        # without the tree's generality (:meth:`_changed_flat`, and :meth:`pick`'s pass on CPU and memory)
+        flat = self.engine if isinstance(self.engine, _FlatOwners) else None
+        if flat is not None:
+            self.ready = st.ready
+            self.order, self.entry = flat.order, flat.entry  # (its lists, changed in place)
             self.used_cpu, self.used_mem, self.total_cpu, self.total_mem = st.cpu, st.mem, st.total_cpu, st.total_mem
             self.changed = self._changed_flat  # type: ignore[method-assign]
         #: whether the key is DRF's over CPU and memory only (computed inline by :meth:`_changed_flat`)
@@ -158,6 +162,10 @@ class _OwnerOrder(Scheduler):
         # what pick reads on every offer, as instance attributes: a class attribute read through the
         # instance is a full lookup per read in Python 3.11 (an instance attribute's is specialised)
         self.slots, self.check_cpu, self.check_mem = self.slots, self.check_cpu, self.check_mem
+        #: whether pick passes over the flat order itself (owners flat, tasks of CPU and memory only)
+        self.flat_pass = flat is not None and not self.more_resources
+        # (at most 29 attributes, 28 for drf: beyond, an instance's attributes move to a dict of its own,
+        # whose reads and writes Python 3.11 specialises less well)
 
     def key(self, u: int) -> float:
         raise NotImplementedError
@@ -206,7 +214,7 @@ class _OwnerOrder(Scheduler):
         queue, before = self.ready[u], self.next_jobs[u]
         job = queue[0][2] if queue else None  # (state.next_job's first test inlined: the head is usually runnable)
         if job is not None and (job.cancelled or job.next >= len(job.tasks)):
-            job = self.next_job(u)
+            job = self.state.next_job(u)
         if job is None:
             if before is None:
                 return  # out before and after: her new key waits for her work
@@ -257,21 +265,24 @@ class _OwnerOrder(Scheduler):
     def pick(self, state, node):
         if not self.waiting or self.slots is not None and state.slots_used[node] >= self.slots:
             return None
-        # the node's room as SimState.fits compares with it (an unchecked resource: unbounded)
-        free_cpu = state.free_cpu[node] + EPS if self.check_cpu else INF
-        free_mem = state.free_mem[node] + EPS if self.check_mem else INF
+        # the node's room as SimState.fits compares with it (an unchecked resource: unbounded); a full
+        # node is declined at a glance, usually from its CPU alone
         least = self.least or self._least()
-        if least[0] > free_cpu or least[1] > free_mem:
-            return None  # (a full node, at a glance)
-        tasks, flat = self.next_tasks, self.flat
-        if flat is not None and not self.more_resources:  # the engine's pass inlined (no closure per pick; its
-            # ``passed`` is not kept: only the engine's own pick, for the descent, reads it)
-            for k, (_, u) in enumerate(flat.order):
+        free_cpu = state.free_cpu[node] + EPS if self.check_cpu else INF
+        if least[0] > free_cpu:
+            return None
+        free_mem = state.free_mem[node] + EPS if self.check_mem else INF
+        if least[1] > free_mem:
+            return None
+        if self.flat_pass:  # the engine's pass inlined (no closure per pick; its ``passed`` is not
+            # kept: only the engine's own pick, for the descent, reads it)
+            tasks = self.next_tasks
+            for k, (_, u) in enumerate(self.order):
                 task = tasks[u]
                 if task.cpu <= free_cpu and task.mem <= free_mem:
                     state.steps += k
                     return self.next_jobs[u]
-            state.steps += len(flat.order)
+            state.steps += len(self.order)
             return None
         for cpu, mem in self.shapes:
             if cpu <= free_cpu and mem <= free_mem:
@@ -303,6 +314,7 @@ class _OwnerOrder(Scheduler):
 
 class DRF(_OwnerOrder):
     name = "drf"
+    reads_tallies = False  # (its keys: what each owner holds)
 
     def bind(self, state):
         super().bind(state)
@@ -315,6 +327,7 @@ class DRF(_OwnerOrder):
 
 class CPUFair(_OwnerOrder):
     name = "cpu-fair"
+    reads_tallies = False
 
     def __init__(self, overcommit: bool = False):
         self.check_mem = not overcommit
@@ -460,6 +473,7 @@ class HDRF(_OwnerOrder):
     """
 
     name = "hdrf"
+    reads_tallies = False
 
     def bind(self, state):
         from fairalloc.engines.hierarchy import ROOT
@@ -616,6 +630,7 @@ class Quincy(Scheduler):
 
 class FIFO(Scheduler):
     name = "fifo"
+    reads_tallies = False
 
     def pick(self, state, node):
         state.steps += 1

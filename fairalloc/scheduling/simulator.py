@@ -149,7 +149,6 @@ class _JobRun:
         "submit",
         "phase",
         "next",
-        "running",
         "done",
         "finish",
         "cancelled",
@@ -163,12 +162,18 @@ class _JobRun:
     def __init__(self, jid, spec, name, u, submit):
         self.id, self.spec, self.name, self.u, self.submit = jid, spec, name, u, submit
         self.owner, self.job_class = spec.owner, spec.job_class or "all"
-        self.phase = self.next = self.running = self.done = 0
+        self.phase = self.next = self.done = 0
         self.finish = None
         self.cancelled = False
         self.cpu = self.mem = 0.0  # allocated now (running tasks)
         self.extra: dict[int, float] = {}  # ... of the other resources, by resource index
         self.tasks = spec.phases[0]  # the current phase's tasks (none once the job is done)
+
+    @property
+    def running(self) -> int:
+        """Its tasks running now: those of the current phase started and not finished (a phase
+        starts once the one before has finished; a cancelled job starts no more)."""
+        return self.next - self.done
 
     def runnable(self) -> bool:
         return not self.cancelled and self.next < len(self.tasks)
@@ -200,7 +205,9 @@ class SimState:
     ``u`` into ``owners``): ``used_vector(u)`` (allocated now), kept the same way
     (``used_by_resource``, with ``cpu`` and ``mem`` the lists of the first two), and ``running``
     (tasks). ``total_cpu`` / ``total_mem`` are the first two totals; ``node_cpu`` / ``node_mem``
-    the largest node's CPU and memory (the node size when all nodes are identical).
+    the largest node's CPU and memory (the node size when all nodes are identical). ``slots_used``,
+    ``running`` and each job's ``cpu`` and ``mem`` are kept only for a scheduler that reads them
+    (:attr:`Scheduler.reads_tallies`).
     """
 
     def __init__(self, workload: Workload):
@@ -367,9 +374,24 @@ class SimulationResult:
 def _estimate_end(w: Workload) -> float:
     if w.horizon is not None:
         return float(w.horizon)
-    cpu = sum(t.cpu * t.duration for j in w.jobs for p in j.phases for t in p)
-    mem = sum(t.mem * t.duration for j in w.jobs for p in j.phases for t in p)
-    longest = max(sum(max(t.duration for t in p) for p in j.phases) + j.submit for j in w.jobs)
+    # one loop over every task (not generators resumed per task): the same products, sums and
+    # maxima in the same order as sum() and max() would take them
+    cpu: float = 0  # (an int 0, as sum() starts from)
+    mem: float = 0
+    longest = -float("inf")
+    for j in w.jobs:
+        span: float = 0
+        for p in j.phases:
+            top = p[0].duration
+            for t in p:
+                d = t.duration
+                cpu += t.cpu * d
+                mem += t.mem * d
+                if d > top:
+                    top = d
+            span += top
+        if span + j.submit > longest:
+            longest = span + j.submit
     totals, names = w.totals, w.resources
     work = {r: 0.0 for r in names[2:]}
     for t in (t for j in w.jobs for p in j.phases for t in p) if len(names) > 2 else ():
@@ -438,8 +460,21 @@ class _Simulation:
 
     The hot path (:meth:`finish`, :meth:`offer`, :meth:`launch`) reaches the cluster's lists through
     attributes bound once here (one lookup each, not two through ``st``); :meth:`run` keeps its own
-    per-event values in locals.
+    per-event values in locals. The attributes are slots: an instance of more than 29 attributes in a
+    dict has reads and writes that Python 3.11 specialises less well (a slot's are the fast ones).
     """
+
+    __slots__ = (
+        *("workload", "sched", "record_tasks", "max_events", "event_limit", "step_limit", "st", "horizon"),
+        *("changed", "pick", "idle", "check_cpu", "check_mem", "tallies", "overcommit_possible"),
+        *("cap_cpu", "cap_mem", "index", "free_by", "used_by", "cap_by", "extras", "free_cpu", "free_mem"),
+        *("slots_used", "ucpu", "umem", "urunning", "events", "next_seq", "new_work", "records", "max_over"),
+        *("low_cpu", "low_mem"),
+        *("resubmits", "next_id", "completed", "jct_sum", "cancelled", "deadlines", "n_events"),
+        # the timeline (see _start_timeline)
+        *("used_cpu", "used_mem", "area_cpu", "area_mem", "used_x", "area_x", "last_t", "interval"),
+        *("next_sample", "s_time", "s_cpu", "s_mem", "s_x", "s_share", "s_fair", "keep"),
+    )
 
     def __init__(
         self, workload: Workload, sched: Scheduler, samples: int, record_tasks: bool, max_events: int | None
@@ -458,6 +493,7 @@ class _Simulation:
         self.free_cpu, self.free_mem, self.slots_used = st.free_cpu, st.free_mem, st.slots_used
         self.ucpu, self.umem, self.urunning = st.cpu, st.mem, st.running
         self.check_cpu, self.check_mem = sched.check_cpu, sched.check_mem
+        self.tallies = sched.reads_tallies  # (kept per task only for a scheduler that reads them)
         self.overcommit_possible = not (self.check_cpu and self.check_mem)
         #: ``(time, seq, kind, payload)``; a task's finish carries its fields flat (see :meth:`finish`)
         self.events: list[tuple] = [
@@ -475,8 +511,10 @@ class _Simulation:
             self.jct_sum.setdefault(spec.job_class or "all", 0.0)
         # (tasks started and finished are counted from these at the end, not per task: see result)
         self.cancelled = self.deadlines = self.n_events = 0
+        self.new_work: list[_JobRun] = []  # the jobs with newly runnable tasks in this instant
         self.records: list[TaskRecord] = []
-        self.max_over = 0.0
+        self.max_over = 0.0  # the highest load of a node in the other resources, right after a launch
+        self.low_cpu, self.low_mem = list(st.free_cpu), list(st.free_mem)  # each node's least free room so far
         self._start_timeline(samples)
 
     def _start_timeline(self, samples: int) -> None:
@@ -509,7 +547,7 @@ class _Simulation:
         area_cpu, area_mem, last_t = self.area_cpu, self.area_mem, self.last_t  # (locals until the loop ends)
         # an idle scheduler's pick declines every node: an instant without waiting work (most
         # finishes, on a cluster with room) offers nothing (a scheduler without idle() never is)
-        idle = self.idle
+        idle, new_work = self.idle, self.new_work
         t = bar_t = 0.0
         n_events = 0
         while events:
@@ -524,25 +562,25 @@ class _Simulation:
             if extras:
                 self.integrate_extras(dt)
             last_t = st.time = t
-            dirty: list[int] = []  # (a list: an instant usually ends one task)
-            new_work: list[_JobRun] = []
-            while events and events[0][0] == t:
-                event = pop(events)
-                kind = event[2]
+            event = pop(events)
+            if event[2] == FINISH:  # (the usual instant: one task ends, and its node is offered)
                 n_events += 1
-                if n_events > event_limit:
-                    raise CaseError(
-                        f"workload: simulating {excerpt(self.workload.name)} under {self.sched.name} takes more "
-                        f"than {event_limit} events, the most fairalloc simulates"
-                    )
-                if kind == FINISH:
-                    finish(event, t, dirty, new_work)
-                elif kind == ARRIVE:
-                    self.arrive(event[3], t, new_work)
-                else:
-                    self.deadline(event[3], t)
-            if not idle():
-                nodes = self.offered(dirty, new_work) if new_work else dirty if len(dirty) == 1 else sorted(set(dirty))
+                finish(event, t)
+                nodes = [event[4]]
+                if events and events[0][0] == t:  # (more at this instant: its job's resubmission too)
+                    n_events, nodes = self.apply(pop(events), t, n_events, nodes)
+            else:
+                n_events, nodes = self.apply(event, t, n_events, [])
+            if n_events > event_limit:
+                raise CaseError(
+                    f"workload: simulating {excerpt(self.workload.name)} under {self.sched.name} takes more "
+                    f"than {event_limit} events, the most fairalloc simulates"
+                )
+            if new_work:  # offered: the nodes where tasks ended and where the new work fits
+                if not idle():
+                    offer(self.offered(nodes, new_work), t)
+                new_work.clear()
+            elif not idle():
                 offer(nodes, t)
             if bar is not None and (n_events & 1023) == 0 and t > bar_t:
                 bar.update(round(t) - round(bar_t))
@@ -550,6 +588,24 @@ class _Simulation:
         self.n_events = n_events
         self.area_cpu, self.area_mem, self.last_t = area_cpu, area_mem, last_t
         return float(horizon) if horizon is not None and (not events or events[0][0] > horizon) else t
+
+    def apply(self, event: tuple, t: float, n_events: int, dirty: list[int]) -> tuple[int, list[int]]:
+        """The events of instant ``t`` from ``event`` (popped) on, in push order, after those that ended
+        tasks on ``dirty``; returns the count of events so far and the nodes where tasks ended, sorted."""
+        events = self.events
+        while True:
+            n_events += 1
+            kind = event[2]
+            if kind == FINISH:
+                self.finish(event, t)
+                dirty.append(event[4])
+            elif kind == ARRIVE:
+                self.arrive(event[3], t)
+            else:
+                self.deadline(event[3], t)
+            if not events or events[0][0] != t:
+                return n_events, dirty if len(dirty) < 2 else sorted(set(dirty))
+            event = heapq.heappop(events)
 
     def integrate_extras(self, dt: float) -> None:
         """Add ``dt`` seconds at the current use of the resources beyond cpu and mem to their integral."""
@@ -562,7 +618,7 @@ class _Simulation:
 
     # ------------------------------------------------------------------ events
 
-    def arrive(self, payload: tuple[Any, str | None], t: float, new_work: list[_JobRun]) -> None:
+    def arrive(self, payload: tuple[Any, str | None], t: float) -> None:
         """A job is submitted (``name`` None: a resubmission, numbered ``name#k``)."""
         spec, name = payload
         if name is None:
@@ -581,10 +637,10 @@ class _Simulation:
                 return
             self.push(float(spec.until), DEADLINE, job)
         st.now_runnable(job)
-        new_work.append(job)
+        self.new_work.append(job)
         self.sched.changed(u)
 
-    def finish(self, event: tuple, t: float, dirty: list[int], new_work: list[_JobRun]) -> None:
+    def finish(self, event: tuple, t: float) -> None:
         """A task ends (``event``: ``(time, seq, FINISH, job, node, cpu, mem, extra)``, flat: one tuple per
         task, not two): free its node's room and its owner's allocation; unlock the job's next phase
         or retire the job."""
@@ -600,17 +656,16 @@ class _Simulation:
                 used_by[k][u] -= a
                 used_x[k] -= a
                 job.extra[k] -= a
-        self.slots_used[node] -= 1
         self.used_cpu -= cpu
         self.used_mem -= mem
         self.ucpu[u] -= cpu
         self.umem[u] -= mem
-        self.urunning[u] -= 1
-        job.cpu -= cpu
-        job.mem -= mem
-        job.running -= 1
+        if self.tallies:
+            self.slots_used[node] -= 1
+            self.urunning[u] -= 1
+            job.cpu -= cpu
+            job.mem -= mem
         done = job.done = job.done + 1
-        dirty.append(node)
         if job.cancelled:
             if job.running == 0:
                 self.retire(job, t)
@@ -623,7 +678,7 @@ class _Simulation:
             else:
                 job.tasks = job.spec.phases[job.phase]
                 self.st.now_runnable(job)
-                new_work.append(job)
+                self.new_work.append(job)
         changed(u)
 
     def deadline(self, job: _JobRun, t: float) -> None:
@@ -661,7 +716,8 @@ class _Simulation:
             fit: set[int] = set()
             for c, m in shapes:  # (an unchecked resource always fits)
                 c, m = c if check_cpu else unchecked, m if check_mem else unchecked
-                fit.update(n for n, fc, fm in zip(nodes, free_cpu, free_mem) if c <= fc + EPS and m <= fm + EPS)
+                # (a list comprehension: cheaper per node than a generator, over an arrival's every node)
+                fit.update([n for n, fc, fm in zip(nodes, free_cpu, free_mem) if c <= fc + EPS and m <= fm + EPS])
         else:
             tasks = {j.next_task() for j in new_work if j.runnable()}
             fit = set(n for n in range(n_nodes) if any(st.fits(n, task, check_cpu, check_mem) for task in tasks))
@@ -695,7 +751,8 @@ class _Simulation:
         slower by the node's load."""
         position = job.next
         task = job.tasks[position]
-        extra = task.extra
+        # (a CPU / memory task reads its extra from the class: a slow lookup, skipped without other resources)
+        extra = task.extra if self.extras else ()
         if extra and not self.st.fits_extra(node, extra):
             raise CaseError(
                 f"scheduler: {self.sched.name} chose a task of {excerpt(job.name)} for node {node}, "
@@ -703,31 +760,36 @@ class _Simulation:
                 "must check every resource with state.fits)"
             )
         job.next = position + 1
-        job.running += 1
         u, changed = job.u, self.changed  # (as in finish)
         cpu, mem = task.cpu, task.mem
         free_cpu, free_mem = self.free_cpu, self.free_mem
         free_cpu[node] -= cpu
         free_mem[node] -= mem
-        self.slots_used[node] += 1
         self.used_cpu += cpu
         self.used_mem += mem
         self.ucpu[u] += cpu
         self.umem[u] += mem
-        self.urunning[u] += 1
-        job.cpu += cpu
-        job.mem += mem
+        if self.tallies:
+            self.slots_used[node] += 1
+            self.urunning[u] += 1
+            job.cpu += cpu
+            job.mem += mem
         duration = task.duration
-        nc, nm = self.cap_cpu[node], self.cap_mem[node]
-        load, load_mem = (nc - free_cpu[node]) / nc, (nm - free_mem[node]) / nm
-        if load_mem > load:  # (max(), without the call)
-            load = load_mem
-        if extra:
-            load = self.take_extras(extra, node, job, load)
-        if load > self.max_over:
-            self.max_over = load
-        if self.overcommit_possible and load > 1.0 + EPS:
-            duration *= load
+        # the node's least free CPU and memory so far (its highest load in them: see max_overcommit)
+        low_cpu, low_mem = self.low_cpu, self.low_mem
+        if free_cpu[node] < low_cpu[node]:
+            low_cpu[node] = free_cpu[node]
+        if free_mem[node] < low_mem[node]:
+            low_mem[node] = free_mem[node]
+        if extra or self.overcommit_possible:
+            load = self.take_extras(extra, node, job) if extra else 0.0
+            if load > self.max_over:
+                self.max_over = load
+            if self.overcommit_possible:  # an over-committed node runs the task slower
+                load = max(load, (self.cap_cpu[node] - free_cpu[node]) / self.cap_cpu[node])
+                load = max(load, (self.cap_mem[node] - free_mem[node]) / self.cap_mem[node])
+                if load > 1.0 + EPS:
+                    duration *= load
         next_seq = self.next_seq  # (as changed)
         heapq.heappush(self.events, (t + duration, next_seq(), FINISH, job, node, cpu, mem, extra))
         if self.record_tasks:
@@ -738,11 +800,11 @@ class _Simulation:
             )
         changed(u)
 
-    def take_extras(self, extra: tuple, node: int, job: _JobRun, load: float) -> float:
+    def take_extras(self, extra: tuple, node: int, job: _JobRun) -> float:
         """Allocate a launched task's other resources ``extra`` on ``node`` to ``job`` (and its owner);
-        returns ``load`` raised to the node's load in each of them."""
+        returns the node's highest load in them."""
         index, free_by, used_by, used_x, cap_by = self.index, self.free_by, self.used_by, self.used_x, self.cap_by
-        u, held = job.u, job.extra
+        u, held, load = job.u, job.extra, 0.0
         for r, a in extra:
             k = index[r]
             free_by[k][node] -= a
@@ -817,6 +879,15 @@ class _Simulation:
             self.integrate_extras(dt)
         self.sample_until(end)
 
+    def max_overcommit(self) -> float:
+        """The highest load of a node right after a launch: ``max_r (capacity_r - free_r) / capacity_r``
+        (the other resources' kept at each launch in ``max_over``; CPU and memory from each node's least
+        free room, as the load is the highest where the room is the least)."""
+        loads = [self.max_over]
+        for cap, low in ((self.cap_cpu, self.low_cpu), (self.cap_mem, self.low_mem)):
+            loads.extend((c - f) / c for c, f in zip(cap, low) if f < c)  # (nodes without a launch: load 0)
+        return max(loads)
+
     def result(self, end: float, wall0: float) -> SimulationResult:
         st, index, completed, span = self.st, self.index, self.completed, end if end > 0 else 1.0
         finished = self.n_events - self.next_id - self.deadlines  # the events popped but arrivals and deadlines
@@ -837,7 +908,7 @@ class _Simulation:
                 **{r: self.area_x[index[r]] / (st.total[index[r]] * span) for r in self.extras},
             },
             fairness_error=_mean([f for f in self.s_fair if f is not None]),
-            max_overcommit=self.max_over,
+            max_overcommit=self.max_overcommit(),
             samples={"time": self.s_time, "cpu": self.s_cpu, "mem": self.s_mem, **self.s_x, "shares": self.s_share},
             events=self.n_events,
             wall_seconds=_time.perf_counter() - wall0,
