@@ -387,3 +387,35 @@ def test_trials_go_out_in_the_order_asked_each_group_increasing(tmp_path, cluste
     # without a stop, any order: the same results
     backwards = run_sweep(demo_trial, range(30), dask_address=cluster, order=lambda t: -t, progress=False)
     assert backwards == serial(range(30))
+
+
+def test_the_schedulers_error_on_a_cancelled_chunk_is_not_printed():
+    """A chunk a hit cancels while the scheduler gathers its result makes distributed log "Couldn't
+    gather keys: {key: 'forgotten'}" at ERROR (seen at the end of a table2 run): the sweep drops
+    that record, and only it, while it runs."""
+    import logging
+
+    from fairalloc.analysis.sweep import _quiet_distributed
+
+    seen: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            seen.append(record.getMessage())
+
+    logger = logging.getLogger("distributed.scheduler")
+    handler = Keep()
+    logger.addHandler(handler)
+    try:
+        with _quiet_distributed():
+            logger.error("Couldn't gather keys: %s", {"fairalloc-sweep-1": "forgotten"})
+            logger.error("Couldn't gather keys: %s", {"fairalloc-sweep-2": "memory"})
+            logger.error("something else went wrong: %s", {"k": "forgotten"})
+        logger.error("Couldn't gather keys: %s", {"fairalloc-sweep-3": "forgotten"})  # after the sweep
+    finally:
+        logger.removeHandler(handler)
+    assert seen == [
+        "Couldn't gather keys: {'fairalloc-sweep-2': 'memory'}",
+        "something else went wrong: {'k': 'forgotten'}",
+        "Couldn't gather keys: {'fairalloc-sweep-3': 'forgotten'}",
+    ]

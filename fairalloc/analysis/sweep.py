@@ -359,6 +359,14 @@ def _run_trials(
 # --------------------------------------------------------------------------- the cluster
 
 
+def _not_a_cancelled_chunk(record: logging.LogRecord) -> bool:
+    """False for the scheduler's error on gathering keys it has forgotten: chunks the sweep
+    cancelled (a group's hit left them unwanted) while their results were being gathered."""
+    states = record.args  # (logging keeps a lone mapping argument as the args themselves)
+    forgotten = isinstance(states, dict) and bool(states) and set(states.values()) == {"forgotten"}
+    return not (str(record.msg).startswith("Couldn't gather keys") and forgotten)
+
+
 @contextlib.contextmanager
 def _quiet_distributed() -> Iterator[None]:
     """Distributed's loggers at ERROR for the sweep (restored afterwards): no chatter on stderr."""
@@ -366,9 +374,12 @@ def _quiet_distributed() -> Iterator[None]:
     saved = {n: logging.getLogger(n).level for n in names}
     for n in names:
         logging.getLogger(n).setLevel(logging.ERROR)
+    scheduler = logging.getLogger("distributed.scheduler")
+    scheduler.addFilter(_not_a_cancelled_chunk)
     try:
         yield
     finally:
+        scheduler.removeFilter(_not_a_cancelled_chunk)
         for n, level in saved.items():
             logging.getLogger(n).setLevel(level)
 
