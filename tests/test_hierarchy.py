@@ -309,3 +309,44 @@ def test_batched_runs_are_the_single_steps_bit_for_bit(inst):
     assert batched.tolist() == single.tolist()
     assert single.tolist() == reference_descent(inst).tolist()
     assert np.all(batched @ inst.demand <= inst.capacity * (1 + 1e-12))
+
+
+def _collapsed_on_the_graph(instance):
+    """The collapsed weights read off :func:`occupied_tree` (the networkx graph): the reference."""
+    g = occupied_tree(instance)
+    out = np.ones(instance.n)
+    for i, u in enumerate(instance.users):
+        path = nx.shortest_path(g, ROOT, u)
+        for parent, child in zip(path, path[1:]):
+            out[i] *= g.nodes[child]["weight"] / sum(g.nodes[c]["weight"] for c in g.successors(parent))
+    return out
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.integers(0, 2**32 - 1))
+def test_collapsed_weights_walked_in_dictionaries_are_the_graphs(seed):
+    """hdrf-collapsed walks the tree in dictionaries (the verifier collapses one tree per report):
+    bit for bit the weights of the graph, on random queue trees with weights and empty groups."""
+    from fairalloc.analysis.falsify import InstanceSpace, random_queue_instance
+    from fairalloc.engines.hierarchy import collapsed_weights
+
+    inst = random_queue_instance(
+        InstanceSpace(queues=True, weights=True), "strategy_proofness", np.random.default_rng(seed)
+    )
+    assert collapsed_weights(inst).tolist() == _collapsed_on_the_graph(inst).tolist()
+
+
+@pytest.mark.parametrize("name", ["hdrf-volcano-1", "hdrf-volcano-2", "hdrf-starvation-collapsed"])
+def test_collapsed_weights_of_the_library_cases_are_the_graphs(name):
+    from fairalloc.engines.hierarchy import collapsed_weights
+
+    inst = fairalloc.load_case(name).instance
+    assert collapsed_weights(inst).tolist() == _collapsed_on_the_graph(inst).tolist()
+
+
+def test_groups_that_are_no_tree_are_refused_by_the_collapse():
+    from fairalloc.engines.hierarchy import collapsed_weights
+
+    cycle = {"parent": {"g": "h", "h": "g", "a": "g"}, "weight": {}}
+    with pytest.raises(AssertionError, match="groups must form a tree"):
+        collapsed_weights(fairalloc.Instance([10.0], [[1.0], [1.0]], users=["a", "b"], groups=cycle))

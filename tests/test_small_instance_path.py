@@ -112,3 +112,67 @@ def test_dual_newton_in_blocks_of_rows_agrees(n, m, seed):
         patch.setattr(dual_newton, "CHUNK_CELLS", m * 3)
         blocks = fairalloc.solve(fairalloc.Instance(inst.capacity, inst.demand), "ceei", method="fast").tasks
     assert blocks == pytest.approx(whole, rel=AGREEMENT, abs=AGREEMENT)
+
+
+def _same_instance(a, b):
+    """Every field and every cached share of two instances, bit for bit."""
+    for field in ("capacity", "demand", "weights", "max_tasks", "shared"):
+        x, y = getattr(a, field), getattr(b, field)
+        assert (x is None and y is None) or (np.array_equal(x, y, equal_nan=True) and not x.flags.writeable), field
+    assert a.users == b.users and a.resources == b.resources and a.groups == b.groups
+    assert np.array_equal(a.share_per_task, b.share_per_task)
+    assert np.array_equal(a.per_task_dominant_share, b.per_task_dominant_share)
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_dropping_idle_queues_is_a_full_construction(seed, warm):
+    """``Instance.only`` of a checked instance checks nothing again (the verifier drops the idle
+    queues of every report): the same instance, shares and queue tree a checked construction of the
+    kept rows gives."""
+    from fairalloc.analysis.falsify import InstanceSpace, random_queue_instance
+
+    rng = np.random.default_rng(seed)
+    inst = random_queue_instance(InstanceSpace(queues=True, weights=True), "strategy_proofness", rng)
+    if warm:
+        _ = (inst.share_per_task, inst.per_task_dominant_share)
+    keep = rng.random(inst.n) < 0.7
+    keep[int(rng.integers(inst.n))] = True
+    fast = inst.only(keep)
+    names = [u for u, k in zip(inst.users, keep) if k]
+    full = fairalloc.Instance(
+        inst.capacity,
+        inst.demand[keep],
+        users=names,
+        resources=inst.resources,
+        weights=None if inst.weights is None else inst.weights[keep],
+        max_tasks=None if inst.max_tasks is None else inst.max_tasks[keep],
+        name=inst.name,
+        groups=fast.groups,
+        queues=fast.queues,
+    )
+    _same_instance(fast, full)
+    assert fast.queues.leaf_names == tuple(names)
+    assert inst.only(keep).queues is fast.queues  # one tree per set of dropped queues
+
+
+@settings(deadline=None, max_examples=200)
+@given(misreports(), st.sampled_from([1.0, 2.5, 1e-7, 1e7, np.nan, -1.0, 0.0]))
+def test_a_collapsed_tree_checks_only_its_weights(case, spread):
+    """``Instance.flat_with_weights`` checks only the new weights: the instance and errors of a
+    checked construction with those weights."""
+    R, D, _, _, warm = case
+    inst = _outcome(lambda: fairalloc.Instance(R, D))
+    if isinstance(inst, str):
+        return
+    if warm:
+        _ = (inst.share_per_task, inst.per_task_dominant_share)
+    weights = np.linspace(1.0, 1.0 if np.isnan(spread) else spread, inst.n)
+    if np.isnan(spread):
+        weights[-1] = np.nan
+    fast = _outcome(lambda: inst.flat_with_weights(weights))
+    full = _outcome(lambda: fairalloc.Instance(R, D, weights=weights))
+    if isinstance(full, str):
+        assert fast == full
+    else:
+        _same_instance(fast, full)
