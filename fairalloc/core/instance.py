@@ -522,7 +522,7 @@ class Instance:
     def only(self, keep: NDArray[np.bool_]) -> Instance:
         """The instance of the users where ``keep`` is true (a queue case's active queues)."""
         names = [u for u, k in zip(self.users, keep) if k]
-        gone = [u for u, k in zip(self.users, keep) if not k]
+        gone = {u for u, k in zip(self.users, keep) if not k}
         queues, groups = self.queues, self.groups
         if queues is not None and gone:
             queues = queues.without(*gone)
