@@ -183,7 +183,9 @@ def executed(tmp_path_factory):
     client = nbclient.NotebookClient(
         nb, km=km, timeout=600, allow_errors=False, resources={"metadata": {"path": str(tmp)}}
     )
-    client.execute()
+    # with a kernel manager passed in, nbclient leaves the kernel and its client's sockets open
+    # unless asked (garbage-collected in a later test, the sockets warned there)
+    client.execute(cleanup_kc=True)
     return nb
 
 
