@@ -299,8 +299,9 @@ class _Tree:
 def _tree_of(instance: Instance) -> _Tree:
     """The :class:`_Tree` of the instance's queue tree, users and capacity, kept with the tree: it
     does not depend on the requests, and the verifier solves hundreds of reports on one tree."""
-    key = (instance.users, np.asarray(instance.capacity, float).tobytes())
-    return queues_of(instance).memo("kueue", key, lambda: _Tree(instance))
+    if instance.queues is None:  # a paper case's flat tree is made anew at each call: nothing to keep it with
+        return _Tree(instance)
+    return instance.queues.memo("kueue", (instance.users, instance.capacity.tobytes()), lambda: _Tree(instance))
 
 
 def node_shares(instance: Instance) -> dict[str, DRS]:

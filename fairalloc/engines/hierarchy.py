@@ -280,8 +280,9 @@ def collapsed_weights(instance: Instance) -> np.ndarray:
     groups = instance.groups or {"parent": {}, "weight": {}}
     users = instance.users
     weight = {**groups["weight"], **dict(zip(users, instance.scalar_weights("hdrf").tolist()))}
-    parent = {node: groups["parent"].get(node) or ROOT for node in groups["parent"]}
-    parent.update((u, groups["parent"].get(u) or ROOT) for u in users)
+    parent = {node: above or ROOT for node, above in groups["parent"].items()}
+    for u in users:
+        parent.setdefault(u, ROOT)
     paths = [_path_from_root(parent, u) for u in users]
     occupied = {node for path in paths for node in path}
     # children in the order the tree lists them (groups first, then users): the sums' order
