@@ -58,7 +58,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_sweep.py
 	$(BIN)/python benchmarks/bench_explorer.py --json benchmarks/results_explorer.json
 	$(BIN)/python benchmarks/bench_dynamic.py --json benchmarks/results_dynamic.json
-	$(BIN)/python benchmarks/bench_simulator.py --json benchmarks/results_simulator.json
+	$(BIN)/python benchmarks/bench_simulator.py --full --json benchmarks/results_simulator.json
 	$(BIN)/python benchmarks/bench_startup.py --json benchmarks/results_startup.json
 	$(BIN)/python benchmarks/bench_memory.py --json benchmarks/results_memory.json
 	$(BIN)/python benchmarks/bench_table2.py --json benchmarks/results_table2.json
