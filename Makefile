@@ -11,7 +11,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PIN    := -c constraints.txt --build-constraint constraints.txt
 
-.PHONY: run test test-latest constraints bench clean
+.PHONY: run test test-latest constraints bench chromium clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -52,7 +52,7 @@ constraints:
 	mv constraints.txt.part constraints.txt
 	rm -rf .venv-constraints
 
-bench: $(STAMP)
+bench: $(STAMP) chromium
 	$(BIN)/python benchmarks/bench_static.py --json benchmarks/results_full.json
 	$(BIN)/python benchmarks/bench_verifier.py --json benchmarks/results_verifier.json
 	$(BIN)/python benchmarks/bench_sweep.py
@@ -62,6 +62,11 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_startup.py --json benchmarks/results_startup.json
 	$(BIN)/python benchmarks/bench_memory.py --json benchmarks/results_memory.json
 	$(BIN)/python benchmarks/bench_table2.py --json benchmarks/results_table2.json
+
+# bench_explorer.py drives Debian's chromium: as root, install it when missing (as the browser test does)
+chromium:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -q && DEBIAN_FRONTEND=noninteractive \
+	  apt-get install -y -q --no-install-recommends chromium; } || { echo "make bench: chromium is missing and we are not root to install it (apt-get install chromium)" >&2; exit 2; }
 
 clean:
 	rm -rf $(VENV) .venv-latest .venv-constraints build *.egg-info .pytest_cache .hypothesis
