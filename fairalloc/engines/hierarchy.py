@@ -38,10 +38,17 @@ ROOT = "__root__"
 
 def tree(instance: Instance) -> nx.DiGraph:
     """The hierarchy as a directed tree from :data:`ROOT` (flat instances: users under the root)."""
+    return tree_from(*_tree_parts(instance))
+
+
+def _tree_parts(instance: Instance) -> tuple[list[str], Mapping[str, str | None], dict[str, float]]:
+    """The hierarchy's nodes in the tree's order (groups, then users), their parents (missing or
+    ``None``: the root) and their weights, as :func:`tree_from` takes them."""
     groups = instance.groups or {"parent": {}, "weight": {}}
-    user_weight = dict(zip(instance.users, instance.scalar_weights("hdrf")))
-    order = [n for n in groups["parent"] if n not in instance.users] + list(instance.users)
-    return tree_from(order, groups["parent"], {**groups["weight"], **user_weight})
+    users = instance.users
+    weight = {**groups["weight"], **dict(zip(users, instance.scalar_weights("hdrf").tolist()))}
+    named = set(users)
+    return [n for n in groups["parent"] if n not in named] + list(users), groups["parent"], weight
 
 
 def tree_from(nodes: Sequence[str], parent: Mapping[str, str | None], weight: Mapping[str, float]) -> nx.DiGraph:
@@ -277,18 +284,11 @@ def collapsed_weights(instance: Instance) -> np.ndarray:
 
     The same tree as :func:`occupied_tree`, walked in plain dictionaries: the verifier collapses
     the same tree for every report it tries, and building the graph was most of that."""
-    groups = instance.groups or {"parent": {}, "weight": {}}
-    users = instance.users
-    weight = {**groups["weight"], **dict(zip(users, instance.scalar_weights("hdrf").tolist()))}
-    parent = {node: above or ROOT for node, above in groups["parent"].items()}
-    for u in users:
-        parent.setdefault(u, ROOT)
-    paths = [_path_from_root(parent, u) for u in users]
+    order, links, weight = _tree_parts(instance)
+    parent = {node: links.get(node) or ROOT for node in order}
+    paths = [_path_from_root(parent, u) for u in instance.users]
     occupied = {node for path in paths for node in path}
-    # children in the order the tree lists them (groups first, then users): the sums' order
-    named = set(users)
-    order = [n for n in groups["parent"] if n not in named] + list(users)
-    siblings: dict[str, float] = {}
+    siblings: dict[str, float] = {}  # (summed in the tree's order of children)
     for node in order:
         if node in occupied:
             siblings[parent[node]] = siblings.get(parent[node], 0) + float(weight.get(node, 1.0))
