@@ -65,8 +65,9 @@ bench: $(STAMP) chromium
 
 # bench_explorer.py drives Debian's chromium: as root, install it when missing (as the browser test does)
 chromium:
-	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -q && DEBIAN_FRONTEND=noninteractive \
-	  apt-get install -y -q --no-install-recommends chromium; } || { echo "make bench: chromium is missing and we are not root to install it (apt-get install chromium)" >&2; exit 2; }
+	@command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || { apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; }
+	@command -v chromium >/dev/null || { echo "make bench: chromium is missing (as root: apt-get install chromium)" >&2; exit 2; }
 
 clean:
 	rm -rf $(VENV) .venv-latest .venv-constraints build *.egg-info .pytest_cache .hypothesis
