@@ -43,6 +43,8 @@ from fairalloc.core.units import readable
 CONTRAST = ("drf", "hdrf-fluid")
 #: the policies that read lending limits (Kueue's ``lendingLimit``, KEP-1714): only they are explained by one
 LENDING = ("kueue",)
+#: how a case's requests are read: as recorded, or every queue wanting more (the steady state)
+DEMANDS = ("observed", "backlogged")
 
 
 @dataclass
@@ -82,11 +84,13 @@ class Explanation:
     queues: dict[str, QueueExplanation]
     summary: list[str]
     units: dict[str, str]
+    demand: str = "observed"
 
     def to_dict(self) -> dict:
         return {
             "policy": self.policy,
             "case": self.case,
+            "demand": self.demand,
             "summary": self.summary,
             "units": self.units,
             "queues": {q: e.to_dict() for q, e in self.queues.items()},
@@ -96,8 +100,10 @@ class Explanation:
 class _Facts:
     """The numbers every sentence is built from, computed once."""
 
-    def __init__(self, inst: Instance, policy: str, bundles: np.ndarray, units: dict, expectation: dict):
+    def __init__(self, inst: Instance, policy: str, bundles: np.ndarray, units: dict, expectation: dict, demand: str):
         self.inst, self.policy, self.A, self.units = inst, policy, bundles, units
+        #: a backlogged request is what the queue may hold, not work it has: it never "binds" as a request
+        self.backlogged = demand == "backlogged"
         self.expectation = expectation
         self.Q = queues_of(inst)
         self.users = list(inst.users)
@@ -145,10 +151,14 @@ class _Facts:
         return bool(np.any(np.isfinite(limit) & (B >= limit - self.tol) & wants))
 
 
-def explain(case, policy: str | None = None, *, queue: str | None = None, method: str = "auto") -> Explanation:
+def explain(
+    case, policy: str | None = None, *, queue: str | None = None, method: str = "auto", demand: str | None = None
+) -> Explanation:
     """Explain every queue of ``case`` (a :class:`~fairalloc.io.cases.Case` or an instance) under
-    ``policy`` (default: the case's ``policy``, else ``drf``); ``queue`` explains one queue."""
-    inst = case.instance if hasattr(case, "instance") else case
+    ``policy`` (default: the case's ``policy``, else ``drf``); ``queue`` explains one queue.
+    ``demand``: ``observed`` (the requests as recorded), ``backlogged`` (every queue wants more: the
+    steady entitlements), or ``None`` for what the case says (``demand:``, default ``observed``)."""
+    inst, demand = _demanded(case, demand)
     units = dict(getattr(case, "units", {}) or {})
     expectation = dict(getattr(case, "user_expectation", {}) or {})
     policy = policy or getattr(case, "policy", None) or "drf"
@@ -156,11 +166,21 @@ def explain(case, policy: str | None = None, *, queue: str | None = None, method
     if queue is not None and queue not in inst.users:
         raise FairallocError(f"queue: {unknown('queue', queue, inst.users)}")
     main = mech.allocate(inst, method)
-    facts = _Facts(inst, mech.name, np.asarray(main.bundles, dtype=float), units, expectation)
+    facts = _Facts(inst, mech.name, np.asarray(main.bundles, dtype=float), units, expectation, demand)
     contrast = {c: _contrast(c, inst, method) for c in CONTRAST if c != mech.name}
     names = [queue] if queue is not None else facts.users
     queues = {q: _explain_queue(facts, q, contrast, expectation.get(q)) for q in names}
-    return Explanation(mech.name, inst.name, queues, _summary(facts, mech), units)
+    return Explanation(mech.name, inst.name, queues, _summary(facts, mech, demand), units, demand)
+
+
+def _demanded(case, demand: str | None) -> tuple[Instance, str]:
+    """The instance to explain and its demand reading."""
+    if demand not in (None, *DEMANDS):
+        raise FairallocError(f"demand: {unknown('demand', demand, DEMANDS)}")
+    if hasattr(case, "demanded"):  # a loaded case; an Instance has no demand reading of its own
+        return case.demanded(demand), demand or case.demand
+    inst = case.instance if hasattr(case, "instance") else case
+    return (inst.backlogged() if demand == "backlogged" else inst), demand or "observed"
 
 
 def _contrast(name: str, inst: Instance, method: str) -> np.ndarray | None:
@@ -188,7 +208,10 @@ def _explain_queue(f: _Facts, q: str, contrast: dict, expected: dict | None) -> 
     out.why.append(f"Entitled to {f.amounts(A)} under {f.policy}.")
     if not f.active[i]:
         out.binding.append("inactive")
-        out.why.append("It has no request (no pending or running work), so the policy gives it nothing.")
+        out.why.append(
+            "It has no request (no pending or running work), so the policy gives it nothing; with "
+            "--demand backlogged, what it is entitled to when every queue wants more."
+        )
         return out
     for tag, sentence in [*_binding(f, i), *_sharing(f, q)]:
         if tag:
@@ -206,7 +229,7 @@ def _binding(f: _Facts, i: int) -> list[tuple[str, str]]:
     A, req, tol, res = f.A[i], f.req[i], f.tol, f.inst.resources
     wants = req > 0
     out: list[tuple[str, str]] = []
-    if np.all(A[wants] >= req[wants] - tol[wants]):
+    if not f.backlogged and np.all(A[wants] >= req[wants] - tol[wants]):
         return [("request", f"Its request binds: it gets all it asks for ({f.amounts(req, wants)}).")]
     out += _limits(f, i)
     out += _guarantees(f, i)
@@ -462,9 +485,9 @@ def _expectations_matrix(f: _Facts, js: list[int]) -> np.ndarray:
     return out
 
 
-def _summary(f: _Facts, mech) -> list[str]:
+def _summary(f: _Facts, mech, demand: str) -> list[str]:
     total = f.A.sum(axis=0)
-    out = [f"{mech.name}: {mech.summary}."]
+    out = [f"{mech.name}: {mech.summary}.", _demand_sentence(f, demand)]
     out.append("Capacity: " + f.amounts(f.R) + "; entitlements add up to " + f.amounts(total) + ".")
     over = total > f.R + f.tol
     if over.any():
@@ -473,3 +496,18 @@ def _summary(f: _Facts, mech) -> list[str]:
             "guarantees are honoured after the weighted split."
         )
     return out
+
+
+def _demand_sentence(f: _Facts, demand: str) -> str:
+    if demand == "backlogged":
+        return (
+            "Demand: backlogged. Every queue is taken to want more than it can get (its request scaled up in its "
+            "shape, all it may hold where it has none): these are the steady entitlements the configuration "
+            "promises, not today's; --demand observed gives the answer for the recorded requests."
+        )
+    idle = (
+        ""
+        if f.active.any()
+        else " No queue has one, so every entitlement is 0: --demand backlogged gives the steady ones."
+    )
+    return f"Demand: observed. Each queue's recorded request (pending and running work) bounds what it can get.{idle}"

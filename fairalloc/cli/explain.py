@@ -5,8 +5,9 @@ from __future__ import annotations
 import click
 from tabulate import tabulate
 
+from fairalloc.analysis.explain import DEMANDS
 from fairalloc.analysis.explain import explain as explain_case
-from fairalloc.cli.options import format_option, load_case, method_option, policy_option
+from fairalloc.cli.options import Choice, format_option, load_case, method_option, policy_option
 from fairalloc.cli.render import emit, json_doc, yaml_doc
 from fairalloc.core.units import readable
 
@@ -15,9 +16,15 @@ from fairalloc.core.units import readable
 @click.argument("case")
 @policy_option()
 @click.option("--queue", metavar="NAME", help="Explain this queue only (default: every queue).")
+@click.option(
+    "--demand",
+    type=Choice(list(DEMANDS)),
+    help="observed: the recorded requests; backlogged: every queue wants more, the steady entitlements "
+    "(default: what the case says, 'demand:'; an imported configuration without requests says backlogged).",
+)
 @method_option()
 @format_option("json", "yaml", help="Output format.")
-def explain(case, policy, queue, method, fmt):
+def explain(case, policy, queue, demand, method, fmt):
     """What each queue of CASE is entitled to under a policy, and why.
 
     \b
@@ -25,15 +32,19 @@ def explain(case, policy, queue, method, fmt):
       fairalloc explain report-volcano-4165
       fairalloc explain my-cluster.yaml -m kueue --queue team-a
       fairalloc explain my-cluster.yaml --format json
+      fairalloc explain fair-scheduler.yaml --demand observed
 
     For every queue: its entitlement under the policy (the scheduler the case names with 'policy:',
     as 'fairalloc import' writes it), under DRF and H-DRF for contrast, its usage and the gap, and
     sentences built from the computation: which constraint binds (its request, its limit, its
     guarantee, a lending limit, an exhausted resource), its dominant resource, and which queues it
     shares the last unit with.
+
+    A case of configuration alone (no queue has a request) is explained as backlogged: what each queue
+    is entitled to when every queue wants more, the policy's steady state.
     """
     loaded = load_case(case)
-    report = explain_case(loaded, policy, queue=queue, method=method)
+    report = explain_case(loaded, policy, queue=queue, method=method, demand=demand)
     if fmt == "json":
         emit(json_doc(report.to_dict()))
     elif fmt == "yaml":

@@ -519,6 +519,30 @@ class Instance:
                 new.__dict__["per_task_dominant_share"] = _readonly(mu)
         return new
 
+    def backlogged(self) -> Instance:
+        """The instance in which every user keeps wanting more than she can get: each row scaled, in
+        its own shape, to the whole of its dominant resource (``D_i / max_j D_ij / R_j``, one task);
+        a row of zeros (an inactive queue) becomes all the queue may hold, ``min(R, limits)``.
+
+        This is a policy's *steady state*, the entitlements a configuration promises when every
+        queue is backlogged: what ``fairalloc import`` computes for a configuration-only file.  No
+        bundle can exceed a row with dominant share 1 (nor a queue's limits), so every queue stays
+        unsatisfied; a queue's shape is kept, so DRF-like policies still see what it asks for, and
+        a resource a queue may not hold (a limit of 0) is not in the shape of its backlog.
+
+        >>> inst = Instance.from_arrays([10, 20], [[1, 4], [2, 0]], users=["a", "b"], max_tasks=[2, 3])
+        >>> b = inst.backlogged()
+        >>> b.demand.tolist(), b.max_tasks.tolist()
+        ([[5.0, 20.0], [10.0, 0.0]], [1.0, 1.0])
+        """
+        R = self.capacity
+        D = self.demand * (self.bounds()[:, None] > 0)
+        reach = np.array([R if self.queues is None else np.minimum(R, self.queues.ceiling(u)) for u in self.users])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            top = np.where(R > 0, D / R, 0.0).max(axis=1, initial=0.0)
+            rows = np.where(top[:, None] > 0, D / top[:, None], reach)
+        return self._replace(demand=rows, max_tasks=(rows > 0).any(axis=1).astype(float))
+
     def only(self, keep: NDArray[np.bool_]) -> Instance:
         """The instance of the users where ``keep`` is true (a queue case's active queues)."""
         names = [u for u, k in zip(self.users, keep) if k]

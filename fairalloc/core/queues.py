@@ -240,6 +240,11 @@ class Queues:
             node = self.parent[node]
         return out[::-1]
 
+    def ceiling(self, leaf: str) -> _Floats:
+        """The most ``leaf`` may hold of each resource: the smallest limit on its path (``inf``: none)."""
+        out: _Floats = np.min([self.limit[node] for node in [leaf, *self.path(leaf)]], axis=0)
+        return out
+
     def leaf_array(self, name: str, users: Sequence[str]) -> _Floats:
         """A per-resource field over leaf queues, ``(n, m)`` in the order of ``users``."""
         table = getattr(self, name)

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from importlib import resources as importlib_resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import yaml
@@ -285,6 +285,9 @@ class CaseSpec(BaseModel):
     units: Names[str] = {}
     #: a queue case: what a reporter expected each queue to get (``{queue: {resource: amount}}``)
     user_expectation: Names[Names[Amount]] = {}
+    #: a queue case: ``observed`` (the requests as given) or ``backlogged`` (every queue wants more:
+    #: the policy's steady state, what a configuration alone promises; :meth:`Instance.backlogged`)
+    demand: Literal["observed", "backlogged"] = "observed"
 
     @field_validator("resources", "users", mode="before")
     @classmethod
@@ -314,6 +317,9 @@ class Case:
     units: dict[str, str] = field(default_factory=dict)
     #: queue -> resource -> amount a reporter expected (queue cases of bug reports)
     user_expectation: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
+    #: ``observed`` or ``backlogged`` (then ``instance`` is the backlogged one, ``observed`` the requests as given)
+    demand: str = "observed"
+    observed: Instance | None = field(default=None, repr=False)
     expect: list[ExpectSpec] = field(default_factory=list, repr=False)
     claims: list[ClaimSpec] = field(default_factory=list, repr=False)
     errata: list[ErratumSpec] = field(default_factory=list, repr=False)
@@ -321,6 +327,14 @@ class Case:
     def scenario(self, variant: str | None) -> Instance:
         """The case's instance, or the named variant of it."""
         return self.instance if variant is None else self.variants[variant]
+
+    def demanded(self, demand: str | None) -> Instance:
+        """The case's instance for ``demand`` (``observed`` or ``backlogged``; ``None``: as the case says)."""
+        if demand is None or demand == self.demand:
+            return self.instance
+        if demand == "backlogged":
+            return self.instance.backlogged()
+        return self.observed if self.observed is not None else self.instance
 
 
 # -- YAML ---------------------------------------------------------------------------------------
@@ -700,6 +714,11 @@ def parse_case(data: Any, where: str = "case") -> Case:
         groups=_hierarchy(spec) if spec.groups or any(u.group is not None for u in spec.users.values()) else None,
         queues=_queues(spec, vector) if queue_case else None,
     )
+    observed = None
+    if spec.demand == "backlogged":
+        if not queue_case:
+            raise CaseError("demand: backlogged is for queue cases (users with request, usage, guarantee, ...)")
+        observed, instance = instance, instance.backlogged()
     variants = {}
     for k, variant in enumerate(spec.variants):
         where_v = f"variants[{k}]"
@@ -718,6 +737,8 @@ def parse_case(data: Any, where: str = "case") -> Case:
         policy=None if spec.policy is None else _known_mechanism("policy", spec.policy),
         units=_units(spec, known, resources),
         user_expectation=_user_expectation(spec, instance, vector),
+        demand=spec.demand,
+        observed=observed,
     )
     _check_expectations(case)
     return dataclasses.replace(case, claims=[_claim(c, f"claims[{k}]", case) for k, c in enumerate(spec.claims)])

@@ -287,7 +287,18 @@ def finish(draft: Draft, *, name: str, capacity: dict[str, str] | None, notes: N
     if draft.groups:
         case["groups"] = {g: _fields(spec) for g, spec in draft.groups.items()}
     case["users"] = {u: _fields(spec) for u, spec in draft.users.items()}
+    if not any(spec.get("request") for spec in draft.users.values()):
+        case["demand"] = "backlogged"
+        case["description"] = " ".join(filter(None, [case["description"], BACKLOGGED]))
     return {k: v for k, v in case.items() if v not in (None, {})}
+
+
+#: what an imported case of configuration alone says of its demand
+BACKLOGGED = (
+    "The files give no queue a request (configuration only), so every queue is taken as backlogged "
+    "(demand: backlogged): the entitlements are the policy's steady state, what each queue gets when every "
+    "queue wants more; write 'demand: observed' for the recorded requests."
+)
 
 
 def _fields(spec: dict) -> dict:

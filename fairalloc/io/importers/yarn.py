@@ -8,8 +8,10 @@ Read as ``models/yarn_fair.py`` reads a queue case (apache/hadoop, Apache-2.0;
 
 * **allocation file** (``AllocationFileQueueParser.loadQueue``): ``<queue>`` (or the older
   ``<pool>``) elements nest; every queue is named by its full path from ``root`` (the implicit top:
-  a top-level ``<queue name="root">`` is that root).  A queue with child queues or
-  ``type="parent"`` is a group, the others leaf queues.  ``weight`` is the weight, ``minResources``
+  a top-level ``<queue name="root">`` is that root).  A queue with child queues is a group, the
+  others leaf queues; a ``type="parent"`` queue without configured children is one queue too (with a
+  warning), standing for the queues placement rules create under it at run time.  ``weight`` is
+  the weight, ``minResources``
   the ``guarantee``, ``maxResources`` the ``limit`` (else ``queueMaxResourcesDefault``), in the three
   resource-string syntaxes (:func:`fairalloc.io.quantities.parse_yarn_resources`).  A
   ``schedulingPolicy`` other than ``drf`` is warned about: fairalloc computes the DRF policy's
@@ -147,12 +149,22 @@ def _xml_queue(doc: Document, element: Element, parent: str, draft: Draft, notes
     if path == "root":
         if spec:
             notes.warn(doc, obj, "", "root's own properties are not modelled (its share is the cluster)")
-    elif children or element.get("type") == "parent":
+    elif children:
         draft.groups[path] = {"parent": group, **spec}
     else:
+        if element.get("type") == "parent":
+            notes.warn(doc, obj, "type", _CHILDLESS)
         draft.users[path] = {"group": group, **spec}
     for child in children:
         _xml_queue(doc, child, path, draft, notes, default_max)
+
+
+#: a parent queue whose children are all created at run time (FSParentQueue, queue placement rules)
+#: still takes part in the fair share (FSParentQueue.recomputeSteadyShares counts every child queue)
+_CHILDLESS = (
+    "'parent' with no configured child queue: imported as one queue, standing for the queues created "
+    "under it at run time (their work is its request and usage)"
+)
 
 
 def _weight(text: str, doc: Document, obj: str) -> Decimal:
