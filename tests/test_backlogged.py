@@ -55,6 +55,7 @@ def test_explain_of_a_fair_scheduler_xml_alone_gives_the_steady_shares(tmp_path,
     )
     assert imported.exit_code == 0, imported.output
     assert "demand: backlogged" in case.read_text()
+    assert "every queue is taken as backlogged" in imported.output  # the summary says so too
     result = _run(capsys, "explain", str(case), "--format", "json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)

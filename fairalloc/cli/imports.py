@@ -11,6 +11,7 @@ from fairalloc.cli.options import Choice, format_option, output_path, write_yaml
 from fairalloc.cli.render import emit, json_doc, yaml_doc
 from fairalloc.core.errors import FairallocError, FairallocWarning, quoted
 from fairalloc.io.importers import SYSTEMS, import_files
+from fairalloc.io.importers.common import BACKLOGGED
 
 
 def capacity_option(text: str | None) -> dict[str, str] | None:
@@ -86,6 +87,8 @@ def summary(case: dict) -> str:
         f"{r} {v}" for r, v in case["resources"].items()
     )
     head = ["name", "kind", "parent", "weight", "guarantee", "limit", "request", "usage"]
+    if case.get("demand") == "backlogged":
+        title += "\n" + BACKLOGGED
     return title + "\n" + tabulate(rows, head, disable_numparse=True)
 
 
