@@ -87,6 +87,13 @@ def test_the_observed_answer_is_a_flag_away(tmp_path, capsys):
     assert "No queue has one, so every entitlement is 0" in " ".join(report["summary"])
     table = _run(capsys, "explain", str(case), "--demand", "observed").output
     assert "--demand backlogged" in table
+    # a steady policy entitles idle queues all the same: said so, not "gives it nothing"
+    steady = json.loads(
+        _run(capsys, "explain", str(case), "--demand", "observed", "-m", "yarn-fair-steady", "--format", "json").output
+    )
+    sub = steady["queues"]["root.sample_queue.sample_sub_queue"]
+    assert sub["entitlement"]["memory-mb"] == pytest.approx(30000)
+    assert "yet yarn-fair-steady entitles it to this" in sub["why"][1] and "nothing" not in " ".join(sub["why"])
 
 
 def test_a_case_with_requests_stays_observed_and_can_be_read_backlogged():

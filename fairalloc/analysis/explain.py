@@ -208,10 +208,7 @@ def _explain_queue(f: _Facts, q: str, contrast: dict, expected: dict | None) -> 
     out.why.append(f"Entitled to {f.amounts(A)} under {f.policy}.")
     if not f.active[i]:
         out.binding.append("inactive")
-        out.why.append(
-            "It has no request (no pending or running work), so the policy gives it nothing; with "
-            "--demand backlogged, what it is entitled to when every queue wants more."
-        )
+        out.why.append(_inactive_sentence(f, i))
         return out
     for tag, sentence in [*_binding(f, i), *_sharing(f, q)]:
         if tag:
@@ -222,6 +219,18 @@ def _explain_queue(f: _Facts, q: str, contrast: dict, expected: dict | None) -> 
     if expected is not None:
         out.why += _expectation_sentences(f, i, expected)
     return out
+
+
+def _inactive_sentence(f: _Facts, i: int) -> str:
+    if np.any(f.A[i] > f.tol):  # a steady share (yarn-fair-steady) counts every configured queue
+        return (
+            f"It has no request (no pending or running work), yet {f.policy} entitles it to this: the policy "
+            "counts every configured queue, active or not."
+        )
+    return (
+        "It has no request (no pending or running work), so the policy gives it nothing; with "
+        "--demand backlogged, what it is entitled to when every queue wants more."
+    )
 
 
 def _binding(f: _Facts, i: int) -> list[tuple[str, str]]:
