@@ -82,13 +82,15 @@ class Server:
             return self.send(request, 401, "application/json", b'{"kind":"Status","code":401}')
         if self.kube is not None:
             return self.send(request, *self.kube.answer(parts.path, parse_qs(parts.query)))
-        status, kind, body = self.routes.get((request.command, parts.path, call), (404, "text/plain", b"not found"))
-        self.send(request, status, kind, body)
+        answer = self.routes.get((request.command, parts.path, call), (404, "text/plain", b"not found"))
+        self.send(request, *answer)
 
     @staticmethod
-    def send(request, status, kind, body):
+    def send(request, status, kind, body, headers=()):
         try:
             request.send_response(status)
+            for name, value in headers:
+                request.send_header(name, value)
             request.send_header("Content-Type", kind)
             request.send_header("Content-Length", str(len(body)))
             request.end_headers()
@@ -228,6 +230,10 @@ def test_empty_stdin_is_one_line(tmp_path):
     assert not (tmp_path / "x.yaml").exists()
 
 
+def test_stdin_twice_is_one_line(tmp_path, capsys):
+    assert _fails(capsys, tmp_path, "-", "-") == "-: standard input is given more than once (it can be read once)"
+
+
 def test_nothing_to_import_is_one_line(capsys):
     code, _, err = run_cli(capsys, "import")
     assert (code, err) == (2, "fairalloc: nothing to import: give FILES, - (standard input), --url or --kube\n")
@@ -251,6 +257,16 @@ def test_url_yarn_resourcemanager_is_the_gallery_case(serve, tmp_path, capsys):
     assert live_case["name"] == "127.0.0.1"
     # the first endpoint answered: YARN, nothing else tried; then the nodes (a 404 here)
     assert server.seen[-2:] == ["/ws/v1/cluster/scheduler", "/ws/v1/cluster/nodes"]
+
+
+def test_a_standby_resourcemanager_redirects_to_the_active_one(serve):
+    """A standby RM answers 307 with the active RM's URL (RMWebAppFilter); the redirect is followed."""
+    active = serve(YARN)
+    location = [("Location", f"{active.url}/ws/v1/cluster/scheduler")]
+    standby = serve({("GET", "/ws/v1/cluster/scheduler", None): (307, "text/plain", b"", location)})
+    live_case, _ = import_files([], live=Live(urls=(standby.url,)))
+    _same_case(live_case, _gallery("yarn", "rest-scheduler")[0])
+    assert standby.seen[0] == active.seen[0] == "/ws/v1/cluster/scheduler"
 
 
 def test_url_yunikorn_is_the_gallery_case(serve):
@@ -340,6 +356,11 @@ def test_no_known_endpoint_is_one_line(serve, tmp_path, capsys):
 def test_a_url_for_a_kubernetes_system_is_one_line(tmp_path, capsys):
     err = _fails(capsys, tmp_path, "--url", "http://127.0.0.1:1", "--from", "kueue")
     assert err == "--url: reads yarn, yunikorn, mesos, not --from kueue"
+
+
+def test_a_timeout_of_zero_is_one_line(tmp_path, capsys):
+    err = _fails(capsys, tmp_path, "--url", "http://127.0.0.1:1", "--timeout", "0")
+    assert err == "--timeout: must be a number of seconds > 0 (got 0)"
 
 
 def test_not_a_url_is_one_line(tmp_path, capsys):
@@ -506,6 +527,15 @@ def test_kube_errors_are_one_line(serve, certificate, tmp_path, capsys):
     )
     err = _fails(capsys, tmp_path, "--kube", "--kubeconfig", str(tmp_path / "none"))
     assert err.startswith(f"--kube: kubeconfig {tmp_path / 'none'}: ")
+
+
+def test_a_server_without_the_core_api_is_not_kubernetes(serve, certificate, tmp_path, capsys):
+    """A kubeconfig pointing at a server that answers 404 everywhere (not an API server)."""
+    cert, context = certificate
+    server = serve({}, tls=context)
+    config, _ = _kubeconfig(tmp_path, server.url, cert)
+    err = _fails(capsys, tmp_path, "--kube", "--context", "test", "--kubeconfig", str(config))
+    assert err == f"{server.url}/api/v1/nodes: HTTP 404 Not Found: not a Kubernetes API server"
 
 
 def test_no_kubernetes_or_urllib3_at_cli_import():

@@ -80,7 +80,9 @@ def live_options(urls, kube, context, kubeconfig, timeout, insecure, ca_file, to
 )
 @click.option("--insecure", is_flag=True, help="Do not check the server's TLS certificate.")
 @click.option(
-    "--ca-file", type=click.Path(dir_okay=False), help="Check the server's TLS certificate against this CA file."
+    "--ca-file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Check the server's TLS certificate against this CA file.",
 )
 @click.option(
     "--token",
@@ -102,7 +104,8 @@ def import_command(files, system, capacity, out, name, fmt, urls, kube, context,
       kubectl get nodes,pods,clusterqueues,cohorts,localqueues,workloads -A -o json | fairalloc import -
       curl -s http://rm:8088/ws/v1/cluster/scheduler | fairalloc import - --out yarn.yaml
       fairalloc import --url http://rm:8088 --out yarn.yaml
-      fairalloc import --url https://yunikorn:9889 --ca-file ca.pem --timeout 10
+      fairalloc import --url http://yunikorn-service:9080 --timeout 10
+      fairalloc import --url https://rm:8090 --ca-file ca.pem --token "$(cat token)"
       fairalloc import --url http://mesos-master:5050 --from mesos --format json
       fairalloc import --kube --context prod --out prod.yaml
 

@@ -106,6 +106,8 @@ def read_documents(paths) -> list[Document]:
     apart by their first character; a Kubernetes list (``kind: List``, ``PodList``, ...) becomes one
     document per item."""
     documents: list[Document] = []
+    if [str(p) for p in paths].count(STDIN) > 1:
+        raise ImportFailed("-: standard input is given more than once (it can be read once)")
     for path in paths:
         if str(path) == STDIN:
             documents += parse_text(read_stdin(), "stdin")

@@ -164,7 +164,9 @@ _REST_MORE = {"yarn": _yarn_more, "yunikorn": _yunikorn_more, "mesos": _mesos_mo
 
 
 class _Http:
-    """A urllib3 pool with the connection's TLS, timeout and token; no retries (one line at once)."""
+    """A urllib3 pool with the connection's TLS, timeout and token.  No retries (a failure is one
+    line at once), but redirects are followed: a standby YARN ResourceManager redirects to the
+    active one (urllib3 drops the token on a redirect to another host)."""
 
     def __init__(self, connection: Connection) -> None:
         import urllib3
@@ -174,7 +176,7 @@ class _Http:
             cert_reqs="CERT_NONE" if connection.insecure else "CERT_REQUIRED",
             ca_certs=connection.ca_file,
             timeout=urllib3.Timeout(total=connection.timeout),
-            retries=False,
+            retries=urllib3.Retry(total=None, connect=0, read=0, status=0, other=0, redirect=5),
         )
 
     def __enter__(self) -> _Http:
@@ -193,7 +195,7 @@ class _Http:
         if self.connection.token:
             headers["Authorization"] = f"Bearer {self.connection.token}"
         body = json.dumps(call.body).encode() if call.body is not None else None
-        status, reason, kind, data = self._request("POST" if body else "GET", url, headers, body)
+        status, reason, kind, data = self._request("POST" if body else "GET", url, where, headers, body)
         if status == 404 and missing_ok:
             if notes is not None:
                 notes.warn(where, "", "", "HTTP 404 Not Found: not read")
@@ -202,7 +204,7 @@ class _Http:
             raise ImportFailed(status_line(where, status, reason))
         return parse_text(answer_text(data, kind, where, xml=True), where)
 
-    def _request(self, method: str, url: str, headers: dict, body: bytes | None):
+    def _request(self, method: str, url: str, where: str, headers: dict, body: bytes | None):
         import urllib3
 
         with warnings.catch_warnings():  # --insecure is the user's choice: no warning per request
@@ -210,11 +212,11 @@ class _Http:
             try:
                 response = self.pool.request(method, url, headers=headers, body=body, preload_content=False)
                 try:
-                    data = read_limited(response, too_large_message(url))
+                    data = read_limited(response, too_large_message(where))
                 finally:
                     response.release_conn()
             except urllib3.exceptions.HTTPError as exc:
-                raise ImportFailed(transport_line(url, exc, self.connection.timeout)) from None
+                raise ImportFailed(transport_line(where, exc, self.connection.timeout)) from None
         return response.status, response.reason or "", response.headers.get("Content-Type", ""), data
 
 
@@ -230,6 +232,8 @@ def transport_line(where: str, exc: Exception, timeout: float) -> str:
     """The one line of a request that got no answer: timeout, refused connection, TLS."""
     import urllib3.exceptions as errors
 
+    if isinstance(exc, errors.MaxRetryError) and exc.reason is not None:  # what the one try met
+        exc = exc.reason
     if isinstance(exc, errors.NewConnectionError):  # before ConnectTimeoutError, its base class
         reason = str(exc).split("Failed to establish a new connection: ", 1)[-1]
         return f"{where}: cannot connect: {one_line(reason, 200)}"
@@ -352,6 +356,8 @@ class _KubeClient:
             pages = self._pages(kind, version)
             if pages is not None:
                 return pages
+        if not kind.group:  # every API server serves the core group: this is not one
+            raise ImportFailed(f"{self.host}{kind.path('v1')}: HTTP 404 Not Found: not a Kubernetes API server")
         missing.append(kind.missing)
         return []
 
