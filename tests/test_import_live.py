@@ -444,7 +444,7 @@ def _objects(system, example, names):
     return out
 
 
-def _kubeconfig(tmp_path, url, cert, *, token=TOKEN):
+def _kubeconfig(tmp_path, url, cert, *, token=TOKEN, ca=True):
     """A kubeconfig whose current context ``dead`` points at a closed port, and ``test`` at ``url``."""
     dead = f"https://127.0.0.1:{_closed_port()}"
     config = {
@@ -452,7 +452,7 @@ def _kubeconfig(tmp_path, url, cert, *, token=TOKEN):
         "kind": "Config",
         "current-context": "dead",
         "clusters": [
-            {"name": "live", "cluster": {"server": url, "certificate-authority": str(cert)}},
+            {"name": "live", "cluster": {"server": url, **({"certificate-authority": str(cert)} if ca else {})}},
             {"name": "gone", "cluster": {"server": dead, "certificate-authority": str(cert)}},
         ],
         "users": [{"name": "me", "user": {"token": token}}],
@@ -527,6 +527,14 @@ def test_kube_errors_are_one_line(serve, certificate, tmp_path, capsys):
     )
     err = _fails(capsys, tmp_path, "--kube", "--kubeconfig", str(tmp_path / "none"))
     assert err.startswith(f"--kube: kubeconfig {tmp_path / 'none'}: ")
+    unchecked, _ = _kubeconfig(tmp_path / "..", server.url, cert, ca=False)  # no certificate-authority
+    err = _fails(capsys, tmp_path, "--context", "test", "--kubeconfig", str(unchecked))
+    assert err.startswith(f"{server.url}/apis/kueue.x-k8s.io/v1beta2/clusterqueues: TLS failed: ")
+    assert "CERTIFICATE_VERIFY_FAILED" in err and err.endswith("(give the server's CA with --ca-file, or --insecure)")
+    # --insecure or --ca-file pass the TLS check: then this server (serving nothing) is found out
+    for option in (["--insecure"], ["--ca-file", str(cert)]):
+        err = _fails(capsys, tmp_path, "--context", "test", "--kubeconfig", str(unchecked), *option)
+        assert err == f"{server.url}/api/v1/nodes: HTTP 404 Not Found: not a Kubernetes API server"
 
 
 def test_a_server_without_the_core_api_is_not_kubernetes(serve, certificate, tmp_path, capsys):

@@ -240,8 +240,13 @@ def transport_line(where: str, exc: Exception, timeout: float) -> str:
     if isinstance(exc, (errors.TimeoutError, errors.ConnectTimeoutError)):
         return f"{where}: no answer within {timeout:g} s (--timeout)"
     if isinstance(exc, errors.SSLError):
-        return f"{where}: TLS failed: {one_line(exc, 200)} (give the server's CA with --ca-file, or --insecure)"
+        return tls_line(where, exc)
     return f"{where}: no answer: {one_line(exc, 200)}"
+
+
+def tls_line(where: str, reason: object) -> str:
+    """The one line of a TLS handshake that failed (most often: a certificate not checked)."""
+    return f"{where}: TLS failed: {one_line(reason, 200)} (give the server's CA with --ca-file, or --insecure)"
 
 
 def answer_text(data: bytes, content_type: str, where: str, xml: bool = False) -> str:
@@ -378,6 +383,7 @@ class _KubeClient:
 
     def _get(self, path: str, query: list[tuple[str, Any]]) -> Any:
         import urllib3
+        from kubernetes.client.exceptions import ApiException
 
         where = self.host + path
         method, url, headers, body, post = self.api.param_serialize(
@@ -390,6 +396,8 @@ class _KubeClient:
                 data = response.read()
             except urllib3.exceptions.HTTPError as exc:
                 raise ImportFailed(transport_line(where, exc, self.timeout)) from None
+            except ApiException as exc:  # the client's wrapping of urllib3's SSLError (rest.py)
+                raise ImportFailed(tls_line(where, str(exc.reason).removeprefix("SSLError\n"))) from None
         if response.status == 404:
             return None
         if response.status >= 400:
