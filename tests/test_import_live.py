@@ -260,7 +260,8 @@ def test_url_yarn_resourcemanager_is_the_gallery_case(serve, tmp_path, capsys):
 
 
 def test_a_standby_resourcemanager_redirects_to_the_active_one(serve):
-    """A standby RM answers 307 with the active RM's URL (RMWebAppFilter); the redirect is followed."""
+    """A standby RM answers 307 with the active RM's URL in Location (apache/hadoop,
+    ``RMWebAppFilter.doFilter``); the redirect is followed."""
     active = serve(YARN)
     location = [("Location", f"{active.url}/ws/v1/cluster/scheduler")]
     standby = serve({("GET", "/ws/v1/cluster/scheduler", None): (307, "text/plain", b"", location)})
@@ -407,9 +408,10 @@ class KubeAPI:
 
     PAGE = 2
 
-    def __init__(self, documents, served=()):
+    def __init__(self, documents, served=(), objects=None, forbidden=()):
         self.lists: dict[str, list] = {path: [] for path in served}
         self.kinds: dict[str, str] = {}
+        self.objects, self.forbidden = objects or {}, forbidden
         for doc in documents:
             group_version, kind = doc["apiVersion"], doc["kind"]
             prefix = "/api/" if "/" not in group_version else "/apis/"
@@ -421,6 +423,10 @@ class KubeAPI:
 
     def answer(self, path, query):
         self.queries.append((path, query))
+        if path in self.forbidden:
+            return 403, "application/json", b'{"kind":"Status","code":403,"reason":"Forbidden"}'
+        if path in self.objects:  # one object (a GET by name): the API server gives its kind
+            return 200, "application/json", json.dumps(self.objects[path]).encode()
         if path not in self.lists:
             status = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404}
             return 404, "application/json", json.dumps(status).encode()
@@ -491,6 +497,43 @@ def test_kube_volcano_is_the_gallery_case(serve, certificate, tmp_path, capsys):
     # five nodes in pages of two: three requests with the continue tokens
     nodes = [q for p, q in api.queries if p == "/api/v1/nodes"]
     assert [q.get("continue") for q in nodes[-3:]] == [None, ["2"], ["4"]]
+
+
+CONFIGMAP = "/api/v1/namespaces/volcano-system/configmaps/volcano-scheduler-configmap"
+
+
+def test_kube_reads_the_scheduler_configmap(serve, certificate, tmp_path):
+    """Volcano's ConfigMap with no tier enabling 'proportion': the importer's warning, naming it."""
+    cert, context = certificate
+    conf = yaml.safe_dump({"actions": "enqueue, allocate", "tiers": [{"plugins": [{"name": "gang"}, {"name": "drf"}]}]})
+    configmap = {"metadata": {"name": "volcano-scheduler-configmap", "namespace": "volcano-system"},
+                 "data": {"volcano-scheduler.conf": conf}}  # fmt: skip
+    names = ["queues.yaml", "nodes.yaml", "jobs.yaml"]
+    api = KubeAPI(_objects("volcano", "issue-4165", names), served=["/api/v1/pods"], objects={CONFIGMAP: configmap})
+    server = serve(kube=api, tls=context, token=TOKEN)
+    config, _ = _kubeconfig(tmp_path, server.url, cert)
+    live_case, warnings = import_files([], live=Live(kube=True, context="test", kubeconfig=str(config)))
+    _same_case(live_case, _gallery("volcano", "issue-4165", names)[0])
+    missing = "podgroups.scheduling.volcano.sh/v1beta1"
+    assert warnings == [
+        f"{server.url} (kubeconfig context test): the server does not serve {missing}: not read",
+        f"{server.url}{CONFIGMAP}: ConfigMap/volcano-system/volcano-scheduler-configmap: data.volcano-scheduler.conf: "
+        "no tier enables 'proportion'",
+    ]
+
+
+def test_kube_a_forbidden_configmap_is_a_warning(serve, certificate, tmp_path):
+    cert, context = certificate
+    names = ["queues.yaml", "nodes.yaml", "jobs.yaml"]
+    api = KubeAPI(_objects("volcano", "issue-4165", names), served=["/api/v1/pods"], forbidden=[CONFIGMAP])
+    server = serve(kube=api, tls=context, token=TOKEN)
+    config, _ = _kubeconfig(tmp_path, server.url, cert)
+    live_case, warnings = import_files([], live=Live(kube=True, context="test", kubeconfig=str(config)))
+    _same_case(live_case, _gallery("volcano", "issue-4165", names)[0])
+    assert (
+        f"{server.url}{CONFIGMAP}: ConfigMap/volcano-system/volcano-scheduler-configmap: HTTP 403 Forbidden: "
+        "the scheduler's settings are not checked"
+    ) in warnings
 
 
 def test_kube_kueue_with_version_fallback_and_labelled_jobs(serve, certificate, tmp_path):

@@ -22,7 +22,10 @@ What is fetched is what the importers read (each module's docstring says how):
   ``--context``): nodes and pods, and the objects of the scheduler found on the cluster: Volcano
   queues, podgroups and jobs; Kueue clusterqueues, cohorts, localqueues, resourceflavors, workloads
   and the batch Jobs labelled with a Kueue queue; else namespaces and resourcequotas.  An API
-  version the server does not serve (HTTP 404) is skipped with one warning.
+  version the server does not serve (HTTP 404) is skipped with one warning.  The scheduler's
+  ConfigMap of a default installation (``kueue-system/kueue-manager-config``,
+  ``volcano-system/volcano-scheduler-configmap``) is read when it is there, for the settings the
+  importers check (fair sharing on, the ``proportion`` plug-in enabled).
 
 Without ``--from`` the REST system is told by which endpoint answers: ``/ws/v1/cluster/scheduler``
 (YARN), ``/ws/v1/partitions`` (YuniKorn), ``/api/v1`` (Mesos), tried in that order; a 404 moves to
@@ -165,8 +168,10 @@ _REST_MORE = {"yarn": _yarn_more, "yunikorn": _yunikorn_more, "mesos": _mesos_mo
 
 class _Http:
     """A urllib3 pool with the connection's TLS, timeout and token.  No retries (a failure is one
-    line at once), but redirects are followed: a standby YARN ResourceManager redirects to the
-    active one (urllib3 drops the token on a redirect to another host)."""
+    line at once), but redirects are followed: a standby YARN ResourceManager answers 307 with the
+    active one's URL (apache/hadoop at 0daf03d3e2844e5763f415e50da3fb7f8031f831,
+    ``hadoop-yarn-server-resourcemanager/.../webapp/RMWebAppFilter.java``, ``doFilter``); urllib3
+    drops the token on a redirect to another host."""
 
     def __init__(self, connection: Connection) -> None:
         import urllib3
@@ -304,6 +309,16 @@ _MORE = {
     "volcano": (_Kind(_VOLCANO, ("v1beta1",), "podgroups"), _Kind("batch.volcano.sh", ("v1alpha1",), "jobs")),
     "kubernetes": (_Kind("", ("v1",), "namespaces"), _Kind("", ("v1",), "resourcequotas")),
 }
+#: the scheduler's configuration, where its default installation puts it (namespace, ConfigMap):
+#: kubernetes-sigs/kueue at 000ea24d1ed705b0d4ad9aab1104ac6a341570ae,
+#: ``site/content/en/docs/installation/_index.md`` ("Install a custom-configured released version");
+#: volcano-sh/volcano at 0069b395d2a50db762b0403744480e39f8ca5376,
+#: ``installer/helm/chart/volcano/templates/scheduler.yaml`` (``{{ .Release.Name }}-scheduler-configmap``,
+#: release ``volcano`` in ``volcano-system`` as the installer makes it)
+_CONFIGS = {
+    "kueue": ("kueue-system", "kueue-manager-config"),
+    "volcano": ("volcano-system", "volcano-scheduler-configmap"),
+}
 
 
 def kube_documents(live: Live, system: str | None, notes: Notes) -> list[Document]:
@@ -319,6 +334,8 @@ def kube_documents(live: Live, system: str | None, notes: Notes) -> list[Documen
     missing = [k for k in absent if chosen in _SIGNS and k == _SIGNS[chosen].missing]
     for kind in (*_CORE, *_MORE[chosen]):
         found += client.objects(kind, missing)
+    if chosen in _CONFIGS:
+        found += client.config_map(*_CONFIGS[chosen], notes)
     if missing:
         notes.warn(client.where, "", "", f"the server does not serve {', '.join(missing)}: not read")
     return found
@@ -366,6 +383,18 @@ class _KubeClient:
         missing.append(kind.missing)
         return []
 
+    def config_map(self, namespace: str, name: str, notes: Notes) -> list[Document]:
+        """The ConfigMap ``namespace/name``; none when it is not there (another installation may
+        name it otherwise), and a warning when the user may not read it."""
+        path = f"/api/v1/namespaces/{namespace}/configmaps/{name}"
+        data = self._get(path, [], absent=(403, 404))
+        if data is _FORBIDDEN:
+            notes.warn(self.host + path, f"ConfigMap/{namespace}/{name}", "", "HTTP 403 Forbidden: the scheduler's "
+                       "settings are not checked")  # fmt: skip
+        if not isinstance(data, dict):
+            return []
+        return [Document(self.host + path, 0, {"apiVersion": "v1", "kind": "ConfigMap", **data}, "json")]
+
     def _pages(self, kind: _Kind, version: str) -> list[Document] | None:
         found: list[Document] = []
         token: str | None = ""
@@ -381,7 +410,9 @@ class _KubeClient:
             if not token:
                 return found
 
-    def _get(self, path: str, query: list[tuple[str, Any]]) -> Any:
+    def _get(self, path: str, query: list[tuple[str, Any]], absent: tuple[int, ...] = (404,)) -> Any:
+        """The JSON answer of ``GET path``; ``None`` (:data:`_FORBIDDEN` for 403) when its status is
+        one of ``absent``; any other failure one :class:`ImportFailed` line."""
         import urllib3
         from kubernetes.client.exceptions import ApiException
 
@@ -398,13 +429,17 @@ class _KubeClient:
                 raise ImportFailed(transport_line(where, exc, self.timeout)) from None
             except ApiException as exc:  # the client's wrapping of urllib3's SSLError (rest.py)
                 raise ImportFailed(tls_line(where, str(exc.reason).removeprefix("SSLError\n"))) from None
-        if response.status == 404:
-            return None
+        if response.status in absent:
+            return _FORBIDDEN if response.status == 403 else None
         if response.status >= 400:
             raise ImportFailed(status_line(where, response.status, response.reason or ""))
         if len(data) > limits.MAX_FILE_BYTES:
             raise CaseError(too_large_message(where))
         return parse_json(answer_text(data, response.getheader("Content-Type", ""), where), where)
+
+
+#: what :meth:`_KubeClient._get` answers for a 403 it was told to expect
+_FORBIDDEN = object()
 
 
 def _items(data: Any, where: str, version: str, kind: _Kind) -> list[Document]:
