@@ -12,6 +12,7 @@ from fairalloc.cli.render import emit, json_doc, yaml_doc
 from fairalloc.core.errors import FairallocError, FairallocWarning, quoted
 from fairalloc.io.importers import SYSTEMS, import_files
 from fairalloc.io.importers.common import BACKLOGGED
+from fairalloc.io.importers.live import TIMEOUT, Connection, Live
 
 
 def capacity_option(text: str | None) -> dict[str, str] | None:
@@ -29,8 +30,19 @@ def capacity_option(text: str | None) -> dict[str, str] | None:
     return out
 
 
+def live_options(urls, kube, context, kubeconfig, timeout, insecure, ca_file, token) -> Live | None:
+    """What ``--url`` and ``--kube`` ask to read (``--context`` or ``--kubeconfig`` alone imply ``--kube``)."""
+    kube = kube or context is not None or kubeconfig is not None
+    if not urls and not kube:
+        return None
+    if not timeout > 0:
+        raise FairallocError(f"--timeout: must be a number of seconds > 0 (got {timeout:g})")
+    connection = Connection(timeout=timeout, insecure=insecure, ca_file=ca_file, token=token)
+    return Live(urls=tuple(urls), kube=kube, context=context, kubeconfig=kubeconfig, connection=connection)
+
+
 @click.command("import")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
     "--from", "system", type=Choice(list(SYSTEMS)), help="The system the files come from (default: detected)."
 )
@@ -41,10 +53,48 @@ def capacity_option(text: str | None) -> dict[str, str] | None:
     "case's unit, or a Kubernetes quantity such as 256Gi.",
 )
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the case to this YAML file.")
-@click.option("--name", help="The case's name (default: the --out file's or the first file's stem).")
+@click.option(
+    "--name",
+    help="The case's name (default: the --out file's or the first file's stem; stdin for -; the first URL's host; "
+    "the --context or kubernetes).",
+)
 @format_option("json", "yaml", help="What to print: a summary table (the case itself without --out), JSON or YAML.")
-def import_command(files, system, capacity, out, name, fmt):
+@click.option(
+    "--url",
+    "urls",
+    multiple=True,
+    metavar="URL",
+    help="Read a live YARN ResourceManager, YuniKorn scheduler or Mesos master at this base URL (repeatable).",
+)
+@click.option("--kube", is_flag=True, help="Read the Kubernetes cluster of the kubeconfig's current context.")
+@click.option("--context", metavar="NAME", help="With --kube: the kubeconfig context to read (implies --kube).")
+@click.option(
+    "--kubeconfig", metavar="FILE", help="With --kube: the kubeconfig file (default: $KUBECONFIG, ~/.kube/config)."
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=TIMEOUT,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long one request to a server may take.",
+)
+@click.option("--insecure", is_flag=True, help="Do not check the server's TLS certificate.")
+@click.option(
+    "--ca-file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Check the server's TLS certificate against this CA file.",
+)
+@click.option(
+    "--token",
+    envvar="FAIRALLOC_TOKEN",
+    metavar="TOKEN",
+    help="A bearer token sent to the servers (default: $FAIRALLOC_TOKEN; --kube: the kubeconfig's).",
+)
+def import_command(files, system, capacity, out, name, fmt, urls, kube, context, kubeconfig, **connection):
     """Read a scheduler's configuration (Volcano, Kueue, YARN, YuniKorn, Mesos, Kubernetes) as a case.
+
+    From files, standard input (-) or a live cluster (--url, --kube).
 
     \b
     Example:
@@ -52,16 +102,29 @@ def import_command(files, system, capacity, out, name, fmt):
       fairalloc explain team.yaml --queue team-a
       fairalloc import fair-scheduler.xml nodes.json --from yarn --format json
       fairalloc import queues.yaml --capacity vcore=64000,memory=256Gi
+      kubectl get nodes,pods,clusterqueues,cohorts,localqueues,workloads -A -o json | fairalloc import -
+      curl -s http://rm:8088/ws/v1/cluster/scheduler | fairalloc import - --out yarn.yaml
+      fairalloc import --url http://rm:8088 --out yarn.yaml
+      fairalloc import --url http://yunikorn-service:9080 --timeout 10
+      fairalloc import --url https://rm:8090 --ca-file ca.pem --token "$(cat token)"
+      fairalloc import --url http://mesos-master:5050 --from mesos --format json
+      fairalloc import --kube --context prod --out prod.yaml
 
-    FILES are the system's own files: Kubernetes objects (multi-document YAML, 'kubectl get ... -o
-    json' lists, ConfigMaps that hold the configuration), YARN's fair-scheduler.xml, REST answers of
-    the YARN ResourceManager, the YuniKorn scheduler or the Mesos master. Capacity comes from Node
-    objects or node lists when given, else from the configuration, else from --capacity.
-    Anything not understood is a warning naming the file, the object and the field.
+    FILES are the system's own files (- reads standard input): Kubernetes objects (multi-document
+    YAML, 'kubectl get ... -o json' lists, ConfigMaps that hold the configuration), YARN's
+    fair-scheduler.xml, REST answers of the YARN ResourceManager, the YuniKorn scheduler or the
+    Mesos master. --url fetches those REST answers from the running system (told by which
+    endpoint answers, or --from); --kube lists nodes, pods and the scheduler's objects (Volcano
+    or Kueue) through the kubeconfig. Capacity comes from Node objects or node lists when given,
+    else from the configuration, else from --capacity. Anything not understood is a warning
+    naming the file (or URL), the object and the field.
     """
+    live = live_options(urls, kube, context, kubeconfig, **connection)
+    if not files and live is None:
+        raise FairallocError("nothing to import: give FILES, - (standard input), --url or --kube")
     target = output_path(out, "--out") if out else None
     stem = name or (target.stem if target else None)
-    case, found = import_files(list(files), system=system, capacity=capacity_option(capacity), name=stem)
+    case, found = import_files(list(files), system=system, capacity=capacity_option(capacity), name=stem, live=live)
     for line in found:
         warnings.warn(line, FairallocWarning, stacklevel=1)
     if target is not None:

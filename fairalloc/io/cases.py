@@ -1178,27 +1178,15 @@ def read_text_file(path: str | Path, needs: str, expected: str = "YAML") -> str:
     """
     path = Path(path)
     where = _file(path)
-    too_large = (
-        f"{where}: larger than {limits.MAX_FILE_BYTES // 2**20} MiB (fairalloc reads case, workload "
-        f"and trace files of at most {limits.MAX_FILE_BYTES // 2**20} MiB)"
-    )
+    too_large = too_large_message(where)
     try:
         info = path.stat()
         if stat.S_ISDIR(info.st_mode):
             raise CaseError(f"{where}: is a directory, not a file")
         if stat.S_ISREG(info.st_mode) and info.st_size > limits.MAX_FILE_BYTES:
             raise CaseError(too_large)
-        chunks, size = [], 0
         with path.open("rb") as stream:
-            while size <= limits.MAX_FILE_BYTES:
-                chunk = stream.read(min(_CHUNK, limits.MAX_FILE_BYTES + 1 - size))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-        if size > limits.MAX_FILE_BYTES:  # a device or a pipe (or a file that grew meanwhile)
-            raise CaseError(too_large)
-        text = b"".join(chunks).decode("utf-8")
+            text = read_limited(stream, too_large).decode("utf-8")
     except CaseError:
         raise
     except FileNotFoundError:
@@ -1214,6 +1202,36 @@ def read_text_file(path: str | Path, needs: str, expected: str = "YAML") -> str:
     if not text.strip():
         raise CaseError(f"{where}: empty file ({needs})")
     return text
+
+
+class Readable(typing.Protocol):
+    """What :func:`read_limited` reads: a binary file, a pipe, an HTTP answer."""
+
+    def read(self, size: int, /) -> bytes: ...
+
+
+def read_limited(stream: Readable, too_large: str) -> bytes:
+    """The bytes of ``stream`` (a file, a pipe, standard input, an HTTP answer), read in chunks up
+    to :data:`~fairalloc.core.limits.MAX_FILE_BYTES`; more than that is the :class:`CaseError`
+    ``too_large``, so no input makes fairalloc read without end."""
+    chunks, size = [], 0
+    while size <= limits.MAX_FILE_BYTES:
+        chunk = stream.read(min(_CHUNK, limits.MAX_FILE_BYTES + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    if size > limits.MAX_FILE_BYTES:  # a device or a pipe (or a file that grew meanwhile)
+        raise CaseError(too_large)
+    return b"".join(chunks)
+
+
+def too_large_message(where: str) -> str:
+    """The one line for an input larger than fairalloc reads."""
+    return (
+        f"{where}: larger than {limits.MAX_FILE_BYTES // 2**20} MiB (fairalloc reads case, workload "
+        f"and trace files of at most {limits.MAX_FILE_BYTES // 2**20} MiB)"
+    )
 
 
 def read_yaml_file(path: str | Path, needs: str) -> Any:

@@ -39,15 +39,23 @@ def detect(documents: list[Document]) -> str:
     return best
 
 
-def import_files(paths, *, system: str | None = None, capacity=None, name: str | None = None):
-    """The case mapping of ``paths`` (a system's own files) and the warnings found on the way."""
-    documents = read_documents(paths)
-    if not documents:
-        raise ImportFailed(f"{', '.join(str(p) for p in paths)}: no documents to import")
-    system = system or detect(documents)
+def import_files(paths, *, system: str | None = None, capacity=None, name: str | None = None, live=None):
+    """The case mapping of ``paths`` (a system's own files, ``-`` standard input) and of what
+    ``live`` (a :class:`~fairalloc.io.importers.live.Live`: URLs, a Kubernetes cluster) reads, and
+    the warnings found on the way."""
     notes = Notes()
+    documents = read_documents(paths)
+    if live is not None:
+        from fairalloc.io.importers import live as reader  # urllib3 and kubernetes only when asked
+
+        documents += reader.documents(live, system, notes)
+    sources = [*paths, *(live.names if live is not None else [])]
+    if not documents:
+        raise ImportFailed(f"{', '.join(str(p) for p in sources)}: no documents to import")
+    system = system or detect(documents)
     draft = importer(system).convert(documents, notes)
-    case = finish(draft, name=name or default_name(paths), capacity=capacity, notes=notes)
+    stem = default_name(paths) if paths or live is None else live.names[0]
+    case = finish(draft, name=name or stem, capacity=capacity, notes=notes)
     return case, notes.warnings
 
 

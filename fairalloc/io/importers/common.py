@@ -19,13 +19,17 @@ from typing import Any
 from xml.etree.ElementTree import Element
 
 from fairalloc.core.errors import CaseError, excerpt, one_line
-from fairalloc.io.cases import _file, read_text_file, read_yaml_documents
+from fairalloc.io.cases import _file, read_limited, read_text_file, read_yaml_documents, too_large_message
 from fairalloc.io.quantities import Percent, parse_kube, tidy
 
 __all__ = [
     "ImportFailed",
     "Document",
+    "STDIN",
     "read_documents",
+    "read_stdin",
+    "parse_text",
+    "parse_json",
     "embedded",
     "Notes",
     "Draft",
@@ -93,15 +97,40 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+#: the file name that stands for standard input (``kubectl get nodes -o json | fairalloc import -``)
+STDIN = "-"
+
+
 def read_documents(paths) -> list[Document]:
-    """The documents of ``paths``: XML, JSON or (multi-document) YAML, told apart by their first
-    character; a Kubernetes list (``kind: List``, ``PodList``, ...) becomes one document per item."""
+    """The documents of ``paths`` (``-``: standard input): XML, JSON or (multi-document) YAML, told
+    apart by their first character; a Kubernetes list (``kind: List``, ``PodList``, ...) becomes one
+    document per item."""
     documents: list[Document] = []
+    if [str(p) for p in paths].count(STDIN) > 1:
+        raise ImportFailed("-: standard input is given more than once (it can be read once)")
     for path in paths:
+        if str(path) == STDIN:
+            documents += parse_text(read_stdin(), "stdin")
+            continue
         where = _file(path)
         text = read_text_file(path, "nothing to import", expected="YAML, JSON or XML")
         documents += parse_text(text, where)
     return documents
+
+
+def read_stdin() -> str:
+    """The text of standard input, bounded as a file is (what a pipe gives: ``kubectl``, ``curl``)."""
+    import sys
+
+    try:
+        text = read_limited(sys.stdin.buffer, too_large_message("stdin")).decode("utf-8")
+    except UnicodeDecodeError:
+        raise ImportFailed("stdin: not text (expected YAML, JSON or XML)") from None
+    except OSError as exc:
+        raise ImportFailed(f"stdin: cannot read: {exc.strerror or one_line(exc, 200)}") from None
+    if not text.strip():
+        raise ImportFailed("stdin: empty (nothing to import)")
+    return text
 
 
 def parse_text(text: str, where: str, index: int = 0) -> list[Document]:
@@ -109,7 +138,7 @@ def parse_text(text: str, where: str, index: int = 0) -> list[Document]:
     if head == "<":
         return [Document(where, index, _xml(text, where), "xml")]
     if head in ("{", "["):
-        return _expanded([Document(where, index, _json(text, where), "json")])
+        return _expanded([Document(where, index, parse_json(text, where), "json")])
     try:
         data = read_yaml_documents(text, where)
     except CaseError as exc:
@@ -117,7 +146,8 @@ def parse_text(text: str, where: str, index: int = 0) -> list[Document]:
     return _expanded([Document(where, index + k, d, "yaml") for k, d in enumerate(data)])
 
 
-def _json(text: str, where: str) -> Any:
+def parse_json(text: str, where: str) -> Any:
+    """JSON text, its non-integers exact (:class:`~decimal.Decimal`); every problem one line at ``where``."""
     try:
         return json.loads(text, parse_float=Decimal, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
@@ -325,4 +355,7 @@ def _number(value: Decimal | Percent | float | int) -> int | float | str:
 
 
 def default_name(paths) -> str:
-    return Path(str(paths[0])).stem if paths else "imported"
+    """The case's name when none is given: the first file's stem (``stdin`` for ``-``)."""
+    if not paths:
+        return "imported"
+    return "stdin" if str(paths[0]) == STDIN else Path(str(paths[0])).stem
