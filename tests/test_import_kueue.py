@@ -172,8 +172,9 @@ def test_one_flavor_keeps_the_name_several_flavors_split_the_resource():
     assert user["request"] == {"nvidia.com/gpu@a100": 2, "nvidia.com/gpu@t4": 6}
     assert user["usage"] == {"nvidia.com/gpu@t4": 6}
     assert draft.units["nvidia.com/gpu@a100"] == "count"
-    assert len(warnings) == 1 and "nvidia.com/gpu@a100, nvidia.com/gpu@t4" in warnings[0]
+    assert len(warnings) == 2 and "nvidia.com/gpu@a100, nvidia.com/gpu@t4" in warnings[0]
     assert warnings[0].startswith("quotas: nvidia.com/gpu: flavors: 2 flavors (a100, t4)")
+    assert warnings[1].startswith("flavors: a100, t4: ResourceFlavor: not in the files")
 
 
 def test_nodes_give_the_capacity_per_flavor_by_the_flavors_node_labels():
