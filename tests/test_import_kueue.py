@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from fairalloc.core import registry
 from fairalloc.io.cases import parse_case
-from fairalloc.io.importers import import_files, kueue
+from fairalloc.io.importers import import_files, kueue, kueue_flavors
 from fairalloc.io.importers.common import Document, ImportFailed, Notes, read_documents
 from fairalloc.io.quantities import format_kube
 from fairalloc.models.kueue import simulate
@@ -434,3 +434,223 @@ def test_generated_trees_come_back_with_their_numbers(tree):
             totals[r] = totals.get(r, Decimal(0)) + nominal
     assert draft.capacity == {r: v for r, v in totals.items() if v > 0 or any(r in t for t in numbers.values())}
     assert np.isfinite([float(v) for v in draft.capacity.values()]).all()
+
+
+# -- flavor assignment: flavorassigner_test.go's TestAssignFlavors, ported ----------------------
+# kubernetes-sigs/kueue ff69552e79ad21652c36caa97038382e55625cf7, pkg/scheduler/flavorassigner/
+# flavorassigner_test.go: each test names its row; the quotas, usage and request are the row's (cpu in
+# cores), and the flavor (and mode) are what the row wants.
+D = Decimal
+
+
+def _assigner_tree(cq_quotas, secondary=None, usage=None, secondary_usage=None):
+    """ClusterQueue "cq" (and "secondary") in "test-cohort" when ``secondary`` is given, else alone;
+    quotas ``{(flavor, resource): (nominal, borrowing, lending)}``; usage as admitted workloads'."""
+    parent = {"cq": "test-cohort" if secondary is not None else None}
+    quotas = {"cq": cq_quotas}
+    if secondary is not None:
+        parent |= {"test-cohort": None, "secondary": "test-cohort"}
+        quotas["secondary"] = secondary
+    tree = kueue_flavors.Tree(parent, quotas)
+    for node, used in (("cq", usage), ("secondary", secondary_usage)):
+        for fr, amount in (used or {}).items():
+            tree.add_usage(node, fr, D(amount))
+    return tree
+
+
+def _q(nominal, borrowing=None, lending=None):
+    return (D(nominal), None if borrowing is None else D(borrowing), None if lending is None else D(lending))
+
+
+_ONE_TWO = {("one", "pods"): _q(10), ("one", "cpu"): _q(10), ("two", "pods"): _q(10), ("two", "cpu"): _q(10)}
+_BORROW_ONE = {("one", "pods"): _q(10), ("one", "cpu"): _q(10, borrowing=1), ("two", "pods"): _q(10)}
+_NINE_CPUS = {"cpu": D(9), "pods": D(1)}
+
+
+@pytest.mark.parametrize(
+    "row, quotas, secondary, fungibility, flavor, mode",
+    [
+        ("preempt before try next flavor", _ONE_TWO, None,
+         kueue_flavors.Fungibility("MayStopSearch", "MayStopSearch"), "one", (kueue_flavors.PREEMPT, 0)),
+        ("preempt try next flavor", _ONE_TWO, None, kueue_flavors.Fungibility(), "two", (kueue_flavors.FIT, 0)),
+        ("borrow try next flavor, found the first flavor", {**_BORROW_ONE, ("two", "cpu"): _q(1)},
+         {("one", "cpu"): _q(1)}, kueue_flavors.Fungibility("TryNextFlavor", "TryNextFlavor"), "one",
+         (kueue_flavors.FIT, 1)),
+        ("borrow try next flavor, found the second flavor", {**_BORROW_ONE, ("two", "cpu"): _q(10)},
+         {("one", "cpu"): _q(1)}, kueue_flavors.Fungibility("TryNextFlavor", "TryNextFlavor"), "two",
+         (kueue_flavors.FIT, 0)),
+        ("borrow before try next flavor", {**_BORROW_ONE, ("two", "cpu"): _q(10)}, {("one", "cpu"): _q(1)},
+         kueue_flavors.Fungibility(), "one", (kueue_flavors.FIT, 1)),
+    ],
+)  # fmt: skip
+def test_flavor_fungibility_rows_of_test_assign_flavors(row, quotas, secondary, fungibility, flavor, mode):
+    """Usage 2 CPUs of flavor one; a pod set of one pod asking 9 CPUs.  Within one's 10 CPUs with
+    nothing borrowed it would fit; here 2 + 9 > 10: preemption within the ClusterQueue (its nominal
+    quota holds 9), or borrowing 1 from the secondary ClusterQueue's flavor one."""
+    tree = _assigner_tree(quotas, secondary, usage={("one", "cpu"): 2})
+    got = tree.assign("cq", ["one", "two"], _NINE_CPUS, {}, fungibility)
+    assert got == (flavor, mode), row
+
+
+def test_not_enough_space_to_borrow_and_multiple_specs_fits_borrowing():
+    """ "not enough space to borrow": 1 CPU of its own, the secondary lends none of its 10 (lending
+    limit 0) and uses 9: 2 CPUs never fit (maximum capacity 1).  "multiple specs, fits borrowing":
+    nominal 2 CPUs (borrowing limit 98) and 2Gi beside a secondary with 198 of each; a driver of 4
+    CPUs and 1Gi and a worker of 6 CPUs and 4Gi both fit borrowing (level 1), the worker counted on
+    top of the driver (``assignmentUsage``)."""
+    tree = _assigner_tree({("one", "cpu"): _q(1)}, {("one", "cpu"): _q(10, lending=0)},
+                          secondary_usage={("one", "cpu"): 9})  # fmt: skip
+    assert tree.assign("cq", ["one"], {"cpu": D(2)}, {}, kueue_flavors.Fungibility())[0] is None
+    gi = D(2**30)
+    tree = _assigner_tree(
+        {("default", "cpu"): _q(2, borrowing=98), ("default", "memory"): _q(2 * gi)},
+        {("default", "cpu"): _q(198), ("default", "memory"): _q(198 * gi)},
+    )
+    driver = tree.assign("cq", ["default"], {"cpu": D(4), "memory": gi}, {}, kueue_flavors.Fungibility())
+    assumed = {("default", "cpu"): D(4), ("default", "memory"): gi}
+    worker = tree.assign("cq", ["default"], {"cpu": D(6), "memory": 4 * gi}, assumed, kueue_flavors.Fungibility())
+    assert driver == worker == ("default", (kueue_flavors.FIT, 1))
+
+
+def _flavor(name, labels=None, taints=None, **spec):
+    body = {**({"nodeLabels": labels} if labels else {}), **({"nodeTaints": taints} if taints else {}), **spec}
+    return {"apiVersion": B2, "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": body}
+
+
+def _cpu_flavors(*named):
+    """One resource group covering cpu, a flavor per ``(name, nominal)``."""
+    return {"coveredResources": ["cpu"], "flavors": [
+        {"name": f, "resources": [{"name": "cpu", "nominalQuota": n}]} for f, n in named]}  # fmt: skip
+
+
+def test_the_importer_skips_a_tainted_flavor_and_one_the_node_selector_excludes():
+    """ "multiple flavors, fits while skipping tainted flavor" (3 CPUs, flavor tainted instance=spot:
+    NoSchedule first: two) and "multiple flavors, fits a node selector" (1 CPU, nodeSelector
+    type=two and a key no flavor has, and node affinity on a key no flavor has, both ignored: two)."""
+    taint = [{"key": "instance", "value": "spot", "effect": "NoSchedule"}]
+    wl = workload("ns", "w", "q", 1, cpu="3")
+    draft, warnings = _convert(_flavor("tainted", taints=taint), _flavor("two", {"type": "two"}),
+                               cq("a", _cpu_flavors(("tainted", 4), ("two", 4))), lq("ns", "q", "a"), wl)  # fmt: skip
+    assert draft.users["a"]["request"] == {"cpu@two": 3} and len(warnings) == 1  # the flavors warning
+    selective = workload("ns", "w", "q", 1, cpu="1")
+    pod = selective["spec"]["podSets"][0]["template"]["spec"]
+    pod["nodeSelector"] = {"type": "two", "ignored1": "foo"}
+    term = {"matchExpressions": [{"key": "ignored2", "operator": "In", "values": ["bar"]}]}
+    required = {"nodeSelectorTerms": [term]}
+    pod["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
+    one_two = (_flavor("one", {"type": "one"}), _flavor("two", {"type": "two"}),
+               cq("a", _cpu_flavors(("one", 4), ("two", 4))), lq("ns", "q", "a"))  # fmt: skip
+    draft, warnings = _convert(*one_two, selective)
+    assert draft.users["a"]["request"] == {"cpu@two": 1} and len(warnings) == 1
+    term["matchExpressions"][0]["key"] = "type"  # now the affinity names a flavor's label: not matched, a warning
+    _, warnings = _convert(*one_two, selective)
+    assert any("required node affinity is not matched" in w for w in warnings)
+
+
+def test_a_flavors_toleration_lets_tainted_pods_in_and_no_usable_flavor_is_never_admitted():
+    taint = [{"key": "instance", "value": "spot", "effect": "NoSchedule"}]
+    tolerated = _flavor("spot", taints=taint, tolerations=[{"key": "instance", "operator": "Equal", "value": "spot",
+                                                           "effect": "NoSchedule"}])  # fmt: skip
+    draft, _ = _convert(tolerated, cq("a", _cpu_flavors(("spot", 4))), lq("ns", "q", "a"),
+                        workload("ns", "w", "q", 1, cpu="1"))  # fmt: skip
+    assert draft.users["a"]["request"] == {"cpu": 1}
+    draft, warnings = _convert(_flavor("spot", taints=taint), cq("a", _cpu_flavors(("spot", 4))), lq("ns", "q", "a"),
+                               workload("ns", "w", "q", 1, cpu="1"), file="k.yaml")  # fmt: skip
+    assert "request" not in draft.users["a"]
+    assert warnings == ["k.yaml (document 4): Workload/ns/w: spec.podSets: no flavor of ClusterQueue a (spot) "
+                        "admits its pods (the flavors' taints and node labels): Kueue never admits it, not "
+                        "counted"]  # fmt: skip
+
+
+def test_pending_workloads_spill_over_to_the_next_flavor_in_file_order():
+    """Reservation 4 CPUs, on-demand 8, spot 16 (the order of Kueue's concurrent-admission example);
+    five pending jobs of 3 CPUs: the first on reservation (3 of 4; 3 more do not fit there), the
+    next two on on-demand (6 of 8), the last two on spot."""
+    group = _cpu_flavors(("reservation", 4), ("on-demand", 8), ("spot", 16))
+    wls = [workload("ns", f"w{k}", "q", 1, cpu="3") for k in range(5)]
+    draft, _ = _convert(cq("a", group), lq("ns", "q", "a"), *wls)
+    assert draft.users["a"]["request"] == {"cpu@reservation": 3, "cpu@on-demand": 6, "cpu@spot": 6}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 12), min_size=1, max_size=3), st.lists(st.integers(1, 9), min_size=1, max_size=8))
+def test_a_lone_cluster_queue_gives_the_first_flavor_with_enough_unused_quota(nominals, requests):
+    """cluster_queue.md: "Kueue assigns the first flavor ... that has enough unused nominalQuota";
+    a request no flavor has room for now waits for the first flavor whose quota could hold it (a
+    request larger than every flavor is charged to the first).  Computed here by hand, in order."""
+    names = [f"f{k}" for k in range(len(nominals))]
+    draft, _ = _convert(cq("a", _cpu_flavors(*zip(names, nominals))), lq("ns", "q", "a"),
+                        *(workload("ns", f"w{k}", "q", 1, cpu=str(r)) for k, r in enumerate(requests)))  # fmt: skip
+    free = dict(zip(names, nominals))
+    expected: dict[str, int] = {}
+    for r in requests:
+        fits = [f for f in names if free[f] >= r]
+        flavor = fits[0] if fits else next((f for f in names if dict(zip(names, nominals))[f] >= r), names[0])
+        if fits:
+            free[flavor] -= r
+        key = f"cpu@{flavor}" if len(names) > 1 else "cpu"
+        expected[key] = expected.get(key, 0) + r
+    assert draft.users["a"]["request"] == expected
+
+
+# -- serving workloads ----------------------------------------------------------------------------
+def _serving(kind, name, spec, status=None, group="apps/v1"):
+    data = {"apiVersion": group, "kind": kind, "spec": spec,
+            "metadata": {"name": name, "namespace": "ns", "labels": {kueue.QUEUE_LABEL: "q"}}}  # fmt: skip
+    if status is not None:
+        data["status"] = status
+    return data
+
+
+def test_deployments_statefulsets_and_leader_worker_sets_are_the_workloads_kueue_makes_of_them():
+    """A Deployment of 3 replicas of 1 CPU, 1 ready: 3 one-pod workloads, 1 admitted.  A StatefulSet
+    of 2 replicas of 2 CPUs with a ready replica: one admitted group of 4 CPUs.  A LeaderWorkerSet of
+    2 groups of size 3, leader 1 CPU and workers 2 CPUs, none ready: 2 x (1 + 2 x 2) = 10 CPUs
+    pending.  Request 3 + 4 + 10 = 17, usage 1 + 4 = 5; pods 3 + 2 + 6 = 11 of which 1 + 2 admitted."""
+    quota = {"coveredResources": ["cpu", "pods"], "flavors": [{"name": "default", "resources": [
+        {"name": "cpu", "nominalQuota": 100}, {"name": "pods", "nominalQuota": 100}]}]}  # fmt: skip
+    lws = {"replicas": 2, "leaderWorkerTemplate": {"size": 3, "leaderTemplate": template(cpu="1"),
+                                                   "workerTemplate": template(cpu="2")}}  # fmt: skip
+    draft, warnings = _convert(
+        cq("a", quota), lq("ns", "q", "a"),
+        _serving("Deployment", "web", {"replicas": 3, "template": template(cpu="1")}, {"readyReplicas": 1}),
+        _serving("StatefulSet", "db", {"replicas": 2, "template": template(cpu="2")}, {"readyReplicas": 1}),
+        _serving("LeaderWorkerSet", "llm", lws, group="leaderworkerset.x-k8s.io/v1"),
+    )  # fmt: skip
+    assert warnings == []
+    assert draft.users["a"]["request"] == {"cpu": 17, "pods": 11}
+    assert draft.users["a"]["usage"] == {"cpu": 5, "pods": 3}
+    assert kueue.detect(_docs(_serving("Deployment", "web", {}))) == 1
+
+
+def test_a_leader_worker_set_without_a_leader_template_is_one_pod_set_of_size_pods():
+    lws = {"leaderWorkerTemplate": {"size": 4, "workerTemplate": template(cpu="1")}}
+    draft, _ = _convert(cq("a", _quota("cpu", 10)), lq("ns", "q", "a"),
+                        _serving("LeaderWorkerSet", "w", lws, group="leaderworkerset.x-k8s.io/v1"))  # fmt: skip
+    assert draft.users["a"]["request"] == {"cpu": 4}  # replicas default to 1
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ({"replicas": -1}, "spec.replicas: must be a whole number >= 0 (got -1)"),
+        ({"replicas": "two"}, "spec.replicas: must be a whole number >= 0 (got 'two')"),
+        ({"template": [1]}, "spec.template: must be a mapping (got [1])"),
+    ],
+)
+def test_a_bad_serving_object_is_one_line(spec, message):
+    with pytest.raises(ImportFailed) as failed:
+        _convert(cq("a", _quota("cpu", 4)), _serving("Deployment", "d", spec), file="k.yaml")
+    assert str(failed.value) == f"k.yaml (document 2): Deployment/ns/d: {message}"
+
+
+def test_resource_flavor_fields_not_modelled_are_warnings():
+    flavor = _flavor("tas", {"pool": "a"}, topologyName="default", nodeAffinity={})
+    _, warnings = _convert(flavor, file="rf.yaml")
+    assert warnings == [
+        "rf.yaml: ResourceFlavor/tas: spec.topologyName: default: Topology Aware Scheduling (where in the topology "
+        "pods go) is not modelled: the flavor's quota is read as one pool",
+        "rf.yaml: ResourceFlavor/tas: spec.nodeAffinity: not a ResourceFlavor field fairalloc knows: not read",
+    ]
+    with pytest.raises(ImportFailed, match=r"rf.yaml: ResourceFlavor/x: spec.nodeTaints: must be a list"):
+        _convert(_flavor("x", nodeTaints={"key": "a"}), file="rf.yaml")

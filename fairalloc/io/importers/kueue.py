@@ -738,8 +738,8 @@ def _unmodelled_selection(seen: _Import, doc: Document, pod: dict, group: list[s
         seen.missing_flavors.update(missing)
         seen.notes.warn("flavors", ", ".join(missing), "ResourceFlavor", "not in the files: read as flavors without "
                         "node labels or taints (Kueue admits nothing to a flavor it does not have)")  # fmt: skip
-    affinity = (pod.get("affinity") or {}).get("nodeAffinity") or {}
-    if affinity.get("requiredDuringSchedulingIgnoredDuringExecution"):
+    keys = {k for f in group if f in seen.flavors for k in (_spec(seen.flavors[f]).get("nodeLabels") or {})}
+    if keys & flavors_.affinity_keys(pod):  # Kueue ignores the terms on keys no flavor has (flavorSelector)
         seen.notes.warn(doc, doc.label, "spec.podSets", "required node affinity is not matched against the flavors' "
                         "node labels (nodeSelector is): the flavor is chosen without it")  # fmt: skip
 

@@ -259,6 +259,20 @@ def tolerated(taint: dict, tolerations: list) -> bool:
     return False
 
 
+def affinity_keys(pod_spec: dict) -> set[str]:
+    """The node label keys a pod's required node affinity names."""
+    affinity = (pod_spec.get("affinity") or {}).get("nodeAffinity") or {}
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
+    return {
+        str(e.get("key"))
+        for t in (terms if isinstance(terms, list) else [])
+        if isinstance(t, dict)
+        for e in t.get("matchExpressions") or []
+        if isinstance(e, dict)
+    }
+
+
 def flavor_admits(flavor_spec: dict, pod_spec: dict) -> bool:
     """``checkFlavorForPodSets`` without node affinity: every ``NoSchedule`` / ``NoExecute`` taint
     of the flavor tolerated (the pod's tolerations and the flavor's), and the pod's
@@ -273,4 +287,4 @@ def flavor_admits(flavor_spec: dict, pod_spec: dict) -> bool:
     return all(str(labels[k]) == str(v) for k, v in selector.items() if k in labels)
 
 
-__all__ = ["FIT", "NO_FIT", "PREEMPT", "Fungibility", "Mode", "Tree", "flavor_admits", "tolerated"]
+__all__ = ["FIT", "NO_FIT", "PREEMPT", "Fungibility", "Mode", "Tree", "affinity_keys", "flavor_admits", "tolerated"]
