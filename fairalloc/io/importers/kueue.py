@@ -282,6 +282,10 @@ def _cluster_queue(seen: _Import, doc: Document, name: str, version: str) -> Non
     node.weight = _weight(doc, spec)
     _resource_groups(seen, doc, spec, node)
     node.fungibility = _fungibility(seen, doc, spec)
+    if spec.get("concurrentAdmissionPolicy"):
+        seen.notes.warn(doc, doc.label, "spec.concurrentAdmissionPolicy", "concurrent admission (a workload pursues "
+                        "several flavors at once and migrates to a more preferred one as it frees up) is not "
+                        "modelled: each pending workload gets the one flavor the flavor assigner gives it")  # fmt: skip
     stop = spec.get("stopPolicy")
     if stop not in (None, "None"):
         seen.notes.warn(doc, doc.label, "spec.stopPolicy", f"{stop}: Kueue admits nothing new to this ClusterQueue; "
@@ -955,8 +959,9 @@ def _matches(node: Document, labels: dict) -> bool:
 
 # -- description --------------------------------------------------------------------------------
 def _description(seen: _Import, draft: Draft) -> list[str]:
-    order = ("ClusterQueue", "Cohort", "implicit Cohort", "LocalQueue", "ResourceFlavor", "Job", "admitted Workload",
-             "pending Workload", "finished Workload", "Pod", "Node", "Configuration")  # fmt: skip
+    order = ("ClusterQueue", "Cohort", "implicit Cohort", "LocalQueue", "ResourceFlavor", "Job", "Deployment",
+             "StatefulSet", "LeaderWorkerSet", "admitted Workload", "pending Workload", "finished Workload", "Pod",
+             "Node", "Configuration")  # fmt: skip
     parts = [f"{seen.counts[k]} {k}{'s' if seen.counts[k] != 1 else ''}" for k in order if seen.counts.get(k)]
     out = [f"Read {', '.join(parts)}." if parts else "Read nothing Kueue knows."]
     if draft.capacity_from == "configuration":
