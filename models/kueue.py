@@ -29,6 +29,12 @@ weights", "Nominal-first admission ordering"):
   then (3) with the highest priority (``PrioritySortingWithinCohort``, on by default), then (4)
   FIFO.  Only siblings are compared, each with its own share.
 
+Kueue's quotas are per (flavor, resource); the Kueue importer names a resource given in several
+flavors ``resource@flavor`` (``cpu@spot``), and the share adds a resource's flavors up, as
+``dominantResourceShare`` (``borrowing[fr.Resource]``) and ``calculateLendable`` do: what is
+borrowed over the flavors of ``cpu``, over what the parent could lend of them all
+(:func:`kueue_resource`; ``TestDominantResourceShare``'s "multiple flavors").
+
 So unlike DRF, a share counts only what a queue uses *above* its nominal quota, over what the
 parent cohort could lend it (quotas, not the cluster's capacity: Kueue never sees the capacity),
 and it is compared only among siblings of the cohort tree.
@@ -59,6 +65,8 @@ shares equal (a child cohort's share is that of its subtree's usage), the lowest
     U_j(v) <= SubtreeQuota_j(v) + borrowingLimit_j(v)   (every node with a borrowing limit)
 
 until a queue's request is met or a constraint it feeds becomes tight (then it stops: the events).
+A queue's response to a level inverts its share: per Kubernetes resource, the largest ``x_i`` whose
+borrowing summed over the resource's flavors stays within the level (:func:`_largest_within`).
 The capacity in ``resources`` is not a constraint: Kueue admits against quotas only, so a tree
 whose quotas exceed the capacity is entitled beyond it (``info["warnings"]`` says so).  ``limit``
 (no Kueue field) is ignored.  A queue case's leaf without a group is a ClusterQueue without a

@@ -5,7 +5,8 @@ the API types of ``apis/kueue/v1beta1`` and ``apis/kueue/v1beta2`` (``clusterque
 ``cohort_types.go``, ``localqueue_types.go``, ``resourceflavor_types.go``, ``workload_types.go``,
 ``fairsharing_types.go``), the Cohort of ``apis/kueue/v1alpha1/cohort_types.go`` before
 "Promote Cohort API to v1beta1" (#5595), and ``site/content/en/docs/concepts/cluster_queue.md`` and
-``cohort.md`` for the meaning of the quotas.
+``cohort.md`` for the meaning of the quotas; ``pkg/scheduler/flavorassigner/flavorassigner.go``
+(:mod:`.kueue_flavors`) and ``pkg/controller/jobs`` (:mod:`.kueue_workloads`).
 
 How the case reads them (``models/kueue.py``, which computes Kueue's fair sharing on it):
 
@@ -23,20 +24,33 @@ How the case reads them (``models/kueue.py``, which computes Kueue's fair sharin
   ``findFlavorForPodSets``): it is not counted, with a warning (pods: the resource is left out);
 * **flavors**: Kueue's quota is per (flavor, resource).  A resource that only one flavor provides
   anywhere in the files keeps its name (``cpu``).  A resource that several flavors provide becomes
-  one resource per flavor, ``<resource>@<flavor>`` (``nvidia.com/gpu@a100``), with a warning: an
-  admitted workload is charged to the flavor its admission names, but a pending one to the first
-  flavor of its ClusterQueue that covers the resource, where Kueue would try the flavors in order
-  and take the first that fits (``flavorFungibility``), which fairalloc cannot model;
+  one resource per flavor, ``<resource>@<flavor>`` (``nvidia.com/gpu@a100``; neither Kubernetes
+  resource names nor flavor names have an ``@``), with a warning; ``models/kueue.py`` adds a
+  resource's flavors up in the share, as Kueue does.  An admitted workload is charged to the
+  flavors its admission names (the first flavor of its ClusterQueue where it names none); the
+  pending ones, one at a time in file order, to the flavor Kueue's flavor assigner would give
+  each from the usage so far (:mod:`.kueue_flavors`: ``flavorassigner.go``,
+  ``findFlavorForPodSets``, with the ClusterQueue's ``flavorFungibility`` and ``preemption``, and
+  the ResourceFlavors' ``nodeTaints``, ``tolerations`` and ``nodeLabels`` against the pod's
+  tolerations and ``nodeSelector``), and those that fit count in the usage later ones find.  One
+  that fits no flavor now waits for the first whose quota could ever hold it; one that no flavor
+  admits (taints, labels) is never admitted: not counted, with a warning.  Not modelled, with a
+  warning: Kueue's order among pending workloads (priority, fair sharing), required node
+  affinity on a flavor's label keys, a flavor's ``topologyName`` (Topology Aware Scheduling), a
+  ClusterQueue's ``concurrentAdmissionPolicy``, and a flavor missing from the files (read as one
+  without labels or taints);
 * **requests and usage**: a Workload (``spec.queueName``, a LocalQueue of the workload's namespace,
   whose ``spec.clusterQueue`` is the queue) asks ``count`` times its pod template's request
   (Kubernetes' rule: :func:`fairalloc.io.importers.kubernetes.pod_request`) per pod set, plus
-  ``count`` ``pods`` when the ClusterQueue has a ``pods`` quota (Kueue counts pods itself).  An
+  ``count`` ``pods`` when the ClusterQueue has a ``pods`` quota (Kueue counts pods itself).  Jobs,
+  Deployments, StatefulSets and LeaderWorkerSets labelled ``kueue.x-k8s.io/queue-name`` are the
+  Workloads Kueue's integrations make of them (:mod:`.kueue_workloads`).  An
   admitted one (``status.admission`` or condition ``Admitted``/``QuotaReserved`` true) counts in
   ``usage`` and ``request`` (``status.admission.podSetAssignments[].resourceUsage`` when given,
   minus ``status.reclaimablePods``), a pending one in ``request``; finished (``Finished``) and
   deactivated (``spec.active: false``) ones in neither.  Without Workloads, pods labelled
   ``kueue.x-k8s.io/queue-name`` (a LocalQueue of their namespace) count by
-  :func:`fairalloc.io.importers.kubernetes.pods_by_queue`;
+  :func:`fairalloc.io.importers.kubernetes.pods_by_queue`, on their ClusterQueue's first flavor;
 * **capacity**: Kueue never sees the cluster's capacity.  With Node objects it is their allocatable
   total (per flavor ``<resource>@<flavor>``: the nodes that match the ResourceFlavor's
   ``spec.nodeLabels``); without, the sum of every nominal quota over the whole cohort forest
@@ -44,9 +58,9 @@ How the case reads them (``models/kueue.py``, which computes Kueue's fair sharin
 * ignored, because they do not change the entitlement ``models/kueue.py`` defines (the
   fair-sharing equilibrium of the admission loop from an empty cluster): ``namespaceSelector``,
   ``queueingStrategy``, ``preemption`` (how that equilibrium is restored when workloads arrive out
-  of order), ``admissionChecks``, ``admissionChecksStrategy``, ``admissionScope`` and a
-  LocalQueue's fair sharing (both order workloads inside one ClusterQueue),
-  ``concurrentAdmissionPolicy``, ``flavorFungibility`` (covered by the flavors warning).  A
+  of order; the flavor assigner reads whether the queue may preempt while borrowing),
+  ``admissionChecks``, ``admissionChecksStrategy``, ``admissionScope`` and a LocalQueue's fair
+  sharing (both order workloads inside one ClusterQueue).  A
   ``stopPolicy`` other than ``None`` is a warning; every other field is a warning.
 
 Units (the importers' convention): Kubernetes resource names, ``cpu`` in cores, ``memory``,
