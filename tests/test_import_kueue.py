@@ -654,3 +654,28 @@ def test_resource_flavor_fields_not_modelled_are_warnings():
     ]
     with pytest.raises(ImportFailed, match=r"rf.yaml: ResourceFlavor/x: spec.nodeTaints: must be a list"):
         _convert(_flavor("x", nodeTaints={"key": "a"}), file="rf.yaml")
+
+
+def test_assign_multiple_resources_and_flavors_of_test_schedule():
+    """kubernetes-sigs/kueue ff69552e, pkg/scheduler/scheduler_test.go, TestSchedule, "assign multiple
+    resources and flavors": ClusterQueue eng-beta (on-demand cpu 50, borrowing limit 10; spot cpu 0,
+    borrowing limit 100; model-a gpu 20) beside eng-alpha (on-demand 50, spot 100, borrowing limit
+    0) in cohort eng.  Pod set one, 10 pods of 6 CPUs and 1 GPU, gets on-demand by borrowing 10
+    (60 <= 50 + 10); pod set two, 40 pods of 1 CPU, cannot add 40 on-demand CPUs to those 60 and gets
+    spot, all of it borrowed from eng-alpha: the admission the row wants, on-demand 60, spot 40,
+    model-a 10."""
+
+    def flavor(name, resource, nominal, borrowing):
+        return {"name": name, "resources": [{"name": resource, "nominalQuota": nominal, "borrowingLimit": borrowing}]}
+
+    def cpu_group(*flavors):
+        return {"coveredResources": ["cpu"], "flavors": list(flavors)}
+
+    beta = cq("eng-beta", cpu_group(flavor("on-demand", "cpu", 50, 10), flavor("spot", "cpu", 0, 100)),
+              {"coveredResources": ["example.com/gpu"], "flavors": [flavor("model-a", "example.com/gpu", 20, 0)]},
+              cohort="eng")  # fmt: skip
+    alpha = cq("eng-alpha", cpu_group(flavor("on-demand", "cpu", 50, 50), flavor("spot", "cpu", 100, 0)), cohort="eng")
+    new = workload("eng-beta", "new", "main", 10, cpu="6", **{"example.com/gpu": "1"})
+    new["spec"]["podSets"].append({"name": "two", "count": 40, "template": template(cpu="1")})
+    draft, _ = _convert(alpha, beta, lq("eng-beta", "main", "eng-beta"), new)
+    assert draft.users["eng-beta"]["request"] == {"cpu@on-demand": 60, "example.com/gpu": 10, "cpu@spot": 40}
