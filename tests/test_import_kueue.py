@@ -679,3 +679,20 @@ def test_assign_multiple_resources_and_flavors_of_test_schedule():
     new["spec"]["podSets"].append({"name": "two", "count": 40, "template": template(cpu="1")})
     draft, _ = _convert(alpha, beta, lq("eng-beta", "main", "eng-beta"), new)
     assert draft.users["eng-beta"]["request"] == {"cpu@on-demand": 60, "example.com/gpu": 10, "cpu@spot": 40}
+
+
+def test_labelled_pods_are_single_pod_workloads_given_flavors_like_any_other():
+    """Flavors a (2 CPUs) then b (4).  A Running pod of 1 CPU is admitted (on a, the first flavor:
+    a pod names none).  Three Pending pods of 1.5 CPUs: the first finds 1 CPU unused on a (a
+    preemption mode: the next flavor is tried) and fits b, so does the second (3 <= 4); the third
+    fits neither now, both by preemption alike, and stays on the first, a."""
+
+    def pod(name, phase, cpu):
+        return {"apiVersion": "v1", "kind": "Pod", "status": {"phase": phase},
+                "metadata": {"name": name, "namespace": "ns", "labels": {kueue.QUEUE_LABEL: "q"}},
+                "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}}  # fmt: skip
+
+    pods = [pod("run", "Running", "1"), *(pod(f"wait{k}", "Pending", "1500m") for k in range(3))]
+    draft, _ = _convert(cq("a", _cpu_flavors(("a", 2), ("b", 4))), lq("ns", "q", "a"), *pods)
+    assert draft.users["a"]["usage"] == {"cpu@a": 1}
+    assert draft.users["a"]["request"] == {"cpu@a": D("2.5"), "cpu@b": 3}

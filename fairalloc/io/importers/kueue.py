@@ -49,8 +49,8 @@ How the case reads them (``models/kueue.py``, which computes Kueue's fair sharin
   ``usage`` and ``request`` (``status.admission.podSetAssignments[].resourceUsage`` when given,
   minus ``status.reclaimablePods``), a pending one in ``request``; finished (``Finished``) and
   deactivated (``spec.active: false``) ones in neither.  Without Workloads, pods labelled
-  ``kueue.x-k8s.io/queue-name`` (a LocalQueue of their namespace) count by
-  :func:`fairalloc.io.importers.kubernetes.pods_by_queue`, on their ClusterQueue's first flavor;
+  ``kueue.x-k8s.io/queue-name`` (a LocalQueue of their namespace) are the Workloads of Kueue's pod
+  integration (:mod:`.kueue_workloads`);
 * **capacity**: Kueue never sees the cluster's capacity.  With Node objects it is their allocatable
   total (per flavor ``<resource>@<flavor>``: the nodes that match the ResourceFlavor's
   ``spec.nodeLabels``); without, the sum of every nominal quota over the whole cohort forest
@@ -80,15 +80,13 @@ from fairalloc.core.errors import CaseError, excerpt
 from fairalloc.io.importers import kubernetes as k8s
 from fairalloc.io.importers import kueue_flavors as flavors_
 from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded
-from fairalloc.io.importers.kueue_workloads import GROUP, QUEUE_LABEL, integrated, workloads_of
+from fairalloc.io.importers.kueue_workloads import GROUP, QUEUE_LABEL, integrated, labelled, workloads_of
 from fairalloc.io.quantities import parse_kube, tidy
 
 SYSTEM = "kueue"
 #: the API versions read as they are; older ones are read only when their fields are the same
 VERSIONS = ("v1beta1", "v1beta2")
 KINDS = ("ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "Workload")
-#: a key no Kubernetes name can be: pods not managed by Kueue
-_UNMANAGED = "<not managed by Kueue>"
 
 #: spec fields of a ClusterQueue that do not change the entitlement (module docstring)
 _CQ_IGNORED = ("namespaceSelector", "queueingStrategy", "preemption", "admissionChecks", "admissionChecksStrategy",
@@ -639,7 +637,13 @@ def _demand(seen: _Import, names: dict[tuple[str, str], str]) -> dict[str, _Dema
     name, then the pending ones, in file order, on the flavor Kueue's flavor assigner would give
     each (``kueue_flavors``) were they admitted one at a time."""
     out: dict[str, _Demand] = {}
-    charges = [c for doc in seen.workloads if (c := _workload(seen, doc)) is not None]
+    workloads = seen.workloads
+    if seen.pods and seen.workloads:
+        seen.notes.warn(seen.pods[0], "pods", "", f"{len(seen.pods)} pods beside Workloads: Kueue makes a Workload of "
+                        "every job or pod it manages, so the pods are not counted again")  # fmt: skip
+    elif seen.pods:
+        workloads = _pod_workloads(seen)
+    charges = [c for doc in workloads if (c := _workload(seen, doc)) is not None]
     tree = _quota_tree(seen)
     for c in charges:
         if c.admitted:
@@ -649,12 +653,16 @@ def _demand(seen: _Import, names: dict[tuple[str, str], str]) -> dict[str, _Dema
     for c in charges:
         if not c.admitted:
             _assign(seen, tree, c, names, out)
-    if seen.pods and seen.workloads:
-        seen.notes.warn(seen.pods[0], "pods", "", f"{len(seen.pods)} pods beside Workloads: Kueue makes a Workload of "
-                        "every job or pod it manages, so the pods are not counted again")  # fmt: skip
-    elif seen.pods:
-        _pods(seen, names, out)
     return out
+
+
+def _pod_workloads(seen: _Import) -> list[Document]:
+    """The Workloads of the pods labelled with a LocalQueue (:mod:`.kueue_workloads`); the others
+    are not Kueue's (one warning)."""
+    queued = [p for p in seen.pods if labelled(p)]
+    if len(queued) < len(seen.pods):
+        seen.notes.warn("pods", "", f"labels.{QUEUE_LABEL}", "pods without a Kueue queue are not counted")
+    return [w for p in queued for w in workloads_of(p, seen.notes)]
 
 
 def _place(tree: flavors_.Tree, c: _Charge, placed: list[tuple[str, Decimal, str]],
@@ -878,46 +886,6 @@ def _first_flavor(node: _Node, resource: str) -> str:
         return ""
     provided = [q.flavor for q in node.quotas if q.resource == resource]
     return next((f for f in node.groups[g] if f in provided), node.groups[g][0] if node.groups[g] else "")
-
-
-def _pods(seen: _Import, names: dict[tuple[str, str], str], out: dict[str, _Demand]) -> None:
-    """Pods labelled with a LocalQueue: their requests and usage, through the kubernetes importer."""
-
-    def queue_of(pod: dict) -> str | None:
-        meta = pod.get("metadata") or {}
-        label = (meta.get("labels") or {}).get(QUEUE_LABEL)
-        if not label:
-            return _UNMANAGED
-        target = seen.local.get((meta.get("namespace") or "default", str(label)))
-        if target is None or target not in seen.queues:
-            what = f"no LocalQueue {meta.get('namespace') or 'default'}/{label}"
-            if target is not None:
-                what = f"ClusterQueue {target} is not in the files"
-            seen.notes.warn(f"Pod/{meta.get('namespace') or 'default'}/{meta.get('name')}", "", f"labels.{QUEUE_LABEL}",
-                            f"{what}: not counted")  # fmt: skip
-            return _UNMANAGED
-        return target
-
-    by_queue = k8s.pods_by_queue(seen.pods, seen.notes, queue_of)
-    unmanaged = by_queue.pop(_UNMANAGED, None)
-    if unmanaged is not None:
-        seen.notes.warn("pods", "", f"labels.{QUEUE_LABEL}", "pods without a Kueue queue (or with an unknown one) are "
-                        "not counted")  # fmt: skip
-    for queue, amounts in by_queue.items():
-        cq = seen.queues.get(queue)
-        if cq is None:
-            continue
-        demand = out.setdefault(queue, _Demand())
-        uncovered = sorted({r for key in ("request", "usage") for r in amounts.get(key, {}) if r not in cq.covered})
-        if uncovered:
-            message = f"does not cover {', '.join(uncovered)}, which its pods request: Kueue would not admit them"
-            seen.notes.warn(cq.doc, cq.doc.label, "spec.resourceGroups", message + "; left out of request and usage")
-        for key in ("request", "usage"):
-            target = getattr(demand, key)
-            for r, v in amounts.get(key, {}).items():
-                if r in cq.covered:
-                    name = names.get((_first_flavor(cq, r), r), r)
-                    target[name] = target.get(name, Decimal(0)) + v
 
 
 def _add_demand(spec: dict, demand: _Demand) -> None:

@@ -22,6 +22,11 @@ namespace) becomes the Workloads below, each read by the Kueue importer as a Wor
   template): the first ``status.readyReplicas`` groups are admitted.
 
 ``replicas`` and ``size`` default to 1, as in the Kubernetes and LeaderWorkerSet APIs.
+
+A plain **Pod** labelled with a LocalQueue (``pod/pod_controller.go``, ``PodSets``: a single pod is
+one Workload of one pod; the pods of a pod group are read one by one) is admitted when
+``Running``; a ``Pending`` pod is read as waiting (Kueue gates the pods it has not admitted,
+``kueue.x-k8s.io/admission``), and a ``Succeeded`` or ``Failed`` one as finished (not counted).
 """
 
 from __future__ import annotations
@@ -114,6 +119,15 @@ def _leader_worker_set(doc: Document, notes: Notes) -> list[tuple[str, PodSets, 
     return [(f"-{k}", group, k < ready) for k in range(_replicas(doc))]
 
 
+def _pod(doc: Document, notes: Notes) -> list[tuple[str, PodSets, bool]]:
+    phase = _spec(doc, "status").get("phase", "Pending")
+    if phase in ("Succeeded", "Failed"):
+        return []
+    if phase not in ("Running", "Pending"):
+        notes.warn(doc, doc.label, "status.phase", f"{phase!r} is not Running or Pending: counted as waiting")
+    return [("", [{"name": "main", "count": 1, "template": {"spec": _spec(doc)}}], phase == "Running")]
+
+
 #: (API group, kind) -> the Workloads of one object: (name suffix, pod sets, admitted)
 INTEGRATIONS: dict[tuple[str, str], Callable[[Document, Notes], list[tuple[str, PodSets, bool]]]] = {
     ("batch", "Job"): _job,
@@ -129,10 +143,12 @@ def integrated(doc: Document) -> bool:
 
 
 def workloads_of(doc: Document, notes: Notes) -> list[Document]:
-    """The Workloads Kueue makes of ``doc`` (module docstring), as Workload documents."""
+    """The Workloads Kueue makes of ``doc`` (module docstring), as Workload documents: a job or
+    serving object of :data:`INTEGRATIONS`, or a labelled Pod."""
     name = doc.name or doc.metadata.get("generateName") or (doc.kind or "object").lower()
+    made = _pod if (doc.group, doc.kind) == ("", "Pod") else INTEGRATIONS[(doc.group, doc.kind or "")]
     out = []
-    for suffix, podsets, admitted in INTEGRATIONS[(doc.group, doc.kind or "")](doc, notes):
+    for suffix, podsets, admitted in made(doc, notes):
         data = {
             "apiVersion": f"{GROUP}/v1beta2",
             "kind": "Workload",
