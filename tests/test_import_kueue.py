@@ -696,3 +696,26 @@ def test_labelled_pods_are_single_pod_workloads_given_flavors_like_any_other():
     draft, _ = _convert(cq("a", _cpu_flavors(("a", 2), ("b", 4))), lq("ns", "q", "a"), *pods)
     assert draft.users["a"]["usage"] == {"cpu@a": 1}
     assert draft.users["a"]["request"] == {"cpu@a": D("2.5"), "cpu@b": 3}
+
+
+@pytest.mark.parametrize(
+    "row, other_usage, flavor",
+    [("Select the first flavor which fits", {}, "two"), ("Select the top flavor", {("two", "cpu"): 4}, "three")],
+)
+def test_hierarchical_rows_of_the_flavor_assigner(row, other_usage, flavor):
+    """flavorassigner_test.go, TestHierarchical: cohorts three (root, 4 CPUs of flavor three) > two (4 of
+    flavor two) > one (4 of flavor one); the test ClusterQueue in one and another in two hold no quota of
+    their own.  The test queue uses 4 CPUs of flavor one, so 4 more never fit there (no preemption while
+    borrowing: fair sharing is off in the test); flavor two fits by borrowing from cohort two (level 2)
+    unless the other queue already uses it, then flavor three from the root (level 3)."""
+    cpu = {(f, "cpu"): _q(0) for f in ("one", "two", "three")}
+    tree = kueue_flavors.Tree(
+        {"three": None, "two": "three", "one": "two", "test": "one", "other": "two"},
+        {"three": {("three", "cpu"): _q(4)}, "two": {("two", "cpu"): _q(4)}, "one": {("one", "cpu"): _q(4)},
+         "test": cpu, "other": cpu},
+    )  # fmt: skip
+    tree.add_usage("test", ("one", "cpu"), D(4))
+    for fr, amount in other_usage.items():
+        tree.add_usage("other", fr, D(amount))
+    got = tree.assign("test", ["one", "two", "three"], {"cpu": D(4)}, {}, kueue_flavors.Fungibility())
+    assert got == (flavor, (kueue_flavors.FIT, 2 if flavor == "two" else 3)), row
