@@ -719,3 +719,47 @@ def test_hierarchical_rows_of_the_flavor_assigner(row, other_usage, flavor):
         tree.add_usage("other", fr, D(amount))
     got = tree.assign("test", ["one", "two", "three"], {"cpu": D(4)}, {}, kueue_flavors.Fungibility())
     assert got == (flavor, (kueue_flavors.FIT, 2 if flavor == "two" else 3)), row
+
+
+def test_prefer_flavor_with_most_local_capacity_of_test_schedule_for_fair_sharing():
+    """scheduler_fs_test.go, TestScheduleForFairSharing, "prefer flavor with most local capacity":
+    root-cohort (gpu on-demand 2, spot 0) > child-cohort (on-demand 5, spot 7) > queue1 (on-demand 3,
+    spot 3; whenCanBorrow and whenCanPreempt TryNextFlavor), with 8 on-demand GPUs admitted (a1,
+    past the child cohort's 8) and 3 spot (a2).  a3, 1 GPU, fits on-demand only by borrowing from the
+    root (level 2) and spot from the child cohort (level 1): spot, as the row wants."""
+
+    def gpus(on_demand, spot):
+        return {"coveredResources": ["gpu"], "flavors": [
+            {"name": "on-demand", "resources": [{"name": "gpu", "nominalQuota": on_demand}]},
+            {"name": "spot", "resources": [{"name": "gpu", "nominalQuota": spot}]}]}  # fmt: skip
+
+    def admitted(flavor, amount):
+        return {"admission": {"clusterQueue": "queue1", "podSetAssignments": [
+            {"name": "main", "flavors": {"gpu": flavor}, "resourceUsage": {"gpu": amount}}]}}  # fmt: skip
+
+    queue1 = cq("queue1", gpus(3, 3), cohort="child-cohort",
+                flavorFungibility={"whenCanPreempt": "TryNextFlavor", "whenCanBorrow": "TryNextFlavor"})  # fmt: skip
+    draft, _ = _convert(
+        cohort("root-cohort", gpus(2, 0)), cohort("child-cohort", gpus(5, 7), parent="root-cohort"), queue1,
+        lq("default", "queue1", "queue1"),
+        workload("default", "a1", "queue1", 1, status=admitted("on-demand", 8), gpu="8"),
+        workload("default", "a2", "queue1", 1, status=admitted("spot", 3), gpu="3"),
+        workload("default", "a3", "queue1", 1, gpu="1"),
+    )  # fmt: skip
+    assert draft.users["queue1"]["usage"] == {"gpu@on-demand": 8, "gpu@spot": 3}
+    assert draft.users["queue1"]["request"] == {"gpu@on-demand": 8, "gpu@spot": 4}
+
+
+def test_flavor_fungibility_spellings_and_an_unknown_one():
+    """The deprecated ``Borrow`` and ``Preempt`` read as ``MayStopSearch`` (cluster_queue.md,
+    FlavorFungibility); an unknown value is a warning and the default is read."""
+    old = cq("a", _cpu_flavors(("x", 1)), flavorFungibility={"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"})
+    bad = cq("b", _cpu_flavors(("x", 1)), flavorFungibility={"whenCanBorrow": "Sometimes"})
+    notes = Notes()
+    seen = kueue._Import(notes)
+    for doc in _docs(old, bad, file="f.yaml"):
+        kueue._read(seen, doc)
+    assert seen.queues["a"].fungibility == kueue_flavors.Fungibility("MayStopSearch", "MayStopSearch")
+    assert seen.queues["b"].fungibility == kueue_flavors.Fungibility()
+    assert notes.warnings == ["f.yaml (document 2): ClusterQueue/b: spec.flavorFungibility.whenCanBorrow: 'Sometimes' "
+                              "is not a flavorFungibility setting fairalloc knows: the default is read"]  # fmt: skip
