@@ -95,6 +95,8 @@ _BYTES = ("memory", "ephemeral-storage", "storage")
 _BINARY_SUFFIX = re.compile(r"[KMGTPE]i$")
 
 Amounts = dict[str, Decimal]
+#: the flavor assigner's node names: ClusterQueues and cohorts may share a name (``_group_names``)
+_CQ, _COHORT = "ClusterQueue/", "Cohort/"
 
 
 @dataclass
@@ -679,9 +681,6 @@ def _place(tree: flavors_.Tree, c: _Charge, placed: list[tuple[str, Decimal, str
             tree.add_usage(_CQ + c.queue, (flavor, r), amount)
 
 
-_CQ, _COHORT = "ClusterQueue/", "Cohort/"
-
-
 def _quota_tree(seen: _Import) -> flavors_.Tree:
     """The cohort forest with every quota per (flavor, resource), for the flavor assigner."""
     parent: dict[str, str | None] = {}
@@ -696,9 +695,9 @@ def _quota_tree(seen: _Import) -> flavors_.Tree:
 
 def _assign(seen: _Import, tree: flavors_.Tree, c: _Charge, names: dict[tuple[str, str], str],
             out: dict[str, _Demand]) -> None:  # fmt: skip
-    """A pending workload: each pod set's resource groups on the flavor the assigner picks; when
-    none fits now, the first the workload fits once quota frees up; when none ever fits (more
-    than a flavor's quota can ever give, or taints and labels), not counted, with a warning."""
+    """A pending workload: each pod set's resource groups on the flavor the assigner picks, else
+    on :func:`_waiting_flavor`; when no flavor admits its pods (taints, labels), not counted, with a
+    warning.  Only a workload that fits everywhere takes quota from those after it."""
     cq = seen.queues[c.queue]
     assumed: dict[flavors_.FR, Decimal] = {}
     placed: list[tuple[str, Decimal, str]] = []
