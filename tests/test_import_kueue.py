@@ -763,3 +763,38 @@ def test_flavor_fungibility_spellings_and_an_unknown_one():
     assert seen.queues["b"].fungibility == kueue_flavors.Fungibility()
     assert notes.warnings == ["f.yaml (document 2): ClusterQueue/b: spec.flavorFungibility.whenCanBorrow: 'Sometimes' "
                               "is not a flavorFungibility setting fairalloc knows: the default is read"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "row, two, flavor, borrow",
+    [("lend try next flavor, found the second flavor", _q(10, lending=0), "two", 0),
+     ("lend try next flavor, found the first flavor", _q(1, lending=0), "one", 1)],
+)  # fmt: skip
+def test_lending_limit_rows_of_test_assign_flavors(row, two, flavor, borrow):
+    """Flavor one: nominal 10 CPUs, lending limit 1 (9 stay local), 2 used; the secondary queue adds
+    1 CPU of one to the cohort.  9 CPUs fit one only by borrowing (7 local + 2 from the cohort, level
+    1); whenCanBorrow TryNextFlavor tries two, which holds 9 within its own quota unless it has 1."""
+    quotas = {("one", "pods"): _q(10), ("one", "cpu"): _q(10, lending=1), ("two", "pods"): _q(10), ("two", "cpu"): two}
+    tree = _assigner_tree(quotas, {("one", "cpu"): _q(1)}, usage={("one", "cpu"): 2})
+    got = tree.assign("cq", ["one", "two"], _NINE_CPUS, {}, kueue_flavors.Fungibility("TryNextFlavor", "TryNextFlavor"))
+    assert got == (flavor, (kueue_flavors.FIT, borrow)), row
+
+
+@pytest.mark.parametrize(
+    "reclaim, flavor, mode", [("Any", "one", kueue_flavors.PREEMPT), ("Never", "two", kueue_flavors.FIT)]
+)
+def test_borrowing_while_preemption_is_needed_with_fair_sharing(reclaim, flavor, mode):
+    """ "when borrowing while preemption is needed for flavor one, fair sharing enabled,
+    reclaimWithinCohort=Any" / "=Never": no quota of one, 12 of two; the secondary queue holds 12 of
+    one and uses 10.  12 CPUs on one need borrowing and preemption: allowed when the queue may
+    preempt while borrowing (reclaimWithinCohort not Never, fair sharing on), and whenCanPreempt
+    MayStopSearch keeps one; with Never, one does not fit and two does.  The ClusterQueue's
+    preemption field is read by the importer."""
+    spec = cq("cq", _cpu_flavors(("one", 0), ("two", 12)), preemption={"reclaimWithinCohort": reclaim},
+              flavorFungibility={"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "MayStopSearch"})  # fmt: skip
+    seen = kueue._Import(Notes())
+    kueue._read(seen, _docs(spec)[0])
+    tree = _assigner_tree({("one", "cpu"): _q(0), ("two", "cpu"): _q(12)}, {("one", "cpu"): _q(12)},
+                          secondary_usage={("one", "cpu"): 10})  # fmt: skip
+    got = tree.assign("cq", ["one", "two"], {"cpu": D(12)}, {}, seen.queues["cq"].fungibility)
+    assert (got[0], got[1].preemption) == (flavor, mode)
