@@ -29,6 +29,12 @@ weights", "Nominal-first admission ordering"):
   then (3) with the highest priority (``PrioritySortingWithinCohort``, on by default), then (4)
   FIFO.  Only siblings are compared, each with its own share.
 
+Kueue's quotas are per (flavor, resource); the Kueue importer names a resource given in several
+flavors ``resource@flavor`` (``cpu@spot``), and the share adds a resource's flavors up, as
+``dominantResourceShare`` (``borrowing[fr.Resource]``) and ``calculateLendable`` do: what is
+borrowed over the flavors of ``cpu``, over what the parent could lend of them all
+(:func:`kueue_resource`; ``TestDominantResourceShare``'s "multiple flavors").
+
 So unlike DRF, a share counts only what a queue uses *above* its nominal quota, over what the
 parent cohort could lend it (quotas, not the cluster's capacity: Kueue never sees the capacity),
 and it is compared only among siblings of the cohort tree.
@@ -59,6 +65,8 @@ shares equal (a child cohort's share is that of its subtree's usage), the lowest
     U_j(v) <= SubtreeQuota_j(v) + borrowingLimit_j(v)   (every node with a borrowing limit)
 
 until a queue's request is met or a constraint it feeds becomes tight (then it stops: the events).
+A queue's response to a level inverts its share: per Kubernetes resource, the largest ``x_i`` whose
+borrowing summed over the resource's flavors stays within the level (:func:`_largest_within`).
 The capacity in ``resources`` is not a constraint: Kueue admits against quotas only, so a tree
 whose quotas exceed the capacity is entitled beyond it (``info["warnings"]`` says so).  ``limit``
 (no Kueue field) is ignored.  A queue case's leaf without a group is a ClusterQueue without a
@@ -131,20 +139,33 @@ class DRS(NamedTuple):
     borrowing: bool
 
 
+def kueue_resource(name: str) -> str:
+    """The Kubernetes resource of a case resource: ``cpu`` of ``cpu@spot`` (the Kueue importer's
+    spelling of a resource given per flavor; Kubernetes resource and flavor names have no ``@``)."""
+    return name.partition("@")[0]
+
+
 def dominant_resource_share(usage, quota, lendable, weight: float, resources) -> DRS:
     """Kueue's ``dominantResourceShare`` of a node with a parent: ``usage`` and ``quota``
     (``SubtreeQuota``) of the node, ``lendable`` (``potentialAvailable`` of its parent), per
-    resource; ``weight`` its fair-sharing weight."""
-    unweighted, dominant, borrowing = 0.0, "", False
-    for u, q, lend, name in zip(usage, quota, lendable, resources, strict=True):
+    resource; ``weight`` its fair-sharing weight.  Kueue adds up, per Kubernetes resource, what is
+    borrowed and what is lendable over its flavors (``borrowing[fr.Resource]``,
+    ``calculateLendable``): ``cpu@on-demand`` and ``cpu@spot`` make one ratio, named ``cpu``."""
+    borrowed: dict[str, float] = {}
+    lend: dict[str, float] = {}
+    for u, q, lent, name in zip(usage, quota, lendable, resources, strict=True):
+        base = kueue_resource(name)
+        lend[base] = lend.get(base, 0.0) + float(lent)
         b = float(u) - float(q)
-        if b <= 0:
-            continue
-        borrowing = True
-        if lend > 0:
-            ratio = b * 1000.0 / float(lend)
+        if b > 0:
+            borrowed[base] = borrowed.get(base, 0.0) + b
+    unweighted, dominant = 0.0, ""
+    for name, b in borrowed.items():
+        if lend[name] > 0:
+            ratio = b * 1000.0 / lend[name]
             if ratio > unweighted or (ratio == unweighted and name < dominant):
                 unweighted, dominant = ratio, name
+    borrowing = bool(borrowed)
     if unweighted == 0:
         return DRS(0, 0.0, 0.0, dominant, borrowing)
     if weight == 0:
@@ -407,6 +428,15 @@ class _Fluid:
         scale = max([1.0, *(float(np.max(t.quota[v][np.isfinite(t.quota[v])], initial=0)) for v in t.parent)])
         # a resource nothing lends is an instant (steep) share, so the level stays continuous at 0
         self.lend = {v: np.where(t.lendable[v] > 0, t.lendable[v], 1e-12 * scale) for v in t.parent}
+        # Kueue's share adds a resource's flavors up (dominant_resource_share): the groups of
+        # resource indices it adds, and each group's lendable (the same tiny one where none)
+        bases = [kueue_resource(r) for r in t.resources]
+        self.flavored = [[j for j, b in enumerate(bases) if b == base] for base in dict.fromkeys(bases)]
+        self.merged = any(len(g) > 1 for g in self.flavored)
+        self.lend_of = {
+            v: [lent if (lent := float(t.lendable[v][g].sum())) > 0 else 1e-12 * scale for g in self.flavored]
+            for v in t.parent
+        }
         self.x0, self.cap = np.zeros(n), np.zeros(n)
         with np.errstate(divide="ignore", invalid="ignore"):
             for i, u in enumerate(t.leaves):
@@ -419,9 +449,15 @@ class _Fluid:
         # leaf_at's operands as floats, on the resources each leaf requests: it runs at every
         # bisection step, where numpy's per-call cost on a few numbers was most of its time
         self._rows = [
-            (self.w[u], [(float(t.nominal[u][j]), float(self.lend[u][j]), float(self.D[i, j])) for j in pos])
+            (
+                self.w[u],
+                [
+                    (lent, [(float(t.nominal[u][j]), float(self.D[i, j])) for j in g if self.D[i, j] > 0])
+                    for g, lent in zip(self.flavored, self.lend_of[u])
+                    if (self.D[i, g] > 0).any()
+                ],
+            )
             for i, u in enumerate(t.leaves)
-            for pos in [np.flatnonzero(self.D[i] > 0)]
         ]
         self._demand_rows = self.D.tolist()
         self.frozen = np.zeros(n, bool)
@@ -446,7 +482,7 @@ class _Fluid:
             return self.cap[i]
         w, rows = self._rows[i]
         sw = s * w  # numpy's order: (s w) lend / 1000, plus the nominal quota, over the demand
-        fit = min((nominal + sw * lend / 1000.0) / demand for nominal, lend, demand in rows)
+        fit = min(_largest_within(pairs, sw * lend / 1000.0) for lend, pairs in rows)
         return float(min(self.cap[i], max(self.x0[i], fit)))
 
     def grow(self, v: str, s: float, x: np.ndarray, seen: dict | None = None, force: dict | None = None) -> None:
@@ -496,7 +532,10 @@ class _Fluid:
 
     def _weighted(self, v: str, U: dict[str, np.ndarray]) -> float:
         b = U[v] - self.tree.quota[v]
-        return float(np.max(np.where(b > 0, b * 1000.0 / self.lend[v], 0.0), initial=0.0)) / self.w[v]
+        if not self.merged:
+            return float(np.max(np.where(b > 0, b * 1000.0 / self.lend[v], 0.0), initial=0.0)) / self.w[v]
+        over = np.maximum(b, 0.0)
+        return max(float(over[g].sum()) * 1000.0 / lent for g, lent in zip(self.flavored, self.lend_of[v])) / self.w[v]
 
     def at(self, root: str, t: float, seen: dict | None = None, force: dict | None = None) -> np.ndarray:
         x = self.x.copy()
@@ -599,6 +638,24 @@ class _Fluid:
                 return False
             node = self.tree.parent[node]
         return node == v
+
+
+def _largest_within(rows: list[tuple[float, float]], budget: float) -> float:
+    """The largest ``x`` with ``sum_j max(0, x d_j - n_j) <= budget`` over ``rows`` of ``(n_j, d_j)``,
+    ``d_j > 0``: a leaf's borrowing of one resource over its flavors, at most ``budget``.  One row:
+    ``(n + budget) / d``; several: the flavors start borrowing in the order of ``n_j / d_j``, and
+    the answer lies on the first piece whose end is past it."""
+    if len(rows) == 1:
+        nominal, demand = rows[0]
+        return (nominal + budget) / demand
+    ordered = sorted(rows, key=lambda r: r[0] / r[1])
+    nominal = demand = 0.0
+    for k, (n, d) in enumerate(ordered):
+        nominal, demand = nominal + n, demand + d
+        x = (nominal + budget) / demand
+        if k + 1 == len(ordered) or x <= ordered[k + 1][0] / ordered[k + 1][1]:
+            return x
+    raise AssertionError("unreachable: the last piece returns")
 
 
 def _bundles(x: np.ndarray, D: np.ndarray) -> np.ndarray:
@@ -748,4 +805,13 @@ def _simulated_winner(tree: _Tree, fits: dict[int, dict[str, np.ndarray]], D: np
     return found[1]
 
 
-__all__ = ["DRS", "MAX_INT64", "Kueue", "compare_drs", "dominant_resource_share", "node_shares", "simulate"]
+__all__ = [
+    "DRS",
+    "MAX_INT64",
+    "Kueue",
+    "compare_drs",
+    "dominant_resource_share",
+    "kueue_resource",
+    "node_shares",
+    "simulate",
+]

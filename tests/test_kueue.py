@@ -17,6 +17,7 @@ from fairalloc.core.queues import Queues
 from fairalloc.models.kueue import (
     MAX_INT64,
     Kueue,
+    _largest_within,
     _sup_at_most,
     _Tree,
     compare_drs,
@@ -30,14 +31,14 @@ KUEUE = Kueue()
 RESOURCES = ("cpu", "gpu")
 
 
-def _instance(requests, nodes, groups=(), capacity=(100.0, 100.0)):
+def _instance(requests, nodes, groups=(), capacity=(100.0, 100.0), resources=RESOURCES):
     """Leaf queues in the order of ``requests`` (``None``: inactive); ``nodes``: ``{name: spec}``."""
     users = list(requests)
     demand = [requests[u] if requests[u] is not None else [0.0] * len(capacity) for u in users]
     bound = [1.0 if requests[u] is not None else 0.0 for u in users]
     specs = {**{g: nodes.get(g, {}) for g in groups}, **{u: nodes.get(u, {}) for u in users}}
-    q = Queues.build(list(RESOURCES), specs, list(groups))
-    return fairalloc.Instance(list(capacity), demand, users=users, resources=list(RESOURCES), max_tasks=bound, queues=q)
+    q = Queues.build(list(resources), specs, list(groups))
+    return fairalloc.Instance(list(capacity), demand, users=users, resources=list(resources), max_tasks=bound, queues=q)
 
 
 # -- the ported cases ---------------------------------------------------------------------------
@@ -195,7 +196,7 @@ _amount = st.sampled_from([0.0, 1.0, 2.0, 5.0])
 
 
 @st.composite
-def trees(draw):
+def trees(draw, resources=RESOURCES):
     """A root cohort with 0-2 child cohorts and 2-4 ClusterQueues, with quotas and limits."""
     groups = ["root"] + [f"g{k}" for k in range(draw(st.integers(0, 2)))]
     nodes = {"root": {"guarantee": [draw(st.sampled_from([0.0, 4.0, 10.0])), draw(st.sampled_from([0.0, 3.0, 8.0]))]}}
@@ -221,7 +222,7 @@ def trees(draw):
             nodes[u]["lending_limit"] = [draw(st.sampled_from([0.0, 1.0, np.inf])), draw(st.sampled_from([0.0, 2.0]))]
         cpu, gpu = draw(st.sampled_from([0.0, 4.0, 9.0, 20.0])), draw(st.sampled_from([0.0, 2.0, 6.0, 15.0]))
         requests[u] = [cpu or 3.0, gpu]
-    return _instance(requests, nodes, tuple(groups))
+    return _instance(requests, nodes, tuple(groups), resources=resources)
 
 
 @st.composite
@@ -434,3 +435,35 @@ def test_the_level_search_gives_the_bisections_equilibrium_on_the_verifiers_inst
         if compared == 40:
             break
     assert compared == 40
+
+
+# -- flavors: one resource in several flavors -----------------------------------------------------
+FLAVORS = ("cpu@on-demand", "cpu@spot")
+
+
+def test_the_share_adds_a_resources_flavors_up():
+    """TestDominantResourceShare's "multiple flavors": borrowed 25 - 20 = 5 on-demand CPUs (spot 5 is
+    under its 80), over 20 + 80 + 100 lendable CPUs of every flavor: 5 * 1000 / 200 = 25, named cpu.
+    Per flavor it would be 5 * 1000 / 20 = 250."""
+    drs = dominant_resource_share([25, 5, 0], [20, 80, 0], [20, 80, 100], 1.0, ("cpu@on-demand", "cpu@spot", "cpu@x"))
+    assert (drs.rounded, drs.resource, drs.borrowing) == (25, "cpu", True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 20), st.floats(0.1, 10)), min_size=1, max_size=4), st.floats(0, 50))
+def test_the_largest_multiple_within_a_borrowing_budget(rows, budget):
+    """:func:`_largest_within` against the sum it inverts: at the answer the borrowing is the budget
+    (it is continuous and increasing from the first flavor's breakpoint on)."""
+    x = _largest_within(rows, budget)
+    borrowed = sum(max(0.0, x * d - n) for n, d in rows)
+    assert borrowed == pytest.approx(budget, rel=1e-9, abs=1e-9)
+    assert x >= min(n / d for n, d in rows) - 1e-12
+
+
+@settings(max_examples=8, deadline=None)
+@given(trees(resources=FLAVORS))
+def test_with_two_flavors_of_one_resource_the_equilibrium_equals_kueues_admission_loop(inst):
+    """The same cohort trees with cpu and gpu read as two flavors of cpu, whose shares Kueue adds up:
+    the filling against the admission loop in small pieces, as for two resources."""
+    bundles, _ = KUEUE.entitlement(inst)
+    assert simulate(inst, 200) == pytest.approx(bundles, abs=0.02 * float(np.max(inst.demand)))

@@ -5,7 +5,8 @@ the API types of ``apis/kueue/v1beta1`` and ``apis/kueue/v1beta2`` (``clusterque
 ``cohort_types.go``, ``localqueue_types.go``, ``resourceflavor_types.go``, ``workload_types.go``,
 ``fairsharing_types.go``), the Cohort of ``apis/kueue/v1alpha1/cohort_types.go`` before
 "Promote Cohort API to v1beta1" (#5595), and ``site/content/en/docs/concepts/cluster_queue.md`` and
-``cohort.md`` for the meaning of the quotas.
+``cohort.md`` for the meaning of the quotas; ``pkg/scheduler/flavorassigner/flavorassigner.go``
+(:mod:`.kueue_flavors`) and ``pkg/controller/jobs`` (:mod:`.kueue_workloads`).
 
 How the case reads them (``models/kueue.py``, which computes Kueue's fair sharing on it):
 
@@ -23,20 +24,33 @@ How the case reads them (``models/kueue.py``, which computes Kueue's fair sharin
   ``findFlavorForPodSets``): it is not counted, with a warning (pods: the resource is left out);
 * **flavors**: Kueue's quota is per (flavor, resource).  A resource that only one flavor provides
   anywhere in the files keeps its name (``cpu``).  A resource that several flavors provide becomes
-  one resource per flavor, ``<resource>@<flavor>`` (``nvidia.com/gpu@a100``), with a warning: an
-  admitted workload is charged to the flavor its admission names, but a pending one to the first
-  flavor of its ClusterQueue that covers the resource, where Kueue would try the flavors in order
-  and take the first that fits (``flavorFungibility``), which fairalloc cannot model;
+  one resource per flavor, ``<resource>@<flavor>`` (``nvidia.com/gpu@a100``; neither Kubernetes
+  resource names nor flavor names have an ``@``), with a warning; ``models/kueue.py`` adds a
+  resource's flavors up in the share, as Kueue does.  An admitted workload is charged to the
+  flavors its admission names (the first flavor of its ClusterQueue where it names none); the
+  pending ones, one at a time in file order, to the flavor Kueue's flavor assigner would give
+  each from the usage so far (:mod:`.kueue_flavors`: ``flavorassigner.go``,
+  ``findFlavorForPodSets``, with the ClusterQueue's ``flavorFungibility`` and ``preemption``, and
+  the ResourceFlavors' ``nodeTaints``, ``tolerations`` and ``nodeLabels`` against the pod's
+  tolerations and ``nodeSelector``), and those that fit count in the usage later ones find.  One
+  that fits no flavor now waits for the first whose quota could ever hold it; one that no flavor
+  admits (taints, labels) is never admitted: not counted, with a warning.  Not modelled, with a
+  warning: Kueue's order among pending workloads (priority, fair sharing), required node
+  affinity on a flavor's label keys, a flavor's ``topologyName`` (Topology Aware Scheduling), a
+  ClusterQueue's ``concurrentAdmissionPolicy``, and a flavor missing from the files (read as one
+  without labels or taints);
 * **requests and usage**: a Workload (``spec.queueName``, a LocalQueue of the workload's namespace,
   whose ``spec.clusterQueue`` is the queue) asks ``count`` times its pod template's request
   (Kubernetes' rule: :func:`fairalloc.io.importers.kubernetes.pod_request`) per pod set, plus
-  ``count`` ``pods`` when the ClusterQueue has a ``pods`` quota (Kueue counts pods itself).  An
+  ``count`` ``pods`` when the ClusterQueue has a ``pods`` quota (Kueue counts pods itself).  Jobs,
+  Deployments, StatefulSets and LeaderWorkerSets labelled ``kueue.x-k8s.io/queue-name`` are the
+  Workloads Kueue's integrations make of them (:mod:`.kueue_workloads`).  An
   admitted one (``status.admission`` or condition ``Admitted``/``QuotaReserved`` true) counts in
   ``usage`` and ``request`` (``status.admission.podSetAssignments[].resourceUsage`` when given,
   minus ``status.reclaimablePods``), a pending one in ``request``; finished (``Finished``) and
   deactivated (``spec.active: false``) ones in neither.  Without Workloads, pods labelled
-  ``kueue.x-k8s.io/queue-name`` (a LocalQueue of their namespace) count by
-  :func:`fairalloc.io.importers.kubernetes.pods_by_queue`;
+  ``kueue.x-k8s.io/queue-name`` (a LocalQueue of their namespace) are the Workloads of Kueue's pod
+  integration (:mod:`.kueue_workloads`);
 * **capacity**: Kueue never sees the cluster's capacity.  With Node objects it is their allocatable
   total (per flavor ``<resource>@<flavor>``: the nodes that match the ResourceFlavor's
   ``spec.nodeLabels``); without, the sum of every nominal quota over the whole cohort forest
@@ -44,9 +58,9 @@ How the case reads them (``models/kueue.py``, which computes Kueue's fair sharin
 * ignored, because they do not change the entitlement ``models/kueue.py`` defines (the
   fair-sharing equilibrium of the admission loop from an empty cluster): ``namespaceSelector``,
   ``queueingStrategy``, ``preemption`` (how that equilibrium is restored when workloads arrive out
-  of order), ``admissionChecks``, ``admissionChecksStrategy``, ``admissionScope`` and a
-  LocalQueue's fair sharing (both order workloads inside one ClusterQueue),
-  ``concurrentAdmissionPolicy``, ``flavorFungibility`` (covered by the flavors warning).  A
+  of order; the flavor assigner reads whether the queue may preempt while borrowing),
+  ``admissionChecks``, ``admissionChecksStrategy``, ``admissionScope`` and a LocalQueue's fair
+  sharing (both order workloads inside one ClusterQueue).  A
   ``stopPolicy`` other than ``None`` is a warning; every other field is a warning.
 
 Units (the importers' convention): Kubernetes resource names, ``cpu`` in cores, ``memory``,
@@ -64,18 +78,15 @@ from typing import Any
 
 from fairalloc.core.errors import CaseError, excerpt
 from fairalloc.io.importers import kubernetes as k8s
+from fairalloc.io.importers import kueue_flavors as flavors_
 from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded
+from fairalloc.io.importers.kueue_workloads import GROUP, QUEUE_LABEL, integrated, labelled, workloads_of
 from fairalloc.io.quantities import parse_kube, tidy
 
 SYSTEM = "kueue"
-GROUP = "kueue.x-k8s.io"
 #: the API versions read as they are; older ones are read only when their fields are the same
 VERSIONS = ("v1beta1", "v1beta2")
-#: the label a pod names its LocalQueue with (``constants.QueueLabel``)
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KINDS = ("ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "Workload")
-#: a key no Kubernetes name can be: pods not managed by Kueue
-_UNMANAGED = "<not managed by Kueue>"
 
 #: spec fields of a ClusterQueue that do not change the entitlement (module docstring)
 _CQ_IGNORED = ("namespaceSelector", "queueingStrategy", "preemption", "admissionChecks", "admissionChecksStrategy",
@@ -84,6 +95,8 @@ _BYTES = ("memory", "ephemeral-storage", "storage")
 _BINARY_SUFFIX = re.compile(r"[KMGTPE]i$")
 
 Amounts = dict[str, Decimal]
+#: the flavor assigner's node names: ClusterQueues and cohorts may share a name (``_group_names``)
+_CQ, _COHORT = "ClusterQueue/", "Cohort/"
 
 
 @dataclass
@@ -108,6 +121,7 @@ class _Node:
     quotas: list[_Quota] = field(default_factory=list)
     groups: list[list[str]] = field(default_factory=list)  # flavors of each resource group, in order
     covered: dict[str, int] = field(default_factory=dict)  # resource -> its resource group
+    fungibility: flavors_.Fungibility = field(default_factory=flavors_.Fungibility)
 
 
 @dataclass
@@ -121,6 +135,7 @@ class _Import:
     pods: list[Document] = field(default_factory=list)
     nodes: list[Document] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    missing_flavors: set[str] = field(default_factory=set)  # flavors named but not given (warned once)
 
     def seen(self, kind: str) -> None:
         self.counts[kind] = self.counts.get(kind, 0) + 1
@@ -139,7 +154,7 @@ def _is_kueue(doc: Document) -> bool:
     if doc.group in (GROUP, "config." + GROUP):
         return True
     labels = doc.metadata.get("labels")
-    return doc.kind == "Pod" and isinstance(labels, dict) and QUEUE_LABEL in labels
+    return integrated(doc) or (doc.kind == "Pod" and isinstance(labels, dict) and QUEUE_LABEL in labels)
 
 
 # -- conversion ---------------------------------------------------------------------------------
@@ -193,9 +208,9 @@ def _read(seen: _Import, doc: Document) -> None:
         seen.pods.append(doc)
         seen.seen("Pod")
         return
-    if doc.group == "batch" and kind == "Job" and _labelled(doc):
-        seen.workloads.append(_job_workload(seen, doc))
-        seen.seen("Job")
+    if integrated(doc):
+        seen.workloads += workloads_of(doc, seen.notes)
+        seen.seen(kind or "")
         return
     if doc.group != GROUP or kind not in KINDS:
         seen.notes.warn(doc, doc.label, "kind", f"{kind or 'no kind'} ({doc.api_version}) is not read for Kueue")
@@ -212,7 +227,7 @@ def _read(seen: _Import, doc: Document) -> None:
     elif kind == "LocalQueue":
         _local_queue(seen, doc, name)
     elif kind == "ResourceFlavor":
-        seen.flavors[name] = doc
+        _resource_flavor(seen, doc, name)
     else:
         seen.workloads.append(doc)
 
@@ -227,42 +242,6 @@ _SPEC_FIELDS = {
     "Workload": {"podSets", "queueName", "priorityClassName", "priority", "priorityClassSource", "active",
                  "maximumExecutionTimeSeconds"},
 }  # fmt: skip
-
-
-def _labelled(doc: Document) -> bool:
-    labels = doc.metadata.get("labels")
-    return isinstance(labels, dict) and bool(labels.get(QUEUE_LABEL))
-
-
-def _count(value, where: str) -> int:
-    """A Job's pod count (``parallelism``): a whole number >= 0, else one line."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ImportFailed(f"{where}: must be a whole number >= 0 (got {value!r})")
-    return value
-
-
-def _job_workload(seen: _Import, doc: Document) -> Document:
-    """The Workload Kueue makes of a batch Job labelled with a LocalQueue (``pkg/controller/jobs/job``,
-    ``PodSets``: one pod set of ``parallelism`` pods, fewer when ``completions`` is smaller, of the
-    Job's template); a suspended Job waits for admission, an unsuspended one is admitted."""
-    spec = _spec(doc)
-    parallelism = _count(spec.get("parallelism", 1), f"{doc.where}: {doc.label}: spec.parallelism")
-    completions = spec.get("completions")
-    count = min(parallelism, completions) if isinstance(completions, int) else parallelism
-    admitted = spec.get("suspend") is False
-    if "suspend" not in spec:
-        seen.notes.warn(doc, doc.label, "spec.suspend", "not given: read as admitted (Kueue unsuspends admitted Jobs)")
-    data = {
-        "apiVersion": f"{GROUP}/v1beta2",
-        "kind": "Workload",
-        "metadata": {**doc.metadata, "name": doc.name or doc.metadata.get("generateName") or "job"},
-        "spec": {
-            "queueName": doc.metadata["labels"][QUEUE_LABEL],
-            "podSets": [{"name": "main", "count": count, "template": spec.get("template") or {}}],
-        },
-        "status": {"conditions": [{"type": "Admitted", "status": "True"}]} if admitted else {},
-    }
-    return Document(doc.file, doc.index, data, doc.format)
 
 
 def _older_readable(seen: _Import, doc: Document, version: str) -> bool:
@@ -316,6 +295,11 @@ def _cluster_queue(seen: _Import, doc: Document, name: str, version: str) -> Non
         node.parent = node.parent or _text_field(doc, spec, other)
     node.weight = _weight(doc, spec)
     _resource_groups(seen, doc, spec, node)
+    node.fungibility = _fungibility(seen, doc, spec)
+    if spec.get("concurrentAdmissionPolicy"):
+        seen.notes.warn(doc, doc.label, "spec.concurrentAdmissionPolicy", "concurrent admission (a workload pursues "
+                        "several flavors at once and migrates to a more preferred one as it frees up) is not "
+                        "modelled: each pending workload gets the one flavor the flavor assigner gives it")  # fmt: skip
     stop = spec.get("stopPolicy")
     if stop not in (None, "None"):
         seen.notes.warn(doc, doc.label, "spec.stopPolicy", f"{stop}: Kueue admits nothing new to this ClusterQueue; "
@@ -348,6 +332,58 @@ def _cohort(seen: _Import, doc: Document, name: str, version: str) -> None:
         seen.notes.warn(doc, doc.label, "metadata.name", f"a second Cohort {name}: replaces the one of "
                         f"{seen.cohorts[name].doc.where}")  # fmt: skip
     seen.cohorts[name] = node
+
+
+#: ``flavorFungibility`` values and the deprecated spellings Kueue still accepts for them
+_FUNGIBILITY = {"whenCanBorrow": {"MayStopSearch": "MayStopSearch", "Borrow": "MayStopSearch",
+                                  "TryNextFlavor": "TryNextFlavor"},
+                "whenCanPreempt": {"MayStopSearch": "MayStopSearch", "Preempt": "MayStopSearch",
+                                   "TryNextFlavor": "TryNextFlavor"},
+                "preference": {"BorrowingOverPreemption": "BorrowingOverPreemption",
+                               "PreemptionOverBorrowing": "PreemptionOverBorrowing"}}  # fmt: skip
+
+
+def _fungibility(seen: _Import, doc: Document, spec: dict) -> flavors_.Fungibility:
+    """``spec.flavorFungibility`` and whether the ClusterQueue may preempt while borrowing
+    (``canPreemptWhileBorrowing``: ``borrowWithinCohort`` other than ``Never``, or fair sharing
+    with ``reclaimWithinCohort`` other than ``Never``), for the flavor assigner."""
+    given = _mapping(doc, "spec.flavorFungibility", spec.get("flavorFungibility") or {})
+    read: dict[str, str | None] = {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor",
+                                   "preference": None}  # fmt: skip
+    for key, value in given.items():
+        known = _FUNGIBILITY.get(key)
+        if known is None or value not in known:
+            seen.notes.warn(doc, doc.label, f"spec.flavorFungibility.{key}", f"{value!r} is not a flavorFungibility "
+                            "setting fairalloc knows: the default is read")  # fmt: skip
+            continue
+        read[key] = known[value]
+    preemption = _mapping(doc, "spec.preemption", spec.get("preemption") or {})
+    borrow = preemption.get("borrowWithinCohort") or {}
+    reclaim = preemption.get("reclaimWithinCohort", "Never")
+    while_borrowing = (isinstance(borrow, dict) and borrow.get("policy", "Never") != "Never") or reclaim != "Never"
+    return flavors_.Fungibility(str(read["whenCanBorrow"]), str(read["whenCanPreempt"]), read["preference"],
+                                while_borrowing)  # fmt: skip
+
+
+#: ResourceFlavor spec fields the flavor assigner reads, and what it does not model
+_FLAVOR_READ = ("nodeLabels", "nodeTaints", "tolerations")
+_FLAVOR_UNMODELLED = {"topologyName": "Topology Aware Scheduling (where in the topology pods go) is not modelled: "
+                                      "the flavor's quota is read as one pool"}  # fmt: skip
+
+
+def _resource_flavor(seen: _Import, doc: Document, name: str) -> None:
+    """A ResourceFlavor: its node labels (capacity from matching nodes, a pod's ``nodeSelector``),
+    taints and tolerations (which pods may use it) are read; the rest is a warning."""
+    spec = _spec(doc)
+    for key, value in spec.items():
+        if key in _FLAVOR_UNMODELLED:
+            seen.notes.warn(doc, doc.label, f"spec.{key}", f"{value}: {_FLAVOR_UNMODELLED[key]}")
+        elif key not in _FLAVOR_READ:
+            seen.notes.warn(doc, doc.label, f"spec.{key}", "not a ResourceFlavor field fairalloc knows: not read")
+        elif value is not None and not isinstance(value, dict if key == "nodeLabels" else list):
+            raise ImportFailed(f"{doc.where}: {doc.label}: spec.{key}: must be a "
+                               f"{'mapping' if key == 'nodeLabels' else 'list'} (got {excerpt(value)})")  # fmt: skip
+    seen.flavors[name] = doc
 
 
 def _local_queue(seen: _Import, doc: Document, name: str) -> None:
@@ -543,9 +579,10 @@ def _resource_names(seen: _Import) -> dict[tuple[str, str], str]:
         if len(flavors) > 1:
             split = ", ".join(f"{resource}@{f}" for f in flavors)
             seen.notes.warn("quotas", resource, "flavors", f"{len(flavors)} flavors ({', '.join(flavors)}) give quota "
-                            f"for {resource}: one resource per flavor ({split}); "
-                            "a pending workload is charged to its ClusterQueue's first flavor, where Kueue takes the "
-                            "first flavor that fits, which fairalloc cannot model")  # fmt: skip
+                            f"for {resource}: one resource per flavor ({split}); a pending workload is charged to "
+                            "the flavor Kueue's flavor assigner would give it, the pending workloads taken one at a "
+                            "time in file order (Kueue's order, by priority and fair sharing, is not "
+                            "modelled)")  # fmt: skip
     return names
 
 
@@ -580,16 +617,156 @@ class _Demand:
     usage: Amounts = field(default_factory=dict)
 
 
+@dataclass
+class _PodSet:
+    amounts: Amounts  # resource -> the pod set's total
+    flavors: dict[str, str]  # resource -> the flavor its admission names
+    pod: dict  # the pod template's spec: what the flavor's taints and labels are checked against
+
+
+@dataclass
+class _Charge:
+    """A counted workload: its ClusterQueue, whether admitted, its pod sets."""
+
+    doc: Document
+    queue: str
+    admitted: bool
+    podsets: list[_PodSet]
+
+
 def _demand(seen: _Import, names: dict[tuple[str, str], str]) -> dict[str, _Demand]:
+    """Requests and usage per ClusterQueue: the admitted workloads on the flavors their admissions
+    name, then the pending ones, in file order, on the flavor Kueue's flavor assigner would give
+    each (``kueue_flavors``) were they admitted one at a time."""
     out: dict[str, _Demand] = {}
-    for doc in seen.workloads:
-        _workload(seen, doc, names, out)
+    workloads = seen.workloads
     if seen.pods and seen.workloads:
         seen.notes.warn(seen.pods[0], "pods", "", f"{len(seen.pods)} pods beside Workloads: Kueue makes a Workload of "
                         "every job or pod it manages, so the pods are not counted again")  # fmt: skip
     elif seen.pods:
-        _pods(seen, names, out)
+        workloads = _pod_workloads(seen)
+    charges = [c for doc in workloads if (c := _workload(seen, doc)) is not None]
+    tree = _quota_tree(seen)
+    for c in charges:
+        if c.admitted:
+            placed = [(r, v, ps.flavors.get(r) or _first_flavor(seen.queues[c.queue], r))
+                      for ps in c.podsets for r, v in ps.amounts.items()]  # fmt: skip
+            _place(tree, c, placed, names, out)
+    for c in charges:
+        if not c.admitted:
+            _assign(seen, tree, c, names, out)
     return out
+
+
+def _pod_workloads(seen: _Import) -> list[Document]:
+    """The Workloads of the pods labelled with a LocalQueue (:mod:`.kueue_workloads`); the others
+    are not Kueue's (one warning)."""
+    queued = [p for p in seen.pods if labelled(p)]
+    if len(queued) < len(seen.pods):
+        seen.notes.warn("pods", "", f"labels.{QUEUE_LABEL}", "pods without a Kueue queue are not counted")
+    return [w for p in queued for w in workloads_of(p, seen.notes)]
+
+
+def _place(tree: flavors_.Tree, c: _Charge, placed: list[tuple[str, Decimal, str]],
+           names: dict[tuple[str, str], str], out: dict[str, _Demand], admit: bool = True) -> None:  # fmt: skip
+    """Charge ``(resource, amount, flavor)`` to ``c``'s queue: its request, and its usage when
+    admitted; ``admit``: the quota tree's usage too (what later pending workloads find taken)."""
+    demand = out.setdefault(c.queue, _Demand())
+    for r, amount, flavor in placed:
+        name = names.get((flavor, r), r)
+        demand.request[name] = demand.request.get(name, Decimal(0)) + amount
+        if c.admitted:
+            demand.usage[name] = demand.usage.get(name, Decimal(0)) + amount
+        if admit and (flavor, r) in tree.quotas.get(_CQ + c.queue, {}):
+            tree.add_usage(_CQ + c.queue, (flavor, r), amount)
+
+
+def _quota_tree(seen: _Import) -> flavors_.Tree:
+    """The cohort forest with every quota per (flavor, resource), for the flavor assigner."""
+    parent: dict[str, str | None] = {}
+    quotas: dict[str, dict[flavors_.FR, flavors_.Quota]] = {}
+    for prefix, nodes in ((_COHORT, seen.cohorts), (_CQ, seen.queues)):
+        for node in nodes.values():
+            parent[prefix + node.name] = None if node.parent is None else _COHORT + node.parent
+            quotas[prefix + node.name] = {(q.flavor, q.resource): (q.nominal, q.borrowing, q.lending)
+                                          for q in node.quotas}  # fmt: skip
+    return flavors_.Tree(parent, quotas)
+
+
+def _assign(seen: _Import, tree: flavors_.Tree, c: _Charge, names: dict[tuple[str, str], str],
+            out: dict[str, _Demand]) -> None:  # fmt: skip
+    """A pending workload: each pod set's resource groups on the flavor the assigner picks, else
+    on :func:`_waiting_flavor`; when no flavor admits its pods (taints, labels), not counted, with a
+    warning.  Only a workload that fits everywhere takes quota from those after it."""
+    cq = seen.queues[c.queue]
+    assumed: dict[flavors_.FR, Decimal] = {}
+    placed: list[tuple[str, Decimal, str]] = []
+    fit = True
+    for ps in c.podsets:
+        for g, group in enumerate(cq.groups):
+            requests = {r: v for r, v in ps.amounts.items() if cq.covered.get(r) == g}
+            if not requests:
+                continue
+            if len(group) > 1:
+                _unmodelled_selection(seen, c.doc, ps.pod, group)
+            usable = [f for f in group if _admits(seen, f, ps.pod)]
+            flavor, mode = tree.assign(_CQ + c.queue, usable, requests, assumed, cq.fungibility)
+            if flavor is None:
+                flavor = _waiting_flavor(seen, c, tree, usable, requests, assumed)
+                mode = flavors_.Mode(flavors_.NO_FIT, 0)
+            if flavor is None:
+                seen.notes.warn(c.doc, c.doc.label, "spec.podSets", f"no flavor of ClusterQueue {c.queue} "
+                                f"({', '.join(group)}) admits its pods (the flavors' taints and node labels): Kueue "
+                                "never admits it, not counted")  # fmt: skip
+                return
+            fit = fit and mode.preemption == flavors_.FIT
+            for r, v in requests.items():
+                assumed[(flavor, r)] = assumed.get((flavor, r), Decimal(0)) + v
+                placed.append((r, v, flavor))
+    _place(tree, c, placed, names, out, admit=fit)
+
+
+def _listed(amounts: Amounts) -> str:
+    return ", ".join(f"{tidy(v)} {r}" for r, v in amounts.items())
+
+
+def _waiting_flavor(seen: _Import, c: _Charge, tree: flavors_.Tree, usable: list[str], requests: Amounts,
+                    assumed: dict[flavors_.FR, Decimal]) -> str | None:  # fmt: skip
+    """A pod set no flavor of ``usable`` (those its pods may use) fits now: the first one whose
+    quota could ever hold it (``PotentialAvailable``: Kueue admits it there once quota frees up),
+    else the first one (the request counts as demand all the same; a warning when there was a
+    choice)."""
+    cq = _CQ + c.queue
+
+    def could_hold(fr: flavors_.FR, amount: Decimal) -> bool:
+        return fr in tree.quotas[cq] and assumed.get(fr, Decimal(0)) + amount <= tree.potential(cq, fr)
+
+    for flavor in usable:
+        if all(could_hold((flavor, r), v) for r, v in requests.items()):
+            return flavor
+    if len(usable) > 1:
+        seen.notes.warn(c.doc, c.doc.label, "spec.podSets", f"asks {_listed(requests)}, more than any flavor of "
+                        f"ClusterQueue {c.queue} can ever give it (Kueue never admits it whole): charged to its first "
+                        f"flavor, {usable[0]}, as demand")  # fmt: skip
+    return usable[0] if usable else None
+
+
+def _admits(seen: _Import, flavor: str, pod: dict) -> bool:
+    doc = seen.flavors.get(flavor)
+    return doc is None or flavors_.flavor_admits(_spec(doc), pod)
+
+
+def _unmodelled_selection(seen: _Import, doc: Document, pod: dict, group: list[str]) -> None:
+    """Warn of what a flavor choice depends on that the assigner does not read."""
+    missing = [f for f in group if f not in seen.flavors and f not in seen.missing_flavors]
+    if missing:
+        seen.missing_flavors.update(missing)
+        seen.notes.warn("flavors", ", ".join(missing), "ResourceFlavor", "not in the files: read as flavors without "
+                        "node labels or taints (Kueue admits nothing to a flavor it does not have)")  # fmt: skip
+    keys = {k for f in group if f in seen.flavors for k in (_spec(seen.flavors[f]).get("nodeLabels") or {})}
+    if keys & flavors_.affinity_keys(pod):  # Kueue ignores the terms on keys no flavor has (flavorSelector)
+        seen.notes.warn(doc, doc.label, "spec.podSets", "required node affinity is not matched against the flavors' "
+                        "node labels (nodeSelector is): the flavor is chosen without it")  # fmt: skip
 
 
 def _queue_of_workload(seen: _Import, doc: Document, spec: dict, status: dict) -> str | None:
@@ -614,29 +791,30 @@ def _condition(status: dict, kind: str) -> bool:
     )
 
 
-def _workload(seen: _Import, doc: Document, names: dict[tuple[str, str], str], out: dict[str, _Demand]) -> None:
+def _workload(seen: _Import, doc: Document) -> _Charge | None:
+    """A Workload as counted (None: not counted, with a warning unless it finished)."""
     spec = _spec(doc)
     status = doc.data.get("status") or {}
     status = _mapping(doc, "status", status)
     if _condition(status, "Finished"):
         seen.seen("finished Workload")
-        return
+        return None
     if spec.get("active") is False:
         seen.notes.warn(doc, doc.label, "spec.active", "false: a deactivated workload, not counted")
-        return
+        return None
     queue = _queue_of_workload(seen, doc, spec, status)
     if queue is None:
-        return
+        return None
     if queue not in seen.queues:
         seen.notes.warn(doc, doc.label, "spec.queueName", f"ClusterQueue {queue} is not in the files: not counted")
-        return
+        return None
     admission = status.get("admission") if isinstance(status.get("admission"), dict) else None
     admitted = admission is not None or _condition(status, "Admitted") or _condition(status, "QuotaReserved")
     seen.seen("admitted Workload" if admitted else "pending Workload")
     cq = seen.queues[queue]
     assignments = _assignments(doc, admission)
     reclaimable = _reclaimable(doc, status)
-    totals: list[tuple[str, Decimal, str]] = []  # (resource, amount, flavor) of every pod set
+    podsets: list[_PodSet] = []
     for k, podset in enumerate(_list(doc, "spec.podSets", spec.get("podSets"))):
         at = f"spec.podSets[{k}]"
         podset = _mapping(doc, at, podset)
@@ -649,20 +827,16 @@ def _workload(seen: _Import, doc: Document, names: dict[tuple[str, str], str], o
         amounts, flavors = _podset_amounts(seen, doc, at, podset, count, given, reclaimable.get(ps_name, 0))
         if "pods" in cq.covered:
             amounts["pods"] = amounts.get("pods", Decimal(0)) + count - reclaimable.get(ps_name, 0)
-        totals += [(r, v, flavors.get(r) or _first_flavor(cq, r)) for r, v in amounts.items()]
-    uncovered = sorted({r for r, _, _ in totals if r not in cq.covered})
+        pod = (podset.get("template") or {}).get("spec") if isinstance(podset.get("template"), dict) else None
+        podsets.append(_PodSet(amounts, flavors, pod if isinstance(pod, dict) else {}))
+    uncovered = sorted({r for ps in podsets for r in ps.amounts if r not in cq.covered})
     if uncovered:
         what = "it is admitted all the same: counted" if admitted else "Kueue never admits it: not counted"
         seen.notes.warn(doc, doc.label, "spec.podSets", f"requests {', '.join(uncovered)}, which ClusterQueue "
                         f"{queue} does not cover ('resource unavailable in ClusterQueue'): {what}")  # fmt: skip
         if not admitted:
-            return
-    demand = out.setdefault(queue, _Demand())
-    for r, amount, flavor in totals:
-        name = names.get((flavor, r), r)
-        demand.request[name] = demand.request.get(name, Decimal(0)) + amount
-        if admitted:
-            demand.usage[name] = demand.usage.get(name, Decimal(0)) + amount
+            return None
+    return _Charge(doc, queue, admitted, podsets)
 
 
 def _assignments(doc: Document, admission: dict | None) -> dict[str, dict]:
@@ -711,46 +885,6 @@ def _first_flavor(node: _Node, resource: str) -> str:
         return ""
     provided = [q.flavor for q in node.quotas if q.resource == resource]
     return next((f for f in node.groups[g] if f in provided), node.groups[g][0] if node.groups[g] else "")
-
-
-def _pods(seen: _Import, names: dict[tuple[str, str], str], out: dict[str, _Demand]) -> None:
-    """Pods labelled with a LocalQueue: their requests and usage, through the kubernetes importer."""
-
-    def queue_of(pod: dict) -> str | None:
-        meta = pod.get("metadata") or {}
-        label = (meta.get("labels") or {}).get(QUEUE_LABEL)
-        if not label:
-            return _UNMANAGED
-        target = seen.local.get((meta.get("namespace") or "default", str(label)))
-        if target is None or target not in seen.queues:
-            what = f"no LocalQueue {meta.get('namespace') or 'default'}/{label}"
-            if target is not None:
-                what = f"ClusterQueue {target} is not in the files"
-            seen.notes.warn(f"Pod/{meta.get('namespace') or 'default'}/{meta.get('name')}", "", f"labels.{QUEUE_LABEL}",
-                            f"{what}: not counted")  # fmt: skip
-            return _UNMANAGED
-        return target
-
-    by_queue = k8s.pods_by_queue(seen.pods, seen.notes, queue_of)
-    unmanaged = by_queue.pop(_UNMANAGED, None)
-    if unmanaged is not None:
-        seen.notes.warn("pods", "", f"labels.{QUEUE_LABEL}", "pods without a Kueue queue (or with an unknown one) are "
-                        "not counted")  # fmt: skip
-    for queue, amounts in by_queue.items():
-        cq = seen.queues.get(queue)
-        if cq is None:
-            continue
-        demand = out.setdefault(queue, _Demand())
-        uncovered = sorted({r for key in ("request", "usage") for r in amounts.get(key, {}) if r not in cq.covered})
-        if uncovered:
-            message = f"does not cover {', '.join(uncovered)}, which its pods request: Kueue would not admit them"
-            seen.notes.warn(cq.doc, cq.doc.label, "spec.resourceGroups", message + "; left out of request and usage")
-        for key in ("request", "usage"):
-            target = getattr(demand, key)
-            for r, v in amounts.get(key, {}).items():
-                if r in cq.covered:
-                    name = names.get((_first_flavor(cq, r), r), r)
-                    target[name] = target.get(name, Decimal(0)) + v
 
 
 def _add_demand(spec: dict, demand: _Demand) -> None:
@@ -806,8 +940,9 @@ def _matches(node: Document, labels: dict) -> bool:
 
 # -- description --------------------------------------------------------------------------------
 def _description(seen: _Import, draft: Draft) -> list[str]:
-    order = ("ClusterQueue", "Cohort", "implicit Cohort", "LocalQueue", "ResourceFlavor", "Job", "admitted Workload",
-             "pending Workload", "finished Workload", "Pod", "Node", "Configuration")  # fmt: skip
+    order = ("ClusterQueue", "Cohort", "implicit Cohort", "LocalQueue", "ResourceFlavor", "Job", "Deployment",
+             "StatefulSet", "LeaderWorkerSet", "admitted Workload", "pending Workload", "finished Workload", "Pod",
+             "Node", "Configuration")  # fmt: skip
     parts = [f"{seen.counts[k]} {k}{'s' if seen.counts[k] != 1 else ''}" for k in order if seen.counts.get(k)]
     out = [f"Read {', '.join(parts)}." if parts else "Read nothing Kueue knows."]
     if draft.capacity_from == "configuration":
