@@ -268,6 +268,12 @@ def finish(draft: Draft, *, name: str, capacity: dict[str, str] | None, notes: N
         for r in overridden:
             notes.warn("--capacity", r, "", f"replaces the capacity {tidy(draft.capacity[r])} the files give")
     named = draft.named_resources()
+    if not total and not named:
+        raise ImportFailed(
+            f"{', '.join(draft.files)}: no resource named: no queue gives a guarantee, limit, request or usage, "
+            "and no node or cluster total gives a capacity; give --capacity (such as cpu=N,memory=N) for the "
+            "queues' weights to divide"
+        )
     missing = [r for r in named if r not in total]
     if missing:
         hint = ",".join(f"{r}=N" for r in missing)

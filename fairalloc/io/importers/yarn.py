@@ -7,7 +7,9 @@ Read as ``models/yarn_fair.py`` reads a queue case (apache/hadoop, Apache-2.0;
 ``ResourceManagerRest.md``, "Fair Scheduler API"):
 
 * **allocation file** (``AllocationFileQueueParser.loadQueue``): ``<queue>`` (or the older
-  ``<pool>``) elements nest; every queue is named by its full path from ``root`` (the implicit top:
+  ``<pool>``, the MapReduce 1 Fair Scheduler's name, which ``AllocationFileLoaderService``'s
+  reader still takes as a queue: read so, with a warning) elements nest; every queue is named by
+  its full path from ``root`` (the implicit top:
   a top-level ``<queue name="root">`` is that root).  A queue with child queues or
   ``type="parent"`` is a group, the others leaf queues.  ``weight`` is the weight, ``minResources``
   the ``guarantee``, ``maxResources`` the ``limit`` (else ``queueMaxResourcesDefault``), in the three
@@ -122,6 +124,9 @@ def _xml_queue(doc: Document, element: Element, parent: str, draft: Draft, notes
         raise ImportFailed(f"{doc.where}: a <{element.tag}> under {parent} has no name attribute")
     path = name if name.startswith("root") and parent == "" else f"{parent}.{name}" if parent else f"root.{name}"
     obj = f"queue {path}"
+    if element.tag == "pool":
+        why = "the older name of <queue> (AllocationFileLoaderService reads both): read as a queue"
+        notes.warn(doc, obj, "<pool>", why)
     children = [c for c in element if c.tag in ("queue", "pool")]
     spec: dict = {}
     for child in element:

@@ -1,0 +1,105 @@
+"""Defects found by importing real files (issue 34, item 3), each with the file shape that showed it:
+files naming no resource, audits of cases where no queue has work, Mesos role ``*`` beside a roles
+file, settings dropped without a warning, and float noise and blame in ``explain``."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import yaml
+
+from fairalloc.cli import main
+from fairalloc.io.cases import load_case
+
+
+def run(*argv) -> tuple[int, str, str]:
+    """``fairalloc ARGV``: the exit code, stdout and stderr (warnings included)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+def write(tmp_path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def _warnings(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("fairalloc: warning: ")]
+
+
+# -- a. files that name no resource ----------------------------------------------------------------
+
+WEIGHT_ONLY_QUEUES = """\
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: research}
+spec: {weight: 2}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: batch}
+spec: {weight: 1}
+"""
+
+#: a MapReduce 1 Fair Scheduler allocation file (pools, slot counts): the shape of the hadoop-1
+#: documentation's example, written here
+MR1_POOLS = """\
+<?xml version="1.0"?>
+<allocations>
+  <pool name="sample_pool">
+    <minMaps>5</minMaps>
+    <weight>2.0</weight>
+  </pool>
+  <pool name="other"><weight>1.0</weight></pool>
+</allocations>
+"""
+
+
+def test_a_file_naming_no_resource_is_one_line_and_writes_nothing(tmp_path):
+    for name, text in (("queues.yaml", WEIGHT_ONLY_QUEUES), ("fair-scheduler.xml", MR1_POOLS)):
+        out = tmp_path / f"{name}.case.yaml"
+        code, stdout, err = run("import", write(tmp_path, name, text), "--out", out)
+        lines = [line for line in err.splitlines() if not line.startswith("fairalloc: warning: ")]
+        assert code == 2, (stdout, err)
+        assert len(lines) == 1 and "no resource named" in lines[0] and "--capacity" in lines[0], err
+        assert "Traceback" not in stdout + err
+        assert not out.exists()
+
+
+def test_weights_alone_divide_the_capacity_given(tmp_path):
+    """With --capacity the weight-only queues are a valid case (the weights and the capacity given)."""
+    out = tmp_path / "case.yaml"
+    code, _, err = run("import", write(tmp_path, "q.yaml", WEIGHT_ONLY_QUEUES), "--capacity", "cpu=30", "--out", out)
+    assert code == 0, err
+    case = load_case(str(out))
+    assert tuple(case.instance.resources) == ("cpu",) and case.instance.capacity[0] == 30
+    assert yaml.safe_load(out.read_text())["users"] == {"research": {"weight": 2}, "batch": {}}
+
+
+def test_a_pool_is_read_as_a_queue_with_a_warning(tmp_path):
+    out = tmp_path / "case.yaml"
+    path = write(tmp_path, "fair-scheduler.xml", MR1_POOLS)
+    code, _, err = run("import", path, "--capacity", "memory-mb=1000,vcores=10", "--out", out)
+    assert code == 0, err
+    case = yaml.safe_load(out.read_text())
+    assert case["users"]["root.sample_pool"]["weight"] == 2 and "root.other" in case["users"]
+    said = _warnings(err)
+    assert any("queue root.sample_pool: <pool>: the older name of <queue>" in w for w in said), said
+    assert any("queue root.sample_pool: minMaps:" in w for w in said), said
+
+
+def test_a_case_that_would_not_load_is_refused_before_it_is_written(tmp_path, monkeypatch):
+    """The import checks its case with the case loader: a draft gone wrong (here a weight the loader
+    refuses) is one line, exit 2, no file."""
+    import fairalloc.io.importers as importers
+
+    finish = importers.finish
+    monkeypatch.setattr(importers, "finish", lambda *a, **k: {**finish(*a, **k), "users": {"q": {"weight": -1}}})
+    out = tmp_path / "case.yaml"
+    code, _, err = run("import", write(tmp_path, "q.yaml", WEIGHT_ONLY_QUEUES), "--capacity", "cpu=3", "--out", out)
+    assert code == 2 and "the imported case does not load" in err and "Traceback" not in err, err
+    assert not out.exists()
