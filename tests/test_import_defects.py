@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 
 import yaml
 
 from fairalloc.cli import main
+from fairalloc.core.vocabulary import PAPER_PROPERTIES, QUEUE_PROPERTIES
 from fairalloc.io.cases import load_case
 
 
@@ -103,3 +105,28 @@ def test_a_case_that_would_not_load_is_refused_before_it_is_written(tmp_path, mo
     code, _, err = run("import", write(tmp_path, "q.yaml", WEIGHT_ONLY_QUEUES), "--capacity", "cpu=3", "--out", out)
     assert code == 2 and "the imported case does not load" in err and "Traceback" not in err, err
     assert not out.exists()
+
+
+# -- b. audits of a case where no queue has work ---------------------------------------------------
+
+
+def test_audit_of_an_idle_imported_case_says_the_properties_do_not_apply(tmp_path):
+    """Two weight-only queues (and one alone): no request anywhere. The paper's properties compare
+    demands, so each is n/a with the reason; the queue promises (guarantees, limits) hold."""
+    two = tmp_path / "two.yaml"
+    assert run("import", write(tmp_path, "q.yaml", WEIGHT_ONLY_QUEUES), "--capacity", "cpu=8", "--out", two)[0] == 0
+    one = tmp_path / "one.yaml"
+    one.write_text("name: one\npolicy: volcano-proportion\nresources: {cpu: 8}\nusers:\n  a: {weight: 2}\n")
+    for case in (two, one):
+        code, out, err = run("audit", case, "--format", "json")
+        assert code == 0, err
+        report = json.loads(out)
+        for name in (p for p in PAPER_PROPERTIES if p != "strategy_proofness"):  # the audit's lies stand for it
+            said = report["properties"][name]
+            assert said["applicable"] is False and said["holds"] is None, (name, said)
+            assert "no queue has a request" in said["why"]
+        for name in QUEUE_PROPERTIES:
+            assert report["properties"][name]["holds"] is True, name
+        assert report["manipulation"] == {}
+        code, out, _ = run("audit", case)
+        assert code == 0 and "no queue has a request: no misreport to search" in out

@@ -57,7 +57,7 @@ from fairalloc.core.instance import Instance
 from fairalloc.core.queues import queues_of, request
 from fairalloc.core.registry import Mechanism, get
 from fairalloc.core.tolerances import PROPERTY, SATURATION
-from fairalloc.core.vocabulary import PROPERTIES, property_names
+from fairalloc.core.vocabulary import PAPER_PROPERTIES, PROPERTIES, property_names
 from fairalloc.engines.filling import progressive_filling
 
 if TYPE_CHECKING:  # a loaded case stands for its instance (and lends its misreport variants as hints)
@@ -108,6 +108,10 @@ def bundles_of(allocate: Allocate, inst: Instance, x: np.ndarray) -> np.ndarray:
 def _value(inst: Instance, i: int, bundle: np.ndarray) -> float:
     """:func:`leontief`, and 0 for an inactive queue (no request: it runs nothing)."""
     return 0.0 if not (inst.demand[i] > 0).any() else leontief(inst, i, bundle)
+
+
+#: what a paper property says of a queue case where no queue has work
+IDLE = "no queue has a request (no pending or running work): nothing to compare, so it holds vacuously"
 
 
 def _active_mask(inst: Instance) -> np.ndarray | None:
@@ -791,6 +795,10 @@ def check_one(
             history, mechanism=mech, d=normalised(inst, mech.name), budget=budget, seed=seed, method=method, focus=focus
         )
     (name,) = property_names(prop)
+    active = _active_mask(inst)
+    if name in PAPER_PROPERTIES and active is not None and not active.any():
+        # the paper's properties compare the demands of users who have them: here nobody has one
+        return PropertyResult(name, True, applicable=False, note=IDLE)
     if not checked:
         check_work([name], inst, budget=budget, focus=focus)
     return CHECKERS[name](
