@@ -130,3 +130,35 @@ def test_audit_of_an_idle_imported_case_says_the_properties_do_not_apply(tmp_pat
         assert report["manipulation"] == {}
         code, out, _ = run("audit", case)
         assert code == 0 and "no queue has a request: no misreport to search" in out
+
+
+# -- c. Mesos: the default role beside a roles file ------------------------------------------------
+
+MESOS_STATE = """\
+{"slaves": [{"hostname": "a1", "resources": {"cpus": 10, "mem": 10240}}],
+ "frameworks": [
+   {"name": "spark", "role": "eng", "used_resources": {"cpus": 4, "mem": 4096}},
+   {"name": "marathon", "role": "*", "used_resources": {"cpus": 6, "mem": 6144}},
+   {"name": "legacy", "used_resources": {}}
+ ]}
+"""
+#: ``GET /roles`` as ReadOnlyHandler::roles writes it, listing eng only (no framework of '*' subscribed)
+MESOS_ROLES = '{"roles": [{"name": "eng", "weight": 1.0, "allocated": {"cpus": 4, "mem": 4096}}]}'
+
+
+def test_mesos_default_role_keeps_its_usage_when_a_roles_file_is_given(tmp_path):
+    """Marathon in role '*' holds 6 of the 10 cpus (60%); the roles file does not list '*'. Its
+    usage is the state's, with a warning, and explain does not call it inactive: with requests =
+    usage (4 + 6 = 10 cpus, 10 GiB), DRF gives each role what it holds."""
+    out = tmp_path / "case.yaml"
+    files = [write(tmp_path, "state.json", MESOS_STATE), write(tmp_path, "roles.json", MESOS_ROLES)]
+    code, _, err = run("import", *files, "--out", out)
+    assert code == 0, err
+    case = yaml.safe_load(out.read_text())
+    assert case["users"]["*"]["usage"] == {"cpus": 6, "mem": 6144}
+    said = _warnings(err)
+    assert any("role *: not in the roles file: its usage read from the state's frameworks" in w for w in said), said
+    assert any("framework legacy: frameworks[2]: names no role: read in Mesos' default role '*'" in w for w in said)
+    code, text, _ = run("explain", out, "--queue", "*", "--format", "json")
+    star = json.loads(text)["queues"]["*"]
+    assert "inactive" not in star["binding"] and star["entitlement"] == {"cpus": 6.0, "mem": 6144.0}
