@@ -162,3 +162,98 @@ def test_mesos_default_role_keeps_its_usage_when_a_roles_file_is_given(tmp_path)
     code, text, _ = run("explain", out, "--queue", "*", "--format", "json")
     star = json.loads(text)["queues"]["*"]
     assert "inactive" not in star["binding"] and star["entitlement"] == {"cpus": 6.0, "mem": 6144.0}
+
+
+# -- d. settings that were dropped without a warning -----------------------------------------------
+
+#: queues.yaml with the queue properties of yunikorn-core's configvalidator.go (PreemptionPolicy,
+#: PreemptionDelay, QuotaPreemptionDelay) and the partition's preemption block (PartitionPreemptionConfig)
+YUNIKORN_PREEMPTION = """\
+partitions:
+  - name: default
+    preemption: {enabled: true, quotapreemptionenabled: true}
+    queues:
+      - name: root
+        queues:
+          - name: batch
+            resources: {guaranteed: {vcore: 4}}
+            properties:
+              preemption.policy: fence
+              preemption.delay: 30s
+              quota.preemption.delay: 1m
+              application.sort.policy: fifo
+              priority.offset: "5"
+              preemption.polcy: disabled
+"""
+
+
+def _import_warnings(tmp_path, name: str, text: str, *extra: str) -> tuple[dict, list[str]]:
+    out = tmp_path / f"{name}.case.yaml"
+    code, _, err = run("import", write(tmp_path, name, text), *extra, "--out", out)
+    assert code == 0, err
+    return yaml.safe_load(out.read_text()), _warnings(err)
+
+
+def test_yunikorn_preemption_settings_are_warned_about(tmp_path):
+    case, said = _import_warnings(tmp_path, "queues.yaml", YUNIKORN_PREEMPTION, "--capacity", "vcore=8")
+    assert case["users"]["root.batch"]["priority"] == 5
+    for key in ("preemption.policy", "preemption.delay", "quota.preemption.delay"):
+        assert any(f"queue root.batch: properties.{key}: preemption is not modelled" in w for w in said), (key, said)
+    assert any("properties.preemption.polcy: not a queue property YuniKorn defines" in w for w in said), said
+    assert any("partition default: preemption: not modelled" in w for w in said), said
+    assert not any("application.sort.policy" in w or "priority.offset" in w for w in said), said
+
+
+def test_yarn_default_policy_is_fair_and_said_so(tmp_path):
+    """No defaultQueueSchedulingPolicy: YARN's default is 'fair' (FairSharePolicy), memory only."""
+    queue = '<queue name="a"><minResources>1024 mb, 1 vcores</minResources></queue>'
+    xml = f'<?xml version="1.0"?><allocations>{queue}</allocations>'
+    _, said = _import_warnings(tmp_path, "fair-scheduler.xml", xml, "--capacity", "memory-mb=4096,vcores=4")
+    assert any("allocations: defaultQueueSchedulingPolicy: not given: the default is 'fair'" in w for w in said), said
+    drf = xml.replace("<allocations>", "<allocations><defaultQueueSchedulingPolicy>drf</defaultQueueSchedulingPolicy>")
+    _, said = _import_warnings(tmp_path, "drf.xml", drf, "--capacity", "memory-mb=4096,vcores=4")
+    assert said == []
+
+
+VOLCANO_JOBS_WITHOUT_REQUESTS = """\
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: pg, namespace: ns}
+spec: {queue: research, minMember: 2}
+---
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: job, namespace: ns}
+spec:
+  queue: research
+  tasks:
+    - replicas: 2
+      template: {spec: {containers: [{name: c, image: busybox}]}}
+    - replicas: 1
+      template: {spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+"""
+
+
+def test_volcano_jobs_without_requests_are_warned_about(tmp_path):
+    case, said = _import_warnings(tmp_path, "jobs.yaml", VOLCANO_JOBS_WITHOUT_REQUESTS, "--capacity", "cpu=8")
+    assert case["users"]["research"]["request"] == {"cpu": 1}
+    assert any("PodGroup/ns/pg: spec.minResources: not given: counted as a request of nothing" in w for w in said)
+    assert any("Job/ns/job: spec.tasks[0].template: no container requests" in w for w in said), said
+    assert not any("spec.tasks[1]" in w for w in said), said
+
+
+def test_a_storage_class_quota_is_not_called_an_object_count(tmp_path):
+    quota = """\
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: storage, namespace: team}
+spec:
+  hard:
+    requests.cpu: "4"
+    gold.storageclass.storage.k8s.io/requests.storage: 500Gi
+    gold.storageclass.storage.k8s.io/persistentvolumeclaims: "10"
+"""
+    _, said = _import_warnings(tmp_path, "quota.yaml", quota, "--capacity", "cpu=8")
+    storage = [w for w in said if "requests.storage" in w]
+    assert len(storage) == 1 and "storage class gold" in storage[0] and "object count" not in storage[0], said
+    assert any("persistentvolumeclaims: an object count" in w for w in said), said
