@@ -557,7 +557,7 @@ def _amount_tolerance(*values) -> float:
 
 
 @_checker("guarantee_honoured")
-def guarantee_honoured(allocate: Allocate, inst: Instance, focus=None, **_) -> PropertyResult:
+def guarantee_honoured(allocate: Allocate, inst: Instance, focus=None, mechanism=None, **_) -> PropertyResult:
     """Every active queue ``i`` gets ``A_ij >= min(G_ij, r_ij, L_ij)`` of every resource ``j`` it is
     guaranteed (``G``: its guarantee, ``r``: its request, ``L``: its own limit): a queue asking for
     at least its guarantee gets it, one asking for less gets what it asks for.
@@ -566,8 +566,11 @@ def guarantee_honoured(allocate: Allocate, inst: Instance, focus=None, **_) -> P
     runs the largest multiple of its request within it, ``x_i >= min(1, min_j G_ij / r_ij)`` (what
     a Leontief mechanism such as ``drf`` promises): memory beyond what its cpu lets it use is worth
     nothing to it.  A queue honoured either way counts as honoured (slack 0 if only the second).
-    Margin: the smallest slack, in units of the resource."""
+    Under a policy that reads no guarantee as 0 (``Mechanism.zero_unguaranteed``: Kueue) every
+    resource is guaranteed, most of them 0.  Margin: the smallest slack, in units of the resource."""
     G = queues_of(inst).leaf_array("guarantee", inst.users)
+    if getattr(mechanism, "zero_unguaranteed", False):
+        G = np.nan_to_num(G, nan=0.0)
     r = request(inst)
     asks: np.ndarray = np.asarray((r > 0).any(axis=1))
     given = ~np.isnan(G) & asks[:, None]
