@@ -415,3 +415,30 @@ def test_explain_never_contradicts_its_numbers_on_any_bundled_or_gallery_case():
         explained += 1
         found += contradictions(case, report)
     assert explained >= len(bundled_cases()) and not found, "\n".join(found)
+
+
+# -- f. found by tests/test_import_hypothesis.py ---------------------------------------------------
+
+GPU_PODS_WITHOUT_GPUS = """\
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", nvidia.com/gpu: "0"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer, namespace: ml}
+spec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: "1"}}}]}
+status: {phase: Pending}
+"""
+
+
+def test_a_request_of_a_resource_the_nodes_have_none_of_is_one_line(tmp_path):
+    """A pending pod asks for a GPU of nodes that have 0: the case loader refuses a request of a
+    zero-capacity resource, so the import says so in the importer's words, and writes nothing."""
+    out = tmp_path / "case.yaml"
+    code, _, err = run("import", write(tmp_path, "cluster.yaml", GPU_PODS_WITHOUT_GPUS), "--out", out)
+    assert code == 2 and not out.exists(), err
+    assert "nvidia.com/gpu is 0 (from nodes) but queue ml requests 1 of it" in err and "--capacity" in err
+    code, _, err = run("import", write(tmp_path, "c.yaml", GPU_PODS_WITHOUT_GPUS), "--capacity", "nvidia.com/gpu=2")
+    assert code == 0, err

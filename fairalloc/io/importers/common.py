@@ -281,6 +281,7 @@ def finish(draft: Draft, *, name: str, capacity: dict[str, str] | None, notes: N
             f"capacity: the files give no capacity for {', '.join(missing)} (no Node objects or node "
             f"list, no cluster total in the configuration): give --capacity {hint}"
         )
+    _refuse_requests_of_nothing(draft, total)
     resources = {r: _number(total[r]) for r in [*total, *(r for r in named if r not in total)]}
     case: dict[str, Any] = {
         "name": name,
@@ -294,6 +295,19 @@ def finish(draft: Draft, *, name: str, capacity: dict[str, str] | None, notes: N
         case["groups"] = {g: _fields(spec) for g, spec in draft.groups.items()}
     case["users"] = {u: _fields(spec) for u, spec in draft.users.items()}
     return {k: v for k, v in case.items() if v not in (None, {})}
+
+
+def _refuse_requests_of_nothing(draft: Draft, total: dict) -> None:
+    """A queue asking for a resource the cluster has none of (pods wanting GPUs on nodes without
+    them) can never run: one line naming both, since the case loader refuses such a request."""
+    for queue, spec in draft.users.items():
+        for r, amount in (spec.get("request") or {}).items():
+            if amount and not total.get(r):
+                source = draft.capacity_from if r in draft.capacity else "--capacity"
+                raise ImportFailed(
+                    f"capacity: {r} is 0 (from {source}) but queue {queue} requests {tidy(Decimal(amount))} of it, "
+                    f"which could never run; give the cluster's {r} with --capacity {r}=N"
+                )
 
 
 def _fields(spec: dict) -> dict:
