@@ -228,11 +228,16 @@ def yarn_xml(draw):
 
 @st.composite
 def yarn_rest(draw):
+    expected: list[str] = []
+
     def queue(path: str, depth: int) -> dict:
         amounts = st.fixed_dictionaries({"memory": st.integers(0, 8192), "vCores": st.integers(0, 8)})
-        q: dict = {"queueName": path, "schedulingPolicy": "drf", "minResources": draw(amounts),
+        policy = draw(st.sampled_from(["drf", "fair", "fifo"]))
+        q: dict = {"queueName": path, "schedulingPolicy": policy, "minResources": draw(amounts),
                    "maxResources": draw(amounts), "usedResources": draw(amounts)}  # fmt: skip
-        if depth < 2 and draw(st.booleans()):
+        if policy != "drf":
+            expected.append(f"queue {path}: schedulingPolicy")
+        if depth < 2 and (depth == 0 or draw(st.booleans())):
             kids = draw(st.lists(names, min_size=1, max_size=3, unique=True))
             q["childQueues"] = {"queue": [queue(f"{path}.{k}", depth + 1) for k in kids]}
         return q
@@ -240,7 +245,7 @@ def yarn_rest(draw):
     root = queue("root", 0)
     root["clusterResources"] = {"memory": 16384, "vCores": 16}
     answer = {"scheduler": {"schedulerInfo": {"type": "fairScheduler", "rootQueue": root}}}
-    return {"scheduler.json": json.dumps(answer)}, [], ()
+    return {"scheduler.json": json.dumps(answer)}, expected, ()
 
 
 @SETTINGS
@@ -284,10 +289,15 @@ def yunikorn_config(draw):
 
 @st.composite
 def yunikorn_rest(draw):
+    expected: list[str] = []
+
     def queue(path: str, depth: int) -> dict:
         amounts = st.fixed_dictionaries({"vcore": st.integers(0, 64000), "memory": st.integers(0, 2**34)})
         q: dict = {"queuename": path, "maxResource": draw(amounts), "guaranteedResource": draw(amounts),
                    "allocatedResource": draw(amounts), "pendingResource": draw(amounts), "isLeaf": True}  # fmt: skip
+        properties = draw(st.lists(st.sampled_from([*PROPERTIES, "application.sort.policy"]), unique=True))
+        q["properties"] = {p: "1" for p in properties}
+        expected.extend(f"queue {path}: properties.{p}" for p in properties if p.startswith(("preemption", "quota")))
         if depth < 2 and draw(st.booleans()):
             kids = draw(st.lists(names, min_size=1, max_size=3, unique=True))
             q["isLeaf"] = False
@@ -296,8 +306,9 @@ def yunikorn_rest(draw):
 
     root = queue("root", 0)
     root["isLeaf"] = False
-    root.setdefault("children", [queue("root.default", 1)])
-    return {"queues.json": json.dumps(root)}, [], ()
+    if "children" not in root:
+        root["children"] = [queue("root.default", 1)]
+    return {"queues.json": json.dumps(root)}, expected, ()
 
 
 @SETTINGS
