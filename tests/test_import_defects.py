@@ -442,3 +442,16 @@ def test_a_request_of_a_resource_the_nodes_have_none_of_is_one_line(tmp_path):
     assert "nvidia.com/gpu is 0 (from nodes) but queue ml requests 1 of it" in err and "--capacity" in err
     code, _, err = run("import", write(tmp_path, "c.yaml", GPU_PODS_WITHOUT_GPUS), "--capacity", "nvidia.com/gpu=2")
     assert code == 0, err
+
+
+def test_a_v1_framework_without_a_role_is_said_to_be_in_the_default_role(tmp_path):
+    """v1 GET_STATE: a FrameworkInfo without role (its task holds 2 of the 8 cpus) is read in '*'."""
+    cpus = lambda n: [{"name": "cpus", "type": "SCALAR", "scalar": {"value": n}}]
+    state = {"type": "GET_STATE", "get_state": {
+        "get_agents": {"agents": [{"agent_info": {"hostname": "a1"}, "total_resources": cpus(8)}]},
+        "get_frameworks": {"frameworks": [{"framework_info": {"id": {"value": "f1"}, "name": "batch"}}]},
+        "get_tasks": {"tasks": [{"name": "t", "framework_id": {"value": "f1"}, "state": "TASK_RUNNING",
+                                 "resources": cpus(2)}]}}}  # fmt: skip
+    case, said = _import_warnings(tmp_path, "state.json", json.dumps(state))
+    assert case["users"]["*"]["usage"] == {"cpus": 2}
+    assert any("framework batch: framework_info: names no role: read in Mesos' default role '*'" in w for w in said)
