@@ -342,6 +342,7 @@ class Kueue(QueuePolicy):
     )
     section = "9.5"
     solver = "numpy event-driven filling"
+    zero_unguaranteed = True  # _Tree: nominal = nan_to_num(guarantee): no nominalQuota is a quota of 0
 
     def shares(self, instance: Instance) -> dict[str, float]:
         """Kueue's integer share (``roundedWeightedShare``) of every leaf queue and group."""

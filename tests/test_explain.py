@@ -123,7 +123,8 @@ def test_every_tag_is_true_of_the_allocation(seed, policy):
     tol = PROPERTY * np.maximum(R, 1.0)
     for i, q in enumerate(inst.users):
         e = report.queues[q]
-        assert e.entitlement == pytest.approx(dict(zip(inst.resources, A[i])))
+        # the allocation's numbers, noise within the tolerance shown as 0
+        assert all(abs(e.entitlement[r] - A[i, j]) <= tol[j] for j, r in enumerate(inst.resources))
         for tag in e.binding:
             kind, _, rest = tag.partition(":")
             j = inst.resources.index(rest.rsplit(":", 1)[-1]) if rest else None

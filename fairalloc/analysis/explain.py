@@ -101,7 +101,7 @@ class _Facts:
     """The numbers every sentence is built from, computed once."""
 
     def __init__(self, inst: Instance, policy: str, bundles: np.ndarray, units: dict, expectation: dict, demand: str):
-        self.inst, self.policy, self.A, self.units = inst, policy, bundles, units
+        self.inst, self.policy, self.units = inst, policy, units
         #: a backlogged request is what the queue may hold, not work it has: it never "binds" as a request
         self.backlogged = demand == "backlogged"
         self.expectation = expectation
@@ -110,11 +110,22 @@ class _Facts:
         self.R = np.asarray(inst.capacity, dtype=float)
         self.req = request(inst)
         self.tol = PROPERTY * np.maximum(self.R, 1.0)
+        # what is 0 of each queue's resource: the noise of the capacity, or of its request when
+        # smaller (a queue asking for 1 cpu of 1e18 gets 1, not noise)
+        self.noise = PROPERTY * np.maximum(np.where(self.req > 0, np.minimum(self.req, self.R), self.R), 1.0)
+        self.A = self.quiet(bundles)
         self.per_resource = registry.get(policy).per_resource
+        self.zero_unguaranteed = registry.get(policy).zero_unguaranteed
         self.G = self.Q.leaf_array("guarantee", self.users)
         self.L = self.Q.leaf_array("limit", self.users)
         self.U = self.Q.leaf_array("usage", self.users)
         self.active = self.req.sum(axis=1) > 0
+
+    def quiet(self, amounts: np.ndarray, i: int | None = None) -> np.ndarray:
+        """``amounts`` (every queue's row, or queue ``i``'s) with what lies within the noise of 0 as
+        0: a solver's 1e-11 cores of a 10-core cluster is no entitlement, and is not shown as one."""
+        noise = self.noise if i is None else self.noise[i]
+        return np.where(np.abs(amounts) <= noise, 0.0, amounts)
 
     def amount(self, j, v: float) -> str:  # j: an int or a numpy integer
         return readable(v, self.units.get(self.inst.resources[int(j)]))
@@ -168,6 +179,7 @@ def explain(
     main = mech.allocate(inst, method)
     facts = _Facts(inst, mech.name, np.asarray(main.bundles, dtype=float), units, expectation, demand)
     contrast = {c: _contrast(c, inst, method) for c in CONTRAST if c != mech.name}
+    contrast = {c: None if B is None else facts.quiet(B) for c, B in contrast.items()}
     names = [queue] if queue is not None else facts.users
     queues = {q: _explain_queue(facts, q, contrast, expectation.get(q)) for q in names}
     return Explanation(mech.name, inst.name, queues, _summary(facts, mech, demand), units, demand)
@@ -202,7 +214,7 @@ def _explain_queue(f: _Facts, q: str, contrast: dict, expected: dict | None) -> 
         entitlement=_mapping(f.inst, A),
         contrast={c: None if B is None else _mapping(f.inst, B[i]) for c, B in contrast.items()},
         usage=_mapping(f.inst, f.U[i]),
-        gap=_mapping(f.inst, A - f.U[i]),
+        gap=_mapping(f.inst, f.quiet(A - f.U[i], i)),
         expected=expected,
     )
     out.why.append(f"Entitled to {f.amounts(A)} under {f.policy}.")
@@ -269,16 +281,23 @@ def _limits(f: _Facts, i: int) -> list[tuple[str, str]]:
 
 
 def _guarantees(f: _Facts, i: int) -> list[tuple[str, str]]:
-    A, G, req, res = f.A[i], f.G[i], f.req[i], f.inst.resources
+    A, req, res = f.A[i], f.req[i], f.inst.resources
+    G = np.nan_to_num(f.G[i], nan=0.0) if f.zero_unguaranteed else f.G[i]
     out: list[tuple[str, str]] = []
     guaranteed = np.isfinite(G) & (G > 0) & (req > 0)
     if not guaranteed.any():
         return out
-    # honoured as guarantee_honoured reads it: each resource, or the largest multiple of the request within it
+    # honoured as guarantee_honoured reads it: each resource, or the largest multiple of the request
+    # within it, where a requested resource guaranteed 0 allows no multiple at all
     wants = req > 0
     value = float(np.min(A[wants] / req[wants]))
     capped = np.min(f.L[i][wants] / req[wants])  # its own limit caps what it can be owed
-    multiple = min(1.0, float(np.min(G[guaranteed] / req[guaranteed])), float(capped))
+    given = np.isfinite(G) & wants
+    multiple = min(1.0, float(np.min(G[given] / req[given])), float(capped))
+    zero = np.flatnonzero(given & (G <= f.tol))
+    short = guaranteed & (A < np.minimum(np.minimum(G, req), f.L[i]) - f.tol)
+    if len(zero) and short.any():
+        return [_zero_guarantee(f, i, G, zero)]
     for j in np.flatnonzero(guaranteed):
         if abs(A[j] - G[j]) <= f.tol[j]:
             total = np.nansum(f.G[:, j])
@@ -310,6 +329,21 @@ def _guarantees(f: _Facts, i: int) -> list[tuple[str, str]]:
                     )
                 )
     return out
+
+
+def _zero_guarantee(f: _Facts, i: int, G: np.ndarray, zero: np.ndarray) -> tuple[str, str]:
+    """The binding cause when a queue's request needs a resource it is guaranteed none of (``zero``):
+    no whole unit of its request is guaranteed, so it is owed nothing below its other guarantees."""
+    res = f.inst.resources
+    none = "no nominal quota" if f.policy in LENDING else "a guarantee of 0"  # Kueue's word for it
+    names = ", ".join(res[k] for k in zero)
+    rest = np.isfinite(G) & (G > f.tol)
+    covered = f"its guarantee of {f.amounts(G, rest)} covers" if rest.any() else "its guarantees cover"
+    return (
+        f"zero_guarantee:{res[zero[0]]}",
+        f"Its request needs {names}, of which it has {none}, so {covered} none of its request: the {names} "
+        f"it runs on can only be borrowed. The zero quota binds here, not {f.policy}.",
+    )
 
 
 def _lending(f: _Facts, i: int) -> list[tuple[str, str]]:

@@ -57,7 +57,7 @@ from fairalloc.core.instance import Instance
 from fairalloc.core.queues import queues_of, request
 from fairalloc.core.registry import Mechanism, get
 from fairalloc.core.tolerances import PROPERTY, SATURATION
-from fairalloc.core.vocabulary import PROPERTIES, property_names
+from fairalloc.core.vocabulary import PAPER_PROPERTIES, PROPERTIES, property_names
 from fairalloc.engines.filling import progressive_filling
 
 if TYPE_CHECKING:  # a loaded case stands for its instance (and lends its misreport variants as hints)
@@ -108,6 +108,10 @@ def bundles_of(allocate: Allocate, inst: Instance, x: np.ndarray) -> np.ndarray:
 def _value(inst: Instance, i: int, bundle: np.ndarray) -> float:
     """:func:`leontief`, and 0 for an inactive queue (no request: it runs nothing)."""
     return 0.0 if not (inst.demand[i] > 0).any() else leontief(inst, i, bundle)
+
+
+#: what a paper property says of a queue case where no queue has work
+IDLE = "no queue has a request (no pending or running work): nothing to compare, so it holds vacuously"
 
 
 def _active_mask(inst: Instance) -> np.ndarray | None:
@@ -553,7 +557,7 @@ def _amount_tolerance(*values) -> float:
 
 
 @_checker("guarantee_honoured")
-def guarantee_honoured(allocate: Allocate, inst: Instance, focus=None, **_) -> PropertyResult:
+def guarantee_honoured(allocate: Allocate, inst: Instance, focus=None, mechanism=None, **_) -> PropertyResult:
     """Every active queue ``i`` gets ``A_ij >= min(G_ij, r_ij, L_ij)`` of every resource ``j`` it is
     guaranteed (``G``: its guarantee, ``r``: its request, ``L``: its own limit): a queue asking for
     at least its guarantee gets it, one asking for less gets what it asks for.
@@ -562,8 +566,11 @@ def guarantee_honoured(allocate: Allocate, inst: Instance, focus=None, **_) -> P
     runs the largest multiple of its request within it, ``x_i >= min(1, min_j G_ij / r_ij)`` (what
     a Leontief mechanism such as ``drf`` promises): memory beyond what its cpu lets it use is worth
     nothing to it.  A queue honoured either way counts as honoured (slack 0 if only the second).
-    Margin: the smallest slack, in units of the resource."""
+    Under a policy that reads no guarantee as 0 (``Mechanism.zero_unguaranteed``: Kueue) every
+    resource is guaranteed, most of them 0.  Margin: the smallest slack, in units of the resource."""
     G = queues_of(inst).leaf_array("guarantee", inst.users)
+    if getattr(mechanism, "zero_unguaranteed", False):
+        G = np.nan_to_num(G, nan=0.0)
     r = request(inst)
     asks: np.ndarray = np.asarray((r > 0).any(axis=1))
     given = ~np.isnan(G) & asks[:, None]
@@ -791,6 +798,10 @@ def check_one(
             history, mechanism=mech, d=normalised(inst, mech.name), budget=budget, seed=seed, method=method, focus=focus
         )
     (name,) = property_names(prop)
+    active = _active_mask(inst)
+    if name in PAPER_PROPERTIES and active is not None and not active.any():
+        # the paper's properties compare the demands of users who have them: here nobody has one
+        return PropertyResult(name, True, applicable=False, note=IDLE)
     if not checked:
         check_work([name], inst, budget=budget, focus=focus)
     return CHECKERS[name](

@@ -68,11 +68,16 @@ def table(report) -> str:
         words = report.to_dict()["properties"][name]["why"]
         rows.append([name, mark, words if mark != "yes" else ""])
     lies = [[q, "yes" if lie.profitable else "no", lie.why] for q, lie in report.lies.items()]
+    lie_table = (
+        tabulate(lies, ["queue", "lie found", "best misreport"], disable_numparse=True)
+        if lies
+        else "no queue has a request: no misreport to search"
+    )
     return "\n".join(
         [
             f"{report.policy} on {report.case}",
             tabulate(rows, ["property", "holds", "witness"], disable_numparse=True),
             "",
-            tabulate(lies, ["queue", "lie found", "best misreport"], disable_numparse=True),
+            lie_table,
         ]
     )

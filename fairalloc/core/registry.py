@@ -78,6 +78,10 @@ class Mechanism:
     #: the mechanism divides each resource separately by weight (Volcano, YARN), not one dominant
     #: share per user: ``fairalloc explain`` then compares queues resource by resource
     per_resource: bool = False
+    #: a resource a queue names no guarantee of is guaranteed 0 (Kueue: a resource without
+    #: ``nominalQuota`` is one it may only borrow), not left unguaranteed: ``guarantee_honoured`` and
+    #: ``fairalloc explain`` then owe such a queue no multiple of a request that needs it
+    zero_unguaranteed: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

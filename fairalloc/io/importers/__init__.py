@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from fairalloc.core.errors import unknown
+from fairalloc.core.errors import CaseError, unknown
+from fairalloc.io.cases import parse_case
 from fairalloc.io.importers.common import Document, ImportFailed, Notes, default_name, finish, read_documents
 
 #: the systems fairalloc imports, in the order detection prefers them on a tie (the scheduler-specific
@@ -56,6 +57,10 @@ def import_files(paths, *, system: str | None = None, capacity=None, name: str |
     draft = importer(system).convert(documents, notes)
     stem = default_name(paths) if paths or live is None else live.names[0]
     case = finish(draft, name=name or stem, capacity=capacity, notes=notes)
+    try:  # whatever fairalloc writes loads: checked before anyone writes it
+        parse_case(case, case["name"])
+    except CaseError as exc:
+        raise ImportFailed(f"{', '.join(draft.files)}: the imported case does not load: {exc}") from None
     return case, notes.warnings
 
 

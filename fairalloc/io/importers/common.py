@@ -298,6 +298,12 @@ def finish(draft: Draft, *, name: str, capacity: dict[str, str] | None, notes: N
         for r in overridden:
             notes.warn("--capacity", r, "", f"replaces the capacity {tidy(draft.capacity[r])} the files give")
     named = draft.named_resources()
+    if not total and not named:
+        raise ImportFailed(
+            f"{', '.join(draft.files)}: no resource named: no queue gives a guarantee, limit, request or usage, "
+            "and no node or cluster total gives a capacity; give --capacity (such as cpu=N,memory=N) for the "
+            "queues' weights to divide"
+        )
     missing = [r for r in named if r not in total]
     if missing:
         hint = ",".join(f"{r}=N" for r in missing)
@@ -305,6 +311,7 @@ def finish(draft: Draft, *, name: str, capacity: dict[str, str] | None, notes: N
             f"capacity: the files give no capacity for {', '.join(missing)} (no Node objects or node "
             f"list, no cluster total in the configuration): give --capacity {hint}"
         )
+    _refuse_requests_of_nothing(draft, total)
     resources = {r: _number(total[r]) for r in [*total, *(r for r in named if r not in total)]}
     case: dict[str, Any] = {
         "name": name,
@@ -329,6 +336,19 @@ BACKLOGGED = (
     "(demand: backlogged): the entitlements are the policy's steady state, what each queue gets when every "
     "queue wants more; write 'demand: observed' for the recorded requests."
 )
+
+
+def _refuse_requests_of_nothing(draft: Draft, total: dict) -> None:
+    """A queue asking for a resource the cluster has none of (pods wanting GPUs on nodes without
+    them) can never run: one line naming both, since the case loader refuses such a request."""
+    for queue, spec in draft.users.items():
+        for r, amount in (spec.get("request") or {}).items():
+            if amount and not total.get(r):
+                source = draft.capacity_from if r in draft.capacity else "--capacity"
+                raise ImportFailed(
+                    f"capacity: {r} is 0 (from {source}) but queue {queue} requests {tidy(Decimal(amount))} of it, "
+                    f"which could never run; give the cluster's {r} with --capacity {r}=N"
+                )
 
 
 def _fields(spec: dict) -> dict:

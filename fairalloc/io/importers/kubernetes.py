@@ -17,8 +17,8 @@ Also the Kubernetes reading the other importers share (Volcano, Kueue): :func:`n
 * **The importer**: each namespace with pods or a ResourceQuota is a queue (policy ``drf``: plain
   Kubernetes has no fair share; DRF is the reference); ``ResourceQuota.spec.hard`` of
   ``requests.cpu``/``cpu``, ``requests.memory``/``memory`` and ``requests.<extended>`` is the
-  namespace's ``limit``.  ``limits.*`` (container limits, not requests) and object counts are
-  warned about and skipped.
+  namespace's ``limit``.  ``limits.*`` (container limits, not requests), the storage a storage
+  class may claim and object counts are warned about and skipped.
 """
 
 from __future__ import annotations
@@ -33,6 +33,12 @@ SYSTEM = "kubernetes"
 _KINDS = ("Node", "Pod", "Namespace", "ResourceQuota")
 #: resources counted in bytes; cpu in cores; every other resource a count
 BYTES = ("memory", "ephemeral-storage", "storage")
+
+
+#: ResourceQuota keys per storage class: ``<class>.storageclass.storage.k8s.io/requests.storage`` (bytes
+#: of storage) and ``.../persistentvolumeclaims`` (a count) (kubernetes/kubernetes,
+#: ``pkg/quota/v1/evaluator/core/persistent_volume_claims.go``, ``V1ResourceByStorageClass``)
+_STORAGE_CLASS = ".storageclass.storage.k8s.io/"
 
 
 def unit_of(resource: str) -> str:
@@ -142,6 +148,13 @@ def _quota_limit(doc: Document, notes: Notes) -> dict[str, Decimal]:
             out.setdefault(key, value)
         elif key.startswith("limits."):
             notes.warn(doc, doc.label, f"spec.hard.{key}", "caps container limits, not requests: not modelled")
+        elif _STORAGE_CLASS in key and key.endswith("/requests.storage"):
+            storage_class = key.split(".", 1)[0]
+            notes.warn(
+                doc, doc.label, f"spec.hard.{key}",
+                f"caps the storage claimed of storage class {storage_class} (PersistentVolumeClaims), not a "
+                "node resource queues share: not modelled",
+            )  # fmt: skip
         else:
             notes.warn(doc, doc.label, f"spec.hard.{key}", "an object count, not a resource: not modelled")
     return out

@@ -362,11 +362,18 @@ def _state(seen: _Import, doc: Document, data: dict) -> None:
             _framework(seen, doc, _mapping(fw, doc, "state", f"frameworks[{k}]"), f"frameworks[{k}]")
 
 
+#: a framework that names no role is in the default role (``FrameworkInfo.role``, default ``"*"``,
+#: ``include/mesos/v1/mesos.proto``)
+_NO_ROLE = "names no role: read in Mesos' default role '*' (FrameworkInfo.role)"
+
+
 def _framework(seen: _Import, doc: Document, fw: dict, at: str) -> None:
     """A framework's ``used_resources`` belong to its role (``offered_resources`` are not held)."""
     obj = f"framework {fw.get('name') or fw.get('id') or at}"
     listed = fw.get("roles")
     roles: list[Any] = listed if isinstance(listed, list) else [fw.get("role", "*")]
+    if "role" not in fw and "roles" not in fw:
+        seen.notes.warn(doc, obj, at, _NO_ROLE)
     used = _amounts(seen.notes, doc, obj, f"{at}.used_resources", fw.get("used_resources", {}))
     if not used:
         return
@@ -450,6 +457,8 @@ def _v1_state(seen: _Import, doc: Document, body: dict, key: str) -> None:
             fid = info.get("id", {}).get("value") if isinstance(info.get("id"), dict) else None
             if fid:
                 fw_role[fid] = info.get("role", "*") if isinstance(info.get("role"), str) else "*"
+                if "role" not in info and "roles" not in info:
+                    seen.notes.warn(doc, f"framework {info.get('name') or fid}", "framework_info", _NO_ROLE)
     tasks = body.get("get_tasks")
     if isinstance(tasks, dict):
         seen.state_read = True
@@ -527,6 +536,12 @@ def _usages(seen: _Import, names: set[str], internal: set[str]) -> dict[str, Amo
     for role in sorted(names):
         entry = seen.roles.get(role)
         if entry is None or entry.subtree is None:
+            if from_state.get(role):  # e.g. '*': the roles file leaves it out, the state's frameworks hold it
+                seen.notes.warn(
+                    entry.own_from if entry and entry.own_from else "", f"role {role}", "",
+                    "not in the roles file: its usage read from the state's frameworks",
+                )  # fmt: skip
+                out[role] = from_state[role]
             continue
         own = dict(entry.subtree.value)
         kids = [r for r in names if "/" in r and r.rsplit("/", 1)[0] == role]

@@ -32,6 +32,8 @@ QUEUE_LABEL = "scheduling.volcano.sh/queue-name"
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 #: the kinds this importer reads (a Deployment's pods are read as pods, not from its template)
 _READ = {"Queue", "PodGroup", "Job", "Pod", "Node", "ConfigMap"}
+#: a PodGroup or a Job task that names no request (a queue's request is what its jobs ask for)
+_NOTHING = "not given: counted as a request of nothing"
 _KNOWN_SPEC = {"weight", "capability", "guarantee", "deserved", "reclaimable", "priority", "parent", "affinity", "type"}
 
 
@@ -90,6 +92,8 @@ def _declared(docs: list[Document], notes: Notes, covered: set[str]) -> dict[str
         key = f"{doc.namespace or 'default'}/{doc.name}"
         if doc.kind == "PodGroup" and doc.group == GROUP and key not in covered:
             need = k8s.quantities(spec.get("minResources"), f"{doc.where}: {doc.label}: spec.minResources")
+            if not any(need.values()):
+                notes.warn(doc, doc.label, "spec.minResources", _NOTHING)
             running = mapping(doc.data.get("status"), f"{at}: status").get("phase") == "Running"
         elif doc.kind == "Job" and doc.group == "batch.volcano.sh" and key not in covered:
             need = {}
@@ -99,6 +103,8 @@ def _declared(docs: list[Document], notes: Notes, covered: set[str]) -> dict[str
                     mapping(task.get("template"), f"{at}: spec.tasks[{k}].template"), f"{at}: spec.tasks[{k}]", notes
                 )
                 replicas = _replicas(task.get("replicas", 1), f"{at}: spec.tasks[{k}].replicas")
+                if not pod and replicas:
+                    notes.warn(doc, doc.label, f"spec.tasks[{k}].template", f"no container requests: {_NOTHING}")
                 need = k8s.add_amounts(need, {r: v * replicas for r, v in pod.items()})
             state = mapping(mapping(doc.data.get("status"), f"{at}: status").get("state"), f"{at}: status.state")
             running = state.get("phase") == "Running"

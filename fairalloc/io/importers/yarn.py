@@ -7,15 +7,20 @@ Read as ``models/yarn_fair.py`` reads a queue case (apache/hadoop, Apache-2.0;
 ``ResourceManagerRest.md``, "Fair Scheduler API"):
 
 * **allocation file** (``AllocationFileQueueParser.loadQueue``): ``<queue>`` (or the older
-  ``<pool>``) elements nest; every queue is named by its full path from ``root`` (the implicit top:
-  a top-level ``<queue name="root">`` is that root).  A queue with child queues is a group, the
-  others leaf queues; a ``type="parent"`` queue without configured children is one queue too (with a
-  warning), standing for the queues placement rules create under it at run time.  ``weight`` is
-  the weight, ``minResources``
+  ``<pool>``, the MapReduce 1 Fair Scheduler's name, which ``AllocationFileLoaderService``'s
+  reader still takes as a queue: read so, with a warning) elements nest; every queue is named by
+  its full path from ``root`` (the implicit top: a top-level ``<queue name="root">`` is that
+  root).  A queue with child queues is a group, the others leaf queues; a ``type="parent"`` queue
+  without configured children is one queue too (with a warning), standing for the queues
+  placement rules create under it at run time.  ``weight`` is the weight, ``minResources``
   the ``guarantee``, ``maxResources`` the ``limit`` (else ``queueMaxResourcesDefault``), in the three
   resource-string syntaxes (:func:`fairalloc.io.quantities.parse_yarn_resources`).  A
   ``schedulingPolicy`` other than ``drf`` is warned about: fairalloc computes the DRF policy's
-  shares (``fair`` divides memory only).  Limits on applications, ACLs, preemption and placement
+  shares.  So is a file without ``defaultQueueSchedulingPolicy``: the default is ``fair``
+  (``SchedulingPolicy.DEFAULT_POLICY`` is ``FairSharePolicy``), whose ``computeShares`` divides
+  memory only (``policies/FairSharePolicy.java`` at commit
+  0815704fea18f8006aa36ea2d6d04e459f199574): its memory shares are the ones fairalloc computes,
+  the other resources' are DRF's.  Limits on applications, ACLs, preemption and placement
   rules do not enter the fair share and are read silently; ``maxChildResources``, ``<user>`` and
   anything unknown are warned about.
 * **REST** (``FairSchedulerQueueInfo``): ``queueName`` (a full path), ``minResources``,
@@ -124,6 +129,9 @@ def _xml_queue(doc: Document, element: Element, parent: str, draft: Draft, notes
         raise ImportFailed(f"{doc.where}: a <{element.tag}> under {parent} has no name attribute")
     path = name if name.startswith("root") and parent == "" else f"{parent}.{name}" if parent else f"root.{name}"
     obj = f"queue {path}"
+    if element.tag == "pool":
+        why = "the older name of <queue> (AllocationFileLoaderService reads both): read as a queue"
+        notes.warn(doc, obj, "<pool>", why)
     children = [c for c in element if c.tag in ("queue", "pool")]
     spec: dict = {}
     for child in element:
@@ -138,7 +146,8 @@ def _xml_queue(doc: Document, element: Element, parent: str, draft: Draft, notes
             spec["limit"] = _resources(text, doc, obj, tag)
         elif tag == "schedulingPolicy":
             if text != "drf":
-                notes.warn(doc, obj, tag, f"{text!r}: fairalloc computes the DRF policy's fair shares")
+                leaf = not children and element.get("type") != "parent" and path != "root"
+                notes.warn(doc, obj, tag, _APPS if leaf else _policy_said(text))
         elif tag == "maxChildResources":
             notes.warn(doc, obj, tag, "limits queues created at run time: not modelled")
         elif tag not in _SILENT:
@@ -183,15 +192,40 @@ def _read_allocations(doc: Document, draft: Draft, notes: Notes) -> None:
     default_max = (
         _resources(default.text, doc, "allocations", "queueMaxResourcesDefault") if default is not None else {}
     )
+    if top.find("defaultQueueSchedulingPolicy") is None:  # SchedulingPolicy.DEFAULT_POLICY
+        notes.warn(
+            doc,
+            "allocations",
+            "defaultQueueSchedulingPolicy",
+            "not given: the default is 'fair'; " + _policy_said("fair"),
+        )
     for child in top:
         if child.tag in ("queue", "pool"):
             _xml_queue(doc, child, "", draft, notes, default_max)
         elif child.tag == "user":
             notes.warn(doc, f"user {child.get('name')}", "", "per-user limits are not modelled")
-        elif child.tag == "defaultQueueSchedulingPolicy" and (child.text or "").strip() != "drf":
-            notes.warn(doc, "allocations", child.tag, "fairalloc computes the DRF policy's fair shares")
+        elif child.tag == "defaultQueueSchedulingPolicy":
+            if (child.text or "").strip() != "drf":
+                notes.warn(doc, "allocations", child.tag, _policy_said((child.text or "").strip()))
         elif isinstance(child.tag, str) and child.tag not in _TOP_SILENT | {"queueMaxResourcesDefault"}:
             notes.warn(doc, "allocations", child.tag, "not an allocation-file element fairalloc knows: not read")
+
+
+#: a leaf queue's policy divides it among its applications (FSLeafQueue), not among queues
+_APPS = "a leaf queue's policy divides it among its applications, which fairalloc does not model"
+
+
+def _policy_said(policy: str) -> str:
+    """What fairalloc's DRF shares mean under another policy: ``fair`` (``FairSharePolicy
+    .computeShares``) calls ``ComputeFairShares`` for memory alone, where DRF calls it for memory
+    and each other resource in turn: the memory shares are the same, the others YARN leaves
+    uncomputed."""
+    if policy == "fair":
+        return (
+            "'fair' (FairSharePolicy) divides memory only: the memory shares are YARN's, the other "
+            "resources' are those the 'drf' policy would give"
+        )
+    return f"{policy!r}: fairalloc computes the DRF policy's fair shares"
 
 
 def _rest_amounts(mapping, doc: Document, obj: str, field: str) -> dict[str, Decimal]:
@@ -214,13 +248,16 @@ def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
     if not isinstance(path, str):
         raise ImportFailed(f"{doc.where}: a queue without queueName")
     obj = f"queue {path}"
+    policy = q.get("schedulingPolicy")
+    children = (q.get("childQueues") or {}).get("queue") or []
+    if isinstance(policy, str) and policy != "drf":
+        notes.warn(doc, obj, "schedulingPolicy", _policy_said(policy) if children or path == "root" else _APPS)
     spec: dict = {}
     guarantee = _rest_amounts(q.get("minResources"), doc, obj, "minResources")
     if any(guarantee.values()):
         spec["guarantee"] = guarantee
     if q.get("maxResources"):
         spec["limit"] = _rest_amounts(q.get("maxResources"), doc, obj, "maxResources")
-    children = (q.get("childQueues") or {}).get("queue") or []
     parent = path.rsplit(".", 1)[0] if "." in path else None
     group = None if parent in (None, "root") else parent
     if path == "root":

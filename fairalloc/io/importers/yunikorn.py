@@ -8,8 +8,12 @@ be3bb487298956dd70906fca15e577bbc12d23cb, Apache-2.0):
   ``queues`` or ``parent: true`` is a group, the others leaf queues, named by their full path
   (``root.sandbox.alice``).  ``resources.guaranteed`` is the ``guarantee``, ``resources.max`` the
   ``limit``; the property ``priority.offset`` is the ``priority``.  Root's ``max`` is the cluster's
-  capacity.  ``limits`` (per user and group), ``maxapplications`` and ``placementrules`` are not
-  modelled: warned about.  The ``yunikorn-configs`` / ``yunikorn-defaults`` ConfigMap's
+  capacity.  ``limits`` (per user and group), ``maxapplications``, ``placementrules``, the
+  partition's ``preemption`` and the preemption properties (``preemption.policy``,
+  ``preemption.delay``, ``quota.preemption.delay``; ``pkg/common/configs/configvalidator.go``) are
+  not modelled: warned about, as is a property YuniKorn does not define; the properties that order
+  a queue's own applications (``application.sort.policy``, ``priority.policy``, ...) are read
+  silently (they do not change its share).  The ``yunikorn-configs`` / ``yunikorn-defaults`` ConfigMap's
   ``queues.yaml`` is read the same way;
 * **quantities** (``pkg/common/resources/quantity.go``, ``ParseQuantity`` and ``ParseVCore``):
   whole numbers with an SI suffix (``k M G T P E``, ``Ki ... Ei``); ``vcore`` is kept in
@@ -34,6 +38,17 @@ _QUANTITY = re.compile(r"([0-9]+)\s*((?:[kMGTPE]|[KMGTPE]i|m)?)")
 _SCALE = {"": 1, "m": 1, **{s: 1000 ** (k + 1) for k, s in enumerate("kMGTPE")}}
 _SCALE |= {f"{s}i": 1024 ** (k + 1) for k, s in enumerate("KMGTPE")}
 _CONFIGMAPS = ("yunikorn-configs", "yunikorn-defaults")
+#: queue properties (``pkg/common/configs/configvalidator.go``, read by ``Queue.applyConf`` in
+#: ``pkg/scheduler/objects/queue.go``): when a queue preempts, which the fair share does not model ...
+_PREEMPTION = ("preemption.policy", "preemption.delay", "quota.preemption.delay")
+#: ... and how it orders its own applications, which does not change its share
+_ORDERING = (
+    "application.sort.policy",
+    "application.sort.priority",
+    "application.unschedasks.backoff",
+    "application.unschedasks.backoff.delay",
+    "priority.policy",
+)
 _QUEUE_KEYS = {"name", "parent", "resources", "properties", "queues", "submitacl", "adminacl", "childtemplate"}
 
 
@@ -116,7 +131,7 @@ def _config_queue(doc: Document, q: dict, parent: str | None, draft: Draft, note
     for field, key in (("guarantee", "guaranteed"), ("limit", "max")):
         if resources.get(key):
             spec[field] = _amounts(resources[key], f"{where}: {obj}: resources.{key}", rest=False)
-    offset = mapping(q.get("properties"), f"{where}: {obj}: properties").get("priority.offset")
+    offset = _properties(doc, obj, mapping(q.get("properties"), f"{where}: {obj}: properties"), notes)
     if offset is not None:
         spec["priority"] = int(offset)
     children = listing(q.get("queues"), f"{where}: {obj}: queues")
@@ -133,6 +148,17 @@ def _config_queue(doc: Document, q: dict, parent: str | None, draft: Draft, note
         _config_queue(doc, child, path, draft, notes)
 
 
+def _properties(doc: Document, obj: str, properties: dict, notes: Notes):
+    """The queue's ``priority.offset``; its preemption settings and unknown keys are warned about,
+    the application-ordering ones (inside the queue, not its share) read silently."""
+    for key in properties:
+        if key in _PREEMPTION:
+            notes.warn(doc, obj, f"properties.{key}", "preemption is not modelled: the entitlement is the fair share")
+        elif key not in _ORDERING and key != "priority.offset":
+            notes.warn(doc, obj, f"properties.{key}", "not a queue property YuniKorn defines: not read")
+    return properties.get("priority.offset")
+
+
 def _parent(path: str | None) -> str | None:
     return None if path in (None, "root") else path
 
@@ -145,7 +171,7 @@ def _read_config(doc: Document, draft: Draft, notes: Notes) -> None:
     for p in partitions:
         if p is not chosen:
             notes.warn(doc, f"partition {p.get('name')}", "", "fairalloc imports one partition (default): not read")
-    for key in ("limits", "placementrules"):
+    for key in ("limits", "placementrules", "preemption"):  # preemption: enabled, quotapreemptionenabled
         if chosen.get(key):
             notes.warn(doc, f"partition {chosen.get('name')}", key, "not modelled by fairalloc: not read")
     roots = listing(chosen.get("queues"), f"{doc.where}: partition {chosen.get('name')}: queues")
@@ -169,6 +195,7 @@ def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
         spec["limit"] = _amounts(q["maxResource"], f"{where}: maxResource", rest=True)
     if q.get("priorityOffset"):
         spec["priority"] = q["priorityOffset"]
+    _properties(doc, f"queue {path}", mapping(q.get("properties"), f"{where}: properties"), notes)
     usage = _amounts(q.get("allocatedResource"), f"{where}: allocatedResource", rest=True)
     pending = _amounts(q.get("pendingResource"), f"{where}: pendingResource", rest=True)
     parent = text(q.get("parent"), f"{where}: parent") or ".".join(path.split(".")[:-1]) or None
