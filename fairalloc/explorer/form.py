@@ -47,12 +47,13 @@ USER_FIELDS = (
     "priority",
     "guarantee",
     "limit",
+    "deserved",
     "borrowing_limit",
     "lending_limit",
     "user_expectation",
 )
 #: fields of a group row
-GROUP_FIELDS = ("parent", "weight", "priority", "guarantee", "limit", "borrowing_limit", "lending_limit")
+GROUP_FIELDS = ("parent", "weight", "priority", "guarantee", "limit", "deserved", "borrowing_limit", "lending_limit")
 #: lists the file holds and the page keeps as written
 KEPT_FIELDS = ("variants", "expect", "claims", "errata")
 _FORM_FIELDS = (*TEXT_FIELDS, "resources", "users", "arrivals", "groups", *KEPT_FIELDS)

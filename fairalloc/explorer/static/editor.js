@@ -8,7 +8,7 @@ import * as F from "./form.js";
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
 const $ = (id) => document.getElementById(id);
 const LABELS = {demand: "demand per task", request: "request", usage: "usage", weight: "weight",
-  guarantee: "guarantee", limit: "limit", borrowing_limit: "borrowing limit", lending_limit: "lending limit",
+  guarantee: "guarantee", limit: "limit", deserved: "deserved", borrowing_limit: "borrowing limit", lending_limit: "lending limit",
   user_expectation: "expectation", group: "group", max_tasks: "max tasks", shared: "shared", priority: "priority",
   parent: "parent"};
 
