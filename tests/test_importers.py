@@ -266,6 +266,19 @@ def test_volcano_jobs_in_a_parent_queue_are_a_warning(tmp_path):
     ]
 
 
+def test_volcano_root_queue_sums_its_children_and_both_plugins_read_as_capacity(tmp_path):
+    conf = _capacity_conf(hierarchy=True)
+    conf["tiers"][0]["plugins"].append({"name": "proportion"})
+    root = _volcano_queue("root", deserved={"cpu": "9"}, capability={"cpu": "12"})
+    path = _dump(tmp_path, "q.yaml", [conf, root, _volcano_queue("a", deserved={"cpu": "2"})])
+    case, warnings = import_files([path], capacity={"cpu": "16"})
+    assert case["policy"] == "volcano-capacity" and case["groups"] == {"root": {"limit": {"cpu": 12}}}
+    assert warnings == [
+        f"{path}: document 1: tiers: enables both capacity and proportion: capacity read",
+        f"{path} (document 2): Queue/root: spec.deserved: the root's is the sum of its children's: not read",
+    ]
+
+
 def test_volcano_scheduler_conf_without_a_dividing_plugin(tmp_path):
     path = _dump(
         tmp_path, "q.yaml", [{"actions": "allocate", "tiers": [{"plugins": [{"name": "gang"}]}]}, _volcano_queue("a")]
