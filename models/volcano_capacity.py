@@ -225,9 +225,10 @@ def admits(instance: Instance) -> dict[str, bool]:
     attrs = capacity_attrs(instance)
     unit = volcano_units(tuple(instance.resources))
     ignored = _ignored(tuple(instance.resources))
+    asking = request(instance)
     out = {}
     for i, u in enumerate(instance.users):
-        pending = np.maximum(request(instance)[i] * unit - q.usage[u] * unit, 0.0)
+        pending = np.maximum(asking[i] * unit - q.usage[u] * unit, 0.0)
         if not (pending > 0).any():
             continue
         asked = (pending > 0) & ~ignored
