@@ -55,6 +55,11 @@ whose ``minResources`` it is) when, on each resource it asks for (``pods`` aside
 the request is at most its ``realCapability``, and in the hierarchical mode the same holds at
 every ancestor for the ancestor's usage.  A resource ``realCapability`` has no key for counts 0.
 
+**Not modelled**: reclaim and preemption (``AddReclaimableFn``, ``AddPreemptiveFn``: a queue below
+its ``deserved`` on some resource may reclaim from queues above theirs, never below a guarantee;
+``ancestorReclaimLevel``), the ``inqueue`` and ``elastic`` accounting of PodGroups, closed queues,
+and DRA device-class quotas: they decide who is evicted when, not what a queue is entitled to.
+
 **What Volcano's arithmetic does that a fair share would not** (checked in
 ``tests/test_volcano_capacity.py``):
 
