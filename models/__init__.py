@@ -35,6 +35,7 @@ MECHANISMS = {
     "yarn-fair": "yarn_fair",
     "yarn-fair-steady": "yarn_fair",
     "volcano-proportion": "volcano_proportion",
+    "volcano-capacity": "volcano_capacity",
     "yunikorn-fair": "yunikorn_fair",
     "kueue": "kueue",
 }

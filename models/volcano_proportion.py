@@ -121,20 +121,28 @@ class ProportionInput:
     ignored: NDArray[np.bool_]  # (m,): left out of IsEmpty
 
 
+def exceeded_part(
+    total: _Floats, present: NDArray[np.bool_], guarantee: _Floats, scalar: NDArray[np.bool_]
+) -> tuple[_Floats, NDArray[np.bool_]]:
+    """``ExceededPart(total, sum of guarantee).Add(guarantee_i)`` for each row ``i`` of
+    ``guarantee`` (NaN: not given): ``(values, present)``, ``present`` False where Volcano's
+    ``Resource`` has no such key (``total`` has keys where ``present``; cpu and memory always)."""
+    given = ~np.isnan(guarantee)
+    g = np.where(given, guarantee, 0.0)
+    total_guarantee = g.sum(axis=0)
+    # ExceededPart (Diff with Zero) keeps a resource only where the total exceeds the guarantees
+    exceeded = present & (total > total_guarantee)
+    values = np.where(exceeded, total - total_guarantee, 0.0) + g
+    return values, ~scalar | exceeded | given
+
+
 def real_capability(p: ProportionInput) -> _Floats:
     """``(n, m)``: ``realCapability``, ``inf`` where Volcano's ``Resource`` has no such key."""
-    given = ~np.isnan(p.guarantee)
-    g = np.where(given, p.guarantee, 0.0)
-    total_guarantee = g.sum(axis=0)
-    # ExceededPart keeps a resource only where the cluster exceeds the guarantees
-    exceeded = p.total > total_guarantee
-    real = np.where(exceeded, p.total - total_guarantee, 0.0) + g
+    real, present = exceeded_part(p.total, np.ones(p.total.shape, dtype=bool), p.guarantee, p.scalar)
     # a cpu or memory capability of 0 or less is "unlimited"
     cap = np.where(~p.scalar & (p.capability <= 0), np.inf, p.capability)
-    real = np.minimum(real, cap)
     # a scalar key missing from realCapability caps nothing (MinDimensionResource with Infinity)
-    missing = p.scalar & ~exceeded & ~given
-    return np.where(missing, np.inf, real)
+    return np.where(present, np.minimum(real, cap), np.inf)
 
 
 def _met(req: _Floats, d: _Floats) -> NDArray[np.bool_]:
@@ -222,6 +230,7 @@ __all__ = [
     "MIN_RESOURCE",
     "ProportionInput",
     "VolcanoProportion",
+    "exceeded_part",
     "proportion_input",
     "proportion_rounds",
     "real_capability",

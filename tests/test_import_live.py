@@ -518,7 +518,7 @@ def test_kube_reads_the_scheduler_configmap(serve, certificate, tmp_path):
     assert warnings == [
         f"{server.url} (kubeconfig context test): the server does not serve {missing}: not read",
         f"{server.url}{CONFIGMAP}: ConfigMap/volcano-system/volcano-scheduler-configmap: data.volcano-scheduler.conf: "
-        "no tier enables 'proportion'",
+        "no tier enables 'proportion' or 'capacity'",
     ]
 
 

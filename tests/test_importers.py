@@ -182,6 +182,111 @@ def test_volcano_configmap_without_proportion(tmp_path):
     )
 
 
+def _volcano_queue(name, **spec):
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name}, "spec": spec}
+
+
+def _capacity_conf(hierarchy: bool) -> dict:
+    plugin = {"name": "capacity", **({"enableHierarchy": True} if hierarchy else {})}
+    return {"actions": "enqueue, allocate, reclaim", "tiers": [{"plugins": [{"name": "gang"}, plugin]}]}
+
+
+def test_volcano_scheduler_conf_file_with_hierarchical_capacity(tmp_path):
+    conf = _dump(tmp_path, "volcano-scheduler.conf", [_capacity_conf(hierarchy=True)])
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "annotations": {"scheduling.volcano.sh/queue-name": "dev"}},
+           "spec": {"containers": [_container(Decimal(2))]}}  # fmt: skip
+    queues = _dump(tmp_path, "q.yaml", [
+        _volcano_queue("eng", weight=3, deserved={"cpu": "6"}, capability={"cpu": "8"}, guarantee={"resource": {"cpu": "1"}}),
+        _volcano_queue("dev", parent="eng", deserved={"cpu": "4"}),
+        _volcano_queue("ops", parent="root", deserved={"cpu": "2"}),
+        pod,
+    ])  # fmt: skip
+    case, warnings = import_files([conf, queues], capacity={"cpu": "16"})
+    assert case["policy"] == "volcano-capacity"
+    assert warnings == [f"{queues}: Queue/eng: spec.weight: read by the proportion plug-in, not capacity: not read"]
+    assert case["groups"] == {
+        "root": {},
+        "eng": {"parent": "root", "limit": {"cpu": 8}, "guarantee": {"cpu": 1}, "deserved": {"cpu": 6}},
+    }
+    assert case["users"] == {
+        "dev": {"group": "eng", "deserved": {"cpu": 4}, "request": {"cpu": 2}},
+        "ops": {"group": "root", "deserved": {"cpu": 2}},
+    }
+
+
+def test_volcano_capacity_without_hierarchy_is_flat_and_says_so(tmp_path):
+    docs = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "volcano-scheduler-configmap"},
+         "data": {"volcano-scheduler.conf": yaml.safe_dump(_capacity_conf(hierarchy=False))}},
+        _volcano_queue("a", parent="b", deserved={"cpu": "2"}), _volcano_queue("b", reclaimable=False),
+    ]  # fmt: skip
+    path = _dump(tmp_path, "c.yaml", docs)
+    case, warnings = import_files([path], capacity={"cpu": "8"})
+    assert case["policy"] == "volcano-capacity" and "groups" not in case
+    assert case["users"]["a"] == {"deserved": {"cpu": 2}}
+    assert warnings == [
+        f"{path} (document 2): Queue/a: spec.parent: the capacity plug-in's enableHierarchy is off: not read",
+        f"{path} (document 3): Queue/b: spec.reclaimable: reclaim is not modelled (the entitlement is the same): not read",
+    ]
+
+
+def test_volcano_proportion_warns_about_deserved_and_parent(tmp_path):
+    conf = {"actions": "enqueue, allocate", "tiers": [{"plugins": [{"name": "proportion"}]}]}
+    path = _dump(
+        tmp_path, "q.yaml", [conf, _volcano_queue("a", parent="b", deserved={"cpu": "2"}), _volcano_queue("b")]
+    )
+    case, warnings = import_files([path], capacity={"cpu": "8"})
+    assert case["policy"] == "volcano-proportion" and "deserved" not in case["users"]["a"]
+    assert [w.split(": ", 2)[2] for w in warnings] == [
+        "spec.deserved: read by the capacity plug-in, not proportion: not read",
+        "spec.parent: proportion is flat: not read",
+    ]
+
+
+def test_volcano_hierarchy_refuses_an_unknown_parent_and_a_cycle(tmp_path):
+    conf = _capacity_conf(hierarchy=True)
+    path = _dump(tmp_path, "q.yaml", [conf, _volcano_queue("a", parent="engg"), _volcano_queue("eng")])
+    with pytest.raises(ImportFailed, match=r"Queue/a: spec.parent: unknown queue 'engg'; did you mean 'eng'\?"):
+        import_files([path], capacity={"cpu": "8"})
+    path = _dump(tmp_path, "c.yaml", [conf, _volcano_queue("a", parent="b"), _volcano_queue("b", parent="a")])
+    with pytest.raises(ImportFailed, match="Queue/a: spec.parent: a cycle: a -> b -> a"):
+        import_files([path], capacity={"cpu": "8"})
+
+
+def test_volcano_jobs_in_a_parent_queue_are_a_warning(tmp_path):
+    group = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": "pg"},
+             "spec": {"queue": "eng", "minResources": {"cpu": "1"}}}  # fmt: skip
+    docs = [_capacity_conf(hierarchy=True), _volcano_queue("eng"), _volcano_queue("dev", parent="eng"), group]
+    path = _dump(tmp_path, "q.yaml", docs)
+    case, warnings = import_files([path], capacity={"cpu": "8"})
+    assert "request" not in case["groups"]["eng"]
+    assert warnings == [
+        f"{path} (document 2): Queue/eng: jobs or pods in a queue with children (the capacity plug-in then "
+        "schedules nothing): not read"
+    ]
+
+
+def test_volcano_root_queue_sums_its_children_and_both_plugins_read_as_capacity(tmp_path):
+    conf = _capacity_conf(hierarchy=True)
+    conf["tiers"][0]["plugins"].append({"name": "proportion"})
+    root = _volcano_queue("root", deserved={"cpu": "9"}, capability={"cpu": "12"})
+    path = _dump(tmp_path, "q.yaml", [conf, root, _volcano_queue("a", deserved={"cpu": "2"})])
+    case, warnings = import_files([path], capacity={"cpu": "16"})
+    assert case["policy"] == "volcano-capacity" and case["groups"] == {"root": {"limit": {"cpu": 12}}}
+    assert warnings == [
+        f"{path}: document 1: tiers: enables both capacity and proportion: capacity read",
+        f"{path} (document 2): Queue/root: spec.deserved: the root's is the sum of its children's: not read",
+    ]
+
+
+def test_volcano_scheduler_conf_without_a_dividing_plugin(tmp_path):
+    path = _dump(
+        tmp_path, "q.yaml", [{"actions": "allocate", "tiers": [{"plugins": [{"name": "gang"}]}]}, _volcano_queue("a")]
+    )
+    _, warnings = import_files([path], capacity={"cpu": "8"})
+    assert warnings == [f"{path}: document 1: tiers: no tier enables 'proportion' or 'capacity'"]
+
+
 # -- YARN ---------------------------------------------------------------------------------------------
 
 

@@ -140,16 +140,21 @@ def import_command(files, system, capacity, out, name, fmt, urls, kube, context,
 def summary(case: dict) -> str:
     """The imported queues at a glance: one row per group and queue."""
     resources = list(case["resources"])
+    tables = (("group", case.get("groups", {})), ("queue", case["users"]))
+    # deserved (Volcano's capacity plug-in) only when some queue has one: other systems keep their columns
+    fields = ["guarantee", "limit", "deserved", "request", "usage"]
+    if not any("deserved" in spec for _, table in tables for spec in table.values()):
+        fields.remove("deserved")
     rows = []
-    for kind, table in (("group", case.get("groups", {})), ("queue", case["users"])):
+    for kind, table in tables:
         for node, spec in table.items():
             parent = spec.get("parent", spec.get("group", ""))
-            cells = [_amounts(spec.get(f), resources) for f in ("guarantee", "limit", "request", "usage")]
+            cells = [_amounts(spec.get(f), resources) for f in fields]
             rows.append([node, kind, parent or "", spec.get("weight", 1), *cells])
     title = f"{case['name']}: {len(case['users'])} queues, policy {case.get('policy', 'drf')}; capacity " + ", ".join(
         f"{r} {v}" for r, v in case["resources"].items()
     )
-    head = ["name", "kind", "parent", "weight", "guarantee", "limit", "request", "usage"]
+    head = ["name", "kind", "parent", "weight", *fields]
     if case.get("demand") == "backlogged":
         title += "\n" + BACKLOGGED
     return title + "\n" + tabulate(rows, head, disable_numparse=True)

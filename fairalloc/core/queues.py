@@ -7,6 +7,8 @@ and groups above them (cohorts, parent queues, roles) with what cluster schedule
   ``nominalQuota``, YARN ``minResources``, Mesos quota guarantee, YuniKorn ``guaranteed``);
 * ``limit``: a maximum (Volcano ``capability``, YARN ``maxResources``, Mesos quota limit,
   YuniKorn ``max``);
+* ``deserved``: a configured entitlement between the two (Volcano ``deserved``, read by the
+  ``capacity`` plug-in);
 * ``borrowing_limit`` and ``lending_limit``: how far above its quota a queue may borrow, how much
   of its quota others may borrow (Kueue);
 * ``priority``, ``weight``, and ``usage``: what the queue holds now (for the schedulers' sort
@@ -65,6 +67,7 @@ class Instance(Protocol):
 RESOURCE_FIELDS: dict[str, float] = {
     "guarantee": np.nan,
     "limit": np.inf,
+    "deserved": np.nan,
     "borrowing_limit": np.inf,
     "lending_limit": np.inf,
     "usage": 0.0,
@@ -83,8 +86,8 @@ def _frozen(a: _Floats) -> _Floats:
 class Queues:
     """The queue tree of an instance: every node (groups and leaf queues) by name.
 
-    ``parent[name]`` is a node's group (``None``: it hangs from the root).  ``guarantee`` holds NaN
-    where a resource is not guaranteed; ``limit``, ``borrowing_limit`` and ``lending_limit`` hold
+    ``parent[name]`` is a node's group (``None``: it hangs from the root).  ``guarantee`` and
+    ``deserved`` hold NaN where a resource is not given; ``limit``, ``borrowing_limit`` and ``lending_limit`` hold
     ``inf`` where not given; ``usage`` is 0 where not given (and for groups: a group's usage is the
     sum of its leaves', :meth:`subtree_usage`).  Arrays are read-only.
     """
@@ -97,6 +100,7 @@ class Queues:
     priority: Mapping[str, float]
     guarantee: Mapping[str, _Floats]
     limit: Mapping[str, _Floats]
+    deserved: Mapping[str, _Floats]
     borrowing_limit: Mapping[str, _Floats]
     lending_limit: Mapping[str, _Floats]
     usage: Mapping[str, _Floats]

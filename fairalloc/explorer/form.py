@@ -4,7 +4,7 @@ The page edits a case as this *form*: the case file's own fields and spellings, 
 tables whose order matters (resources, users, groups) as lists of rows, because a JSON object
 keyed by names would lose their order in the browser (JavaScript sorts integer-like keys first)::
 
-    {"name": ..., "source": ..., "description": ..., "policy": ...,
+    {"name": ..., "source": ..., "description": ..., "policy": ..., "demand": ...,
      "resources": [{"name": "cpu", "capacity": 9, "unit": "cores"}, ...],
      "users": [{"name": "A", "demand": {"cpu": 1}, "weight": 2 | {"cpu": 2}, "max_tasks": ...,
                 "shared": ..., "group": ..., "request": {...}, "usage": {...}, "priority": ...,
@@ -34,7 +34,7 @@ from fairalloc.core.limits import MAX_EXPLORER_GROUPS, MAX_EXPLORER_RESOURCES, M
 from fairalloc.io.cases import Case, CaseSpec, parse_case
 
 #: the case file's top-level text fields
-TEXT_FIELDS = ("name", "source", "description", "policy")
+TEXT_FIELDS = ("name", "source", "description", "policy", "demand")
 #: fields of a user row, as the case file spells them (``name`` is the row's key in the file)
 USER_FIELDS = (
     "demand",
@@ -47,12 +47,13 @@ USER_FIELDS = (
     "priority",
     "guarantee",
     "limit",
+    "deserved",
     "borrowing_limit",
     "lending_limit",
     "user_expectation",
 )
 #: fields of a group row
-GROUP_FIELDS = ("parent", "weight", "priority", "guarantee", "limit", "borrowing_limit", "lending_limit")
+GROUP_FIELDS = ("parent", "weight", "priority", "guarantee", "limit", "deserved", "borrowing_limit", "lending_limit")
 #: lists the file holds and the page keeps as written
 KEPT_FIELDS = ("variants", "expect", "claims", "errata")
 _FORM_FIELDS = (*TEXT_FIELDS, "resources", "users", "arrivals", "groups", *KEPT_FIELDS)

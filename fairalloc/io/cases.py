@@ -132,6 +132,7 @@ class QueueFields(BaseModel):
     priority: Priority | None = None
     guarantee: Names[Amount] | None = None  # minimum / nominal quota
     limit: Names[Amount] | None = None  # capability / maximum
+    deserved: Names[Amount] | None = None  # Volcano capacity plug-in: the configured entitlement
     borrowing_limit: Names[Amount] | None = None  # Kueue: how far above its guarantee it may borrow
     lending_limit: Names[Amount] | None = None  # Kueue: how much of its guarantee others may borrow
 
@@ -160,7 +161,7 @@ class UserSpec(QueueFields):
 
 
 #: the user fields that make a case a queue case
-QUEUE_USER_FIELDS = ("request", "usage", "priority", "guarantee", "limit", "borrowing_limit", "lending_limit")
+QUEUE_USER_FIELDS = ("request", "usage", *QueueFields.model_fields)
 
 
 class MisreportSpec(BaseModel):

@@ -8,7 +8,7 @@ import * as F from "./form.js";
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
 const $ = (id) => document.getElementById(id);
 const LABELS = {demand: "demand per task", request: "request", usage: "usage", weight: "weight",
-  guarantee: "guarantee", limit: "limit", borrowing_limit: "borrowing limit", lending_limit: "lending limit",
+  guarantee: "guarantee", limit: "limit", deserved: "deserved", borrowing_limit: "borrowing limit", lending_limit: "lending limit",
   user_expectation: "expectation", group: "group", max_tasks: "max tasks", shared: "shared", priority: "priority",
   parent: "parent"};
 
@@ -36,12 +36,14 @@ export function render(form, units, mechanisms) {
 function renderCaseFields(form, mechanisms) {
   const text = (key, label, area) => `<label for="case-${key}">${label}</label>` + (area
     ? `<textarea id="case-${key}" rows="2" ${attrs({t: "case", f: key, path: key})}>${esc(F.shown(form[key]))}</textarea>`
-    : `<input id="case-${key}" type="text" value="${esc(F.shown(form[key]))}" ${attrs({t: "case", f: key, path: key})}${key === "policy" ? ' list="mechanism-names"' : ""}>`);
-  $("case-fields").innerHTML = text("name", "name") + text("policy", "policy") + text("source", "source", true) +
+    : `<input id="case-${key}" type="text" value="${esc(F.shown(form[key]))}" ${attrs({t: "case", f: key, path: key})}${key === "policy" ? ' list="mechanism-names"' : key === "demand" ? ' list="demand-readings"' : ""}>`);
+  $("case-fields").innerHTML = text("name", "name") + text("policy", "policy") + text("demand", "demand") +
+    text("source", "source", true) +
     text("description", "description", true) +
     `<span>arrivals</span><label class="inline"><input type="checkbox" id="explicit-arrivals" ${form.arrivals ? "checked" : ""}>
       explicit arrival order (else the users' order)</label>` +
-    `<datalist id="mechanism-names">${mechanisms.map((m) => `<option value="${esc(m)}">`).join("")}</datalist>`;
+    `<datalist id="mechanism-names">${mechanisms.map((m) => `<option value="${esc(m)}">`).join("")}</datalist>` +
+    `<datalist id="demand-readings"><option value="observed"><option value="backlogged"></datalist>`;
 }
 
 function renderResources(form, units) {

@@ -3,14 +3,14 @@
 "use strict";
 
 export const USER_RESOURCE_FIELDS = ["demand", "request", "usage", "weight", "guarantee", "limit",
-  "borrowing_limit", "lending_limit", "user_expectation"];
-export const GROUP_RESOURCE_FIELDS = ["guarantee", "limit", "borrowing_limit", "lending_limit"];
+  "deserved", "borrowing_limit", "lending_limit", "user_expectation"];
+export const GROUP_RESOURCE_FIELDS = ["guarantee", "limit", "deserved", "borrowing_limit", "lending_limit"];
 // scalar columns of the users' table beside name and weight; shown when a user has them or when ticked
 export const USER_COLUMNS = ["group", "max_tasks", "shared", "priority"];
 export const KEPT_FIELDS = ["variants", "expect", "claims", "errata"];
 // what an empty per-resource cell means, as the case format reads it
 export const BLANK_MEANS = {demand: "0", request: "0", usage: "0", weight: "1", guarantee: "none",
-  limit: "none", borrowing_limit: "none", lending_limit: "none", user_expectation: "-"};
+  limit: "none", deserved: "none", borrowing_limit: "none", lending_limit: "none", user_expectation: "-"};
 
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
@@ -248,7 +248,8 @@ export function cell(row, field, resource) {
 
 // A queue case: some user or group has a queue field, or no user a demand (fairalloc/io/cases.py).
 export function isQueueForm(form) {
-  const queueFields = ["request", "usage", "priority", "guarantee", "limit", "borrowing_limit", "lending_limit"];
+  const queueFields = ["request", "usage", "priority", "guarantee", "limit", "deserved", "borrowing_limit",
+    "lending_limit"];
   if (form.users.length && form.users.every((u) => u.demand === undefined)) return true;
   return form.users.some((u) => queueFields.some((f) => u[f] !== undefined)) ||
     form.groups.some((g) => ["priority", ...GROUP_RESOURCE_FIELDS].some((f) => g[f] !== undefined));

@@ -264,7 +264,7 @@ class Draft:
         self.units = {r: unit_of(r) for r in dict.fromkeys([*self.capacity, *self.named_resources()])}
 
 
-_AMOUNT_FIELDS = ("guarantee", "limit", "borrowing_limit", "lending_limit", "request", "usage")
+_AMOUNT_FIELDS = ("guarantee", "limit", "deserved", "borrowing_limit", "lending_limit", "request", "usage")
 
 
 def capacity_amounts(given: dict[str, str], units: dict[str, str]) -> dict[str, Decimal]:

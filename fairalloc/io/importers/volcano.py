@@ -1,28 +1,38 @@
-"""Volcano: Queues, PodGroups, Volcano Jobs, pods and nodes, for the ``proportion`` plug-in.
+"""Volcano: Queues, PodGroups, Volcano Jobs, pods, nodes and the scheduler's configuration.
 
-Read as ``models/volcano_proportion.py`` reads a queue case (volcano-sh/volcano,
-``pkg/scheduler/plugins/proportion/proportion.go``, ``OnSessionOpen``; the API in
+Read as ``models/volcano_proportion.py`` or ``models/volcano_capacity.py`` reads a queue case
+(volcano-sh/volcano, ``pkg/scheduler/plugins/proportion/proportion.go`` and
+``pkg/scheduler/plugins/capacity/capacity.go``, ``OnSessionOpen``; the API in
 ``staging/src/volcano.sh/apis/pkg/apis/scheduling/v1beta1/types.go``, ``QueueSpec``):
 
-* a ``Queue`` (``scheduling.volcano.sh/v1beta1``) is a queue: ``spec.weight`` the weight,
-  ``spec.capability`` the ``limit``, ``spec.guarantee.resource`` the ``guarantee``, ``spec.priority``
-  the priority.  ``spec.deserved`` is read by the ``capacity`` plug-in, not by ``proportion``, and
-  ``spec.parent`` (hierarchical queues) by neither: both are warned about and left out (the
-  proportion model is flat).  ``status.allocated`` is the queue's ``usage`` when no pod says more;
+* the scheduler's configuration, ``volcano-scheduler.conf`` (in the
+  ``volcano-scheduler-configmap`` ConfigMap, or as the file itself: a YAML document with
+  ``actions:`` and ``tiers:``), names the policy: ``volcano-capacity`` when a tier enables the
+  ``capacity`` plug-in, else ``volcano-proportion`` (a warning when no tier enables either);
+  ``enableHierarchy: true`` on ``capacity`` makes the queues a tree (``pkg/scheduler/conf``,
+  ``PluginOption``);
+* a ``Queue`` (``scheduling.volcano.sh/v1beta1``) is a queue: ``spec.capability`` the ``limit``,
+  ``spec.guarantee.resource`` the ``guarantee``, ``spec.priority`` the priority; ``spec.weight``
+  the weight (read by ``proportion``, not by ``capacity``); ``spec.deserved`` the ``deserved``
+  (read by ``capacity``, not by ``proportion``); ``spec.parent`` the parent queue (empty:
+  ``root``) when ``capacity`` runs with ``enableHierarchy``: a queue with children is a group, and
+  the ``root`` queue (Volcano creates it) the top group.  Otherwise ``spec.parent`` is warned
+  about and left out (the model is flat).  ``status.allocated`` is the queue's ``usage`` when no
+  pod says more;
 * requests come from PodGroups (``spec.minResources`` of a PodGroup in its ``spec.queue``; phase
   Running counts in usage), Volcano Jobs (``batch.volcano.sh/v1alpha1``: ``spec.tasks[].replicas``
   times the task's pod request, in ``spec.queue``) and pods (the queue their PodGroup names, else
   the ``scheduling.volcano.sh/queue-name`` annotation or label, else ``default``).  When pods are
   given they win over the PodGroups and Jobs they belong to (what runs, not what was declared);
-* capacity: the Node objects; Volcano queues carry no cluster total (``--capacity`` otherwise);
-* the ``volcano-scheduler-configmap`` ConfigMap's ``volcano-scheduler.conf``: a warning when no tier
-  enables ``proportion`` (the cluster would not divide by this policy).
+* capacity: the Node objects; Volcano queues carry no cluster total (``--capacity`` otherwise).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
 
+from fairalloc.core.errors import unknown
 from fairalloc.io.importers import kubernetes as k8s
 from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded, listing, mapping, text
 
@@ -35,15 +45,35 @@ _READ = {"Queue", "PodGroup", "Job", "Pod", "Node", "ConfigMap"}
 #: a PodGroup or a Job task that names no request (a queue's request is what its jobs ask for)
 _NOTHING = "not given: counted as a request of nothing"
 _KNOWN_SPEC = {"weight", "capability", "guarantee", "deserved", "reclaimable", "priority", "parent", "affinity", "type"}
+#: the queue Volcano's hierarchy hangs from (``capacity.go``, ``rootQueueID``)
+ROOT = "root"
+CONF = "volcano-scheduler.conf"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What the scheduler's configuration says: the plug-in that divides, and whether in a tree."""
+
+    name: str = "volcano-proportion"
+    hierarchy: bool = False
+
+    @property
+    def capacity(self) -> bool:
+        return self.name == "volcano-capacity"
 
 
 def detect(docs: list[Document]) -> int:
     ours = sum(1 for d in docs if d.group in (GROUP, "batch.volcano.sh"))
-    ours += sum(1 for d in docs if d.kind == "ConfigMap" and embedded(d, "volcano-scheduler.conf"))
-    return ours
+    ours += sum(1 for d in docs if d.kind == "ConfigMap" and embedded(d, CONF))
+    return ours + sum(1 for d in docs if _is_conf(d))
 
 
-def _queue(doc: Document, notes: Notes) -> dict:
+def _is_conf(doc: Document) -> bool:
+    """A ``volcano-scheduler.conf`` given as a file: no ``kind``, ``actions`` and ``tiers``."""
+    return doc.kind is None and isinstance(doc.data, dict) and {"actions", "tiers"} <= set(doc.data)
+
+
+def _queue(doc: Document, notes: Notes, policy: Policy) -> dict:
     where, label = f"{doc.where}: {doc.label}", doc.label
     spec = mapping(doc.data.get("spec"), f"{where}: spec")
     if doc.api_version != f"{GROUP}/v1beta1":
@@ -52,6 +82,8 @@ def _queue(doc: Document, notes: Notes) -> dict:
     weight = spec.get("weight", 1)
     if not isinstance(weight, int) or isinstance(weight, bool) or weight <= 0:
         notes.warn(doc, label, "spec.weight", f"{weight!r} is not a positive integer: weight 1 used")
+    elif weight != 1 and policy.capacity:
+        notes.warn(doc, label, "spec.weight", "read by the proportion plug-in, not capacity: not read")
     elif weight != 1:
         out["weight"] = weight
     if spec.get("capability"):
@@ -66,16 +98,25 @@ def _queue(doc: Document, notes: Notes) -> dict:
             )
     if spec.get("priority") is not None:
         out["priority"] = spec["priority"]
-    for key in ("deserved", "parent"):
-        if spec.get(key) not in (None, "", "root"):
-            why = "read by the capacity plug-in, not proportion" if key == "deserved" else "proportion is flat"
-            notes.warn(doc, label, f"spec.{key}", f"{why}: not read")
+    if spec.get("deserved") and policy.capacity:
+        out["deserved"] = k8s.quantities(spec["deserved"], f"{where}: spec.deserved")
+    elif spec.get("deserved"):
+        notes.warn(doc, label, "spec.deserved", "read by the capacity plug-in, not proportion: not read")
+    parent = text(spec.get("parent"), f"{where}: spec.parent") or None
+    if policy.hierarchy:
+        out["parent"] = None if doc.name == ROOT else parent or ROOT
+    elif parent not in (None, ROOT):
+        why = "the capacity plug-in's enableHierarchy is off" if policy.capacity else "proportion is flat"
+        notes.warn(doc, label, "spec.parent", f"{why}: not read")
+    if spec.get("reclaimable") is False:
+        notes.warn(doc, label, "spec.reclaimable", "reclaim is not modelled (the entitlement is the same): not read")
     for key in spec:
         if key not in _KNOWN_SPEC:
             notes.warn(doc, label, f"spec.{key}", "not a Volcano Queue field fairalloc knows: not read")
     for key in ("volcano.sh/hierarchy", "volcano.sh/hierarchy-weights"):
         if key in mapping(doc.metadata.get("annotations"), f"{where}: metadata.annotations"):
-            notes.warn(doc, label, f"metadata.annotations.{key}", "read by the drf plug-in's hierarchy, not proportion")
+            plugin = "capacity" if policy.capacity else "proportion"
+            notes.warn(doc, label, f"metadata.annotations.{key}", f"read by the drf plug-in's hierarchy, not {plugin}")
             break
     allocated = mapping(doc.data.get("status"), f"{where}: status").get("allocated")
     if allocated:
@@ -129,25 +170,92 @@ def _replicas(value, where: str) -> Decimal:
     return Decimal(value)
 
 
-def _check_configmap(docs: list[Document], notes: Notes, draft: Draft) -> None:
-    for doc in (d for d in docs if d.kind == "ConfigMap"):
-        for conf in embedded(doc, "volcano-scheduler.conf"):
-            tiers = conf.data.get("tiers") if isinstance(conf.data, dict) else None
-            plugins = [p.get("name") for t in tiers or [] for p in (t.get("plugins") or [])]
+def _confs(docs: list[Document]) -> list[tuple[Document, str, Document]]:
+    """Every ``volcano-scheduler.conf`` given: the document holding it, its field there, its content."""
+    out = []
+    for doc in docs:
+        if doc.kind == "ConfigMap":
+            out += [(doc, f"data.{CONF}", conf) for conf in embedded(doc, CONF)]
+        elif _is_conf(doc):
+            out.append((doc, "", doc))
+    return out
+
+
+def _plugins(conf: Document, at: str) -> list[dict]:
+    tiers = listing(conf.data.get("tiers") if isinstance(conf.data, dict) else None, f"{at}: tiers")
+    out = []
+    for t, tier in enumerate(tiers):
+        plugins = listing(mapping(tier, f"{at}: tiers[{t}]").get("plugins"), f"{at}: tiers[{t}].plugins")
+        out += [mapping(p, f"{at}: tiers[{t}].plugins[{k}]") for k, p in enumerate(plugins)]
+    return out
+
+
+def _policy(docs: list[Document], notes: Notes, draft: Draft) -> Policy:
+    """The policy the scheduler's configuration names (``proportion`` when none is given)."""
+    policy = Policy()
+    for doc, key, conf in _confs(docs):
+        at = ": ".join(p for p in (doc.where, doc.label, key) if p)
+        plugins = {p.get("name"): p for p in _plugins(conf, at)}
+        if "capacity" in plugins:
+            hierarchy = plugins["capacity"].get("enableHierarchy") is True
+            policy = Policy("volcano-capacity", hierarchy)
+            tree = " with enableHierarchy (the queues form a tree)" if hierarchy else " (flat)"
+            draft.description.append(f"The scheduler's configuration enables the capacity plug-in{tree}.")
             if "proportion" in plugins:
-                draft.description.append("The scheduler's configuration enables the proportion plug-in.")
-            else:
-                notes.warn(doc, doc.label, "data.volcano-scheduler.conf", "no tier enables 'proportion'")
+                notes.warn(doc, doc.label, key or "tiers", "enables both capacity and proportion: capacity read")
+        elif "proportion" in plugins:
+            draft.description.append("The scheduler's configuration enables the proportion plug-in.")
+        else:
+            notes.warn(doc, doc.label, key or "tiers", "no tier enables 'proportion' or 'capacity'")
+    return policy
+
+
+def _tree(docs: list[Document], draft: Draft, notes: Notes) -> None:
+    """``spec.parent`` as groups: the queues with children (and ``root``) become groups."""
+    draft.users.setdefault(ROOT, {"parent": None})
+    names = list(draft.users)
+    parent = {q: spec.pop("parent", ROOT) for q, spec in draft.users.items()}
+    parent[ROOT] = None
+    given = {d.name: d for d in docs if d.kind == "Queue" and d.group == GROUP}
+
+    def at(q: str) -> tuple[Document | str, str]:
+        """Where a warning about queue ``q`` points: its Queue object, or (not given) the first file."""
+        return (given[q], given[q].label) if q in given else (docs[0].file, f"Queue/{q}")
+
+    for q, p in parent.items():
+        where = ": ".join(str(w.where if isinstance(w, Document) else w) for w in at(q))
+        if p is not None and p not in parent:
+            raise ImportFailed(f"{where}: spec.parent: {unknown('queue', p, names)}")
+        seen = [q]
+        while (p := parent[seen[-1]]) is not None:
+            if p in seen:
+                raise ImportFailed(f"{where}: spec.parent: a cycle: {' -> '.join([*seen, p])}")
+            seen.append(p)
+    for g in dict.fromkeys([ROOT, *(p for p in parent.values() if p is not None)]):
+        spec = draft.users.pop(g)
+        spec.pop("usage", None)  # a parent's usage is its leaves' (Queues.subtree_usage)
+        if spec.pop("request", None):
+            why = "jobs or pods in a queue with children (the capacity plug-in then schedules nothing): not read"
+            notes.warn(*at(g), "", why)
+        for key in ("deserved", "guarantee") if g == ROOT else ():
+            if spec.pop(key, None):
+                notes.warn(*at(g), f"spec.{key}", "the root's is the sum of its children's: not read")
+        draft.groups[g] = {"parent": parent[g], **spec}
+    for q, spec in draft.users.items():
+        spec["group"] = parent[q]
+    draft.description.append(f"{len(draft.users)} leaf queues and {len(draft.groups)} parent queues.")
 
 
 def convert(docs: list[Document], notes: Notes) -> Draft:
     draft = Draft(SYSTEM, "volcano-proportion", list(dict.fromkeys(d.file for d in docs)))
     for doc in docs:
-        if doc.kind not in _READ:
+        if doc.kind not in _READ and not _is_conf(doc):
             notes.warn(doc, doc.label, "kind", f"{doc.kind or 'an object without kind'} is not read by the importer")
+    policy = _policy(docs, notes, draft)
+    draft.policy = policy.name
     queues = [d for d in docs if d.kind == "Queue" and d.group == GROUP]
     for doc in queues:
-        draft.users[doc.name or "default"] = _queue(doc, notes)
+        draft.users[doc.name or "default"] = _queue(doc, notes, policy)
     group_queue = {
         f"{d.namespace or 'default'}/{d.name}": _spec_queue(d)
         for d in docs
@@ -179,7 +287,8 @@ def convert(docs: list[Document], notes: Notes) -> Draft:
         spec["request"] = entry["request"]
         if entry["usage"]:
             spec["usage"] = entry["usage"]
-    _check_configmap(docs, notes, draft)
+    if policy.hierarchy:
+        _tree(docs, draft, notes)
     draft.capacity = k8s.node_capacity(docs, notes)
     draft.capacity_from = "nodes" if draft.capacity else ""
     draft.name_units(k8s.unit_of)
