@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import click
@@ -36,8 +37,10 @@ def capacity_option(text: str | None) -> dict[str, str] | None:
 @click.option(
     "--capacity",
     metavar="R=N[,R=N...]",
-    help="The cluster's resources when the files give none (or to override them): a number in the "
-    "case's unit, or a Kubernetes quantity such as 256Gi.",
+    help="The cluster's resources when the files give none (or to override them): a bare number is "
+    "read in the case's unit of the resource (cores for cpu, vcores and vcore, bytes for Kubernetes "
+    "memory, MiB for YARN memory-mb and Mesos mem), a Kubernetes quantity (16000m, 64Gi, 64G) is "
+    "converted to it. The case's description says how each was read.",
 )
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the case to this YAML file.")
 @click.option("--name", help="The case's name (default: the --out file's or the first file's stem).")
@@ -50,12 +53,19 @@ def import_command(files, system, capacity, out, name, fmt):
       fairalloc import cohorts.yaml cluster-queues.yaml --out team.yaml
       fairalloc explain team.yaml --queue team-a
       fairalloc import fair-scheduler.xml nodes.json --from yarn --format json
-      fairalloc import queues.yaml --capacity vcore=64000,memory=256Gi
+      fairalloc import queues.yaml --capacity vcore=64,memory=256Gi
 
     FILES are the system's own files: Kubernetes objects (multi-document YAML, 'kubectl get ... -o
     json' lists, ConfigMaps that hold the configuration), YARN's fair-scheduler.xml, REST answers of
-    the YARN ResourceManager, the YuniKorn scheduler or the Mesos master. Capacity comes from Node
-    objects or node lists when given, else from the configuration, else from --capacity.
+    the YARN ResourceManager, the YuniKorn scheduler or the Mesos master.
+
+    Capacity: every source the files carry is read: node lists and Node objects (allocatable),
+    Mesos agents, the cluster totals a scheduler reports (YARN /ws/v1/cluster/metrics and the root's
+    clusterResources, YuniKorn /ws/v1/partitions), a maximum on the root queue. Where sources
+    disagree, a warning names both and the amount used: the nodes count before the cluster totals
+    (which the scheduler derives from them), the totals before the root's maximum (not a size:
+    YuniKorn sets it to the nodes' total). --capacity fills in or overrides any resource.
+
     Anything not understood is a warning naming the file, the object and the field.
     """
     target = output_path(out, "--out") if out else None
@@ -82,11 +92,14 @@ def summary(case: dict) -> str:
             parent = spec.get("parent", spec.get("group", ""))
             cells = [_amounts(spec.get(f), resources) for f in ("guarantee", "limit", "request", "usage")]
             rows.append([node, kind, parent or "", spec.get("weight", 1), *cells])
+    units = case.get("units", {})
     title = f"{case['name']}: {len(case['users'])} queues, policy {case.get('policy', 'drf')}; capacity " + ", ".join(
-        f"{r} {v}" for r, v in case["resources"].items()
+        f"{r} {v}" + (f" {units[r]}" if units.get(r, "count") != "count" else "") for r, v in case["resources"].items()
     )
     head = ["name", "kind", "parent", "weight", "guarantee", "limit", "request", "usage"]
-    return title + "\n" + tabulate(rows, head, disable_numparse=True)
+    # the description's sentences on the capacity: where it comes from, how --capacity was read
+    said = [f"  {s}" for s in re.split(r"(?<=\.)\s+", case.get("description", "")) if s.startswith("Capacity")]
+    return "\n".join([title, *said, tabulate(rows, head, disable_numparse=True)])
 
 
 def _amounts(mapping: dict | None, resources: list[str]) -> str:

@@ -20,6 +20,12 @@ Read as ``models/yarn_fair.py`` reads a queue case (apache/hadoop, Apache-2.0;
   ``maxResources``, ``usedResources`` (the ``usage``), ``demandResources`` (the request; without it
   the request is the usage), ``childQueues``; ``clusterResources`` of the root the capacity.  The
   answer carries no weights: weight 1 is assumed, with one warning.
+* **capacity**: the node list (``/ws/v1/cluster/nodes``: used plus available resources of every
+  RUNNING node), the cluster metrics (``/ws/v1/cluster/metrics``, ``ClusterMetricsInfo`` at
+  0233a4570b99cd6af8ca3458721808997b75ef64: ``totalMB`` and ``totalVirtualCores``, the root
+  queue's available plus allocated resources, and ``totalClusterResourcesAcrossPartition``, the
+  scheduler's cluster resource, in Hadoop 3.3 and later) and the REST root's ``clusterResources``;
+  where they disagree the node list counts (:func:`fairalloc.io.importers.common.chosen_source`).
 * Memory is ``memory-mb`` in MiB, cores ``vcores`` (REST ``memory`` and ``vCores``).
 """
 
@@ -28,7 +34,7 @@ from __future__ import annotations
 from decimal import Decimal
 from xml.etree.ElementTree import Element
 
-from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes
+from fairalloc.io.importers.common import NODES, TOTALS, Document, Draft, ImportFailed, Notes
 from fairalloc.io.quantities import MEMORY, VCORES, Percent, QuantityError, parse_yarn_resources
 
 SYSTEM = "yarn"
@@ -60,6 +66,8 @@ _TOP_SILENT = {
     "reservation-planner",
 }
 _REST_NAMES = {"memory": MEMORY, "vCores": VCORES}
+#: ClusterMetricsInfo's totals, by resource
+_METRICS = {"totalMB": MEMORY, "totalVirtualCores": VCORES}
 #: a node of /ws/v1/cluster/nodes: its resources are what it uses plus what it has free
 _NODE_FIELDS = {MEMORY: ("usedMemoryMB", "availMemoryMB"), VCORES: ("usedVirtualCores", "availableVirtualCores")}
 
@@ -99,8 +107,18 @@ def _plain(element: Element):
     return out
 
 
+def _metrics(doc: Document) -> dict | None:
+    """The ``clusterMetrics`` of a ``/ws/v1/cluster/metrics`` answer (JSON, or XML as its JSON twin)."""
+    if isinstance(doc.data, Element):
+        return _plain(doc.data) if doc.data.tag == "clusterMetrics" else None
+    metrics = doc.data.get("clusterMetrics") if isinstance(doc.data, dict) else None
+    return metrics if isinstance(metrics, dict) else None
+
+
 def detect(docs: list[Document]) -> int:
-    return sum(1 for d in docs if _is_allocations(d) or _scheduler_info(d) is not None or _nodes(d))
+    return sum(
+        1 for d in docs if _is_allocations(d) or _scheduler_info(d) is not None or _nodes(d) or _metrics(d) is not None
+    )
 
 
 def _nodes(doc: Document) -> list:
@@ -188,12 +206,8 @@ def _rest_amounts(mapping, doc: Document, obj: str, field: str) -> dict[str, Dec
     out = {}
     for key, value in mapping.items():
         name = _REST_NAMES.get(key)
-        if name is None:
-            continue  # resourceInformations repeats memory and vcores in another shape
-        try:
-            out[name] = Decimal(str(value))
-        except ArithmeticError:
-            raise ImportFailed(f"{doc.where}: {obj}: {field}.{key}: {value!r} is not a number") from None
+        if name is not None:  # resourceInformations repeats memory and vcores in another shape
+            out[name] = _number(value, doc, obj, f"{field}.{key}")
     return out
 
 
@@ -213,8 +227,7 @@ def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
     group = None if parent in (None, "root") else parent
     if path == "root":
         cluster = _rest_amounts(q.get("clusterResources"), doc, obj, "clusterResources")
-        if cluster and not draft.capacity:
-            draft.capacity, draft.capacity_from = cluster, "configuration"
+        draft.offer_capacity(TOTALS, f"{doc.where}: {obj}: clusterResources", cluster)
     elif children:
         draft.groups[path] = {"parent": group, **spec}
     else:
@@ -242,17 +255,34 @@ def _read_rest(doc: Document, info: dict, draft: Draft, notes: Notes) -> None:
 
 def _read_nodes(docs: list[Document], draft: Draft) -> None:
     total: dict[str, Decimal] = {}
+    counted: dict[str, int] = {}
     for doc in docs:
         for node in _nodes(doc):
             if node.get("state", "RUNNING") != "RUNNING":
                 continue
-            for key, field in (
-                (MEMORY, ("usedMemoryMB", "availMemoryMB")),
-                (VCORES, ("usedVirtualCores", "availableVirtualCores")),
-            ):
-                total[key] = total.get(key, Decimal(0)) + sum(Decimal(str(node.get(f, 0))) for f in field)
-    if total:
-        draft.capacity, draft.capacity_from = total, "nodes"
+            counted[doc.file] = counted.get(doc.file, 0) + 1
+            for key, fields in _NODE_FIELDS.items():
+                total[key] = total.get(key, Decimal(0)) + sum(_number(node.get(f, 0), doc, "nodes", f) for f in fields)
+    where = ", ".join(f"{file}: {n} running nodes" for file, n in counted.items())
+    draft.offer_capacity(NODES, where, total)
+
+
+def _read_metrics(doc: Document, metrics: dict, draft: Draft) -> None:
+    """The cluster metrics' totals: the scheduler's cluster resource, then the root queue's totals."""
+    obj = "clusterMetrics"
+    across = metrics.get("totalClusterResourcesAcrossPartition")
+    where = f"{doc.where}: {obj}: totalClusterResourcesAcrossPartition"
+    draft.offer_capacity(TOTALS, where, _rest_amounts(across, doc, obj, "totalClusterResourcesAcrossPartition"))
+    given = [k for k in _METRICS if metrics.get(k) is not None]
+    totals = {_METRICS[k]: _number(metrics[k], doc, obj, k) for k in given}
+    draft.offer_capacity(TOTALS, f"{doc.where}: {obj}: {', '.join(given)}", totals)
+
+
+def _number(value, doc: Document, obj: str, field: str) -> Decimal:
+    try:
+        return Decimal(str(value))
+    except ArithmeticError:
+        raise ImportFailed(f"{doc.where}: {obj}: {field}: {value!r} is not a number") from None
 
 
 def convert(docs: list[Document], notes: Notes) -> Draft:
@@ -263,6 +293,8 @@ def convert(docs: list[Document], notes: Notes) -> Draft:
             _read_allocations(doc, draft, notes)
         elif info is not None:
             _read_rest(doc, info, draft, notes)
+        elif (metrics := _metrics(doc)) is not None:
+            _read_metrics(doc, metrics, draft)
     _read_nodes(docs, draft)
     draft.name_units(unit_of)
     draft.description.append(f"{len(draft.users)} leaf queues and {len(draft.groups)} parent queues.")
