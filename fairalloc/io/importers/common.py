@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -240,6 +241,7 @@ class Draft:
     users: dict[str, dict] = field(default_factory=dict)
     description: list[str] = field(default_factory=list)
     sources: list[CapacitySource] = field(default_factory=list)
+    unit_of: Callable[[str], str] | None = None
 
     def offer_capacity(self, kind: str, where: str, amounts: dict[str, Decimal]) -> None:
         """One more statement of the cluster's resources; ``capacity`` becomes, per resource, the
@@ -261,8 +263,10 @@ class Draft:
         return list(named)
 
     def name_units(self, unit_of) -> None:
-        """``units`` of every resource the draft names (capacity first), by ``unit_of(resource)``."""
+        """``units`` of every resource the draft names (capacity first), by ``unit_of(resource)``, kept
+        for the resources only ``--capacity`` names."""
         self.units = {r: unit_of(r) for r in dict.fromkeys([*self.capacity, *self.named_resources()])}
+        self.unit_of = unit_of
 
 
 def chosen_source(sources: list[CapacitySource], resource: str) -> CapacitySource:
@@ -305,11 +309,11 @@ def capacity_read(resource: str, text: str, unit: str | None) -> tuple[Decimal, 
     if not _BARE.fullmatch(text) and re.fullmatch(r"[\d.]+\s*[kKMGTPE]i?B", text):
         raise ImportFailed(f"{where}: {text!r}: write a Kubernetes quantity such as {text[:-1]} (no 'B')")
     amount = parse_kube(text, where)
-    if unit not in SIZES:
-        return amount, f"{tidy(amount)} (the case gives {resource} no unit: the number as given)"
+    if unit not in SIZES or SIZES[unit][0] == "count":
+        return amount, f"{tidy(amount)} ({'a count' if unit else 'no unit'}, read as given)"
     if _BARE.fullmatch(text):
         return amount, f"{_amount(amount, unit)} (a bare number is read in {unit}, the unit of {resource} in this case)"
-    converted = tidy(amount / Decimal(repr(SIZES[unit][1]))) if SIZES[unit][0] != "count" else amount
+    converted = tidy(amount / Decimal(repr(SIZES[unit][1])))
     return converted, f"{text} = {_amount(converted, unit)}"
 
 
@@ -318,7 +322,8 @@ def finish(draft: Draft, *, name: str, capacity: dict[str, str] | None, notes: N
     cluster's resources; a resource named by any queue needs a capacity."""
     if not draft.users:
         raise ImportFailed(f"{', '.join(draft.files)}: no queues found for {draft.system}")
-    read = {r: capacity_read(r, text, draft.units.get(r)) for r, text in (capacity or {}).items()}
+    units = {**{r: draft.unit_of(r) for r in capacity or {} if draft.unit_of}, **draft.units}
+    read = {r: capacity_read(r, text, units.get(r)) for r, text in (capacity or {}).items()}
     given = {r: amount for r, (amount, _) in read.items()}
     total = dict(draft.capacity)
     said = [f"capacity from {draft.capacity_from}"] if draft.capacity and draft.capacity_from else []
@@ -344,7 +349,7 @@ def finish(draft: Draft, *, name: str, capacity: dict[str, str] | None, notes: N
         "description": " ".join([*draft.description, *(s[:1].upper() + s[1:] + "." for s in said)]) or None,
         "policy": draft.policy,
         "resources": resources,
-        "units": {r: draft.units[r] for r in resources if r in draft.units},
+        "units": {r: units[r] for r in resources if r in units},
     }
     if draft.groups:
         case["groups"] = {g: _fields(spec) for g, spec in draft.groups.items()}
