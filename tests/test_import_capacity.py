@@ -112,6 +112,45 @@ def test_a_capacity_given_is_the_users_choice_no_disagreement_warned(tmp_path):
     assert warnings == []  # 16Gi is 16384 MiB: what the files' chosen source says, nothing replaced
 
 
+def _gpu_info(memory, vcores, gpus, extra=()) -> dict:
+    """A ResourceInfo as Hadoop 3 writes it: memory and vCores, and every type in resourceInformations."""
+    listed = [{"name": "memory-mb", "value": memory, "units": "Mi"}, {"name": "vcores", "value": vcores, "units": ""},
+              {"name": "yarn.io/gpu", "value": gpus, "units": ""}, *extra]  # fmt: skip
+    return {"memory": memory, "vCores": vcores, "resourceInformations": {"resourceInformation": listed}}
+
+
+def test_yarn_nodes_total_resource_with_a_gpu_type(tmp_path):
+    """Hadoop 3's NodeInfo.totalResource: two RUNNING nodes of 8192 MiB, 4 vcores and 2 GPUs (a
+    third, LOST, is not counted): 16384 MiB, 8 vcores, 4 GPUs.  A type counted in a unit (a
+    memory-like custom resource in Gi) is warned about and not read."""
+    fpga = ({"name": "example.com/scratch", "value": 1, "units": "Gi"},)
+    node = {"state": "RUNNING", "totalResource": _gpu_info(8192, 4, 2, fpga)}
+    lost = {"state": "LOST", "totalResource": _gpu_info(8192, 4, 2)}
+    nodes = _write(tmp_path, "nodes.json", {"nodes": {"node": [{**node, "id": "n1"}, {**node, "id": "n2"}, lost]}})
+    path = _write(tmp_path, "f.xml", '<allocations><queue name="a"><minResources>memory-mb=1024, vcores=1, '
+                  "yarn.io/gpu=1</minResources></queue></allocations>")  # fmt: skip
+    case, warnings = import_files([path, nodes])
+    assert case["resources"] == {"memory-mb": 16384, "vcores": 8, "yarn.io/gpu": 4}
+    assert case["units"]["yarn.io/gpu"] == "count"
+    assert warnings == [
+        f"{nodes}: node n1: totalResource.resourceInformations.example.com/scratch: counted in 'Gi': not converted, "
+        "not read",
+        f"{nodes}: node n2: totalResource.resourceInformations.example.com/scratch: counted in 'Gi': not converted, "
+        "not read",
+    ]
+
+
+def test_yarn_metrics_xml_resource_informations_are_a_list(tmp_path):
+    """The XML twin of totalClusterResourcesAcrossPartition repeats <resourceInformation>."""
+    xml = """<clusterMetrics><totalClusterResourcesAcrossPartition><memory>4096</memory><vCores>2</vCores>
+      <resourceInformations>
+        <resourceInformation><name>memory-mb</name><value>4096</value><units>Mi</units></resourceInformation>
+        <resourceInformation><name>yarn.io/gpu</name><value>3</value><units></units></resourceInformation>
+      </resourceInformations></totalClusterResourcesAcrossPartition></clusterMetrics>"""
+    case, warnings = import_files(_yarn(tmp_path, _write(tmp_path, "metrics.xml", xml)))
+    assert case["resources"] == {"memory-mb": 4096, "vcores": 2, "yarn.io/gpu": 3} and not warnings
+
+
 def test_yarn_bad_metrics_number_is_one_line(tmp_path):
     path = _write(tmp_path, "metrics.json", {"clusterMetrics": {"totalMB": "lots", "totalVirtualCores": 8}})
     with pytest.raises(ImportFailed) as err:

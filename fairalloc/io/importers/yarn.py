@@ -20,8 +20,10 @@ Read as ``models/yarn_fair.py`` reads a queue case (apache/hadoop, Apache-2.0;
   ``maxResources``, ``usedResources`` (the ``usage``), ``demandResources`` (the request; without it
   the request is the usage), ``childQueues``; ``clusterResources`` of the root the capacity.  The
   answer carries no weights: weight 1 is assumed, with one warning.
-* **capacity**: the node list (``/ws/v1/cluster/nodes``: used plus available resources of every
-  RUNNING node), the cluster metrics (``/ws/v1/cluster/metrics``, ``ClusterMetricsInfo`` at
+* **capacity**: the node list (``/ws/v1/cluster/nodes``: of every RUNNING node its
+  ``totalResource``, ``NodeInfo`` at 67f5f9097076a0c8e2c5956863b2d5ec94979031, with the resource
+  types of its ``resourceInformations``; in older answers its used plus available resources), the
+  cluster metrics (``/ws/v1/cluster/metrics``, ``ClusterMetricsInfo`` at
   0233a4570b99cd6af8ca3458721808997b75ef64: ``totalMB`` and ``totalVirtualCores``, the root
   queue's available plus allocated resources, and ``totalClusterResourcesAcrossPartition``, the
   scheduler's cluster resource, in Hadoop 3.3 and later) and the REST root's ``clusterResources``;
@@ -90,15 +92,16 @@ def _scheduler_info(doc: Document) -> dict | None:
 
 
 def _plain(element: Element):
-    """An XML REST answer as its JSON twin: repeated ``queue`` elements as a list."""
+    """An XML REST answer as its JSON twin: repeated ``queue`` (and ``resourceInformation``) elements
+    as a list."""
     children = list(element)
     if not children:
         return (element.text or "").strip()
     out: dict = {}
     for child in children:
         value = _plain(child)
-        if child.tag == "queue":
-            out.setdefault("queue", []).append(value)
+        if child.tag in ("queue", "resourceInformation"):  # the elements a JSON answer lists
+            out.setdefault(child.tag, []).append(value)
         else:
             out[child.tag] = value
     for key, value in element.attrib.items():
@@ -253,29 +256,57 @@ def _read_rest(doc: Document, info: dict, draft: Draft, notes: Notes) -> None:
     _rest_queue(doc, root, draft, notes)
 
 
-def _read_nodes(docs: list[Document], draft: Draft) -> None:
+def _read_nodes(docs: list[Document], draft: Draft, notes: Notes) -> None:
+    """The RUNNING nodes' resources summed (:func:`_node_amounts`)."""
     total: dict[str, Decimal] = {}
     counted: dict[str, int] = {}
     for doc in docs:
-        for node in _nodes(doc):
-            if node.get("state", "RUNNING") != "RUNNING":
-                continue
-            counted[doc.file] = counted.get(doc.file, 0) + 1
-            for key, fields in _NODE_FIELDS.items():
-                total[key] = total.get(key, Decimal(0)) + sum(_number(node.get(f, 0), doc, "nodes", f) for f in fields)
+        for k, node in enumerate(_nodes(doc)):
+            if not isinstance(node, dict):
+                raise ImportFailed(f"{doc.where}: nodes.node[{k}]: must be a mapping (got {node!r:.40})")
+            if node.get("state", "RUNNING") == "RUNNING":
+                counted[doc.file] = counted.get(doc.file, 0) + 1
+                amounts = _node_amounts(node, doc, f"node {node.get('id', k)}", notes)
+                total = {r: total.get(r, Decimal(0)) + amounts.get(r, Decimal(0)) for r in {**total, **amounts}}
     where = ", ".join(f"{file}: {n} running nodes" for file, n in counted.items())
     draft.offer_capacity(NODES, where, total)
 
 
-def _read_metrics(doc: Document, metrics: dict, draft: Draft) -> None:
+def _node_amounts(node: dict, doc: Document, obj: str, notes: Notes) -> dict[str, Decimal]:
+    """A node's ``totalResource`` (its whole capability, with the other resource types of its
+    ``resourceInformations``), else what it uses plus what it has free (older answers)."""
+    if isinstance(node.get("totalResource"), dict):
+        return _capacity(node["totalResource"], doc, obj, "totalResource", notes)
+    return {r: sum((_number(node.get(f, 0), doc, obj, f) for f in fs), Decimal(0)) for r, fs in _NODE_FIELDS.items()}
+
+
+def _read_metrics(doc: Document, metrics: dict, draft: Draft, notes: Notes) -> None:
     """The cluster metrics' totals: the scheduler's cluster resource, then the root queue's totals."""
-    obj = "clusterMetrics"
-    across = metrics.get("totalClusterResourcesAcrossPartition")
-    where = f"{doc.where}: {obj}: totalClusterResourcesAcrossPartition"
-    draft.offer_capacity(TOTALS, where, _rest_amounts(across, doc, obj, "totalClusterResourcesAcrossPartition"))
+    obj, field = "clusterMetrics", "totalClusterResourcesAcrossPartition"
+    across = _capacity(metrics.get(field), doc, obj, field, notes)
+    draft.offer_capacity(TOTALS, f"{doc.where}: {obj}: {field}", across)
     given = [k for k in _METRICS if metrics.get(k) is not None]
     totals = {_METRICS[k]: _number(metrics[k], doc, obj, k) for k in given}
     draft.offer_capacity(TOTALS, f"{doc.where}: {obj}: {', '.join(given)}", totals)
+
+
+def _capacity(info, doc: Document, obj: str, field: str, notes: Notes) -> dict[str, Decimal]:
+    """A ``ResourceInfo`` as a capacity: ``memory`` and ``vCores``, and every other resource type
+    its ``resourceInformations`` name (a GPU, ``yarn.io/gpu``), a count: one with a unit is warned
+    about (fairalloc converts memory's only)."""
+    out = _rest_amounts(info, doc, obj, field)
+    listed = (info.get("resourceInformations") or {}) if isinstance(info, dict) else {}
+    entries = listed.get("resourceInformation") if isinstance(listed, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or name in (MEMORY, VCORES):
+            continue
+        at = f"{field}.resourceInformations.{name}"
+        if entry.get("units") not in (None, ""):
+            notes.warn(doc, obj, at, f"counted in {entry['units']!r}: not converted, not read")
+        else:
+            out[name] = _number(entry.get("value", 0), doc, obj, at)
+    return out
 
 
 def _number(value, doc: Document, obj: str, field: str) -> Decimal:
@@ -294,8 +325,8 @@ def convert(docs: list[Document], notes: Notes) -> Draft:
         elif info is not None:
             _read_rest(doc, info, draft, notes)
         elif (metrics := _metrics(doc)) is not None:
-            _read_metrics(doc, metrics, draft)
-    _read_nodes(docs, draft)
+            _read_metrics(doc, metrics, draft, notes)
+    _read_nodes(docs, draft, notes)
     draft.name_units(unit_of)
     draft.description.append(f"{len(draft.users)} leaf queues and {len(draft.groups)} parent queues.")
     return draft
