@@ -317,6 +317,36 @@ def capacity_read(resource: str, text: str, unit: str | None) -> tuple[Decimal, 
     return converted, f"{text} = {_amount(converted, unit)}"
 
 
+def _warn_disagreements(draft: Draft, given: set[str], notes: Notes) -> None:
+    """One warning per source that disagrees with the one used, naming both and their amounts (a
+    resource ``--capacity`` gives is the user's choice already)."""
+    for r in (r for r in draft.capacity if r not in given):
+        naming = [s for s in draft.sources if r in s.amounts]
+        if not naming:
+            continue
+        chosen = chosen_source(naming, r)
+        used, unit = chosen.amounts[r], draft.units.get(r, "")
+        for other in (s for s in naming if s.amounts[r] != used):
+            notes.warn(
+                "capacity",
+                r,
+                "",
+                f"{chosen.where} gives {_amount(used, unit)}, {other.where} gives {_amount(other.amounts[r], unit)}: "
+                f"{_amount(used, unit)} used ({_why(chosen, other)}; --capacity {r}=N to choose)",
+            )
+
+
+def _why(chosen: CapacitySource, other: CapacitySource) -> str:
+    if chosen.kind == other.kind:
+        return f"both are {chosen.kind}: the first read counts"
+    return f"{chosen.kind} count before {other.kind}"  # the rule of chosen_source
+
+
+def _amount(value: Decimal, unit: str) -> str:
+    """``16 cores``, ``1 core``, ``65536 MiB``: the exact number and the case's unit."""
+    return f"{tidy(value)} {unit[:-1] if value == 1 and unit.endswith('s') else unit}".strip()
+
+
 def finish(draft: Draft, *, name: str, capacity: dict[str, str] | None, notes: Notes) -> dict:
     """The case mapping of ``draft``: ``capacity`` (``--capacity``, as given) fills or overrides the
     cluster's resources; a resource named by any queue needs a capacity."""
@@ -355,36 +385,6 @@ def finish(draft: Draft, *, name: str, capacity: dict[str, str] | None, notes: N
         case["groups"] = {g: _fields(spec) for g, spec in draft.groups.items()}
     case["users"] = {u: _fields(spec) for u, spec in draft.users.items()}
     return {k: v for k, v in case.items() if v not in (None, {})}
-
-
-def _warn_disagreements(draft: Draft, given: set[str], notes: Notes) -> None:
-    """One warning per source that disagrees with the one used, naming both and their amounts (a
-    resource ``--capacity`` gives is the user's choice already)."""
-    for r in (r for r in draft.capacity if r not in given):
-        naming = [s for s in draft.sources if r in s.amounts]
-        if not naming:
-            continue
-        chosen = chosen_source(naming, r)
-        used, unit = chosen.amounts[r], draft.units.get(r, "")
-        for other in (s for s in naming if s.amounts[r] != used):
-            notes.warn(
-                "capacity",
-                r,
-                "",
-                f"{chosen.where} gives {_amount(used, unit)}, {other.where} gives {_amount(other.amounts[r], unit)}: "
-                f"{_amount(used, unit)} used ({_why(chosen, other)}; --capacity {r}=N to choose)",
-            )
-
-
-def _why(chosen: CapacitySource, other: CapacitySource) -> str:
-    if chosen.kind == other.kind:
-        return f"both are {chosen.kind}: the first read counts"
-    return f"{chosen.kind} count before {other.kind}"  # the rule of chosen_source
-
-
-def _amount(value: Decimal, unit: str) -> str:
-    """``16 cores``, ``1 core``, ``65536 MiB``: the exact number and the case's unit."""
-    return f"{tidy(value)} {unit[:-1] if value == 1 and unit.endswith('s') else unit}".strip()
 
 
 def _fields(spec: dict) -> dict:
