@@ -122,7 +122,11 @@ def test_finish_writes_a_case_that_loads(tmp_path):
 
 
 def test_a_resource_without_capacity_asks_for_it():
-    with pytest.raises(ImportFailed, match=r"no capacity for memory, cpu .*: give --capacity memory=N,cpu=N$"):
+    with pytest.raises(
+        ImportFailed,
+        match=r"no capacity for memory, cpu .*: give --capacity memory=N,cpu=N "
+        r"\(a bare N is read in bytes for memory, cores for cpu; a quantity such as 64Gi or 16000m is converted\)$",
+    ):
         finish(_draft(), name="c", capacity=None, notes=Notes())
 
 

@@ -368,9 +368,11 @@ def finish(draft: Draft, *, name: str, capacity: dict[str, str] | None, notes: N
     missing = [r for r in named if r not in total]
     if missing:
         hint = ",".join(f"{r}=N" for r in missing)
+        read_in = ", ".join(f"{units[r]} for {r}" for r in missing if r in units)
         raise ImportFailed(
             f"capacity: the files give no capacity for {', '.join(missing)} (no Node objects or node "
             f"list, no cluster total in the configuration): give --capacity {hint}"
+            + (f" (a bare N is read in {read_in}; a quantity such as 64Gi or 16000m is converted)" if read_in else "")
         )
     resources = {r: _number(total[r]) for r in [*total, *(r for r in named if r not in total)]}
     case: dict[str, Any] = {
