@@ -183,8 +183,10 @@ def test_yunikorn_root_max_and_nodes_disagree_the_nodes_count(tmp_path):
     assert case["units"] == {"vcore": "cores", "memory": "bytes"}
     assert case["users"]["root.b"]["guarantee"] == {"vcore": 1}  # vcore: 1 in queues.yaml is one core
     assert warnings == [
+        f"{config}: queue root: resources.max: YuniKorn refuses a root queue with resource limits: read as a "
+        "capacity all the same",
         f"capacity: vcore: {nodes}: 2 nodes' capacity gives 16 cores, {config}: queue root: resources.max gives "
-        "2 cores: 16 cores used (nodes count before the root queue's maximum; --capacity vcore=N to choose)"
+        "2 cores: 16 cores used (nodes count before the root queue's maximum; --capacity vcore=N to choose)",
     ]
 
 
@@ -199,9 +201,11 @@ def test_yunikorn_nodes_info_answer_and_partition_disagree(tmp_path):
     assert "(nodes count before cluster totals;" in warnings[0]
 
 
-def test_yunikorn_sources_that_agree_say_nothing(tmp_path):
+def test_yunikorn_sources_that_agree_say_nothing_of_the_capacity(tmp_path):
+    """Root max 8 cores, one node of 8000 millicores: they agree (only the refused root max is warned)."""
     case, warnings = import_files([_queues_yaml(tmp_path, {"vcore": 8}), _write(tmp_path, "n.json", _yk_nodes(8000))])
-    assert case["resources"]["vcore"] == 8 and not warnings
+    assert case["resources"]["vcore"] == 8
+    assert [w for w in warnings if "capacity:" in w] == [] and len(warnings) == 1
 
 
 # -- --capacity: explicit units, and the unit of a bare number said ----------------------------------

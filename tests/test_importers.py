@@ -296,8 +296,13 @@ def test_yunikorn_queue_trees_read_back_with_vcore_in_cores(tmp_path_factory, qu
     }
     docs = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "yunikorn-configs"},
              "data": {"queues.yaml": yaml.safe_dump(config)}}]  # fmt: skip
-    case, warnings = import_files([_dump(tmp_path_factory.mktemp("yk"), "cm.yaml", docs)])
-    assert not warnings and case["resources"] == {"vcore": 1000, "memory": 2**40}
+    path = _dump(tmp_path_factory.mktemp("yk"), "cm.yaml", docs)
+    case, warnings = import_files([path])
+    assert warnings == [
+        f"{path}: ConfigMap/yunikorn-configs: data.queues.yaml: queue root: resources.max: YuniKorn refuses a root "
+        "queue with resource limits: read as a capacity all the same"
+    ]
+    assert case["resources"] == {"vcore": 1000, "memory": 2**40}
     assert case["units"] == {"vcore": "cores", "memory": "bytes"}
     assert case["groups"] == {"root.team": {}}
     for k, (c, g) in enumerate(queues):

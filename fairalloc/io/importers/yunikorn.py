@@ -148,6 +148,8 @@ def _config_queue(doc: Document, q: dict, parent: str | None, draft: Draft, note
     children = listing(q.get("queues"), f"{where}: {obj}: queues")
     if parent is None:  # root: its max is a capacity; it is not a node of the case
         draft.offer_capacity(CONFIGURED, f"{where}: {obj}: resources.max", spec.get("limit", {}))
+        if spec.get("limit"):  # configvalidator.go, Validate -> checkQueuesStructure
+            notes.warn(doc, obj, "resources.max", _ROOT_MAX)
         if spec.get("guarantee"):
             notes.warn(doc, obj, "resources.guaranteed", "root's guarantee means nothing: not read")
     elif children or q.get("parent") is True:
@@ -156,6 +158,10 @@ def _config_queue(doc: Document, q: dict, parent: str | None, draft: Draft, note
         draft.users[path] = {"group": _parent(parent), **spec}
     for child in children:
         _config_queue(doc, child, path, draft, notes)
+
+
+#: YuniKorn rejects a configuration whose root queue has resources (``checkQueuesStructure``)
+_ROOT_MAX = "YuniKorn refuses a root queue with resource limits: read as a capacity all the same"
 
 
 def _parent(path: str | None) -> str | None:
