@@ -133,7 +133,7 @@ def test_a_resource_without_capacity_asks_for_it():
 def test_capacity_override_is_a_warning():
     notes = Notes()
     finish(_draft(capacity={"cpu": Decimal(8), "memory": Decimal(64)}), name="c", capacity={"cpu": "16"}, notes=notes)
-    assert notes.warnings == ["--capacity: cpu: replaces the capacity 8 the files give"]
+    assert notes.warnings == ["--capacity: cpu: replaces the capacity 8 cores the files give"]
 
 
 def test_capacity_in_the_case_units():

@@ -363,7 +363,12 @@ def finish(draft: Draft, *, name: str, capacity: dict[str, str] | None, notes: N
         total.update(given)
         said += [f"capacity of {r} from --capacity: {how}" for r, (_, how) in read.items()]
         for r in overridden:
-            notes.warn("--capacity", r, "", f"replaces the capacity {tidy(draft.capacity[r])} the files give")
+            notes.warn(
+                "--capacity",
+                r,
+                "",
+                f"replaces the capacity {_amount(draft.capacity[r], units.get(r, ''))} the files give",
+            )
     named = draft.named_resources()
     missing = [r for r in named if r not in total]
     if missing:

@@ -8,9 +8,10 @@ be3bb487298956dd70906fca15e577bbc12d23cb, Apache-2.0):
   ``queues`` or ``parent: true`` is a group, the others leaf queues, named by their full path
   (``root.sandbox.alice``).  ``resources.guaranteed`` is the ``guarantee``, ``resources.max`` the
   ``limit``; the property ``priority.offset`` is the ``priority``.  Root's ``max`` is read as a
-  capacity (a configuration YuniKorn itself refuses: ``checkQueuesStructure``).  ``limits`` (per
-  user and group), ``maxapplications`` and ``placementrules`` are not modelled: warned about.  The
-  ``yunikorn-configs`` / ``yunikorn-defaults`` ConfigMap's ``queues.yaml`` is read the same way;
+  capacity, with a warning: YuniKorn itself refuses such a configuration
+  (``checkQueuesStructure``).  ``limits`` (per user and group), ``maxapplications`` and
+  ``placementrules`` are not modelled: warned about.  The ``yunikorn-configs`` /
+  ``yunikorn-defaults`` ConfigMap's ``queues.yaml`` is read the same way;
 * **quantities** (``pkg/common/resources/quantity.go``, ``ParseQuantity`` and ``ParseVCore``):
   whole numbers with an SI suffix (``k M G T P E``, ``Ki ... Ei``); ``vcore`` is a number of cores
   (``10`` is 10 cores, ``500m`` half a core: YuniKorn keeps 10000 and 500 milli-vcores), everything
