@@ -92,17 +92,26 @@ def summary(case: dict) -> str:
             parent = spec.get("parent", spec.get("group", ""))
             cells = [_amounts(spec.get(f), resources) for f in ("guarantee", "limit", "request", "usage")]
             rows.append([node, kind, parent or "", spec.get("weight", 1), *cells])
-    units = case.get("units", {})
     title = f"{case['name']}: {len(case['users'])} queues, policy {case.get('policy', 'drf')}; capacity " + ", ".join(
-        f"{r} {v}" + (f" {units[r]}" if units.get(r, "count") != "count" else "") for r, v in case["resources"].items()
+        f"{r} {v}{_unit(case, r)}" for r, v in case["resources"].items()
     )
+    title += "".join(f"\n  {sentence}" for sentence in _capacity_said(case))
     head = ["name", "kind", "parent", "weight", "guarantee", "limit", "request", "usage"]
-    # the description's sentences on the capacity: where it comes from, how --capacity was read
-    said = [f"  {s}" for s in re.split(r"(?<=\.)\s+", case.get("description", "")) if s.startswith("Capacity")]
-    return "\n".join([title, *said, tabulate(rows, head, disable_numparse=True)])
+    return title + "\n" + tabulate(rows, head, disable_numparse=True)
 
 
 def _amounts(mapping: dict | None, resources: list[str]) -> str:
     if not mapping:
         return ""
     return ", ".join(f"{r} {mapping[r]}" for r in resources if r in mapping)
+
+
+def _unit(case: dict, resource: str) -> str:
+    """`` cores`` after an amount of cores: the case's unit of ``resource`` (nothing for a count)."""
+    unit = case.get("units", {}).get(resource, "count")
+    return "" if unit == "count" else f" {unit}"
+
+
+def _capacity_said(case: dict) -> list[str]:
+    """The description's sentences on the capacity: where it comes from, how --capacity was read."""
+    return [s for s in re.split(r"(?<=\.)\s+", case.get("description", "")) if s.startswith("Capacity")]
