@@ -26,8 +26,9 @@ Read as ``models/yarn_fair.py`` reads a queue case (apache/hadoop, Apache-2.0;
   cluster metrics (``/ws/v1/cluster/metrics``, ``ClusterMetricsInfo`` at
   0233a4570b99cd6af8ca3458721808997b75ef64: ``totalMB`` and ``totalVirtualCores``, the root
   queue's available plus allocated resources, and ``totalClusterResourcesAcrossPartition``, the
-  scheduler's cluster resource, in Hadoop 3.3 and later) and the REST root's ``clusterResources``;
-  where they disagree the node list counts (:func:`fairalloc.io.importers.common.chosen_source`).
+  scheduler's cluster resource, in the versions that write it) and the REST root's
+  ``clusterResources``; where they disagree the node list counts
+  (:func:`fairalloc.io.importers.common.chosen_source`).
 * Memory is ``memory-mb`` in MiB, cores ``vcores`` (REST ``memory`` and ``vCores``).
 """
 

@@ -16,7 +16,7 @@ be3bb487298956dd70906fca15e577bbc12d23cb, Apache-2.0):
   whole numbers with an SI suffix (``k M G T P E``, ``Ki ... Ei``); ``vcore`` is a number of cores
   (``10`` is 10 cores, ``500m`` half a core: YuniKorn keeps 10000 and 500 milli-vcores), everything
   else in its own unit (memory in bytes).  The case counts ``vcore`` in cores, the unit its
-  configuration is written in (and a bare ``--capacity vcore=16`` is read in);
+  configuration is written in, which a bare ``--capacity vcore=16`` is read in too;
 * **REST** (``pkg/webservice/dao/queue_info.go``, ``PartitionQueueDAOInfo``): the answer of
   ``/ws/v1/partition/{name}/queues`` (``queuename``, ``children``, ``isLeaf``, ``maxResource``,
   ``guaranteedResource``, ``allocatedResource`` the ``usage``, ``pendingResource``: the request is
