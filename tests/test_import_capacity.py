@@ -104,6 +104,23 @@ def test_yarn_metrics_and_node_list_disagree_the_nodes_count(tmp_path):
     assert "Capacity from nodes." in case["description"]
 
 
+def test_two_cluster_totals_that_disagree_the_first_read_counts(tmp_path):
+    """The scheduler answer's root clusterResources (8192 MiB, 8 vcores) read before the metrics
+    (17408 MiB, 8 vcores): both are the scheduler's totals, so the first file given counts."""
+    answer = {"scheduler": {"schedulerInfo": {"type": "fairScheduler", "rootQueue": {
+        "queueName": "root", "clusterResources": {"memory": 8192, "vCores": 8},
+        "childQueues": {"queue": [{"queueName": "root.a"}]}}}}}  # fmt: skip
+    scheduler = _write(tmp_path, "scheduler.json", answer)
+    metrics = _write(tmp_path, "metrics.json", METRICS)
+    case, warnings = import_files([scheduler, metrics])
+    assert case["resources"] == {"memory-mb": 8192, "vcores": 8}
+    assert warnings[1:] == [
+        f"capacity: memory-mb: {scheduler}: queue root: clusterResources gives 8192 MiB, {metrics}: clusterMetrics: "
+        "totalMB, totalVirtualCores gives 17408 MiB: 8192 MiB used (both are cluster totals: the first read counts; "
+        "--capacity memory-mb=N to choose)"
+    ]  # the first warning: the REST answer carries no weights
+
+
 def test_a_capacity_given_is_the_users_choice_no_disagreement_warned(tmp_path):
     metrics = _write(tmp_path, "metrics.json", METRICS)
     nodes = _write(tmp_path, "nodes.json", _nodes((8192, 4), (8192, 4)))
