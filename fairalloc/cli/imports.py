@@ -40,7 +40,11 @@ def capacity_option(text: str | None) -> dict[str, str] | None:
     help="The cluster's resources when the files give none (or to override them): a bare number is "
     "read in the case's unit of the resource (cores for cpu, vcores and vcore, bytes for Kubernetes "
     "memory, MiB for YARN memory-mb and Mesos mem), a Kubernetes quantity (16000m, 64Gi, 64G) is "
-    "converted to it. The case's description says how each was read.",
+    "converted to it; the case's description says how each was read. Without it every capacity the "
+    "files state is read (node lists and Node objects, Mesos agents, YARN's cluster metrics, "
+    "YuniKorn's partitions, a root queue's maximum); where two disagree a warning names both, and "
+    "the nodes count before the totals a scheduler reports (derived from them), the totals before a "
+    "root maximum (YuniKorn sets root's maximum to its nodes' total).",
 )
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the case to this YAML file.")
 @click.option("--name", help="The case's name (default: the --out file's or the first file's stem).")
@@ -57,15 +61,8 @@ def import_command(files, system, capacity, out, name, fmt):
 
     FILES are the system's own files: Kubernetes objects (multi-document YAML, 'kubectl get ... -o
     json' lists, ConfigMaps that hold the configuration), YARN's fair-scheduler.xml, REST answers of
-    the YARN ResourceManager, the YuniKorn scheduler or the Mesos master.
-
-    Capacity: every source the files carry is read: node lists and Node objects (allocatable),
-    Mesos agents, the cluster totals a scheduler reports (YARN /ws/v1/cluster/metrics and the root's
-    clusterResources, YuniKorn /ws/v1/partitions), a maximum on the root queue. Where sources
-    disagree, a warning names both and the amount used: the nodes count before the cluster totals
-    (which the scheduler derives from them), the totals before the root's maximum (not a size:
-    YuniKorn sets it to the nodes' total). --capacity fills in or overrides any resource.
-
+    the YARN ResourceManager, the YuniKorn scheduler or the Mesos master. Capacity comes from Node
+    objects or node lists when given, else from the configuration, else from --capacity.
     Anything not understood is a warning naming the file, the object and the field.
     """
     target = output_path(out, "--out") if out else None
