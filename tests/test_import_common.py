@@ -122,14 +122,18 @@ def test_finish_writes_a_case_that_loads(tmp_path):
 
 
 def test_a_resource_without_capacity_asks_for_it():
-    with pytest.raises(ImportFailed, match=r"no capacity for memory, cpu .*: give --capacity memory=N,cpu=N$"):
+    with pytest.raises(
+        ImportFailed,
+        match=r"no capacity for memory, cpu .*: give --capacity memory=N,cpu=N "
+        r"\(a bare N is read in bytes for memory, cores for cpu; a quantity such as 64Gi or 16000m is converted\)$",
+    ):
         finish(_draft(), name="c", capacity=None, notes=Notes())
 
 
 def test_capacity_override_is_a_warning():
     notes = Notes()
     finish(_draft(capacity={"cpu": Decimal(8), "memory": Decimal(64)}), name="c", capacity={"cpu": "16"}, notes=notes)
-    assert notes.warnings == ["--capacity: cpu: replaces the capacity 8 the files give"]
+    assert notes.warnings == ["--capacity: cpu: replaces the capacity 8 cores the files give"]
 
 
 def test_capacity_in_the_case_units():

@@ -279,7 +279,13 @@ def test_url_yunikorn_is_the_gallery_case(serve):
     folder = GALLERY / "yunikorn/rest-default-queue"
     assert warnings == [
         f"{base}/ws/v1/partition/default/nodes: HTTP 404 Not Found: not read",
-        *_renamed(file_warnings, {str(folder / "partitions.json"): f"{base}/ws/v1/partitions"}),
+        *_renamed(
+            file_warnings,
+            {
+                str(folder / "partitions.json"): f"{base}/ws/v1/partitions",
+                str(folder / "queues.json"): f"{base}/ws/v1/partition/default/queues",
+            },
+        ),
     ]
     # detection: YARN's endpoint is tried first (404), then YuniKorn's answers
     assert server.seen == [

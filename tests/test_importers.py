@@ -373,7 +373,8 @@ def test_yarn_bad_resource_string_names_the_queue(tmp_path):
 
 @settings(max_examples=40)
 @given(queues=st.lists(st.tuples(st.integers(0, 10**4), st.integers(0, 2**12)), min_size=1, max_size=5))
-def test_yunikorn_queue_trees_read_back_in_yunikorn_units(tmp_path_factory, queues):
+def test_yunikorn_queue_trees_read_back_with_vcore_in_cores(tmp_path_factory, queues):
+    """``vcore: 1000`` is 1000 cores and ``{c}m`` is c/1000 of a core, as YuniKorn's ParseVCore reads them."""
     config = {
         "partitions": [
             {
@@ -401,11 +402,17 @@ def test_yunikorn_queue_trees_read_back_in_yunikorn_units(tmp_path_factory, queu
     }
     docs = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "yunikorn-configs"},
              "data": {"queues.yaml": yaml.safe_dump(config)}}]  # fmt: skip
-    case, warnings = import_files([_dump(tmp_path_factory.mktemp("yk"), "cm.yaml", docs)])
-    assert not warnings and case["resources"] == {"vcore": 1000000, "memory": 2**40}
+    path = _dump(tmp_path_factory.mktemp("yk"), "cm.yaml", docs)
+    case, warnings = import_files([path])
+    assert warnings == [
+        f"{path}: ConfigMap/yunikorn-configs: data.queues.yaml: queue root: resources.max: YuniKorn refuses a root "
+        "queue with resource limits: read as a capacity all the same"
+    ]
+    assert case["resources"] == {"vcore": 1000, "memory": 2**40}
+    assert case["units"] == {"vcore": "cores", "memory": "bytes"}
     assert case["groups"] == {"root.team": {}}
     for k, (c, g) in enumerate(queues):
-        assert case["users"][f"root.team.q{k}"]["guarantee"] == {"vcore": c, "memory": g * 2**30}
+        assert case["users"][f"root.team.q{k}"]["guarantee"] == {"vcore": c / 1000, "memory": g * 2**30}
 
 
 @pytest.mark.parametrize("value", ["1.5", "10 cores", "-1", "1e3"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import click
@@ -49,8 +50,14 @@ def live_options(urls, kube, context, kubeconfig, timeout, insecure, ca_file, to
 @click.option(
     "--capacity",
     metavar="R=N[,R=N...]",
-    help="The cluster's resources when the files give none (or to override them): a number in the "
-    "case's unit, or a Kubernetes quantity such as 256Gi.",
+    help="The cluster's resources when the files give none (or to override them): a bare number is "
+    "read in the case's unit of the resource (cores for cpu, vcores and vcore, bytes for Kubernetes "
+    "memory, MiB for YARN memory-mb and Mesos mem), a Kubernetes quantity (16000m, 64Gi, 64G) is "
+    "converted to it; the case's description says how each was read. Without it every capacity the "
+    "files state is read (node lists and Node objects, Mesos agents, YARN's cluster metrics, "
+    "YuniKorn's partitions, a root queue's maximum); where two disagree a warning names both, and "
+    "the nodes count before the totals a scheduler reports (derived from them), the totals before a "
+    "root maximum (YuniKorn sets root's maximum to its nodes' total).",
 )
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the case to this YAML file.")
 @click.option(
@@ -101,7 +108,7 @@ def import_command(files, system, capacity, out, name, fmt, urls, kube, context,
       fairalloc import cohorts.yaml cluster-queues.yaml --out team.yaml
       fairalloc explain team.yaml --queue team-a
       fairalloc import fair-scheduler.xml nodes.json --from yarn --format json
-      fairalloc import queues.yaml --capacity vcore=64000,memory=256Gi
+      fairalloc import queues.yaml --capacity vcore=64,memory=256Gi
       kubectl get nodes,pods,clusterqueues,cohorts,localqueues,workloads -A -o json | fairalloc import -
       curl -s http://rm:8088/ws/v1/cluster/scheduler | fairalloc import - --out yarn.yaml
       fairalloc import --url http://rm:8088 --out yarn.yaml
@@ -152,11 +159,12 @@ def summary(case: dict) -> str:
             cells = [_amounts(spec.get(f), resources) for f in fields]
             rows.append([node, kind, parent or "", spec.get("weight", 1), *cells])
     title = f"{case['name']}: {len(case['users'])} queues, policy {case.get('policy', 'drf')}; capacity " + ", ".join(
-        f"{r} {v}" for r, v in case["resources"].items()
+        f"{r} {v}{_unit(case, r)}" for r, v in case["resources"].items()
     )
+    title += "".join(f"\n  {sentence}" for sentence in _capacity_said(case))
     head = ["name", "kind", "parent", "weight", *fields]
     if case.get("demand") == "backlogged":
-        title += "\n" + BACKLOGGED
+        title += "\n  " + BACKLOGGED
     return title + "\n" + tabulate(rows, head, disable_numparse=True)
 
 
@@ -164,3 +172,14 @@ def _amounts(mapping: dict | None, resources: list[str]) -> str:
     if not mapping:
         return ""
     return ", ".join(f"{r} {mapping[r]}" for r in resources if r in mapping)
+
+
+def _unit(case: dict, resource: str) -> str:
+    """`` cores`` after an amount of cores: the case's unit of ``resource`` (nothing for a count)."""
+    unit = case.get("units", {}).get(resource, "count")
+    return "" if unit == "count" else f" {unit}"
+
+
+def _capacity_said(case: dict) -> list[str]:
+    """The description's sentences on the capacity: where it comes from, how --capacity was read."""
+    return [s for s in re.split(r"(?<=\.)\s+", case.get("description", "")) if s.startswith("Capacity")]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -33,6 +34,10 @@ __all__ = [
     "embedded",
     "Notes",
     "Draft",
+    "CapacitySource",
+    "NODES",
+    "TOTALS",
+    "CONFIGURED",
     "finish",
     "mapping",
     "listing",
@@ -236,6 +241,22 @@ class Notes:
             self.warnings.append(line)
 
 
+#: the kinds of capacity a system's files state, the more direct first: what the nodes report, the
+#: totals the scheduler reports for the whole cluster, a maximum configured on the root queue
+NODES, TOTALS, CONFIGURED = "nodes", "cluster totals", "the root queue's maximum"
+_RANK = {NODES: 0, TOTALS: 1, CONFIGURED: 2}
+
+
+@dataclass(frozen=True)
+class CapacitySource:
+    """One statement of the cluster's resources in the files: its kind (:data:`NODES`,
+    :data:`TOTALS` or :data:`CONFIGURED`), where it was read (file: object: field) and the amounts."""
+
+    kind: str
+    where: str
+    amounts: dict[str, Decimal]
+
+
 @dataclass
 class Draft:
     """An importer's answer: the queues in the system's own names and units (see the module doc)."""
@@ -249,6 +270,18 @@ class Draft:
     groups: dict[str, dict] = field(default_factory=dict)
     users: dict[str, dict] = field(default_factory=dict)
     description: list[str] = field(default_factory=list)
+    sources: list[CapacitySource] = field(default_factory=list)
+    unit_of: Callable[[str], str] | None = None
+
+    def offer_capacity(self, kind: str, where: str, amounts: dict[str, Decimal]) -> None:
+        """One more statement of the cluster's resources; ``capacity`` becomes, per resource, the
+        amount of the most direct source naming it (:func:`chosen_source`)."""
+        if not amounts:
+            return
+        self.sources.append(CapacitySource(kind, where, dict(amounts)))
+        chosen = {r: chosen_source(self.sources, r) for s in self.sources for r in s.amounts}
+        self.capacity = {r: s.amounts[r] for r, s in chosen.items()}
+        self.capacity_from = " and ".join(dict.fromkeys(s.kind for s in chosen.values()))
 
     def named_resources(self) -> list[str]:
         """The resources any group or queue names (guarantees, limits, requests, usage), in order."""
@@ -260,27 +293,88 @@ class Draft:
         return list(named)
 
     def name_units(self, unit_of) -> None:
-        """``units`` of every resource the draft names (capacity first), by ``unit_of(resource)``."""
+        """``units`` of every resource the draft names (capacity first), by ``unit_of(resource)``, kept
+        for the resources only ``--capacity`` names."""
         self.units = {r: unit_of(r) for r in dict.fromkeys([*self.capacity, *self.named_resources()])}
+        self.unit_of = unit_of
+
+
+def chosen_source(sources: list[CapacitySource], resource: str) -> CapacitySource:
+    """The source whose amount of ``resource`` is the cluster's: a node list before the cluster
+    totals, the totals before a configured maximum; among sources of one kind, the first read.
+
+    Why this order: the nodes are what there is to share, and a scheduler's totals are derived from
+    them (YARN's ``ClusterMetricsInfo`` sums the root queue's available and allocated resources;
+    YuniKorn's ``PartitionContext.updatePartitionResource`` sums the nodes and sets the root queue's
+    maximum to that sum), so a total that differs is a snapshot of another moment.  A maximum on
+    the root queue is not a size at all: YuniKorn refuses one in its configuration
+    (``checkQueuesStructure``: "root queue must not have resource limits set") and reports the
+    nodes' sum as root's ``maxResource``."""
+    naming = [s for s in sources if resource in s.amounts]
+    return min(naming, key=lambda s: _RANK[s.kind])
 
 
 _AMOUNT_FIELDS = ("guarantee", "limit", "deserved", "borrowing_limit", "lending_limit", "request", "usage")
 
 
+#: a bare number of ``--capacity``: read in the case's unit of the resource
+_BARE = re.compile(r"\d+(?:\.\d+)?")
+
+
 def capacity_amounts(given: dict[str, str], units: dict[str, str]) -> dict[str, Decimal]:
-    """``--capacity`` values in the case's units: a plain number is already in the resource's unit;
-    a Kubernetes quantity (``256Gi``, ``500m``) is converted to it (bytes to MiB, cores to millicores)."""
+    """``--capacity`` values in the case's units (:func:`capacity_read`)."""
+    return {r: capacity_read(r, text, units.get(r))[0] for r, text in given.items()}
+
+
+def capacity_read(resource: str, text: str, unit: str | None) -> tuple[Decimal, str]:
+    """One ``--capacity`` value in the case's ``unit`` and how it was read, for the case's description.
+
+    A bare number (``16``) is in the case's unit of the resource, the unit its files' numbers are
+    read in (cores for YuniKorn's ``vcore`` as for ``cpu``, MiB for YARN's ``memory-mb``); a
+    Kubernetes quantity (``16000m``, ``64Gi``, ``64G``) is converted to it from cores or bytes.
+    ``64GiB`` is refused with the quantity to write: one grammar, the one the files use."""
     from fairalloc.core.units import SIZES
 
-    out = {}
-    for r, text in given.items():
-        plain = re.fullmatch(r"\d+(\.\d+)?", text.strip())
-        amount = parse_kube(text, f"--capacity: {r}")
-        unit = units.get(r)
-        if not plain and unit in SIZES and SIZES[unit][0] != "count":
-            amount = tidy(amount / Decimal(repr(SIZES[unit][1])))
-        out[r] = amount
-    return out
+    where, text = f"--capacity: {resource}", text.strip()
+    if not _BARE.fullmatch(text) and re.fullmatch(r"[\d.]+\s*[kKMGTPE]i?B", text):
+        raise ImportFailed(f"{where}: {text!r}: write a Kubernetes quantity such as {text[:-1]} (no 'B')")
+    amount = parse_kube(text, where)
+    if unit not in SIZES or SIZES[unit][0] == "count":
+        return amount, f"{tidy(amount)} ({'a count' if unit else 'no unit'}, read as given)"
+    if _BARE.fullmatch(text):
+        return amount, f"{_amount(amount, unit)} (a bare number is read in {unit}, the unit of {resource} in this case)"
+    converted = tidy(amount / Decimal(repr(SIZES[unit][1])))
+    return converted, f"{text} = {_amount(converted, unit)}"
+
+
+def _warn_disagreements(draft: Draft, given: set[str], notes: Notes) -> None:
+    """One warning per source that disagrees with the one used, naming both and their amounts (a
+    resource ``--capacity`` gives is the user's choice already)."""
+    for r in (r for r in draft.capacity if r not in given):
+        naming = [s for s in draft.sources if r in s.amounts]
+        if not naming:
+            continue
+        chosen = chosen_source(naming, r)
+        used, unit = chosen.amounts[r], draft.units.get(r, "")
+        for other in (s for s in naming if s.amounts[r] != used):
+            notes.warn(
+                "capacity",
+                r,
+                "",
+                f"{chosen.where} gives {_amount(used, unit)}, {other.where} gives {_amount(other.amounts[r], unit)}: "
+                f"{_amount(used, unit)} used ({_why(chosen, other)}; --capacity {r}=N to choose)",
+            )
+
+
+def _why(chosen: CapacitySource, other: CapacitySource) -> str:
+    if chosen.kind == other.kind:
+        return f"both are {chosen.kind}: the first read counts"
+    return f"{chosen.kind} count before {other.kind}"  # the rule of chosen_source
+
+
+def _amount(value: Decimal, unit: str) -> str:
+    """``16 cores``, ``1 core``, ``65536 MiB``: the exact number and the case's unit."""
+    return f"{tidy(value)} {unit[:-1] if value == 1 and unit.endswith('s') else unit}".strip()
 
 
 def finish(draft: Draft, *, name: str, capacity: dict[str, str] | None, notes: Notes) -> dict:
@@ -288,15 +382,23 @@ def finish(draft: Draft, *, name: str, capacity: dict[str, str] | None, notes: N
     cluster's resources; a resource named by any queue needs a capacity."""
     if not draft.users:
         raise ImportFailed(f"{', '.join(draft.files)}: no queues found for {draft.system}")
-    given = capacity_amounts(capacity, draft.units) if capacity else {}
+    units = {**{r: draft.unit_of(r) for r in capacity or {} if draft.unit_of}, **draft.units}
+    read = {r: capacity_read(r, text, units.get(r)) for r, text in (capacity or {}).items()}
+    given = {r: amount for r, (amount, _) in read.items()}
     total = dict(draft.capacity)
     said = [f"capacity from {draft.capacity_from}"] if draft.capacity and draft.capacity_from else []
+    _warn_disagreements(draft, set(given), notes)
     if given:
         overridden = sorted(r for r in given if r in total and total[r] != given[r])
         total.update(given)
-        said.append("capacity of " + ", ".join(sorted(given)) + " from --capacity")
+        said += [f"capacity of {r} from --capacity: {how}" for r, (_, how) in read.items()]
         for r in overridden:
-            notes.warn("--capacity", r, "", f"replaces the capacity {tidy(draft.capacity[r])} the files give")
+            notes.warn(
+                "--capacity",
+                r,
+                "",
+                f"replaces the capacity {_amount(draft.capacity[r], units.get(r, ''))} the files give",
+            )
     named = draft.named_resources()
     if not total and not named:
         raise ImportFailed(
@@ -307,9 +409,11 @@ def finish(draft: Draft, *, name: str, capacity: dict[str, str] | None, notes: N
     missing = [r for r in named if r not in total]
     if missing:
         hint = ",".join(f"{r}=N" for r in missing)
+        read_in = ", ".join(f"{units[r]} for {r}" for r in missing if r in units)
         raise ImportFailed(
             f"capacity: the files give no capacity for {', '.join(missing)} (no Node objects or node "
             f"list, no cluster total in the configuration): give --capacity {hint}"
+            + (f" (a bare N is read in {read_in}; a quantity such as 64Gi or 16000m is converted)" if read_in else "")
         )
     _refuse_requests_of_nothing(draft, total)
     resources = {r: _number(total[r]) for r in [*total, *(r for r in named if r not in total)]}
@@ -319,7 +423,7 @@ def finish(draft: Draft, *, name: str, capacity: dict[str, str] | None, notes: N
         "description": " ".join([*draft.description, *(s[:1].upper() + s[1:] + "." for s in said)]) or None,
         "policy": draft.policy,
         "resources": resources,
-        "units": {r: draft.units[r] for r in resources if r in draft.units},
+        "units": {r: units[r] for r in resources if r in units},
     }
     if draft.groups:
         case["groups"] = {g: _fields(spec) for g, spec in draft.groups.items()}

@@ -27,6 +27,15 @@ Read as ``models/yarn_fair.py`` reads a queue case (apache/hadoop, Apache-2.0;
   ``maxResources``, ``usedResources`` (the ``usage``), ``demandResources`` (the request; without it
   the request is the usage), ``childQueues``; ``clusterResources`` of the root the capacity.  The
   answer carries no weights: weight 1 is assumed, with one warning.
+* **capacity**: the node list (``/ws/v1/cluster/nodes``: of every RUNNING node its
+  ``totalResource``, ``NodeInfo`` at 67f5f9097076a0c8e2c5956863b2d5ec94979031, with the resource
+  types of its ``resourceInformations``; in older answers its used plus available resources), the
+  cluster metrics (``/ws/v1/cluster/metrics``, ``ClusterMetricsInfo`` at
+  0233a4570b99cd6af8ca3458721808997b75ef64: ``totalMB`` and ``totalVirtualCores``, the root
+  queue's available plus allocated resources, and ``totalClusterResourcesAcrossPartition``, the
+  scheduler's cluster resource, in the versions that write it) and the REST root's
+  ``clusterResources``; where they disagree the node list counts
+  (:func:`fairalloc.io.importers.common.chosen_source`).
 * Memory is ``memory-mb`` in MiB, cores ``vcores`` (REST ``memory`` and ``vCores``).
 """
 
@@ -35,7 +44,7 @@ from __future__ import annotations
 from decimal import Decimal
 from xml.etree.ElementTree import Element
 
-from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes
+from fairalloc.io.importers.common import NODES, TOTALS, Document, Draft, ImportFailed, Notes
 from fairalloc.io.quantities import MEMORY, VCORES, Percent, QuantityError, parse_yarn_resources
 
 SYSTEM = "yarn"
@@ -67,6 +76,8 @@ _TOP_SILENT = {
     "reservation-planner",
 }
 _REST_NAMES = {"memory": MEMORY, "vCores": VCORES}
+#: ClusterMetricsInfo's totals, by resource
+_METRICS = {"totalMB": MEMORY, "totalVirtualCores": VCORES}
 #: a node of /ws/v1/cluster/nodes: its resources are what it uses plus what it has free
 _NODE_FIELDS = {MEMORY: ("usedMemoryMB", "availMemoryMB"), VCORES: ("usedVirtualCores", "availableVirtualCores")}
 
@@ -89,15 +100,16 @@ def _scheduler_info(doc: Document) -> dict | None:
 
 
 def _plain(element: Element):
-    """An XML REST answer as its JSON twin: repeated ``queue`` elements as a list."""
+    """An XML REST answer as its JSON twin: repeated ``queue`` (and ``resourceInformation``) elements
+    as a list."""
     children = list(element)
     if not children:
         return (element.text or "").strip()
     out: dict = {}
     for child in children:
         value = _plain(child)
-        if child.tag == "queue":
-            out.setdefault("queue", []).append(value)
+        if child.tag in ("queue", "resourceInformation"):  # the elements a JSON answer lists
+            out.setdefault(child.tag, []).append(value)
         else:
             out[child.tag] = value
     for key, value in element.attrib.items():
@@ -106,8 +118,18 @@ def _plain(element: Element):
     return out
 
 
+def _metrics(doc: Document) -> dict | None:
+    """The ``clusterMetrics`` of a ``/ws/v1/cluster/metrics`` answer (JSON, or XML as its JSON twin)."""
+    if isinstance(doc.data, Element):
+        return _plain(doc.data) if doc.data.tag == "clusterMetrics" else None
+    metrics = doc.data.get("clusterMetrics") if isinstance(doc.data, dict) else None
+    return metrics if isinstance(metrics, dict) else None
+
+
 def detect(docs: list[Document]) -> int:
-    return sum(1 for d in docs if _is_allocations(d) or _scheduler_info(d) is not None or _nodes(d))
+    return sum(
+        1 for d in docs if _is_allocations(d) or _scheduler_info(d) is not None or _nodes(d) or _metrics(d) is not None
+    )
 
 
 def _nodes(doc: Document) -> list:
@@ -234,12 +256,8 @@ def _rest_amounts(mapping, doc: Document, obj: str, field: str) -> dict[str, Dec
     out = {}
     for key, value in mapping.items():
         name = _REST_NAMES.get(key)
-        if name is None:
-            continue  # resourceInformations repeats memory and vcores in another shape
-        try:
-            out[name] = Decimal(str(value))
-        except ArithmeticError:
-            raise ImportFailed(f"{doc.where}: {obj}: {field}.{key}: {value!r} is not a number") from None
+        if name is not None:  # resourceInformations repeats memory and vcores in another shape
+            out[name] = _number(value, doc, obj, f"{field}.{key}")
     return out
 
 
@@ -262,8 +280,7 @@ def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
     group = None if parent in (None, "root") else parent
     if path == "root":
         cluster = _rest_amounts(q.get("clusterResources"), doc, obj, "clusterResources")
-        if cluster and not draft.capacity:
-            draft.capacity, draft.capacity_from = cluster, "configuration"
+        draft.offer_capacity(TOTALS, f"{doc.where}: {obj}: clusterResources", cluster)
     elif children:
         draft.groups[path] = {"parent": group, **spec}
     else:
@@ -289,19 +306,64 @@ def _read_rest(doc: Document, info: dict, draft: Draft, notes: Notes) -> None:
     _rest_queue(doc, root, draft, notes)
 
 
-def _read_nodes(docs: list[Document], draft: Draft) -> None:
+def _read_nodes(docs: list[Document], draft: Draft, notes: Notes) -> None:
+    """The RUNNING nodes' resources summed (:func:`_node_amounts`)."""
     total: dict[str, Decimal] = {}
+    counted: dict[str, int] = {}
     for doc in docs:
-        for node in _nodes(doc):
-            if node.get("state", "RUNNING") != "RUNNING":
-                continue
-            for key, field in (
-                (MEMORY, ("usedMemoryMB", "availMemoryMB")),
-                (VCORES, ("usedVirtualCores", "availableVirtualCores")),
-            ):
-                total[key] = total.get(key, Decimal(0)) + sum(Decimal(str(node.get(f, 0))) for f in field)
-    if total:
-        draft.capacity, draft.capacity_from = total, "nodes"
+        for k, node in enumerate(_nodes(doc)):
+            if not isinstance(node, dict):
+                raise ImportFailed(f"{doc.where}: nodes.node[{k}]: must be a mapping (got {node!r:.40})")
+            if node.get("state", "RUNNING") == "RUNNING":
+                counted[doc.file] = counted.get(doc.file, 0) + 1
+                amounts = _node_amounts(node, doc, f"node {node.get('id', k)}", notes)
+                total = {r: total.get(r, Decimal(0)) + amounts.get(r, Decimal(0)) for r in {**total, **amounts}}
+    where = ", ".join(f"{file}: {n} running nodes" for file, n in counted.items())
+    draft.offer_capacity(NODES, where, total)
+
+
+def _node_amounts(node: dict, doc: Document, obj: str, notes: Notes) -> dict[str, Decimal]:
+    """A node's ``totalResource`` (its whole capability, with the other resource types of its
+    ``resourceInformations``), else what it uses plus what it has free (older answers)."""
+    if isinstance(node.get("totalResource"), dict):
+        return _capacity(node["totalResource"], doc, obj, "totalResource", notes)
+    return {r: sum((_number(node.get(f, 0), doc, obj, f) for f in fs), Decimal(0)) for r, fs in _NODE_FIELDS.items()}
+
+
+def _read_metrics(doc: Document, metrics: dict, draft: Draft, notes: Notes) -> None:
+    """The cluster metrics' totals: the scheduler's cluster resource, then the root queue's totals."""
+    obj, field = "clusterMetrics", "totalClusterResourcesAcrossPartition"
+    across = _capacity(metrics.get(field), doc, obj, field, notes)
+    draft.offer_capacity(TOTALS, f"{doc.where}: {obj}: {field}", across)
+    given = [k for k in _METRICS if metrics.get(k) is not None]
+    totals = {_METRICS[k]: _number(metrics[k], doc, obj, k) for k in given}
+    draft.offer_capacity(TOTALS, f"{doc.where}: {obj}: {', '.join(given)}", totals)
+
+
+def _capacity(info, doc: Document, obj: str, field: str, notes: Notes) -> dict[str, Decimal]:
+    """A ``ResourceInfo`` as a capacity: ``memory`` and ``vCores``, and every other resource type
+    its ``resourceInformations`` name (a GPU, ``yarn.io/gpu``), a count: one with a unit is warned
+    about (fairalloc converts memory's only)."""
+    out = _rest_amounts(info, doc, obj, field)
+    listed = (info.get("resourceInformations") or {}) if isinstance(info, dict) else {}
+    entries = listed.get("resourceInformation") if isinstance(listed, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or name in (MEMORY, VCORES):
+            continue
+        at = f"{field}.resourceInformations.{name}"
+        if entry.get("units") not in (None, ""):
+            notes.warn(doc, obj, at, f"counted in {entry['units']!r}: not converted, not read")
+        else:
+            out[name] = _number(entry.get("value", 0), doc, obj, at)
+    return out
+
+
+def _number(value, doc: Document, obj: str, field: str) -> Decimal:
+    try:
+        return Decimal(str(value))
+    except ArithmeticError:
+        raise ImportFailed(f"{doc.where}: {obj}: {field}: {value!r} is not a number") from None
 
 
 def convert(docs: list[Document], notes: Notes) -> Draft:
@@ -312,7 +374,9 @@ def convert(docs: list[Document], notes: Notes) -> Draft:
             _read_allocations(doc, draft, notes)
         elif info is not None:
             _read_rest(doc, info, draft, notes)
-    _read_nodes(docs, draft)
+        elif (metrics := _metrics(doc)) is not None:
+            _read_metrics(doc, metrics, draft, notes)
+    _read_nodes(docs, draft, notes)
     draft.name_units(unit_of)
     draft.description.append(f"{len(draft.users)} leaf queues and {len(draft.groups)} parent queues.")
     return draft

@@ -7,22 +7,31 @@ be3bb487298956dd70906fca15e577bbc12d23cb, Apache-2.0):
   else the first; the others are warned about), its queue tree from ``root``: a queue with
   ``queues`` or ``parent: true`` is a group, the others leaf queues, named by their full path
   (``root.sandbox.alice``).  ``resources.guaranteed`` is the ``guarantee``, ``resources.max`` the
-  ``limit``; the property ``priority.offset`` is the ``priority``.  Root's ``max`` is the cluster's
-  capacity.  ``limits`` (per user and group), ``maxapplications``, ``placementrules``, the
-  partition's ``preemption`` and the preemption properties (``preemption.policy``,
-  ``preemption.delay``, ``quota.preemption.delay``; ``pkg/common/configs/configvalidator.go``) are
-  not modelled: warned about, as is a property YuniKorn does not define; the properties that order
-  a queue's own applications (``application.sort.policy``, ``priority.policy``, ...) are read
-  silently (they do not change its share).  The ``yunikorn-configs`` / ``yunikorn-defaults`` ConfigMap's
-  ``queues.yaml`` is read the same way;
+  ``limit``; the property ``priority.offset`` is the ``priority``.  Root's ``max`` is read as a
+  capacity, with a warning: YuniKorn itself refuses such a configuration
+  (``checkQueuesStructure``).  ``limits`` (per user and group), ``maxapplications``,
+  ``placementrules``, the partition's ``preemption`` and the preemption properties
+  (``preemption.policy``, ``preemption.delay``, ``quota.preemption.delay``;
+  ``pkg/common/configs/configvalidator.go``) are not modelled: warned about, as is a property
+  YuniKorn does not define; the properties that order a queue's own applications
+  (``application.sort.policy``, ``priority.policy``, ...) are read silently (they do not change
+  its share).  The ``yunikorn-configs`` / ``yunikorn-defaults`` ConfigMap's ``queues.yaml`` is
+  read the same way;
 * **quantities** (``pkg/common/resources/quantity.go``, ``ParseQuantity`` and ``ParseVCore``):
-  whole numbers with an SI suffix (``k M G T P E``, ``Ki ... Ei``); ``vcore`` is kept in
-  millicores (``10`` is 10000, ``500m`` is 500), everything else in its own unit (memory in bytes);
+  whole numbers with an SI suffix (``k M G T P E``, ``Ki ... Ei``); ``vcore`` is a number of cores
+  (``10`` is 10 cores, ``500m`` half a core: YuniKorn keeps 10000 and 500 milli-vcores), everything
+  else in its own unit (memory in bytes).  The case counts ``vcore`` in cores, the unit its
+  configuration is written in, which a bare ``--capacity vcore=16`` is read in too;
 * **REST** (``pkg/webservice/dao/queue_info.go``, ``PartitionQueueDAOInfo``): the answer of
   ``/ws/v1/partition/{name}/queues`` (``queuename``, ``children``, ``isLeaf``, ``maxResource``,
   ``guaranteedResource``, ``allocatedResource`` the ``usage``, ``pendingResource``: the request is
-  allocated plus pending), in YuniKorn's units already; ``/ws/v1/partition/{name}/nodes``
-  (``capacity`` of every node) gives the capacity.
+  allocated plus pending), in YuniKorn's units (``vcore`` in milli-vcores, divided by 1000 here);
+* **capacity** (``pkg/webservice/dao/node_info.go`` and ``partition_info.go``): the nodes'
+  ``capacity`` summed (``/ws/v1/partition/{name}/nodes``, a list or ``nodesInfo``), the default
+  partition's ``capacity.capacity`` (``/ws/v1/partitions``), root's ``maxResource`` (set by YuniKorn
+  to the partition's total, ``PartitionContext.updatePartitionResource``) and a configured root
+  ``max``; where they disagree the nodes count
+  (:func:`fairalloc.io.importers.common.chosen_source`).
 """
 
 from __future__ import annotations
@@ -30,7 +39,20 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded, listing, mapping, text
+from fairalloc.io.importers.common import (
+    CONFIGURED,
+    NODES,
+    TOTALS,
+    Document,
+    Draft,
+    ImportFailed,
+    Notes,
+    embedded,
+    listing,
+    mapping,
+    text,
+)
+from fairalloc.io.quantities import tidy
 
 SYSTEM = "yunikorn"
 VCORE = "vcore"
@@ -53,16 +75,16 @@ _QUEUE_KEYS = {"name", "parent", "resources", "properties", "queues", "submitacl
 
 
 def unit_of(resource: str) -> str:
-    return "millicores" if resource == VCORE else "bytes" if resource in ("memory", "ephemeral-storage") else "count"
+    return "cores" if resource == VCORE else "bytes" if resource in ("memory", "ephemeral-storage") else "count"
 
 
 def quantity(value, resource: str, where: str) -> Decimal:
-    """A YuniKorn configuration quantity in YuniKorn's unit (millicores for ``vcore``)."""
+    """A YuniKorn configuration quantity in the case's unit (cores for ``vcore``)."""
     match = _QUANTITY.fullmatch(str(value).strip()) if isinstance(value, (str, int)) else None
     if match is None or isinstance(value, bool) or (match.group(2) == "m" and resource != VCORE):
         raise ImportFailed(f"{where}: {value!r} is not a YuniKorn quantity (whole number, suffix such as G or Gi)")
     amount = int(match.group(1)) * _SCALE[match.group(2)]
-    return Decimal(amount * 1000 if resource == VCORE and match.group(2) != "m" else amount)
+    return tidy(Decimal(amount) / 1000) if resource == VCORE and match.group(2) == "m" else Decimal(amount)
 
 
 def _amounts(mapping, where: str, rest: bool) -> dict[str, Decimal]:
@@ -70,11 +92,11 @@ def _amounts(mapping, where: str, rest: bool) -> dict[str, Decimal]:
         return {}
     if not isinstance(mapping, dict):
         raise ImportFailed(f"{where}: must be a mapping resource -> quantity")
-    if rest:  # REST answers are integers in YuniKorn's units already
+    if rest:  # REST answers are integers in YuniKorn's units: milli-vcores, bytes
         bad = [r for r, v in mapping.items() if not isinstance(v, int) or isinstance(v, bool) or v < 0]
         if bad:
             raise ImportFailed(f"{where}.{bad[0]}: {mapping[bad[0]]!r} is not a whole number >= 0")
-        return {r: Decimal(v) for r, v in mapping.items()}
+        return {r: tidy(Decimal(v) / 1000) if r == VCORE else Decimal(v) for r, v in mapping.items()}
     return {r: quantity(v, r, f"{where}.{r}") for r, v in mapping.items()}
 
 
@@ -102,7 +124,13 @@ def _rest_trees(docs: list[Document]) -> list[tuple[Document, dict]]:
 
 
 def _rest_nodes(docs: list[Document]) -> list[tuple[Document, dict]]:
-    return _items(docs, "nodeID")
+    """The nodes of ``/ws/v1/partition/{name}/nodes``: a list, or ``nodesInfo`` of ``NodesDAOInfo``."""
+    wrapped = [
+        Document(d.file, d.index, d.data["nodesInfo"], d.format)
+        for d in docs
+        if isinstance(d.data, dict) and isinstance(d.data.get("nodesInfo"), list)
+    ]
+    return _items([*docs, *wrapped], "nodeID")
 
 
 def _rest_partitions(docs: list[Document]) -> list[tuple[Document, dict]]:
@@ -135,9 +163,10 @@ def _config_queue(doc: Document, q: dict, parent: str | None, draft: Draft, note
     if offset is not None:
         spec["priority"] = int(offset)
     children = listing(q.get("queues"), f"{where}: {obj}: queues")
-    if parent is None:  # root: its max is the cluster; it is not a node of the case
-        draft.capacity = spec.get("limit", {})
-        draft.capacity_from = "configuration" if draft.capacity else ""
+    if parent is None:  # root: its max is a capacity; it is not a node of the case
+        draft.offer_capacity(CONFIGURED, f"{where}: {obj}: resources.max", spec.get("limit", {}))
+        if spec.get("limit"):  # configvalidator.go, Validate -> checkQueuesStructure
+            notes.warn(doc, obj, "resources.max", _ROOT_MAX)
         if spec.get("guarantee"):
             notes.warn(doc, obj, "resources.guaranteed", "root's guarantee means nothing: not read")
     elif children or q.get("parent") is True:
@@ -157,6 +186,10 @@ def _properties(doc: Document, obj: str, properties: dict, notes: Notes):
         elif key not in _ORDERING and key != "priority.offset":
             notes.warn(doc, obj, f"properties.{key}", "not a queue property YuniKorn defines: not read")
     return properties.get("priority.offset")
+
+
+#: YuniKorn rejects a configuration whose root queue has resources (``checkQueuesStructure``)
+_ROOT_MAX = "YuniKorn refuses a root queue with resource limits: read as a capacity all the same"
 
 
 def _parent(path: str | None) -> str | None:
@@ -200,8 +233,7 @@ def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
     pending = _amounts(q.get("pendingResource"), f"{where}: pendingResource", rest=True)
     parent = text(q.get("parent"), f"{where}: parent") or ".".join(path.split(".")[:-1]) or None
     if path == "root":
-        if not draft.capacity and spec.get("limit"):
-            draft.capacity, draft.capacity_from = spec["limit"], "configuration"
+        draft.offer_capacity(CONFIGURED, f"{where}: maxResource", spec.get("limit", {}))
     elif q.get("children") or not _flag(q.get("isLeaf", True)):
         draft.groups[path] = {"parent": _parent(parent), **spec}
     else:
@@ -212,16 +244,15 @@ def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
 
 
 def _rest_capacity(docs: list[Document], draft: Draft, notes: Notes) -> None:
-    """The cluster: the nodes' capacities summed, else the default partition's capacity."""
+    """The nodes' capacities summed, and the default partition's capacity."""
+    total: dict[str, Decimal] = {}
     nodes = _rest_nodes(docs)
-    if nodes:
-        total: dict[str, Decimal] = {}
-        for doc, node in nodes:
-            where = f"{doc.where}: node {node.get('nodeID')}: capacity"
-            for r, v in _amounts(node.get("capacity"), where, rest=True).items():
-                total[r] = total.get(r, Decimal(0)) + v
-        draft.capacity, draft.capacity_from = total, "nodes"
-        return
+    for doc, node in nodes:
+        where = f"{doc.where}: node {node.get('nodeID')}: capacity"
+        for r, v in _amounts(node.get("capacity"), where, rest=True).items():
+            total[r] = total.get(r, Decimal(0)) + v
+    files = ", ".join(dict.fromkeys(doc.where for doc, _ in nodes))
+    draft.offer_capacity(NODES, f"{files}: {len(nodes)} nodes' capacity", total)
     partitions = _rest_partitions(docs)
     chosen = next((p for p in partitions if p[1].get("name") == "default"), partitions[0] if partitions else None)
     for doc, p in partitions:
@@ -230,8 +261,7 @@ def _rest_capacity(docs: list[Document], draft: Draft, notes: Notes) -> None:
     if chosen is not None:
         doc, p = chosen
         where = f"{doc.where}: partition {p.get('name')}: capacity.capacity"
-        draft.capacity = _amounts(p["capacity"].get("capacity"), where, rest=True)
-        draft.capacity_from = "nodes"
+        draft.offer_capacity(TOTALS, where, _amounts(p["capacity"].get("capacity"), where, rest=True))
 
 
 def convert(docs: list[Document], notes: Notes) -> Draft:
