@@ -1,4 +1,5 @@
-"""Hadoop YARN FairScheduler: the allocation file (``fair-scheduler.xml``) and the ResourceManager's
+"""Hadoop YARN FairScheduler (and, by their shape, the Capacity Scheduler's files: see
+:mod:`fairalloc.io.importers.yarn_capacity`): the allocation file (``fair-scheduler.xml``) and the ResourceManager's
 REST answers (``/ws/v1/cluster/scheduler`` in JSON or XML, ``/ws/v1/cluster/nodes``,
 ``/ws/v1/cluster/metrics``).
 
@@ -100,7 +101,13 @@ def _plain(element: Element):
 
 
 def detect(docs: list[Document]) -> int:
-    return sum(1 for d in docs if _is_allocations(d) or _scheduler_info(d) is not None or _nodes(d))
+    from fairalloc.io.importers.yarn_capacity import properties
+
+    return sum(
+        1
+        for d in docs
+        if _is_allocations(d) or _scheduler_info(d) is not None or _nodes(d) or properties(d) is not None
+    )
 
 
 def _nodes(doc: Document) -> list:
@@ -256,11 +263,26 @@ def _read_nodes(docs: list[Document], draft: Draft) -> None:
 
 
 def convert(docs: list[Document], notes: Notes) -> Draft:
-    draft = Draft(SYSTEM, "yarn-fair", list(dict.fromkeys(d.file for d in docs)))
+    """The FairScheduler's files make a ``yarn-fair`` case, the Capacity Scheduler's (handed to
+    :mod:`fairalloc.io.importers.yarn_capacity`) a ``yarn-capacity`` one; not both at once."""
+    from fairalloc.io.importers import yarn_capacity as cs
+
+    capacity = [d for d in docs if cs.properties(d) is not None or cs.is_capacity_rest(_scheduler_info(d) or {})]
+    fair = [d for d in docs if _is_allocations(d) or (_scheduler_info(d) or {}).get("type") == "fairScheduler"]
+    if capacity and fair:
+        raise ImportFailed(
+            f"{capacity[0].where} is the Capacity Scheduler's, {fair[0].where} the FairScheduler's: import them apart"
+        )
+    draft = Draft(SYSTEM, cs.POLICY if capacity else "yarn-fair", list(dict.fromkeys(d.file for d in docs)))
     for doc in docs:
         info = _scheduler_info(doc)
+        props = cs.properties(doc)
         if _is_allocations(doc):
             _read_allocations(doc, draft, notes)
+        elif props is not None:
+            cs.read_configuration(doc, props, draft, notes)
+        elif info is not None and cs.is_capacity_rest(info):
+            cs.read_rest(doc, info, draft, notes)
         elif info is not None:
             _read_rest(doc, info, draft, notes)
     _read_nodes(docs, draft)

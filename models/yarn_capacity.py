@@ -1,0 +1,261 @@
+"""Hadoop YARN Capacity Scheduler: where its container assignment settles, queue by queue.
+
+Source read: apache/hadoop (Apache-2.0), ``hadoop-yarn-project/hadoop-yarn/hadoop-yarn-server/
+hadoop-yarn-server-resourcemanager/src/main/java/org/apache/hadoop/yarn/server/resourcemanager/
+scheduler/capacity/``:
+
+* ``CSQueueUtils.java`` at commit 1e3a6efcef2924a7966c44ca63476c853956691d:
+  ``updateAbsoluteCapacitiesByNodeLabels`` (a queue's absolute capacity is its ``capacity``
+  times its parent's absolute capacity, its absolute maximum its ``maximum-capacity`` times its
+  parent's absolute maximum: products of the percentages down the tree) and
+  ``updateUsedCapacity`` (a queue's *used capacity* is its used resources divided by its
+  guaranteed resources, the guarantee raised to the minimum allocation first, so that a queue of
+  capacity 0 that holds anything sorts after every queue with a guarantee).
+* ``policy/PriorityUtilizationQueueOrderingPolicy.java`` at commit
+  0951726233270fe1f30a303305a2f6f354a93d14, ``PriorityQueueComparator.compare``: a parent offers
+  each container to its children least used capacity first; ties go to the larger absolute
+  capacity.  (Queue priorities count only under the ``priority-utilization`` ordering policy,
+  not the default ``utilization``: they are not modelled.)
+* ``ParentQueue.java`` at commit 74b2c5a433384b609dcd7ba326942c2917b2471a,
+  ``assignContainers`` and ``getResourceLimitsOfChild`` (a child's limit is
+  ``min(parent limit - parent used + child used, child's absolute maximum)``: children share
+  what their parent may still take, each within its own maximum), and ``AbstractCSQueue.java``
+  at commit 114d41aeb26291c035dea27590eb6119d1f2d15e, ``canAssignToThisQueue`` (no container
+  past the queue's limit).  So a queue above its capacity goes on taking containers others leave
+  idle, up to its maximum capacity: *elasticity*.
+* ``UsersManager.java`` at commit 2378764142d913003f6b75f6cd9d840f0a45b549,
+  ``computeUserLimit``: a user's limit is ``max(currentCapacity / active users,
+  currentCapacity * minimum-user-limit-percent / 100)``, capped at ``queue capacity *
+  user-limit-factor``.
+
+**The model.**  The Capacity Scheduler's default ``DefaultResourceCalculator`` compares
+resources by memory alone: every used capacity, limit and comparison is on memory (the resource
+named ``memory-mb``, ``memory`` or ``mem``; else the first resource).  A queue case's
+``guarantee`` is a queue's absolute capacity in memory units (``"30%"`` of the cluster), its
+``limit`` the absolute maximum capacity (none: its parent's), its ``request`` the leaf queue's
+outstanding demand.  The entitlement is the fixed point of assigning arbitrarily small containers
+(the fluid limit: containers much smaller than the queues): at every parent, from the root down,
+with ``A`` what the parent holds, each child ``c`` of capacity ``g_c > 0`` reaches the common used
+capacity ``lambda`` or its cap::
+
+    x_c = min(lambda g_c, cap_c),   sum_c x_c = min(A, sum_c cap_c)
+    cap_c = min(limit_c, request_c)            (a leaf)
+    cap_c = min(limit_c, sum_k cap_k)          (a parent, over its children k)
+
+and children of capacity 0 share what is left equally (their used capacity, divided by the
+minimum allocation, is above every guaranteed sibling's).  A leaf's bundle is its request
+scaled to its memory.  (The preemption monitor's ideal assignment,
+``AbstractPreemptableResourceCalculator.computeFixpointAllocation``, is a similar water-filling but
+starts from the current usage: it is not this fixed point and is not modelled.)
+
+**User limits.**  A leaf queue of a queue case is one tenant, read as *one active user*: the
+user limit is then ``queue capacity * user-limit-factor`` (``minimum-user-limit-percent`` never
+binds one user).  The importer folds that cap into the leaf's ``limit``; several users sharing a
+leaf queue, application limits, reservations, node labels, the ``DominantResourceCalculator``,
+queue priorities and preemption are not modelled.
+
+Queues a and b of capacity 30% and 70% (maximum 100%) on 20 GiB, a asking for 12 GiB and b for
+4 GiB: b is capped at 4, a takes the rest (elasticity), 12 of its 6 guaranteed:
+
+>>> import fairalloc
+>>> from fairalloc.core.queues import Queues
+>>> q = Queues.build(["memory-mb"], {"a": {"guarantee": [6144]}, "b": {"guarantee": [14336]}}, [])
+>>> inst = fairalloc.Instance([20480], [[12288], [4096]], users=["a", "b"], max_tasks=[1, 1],
+...                           resources=["memory-mb"], queues=q)
+>>> fairalloc.solve(inst, "yarn-capacity").bundles[:, 0].tolist()
+[12288.0, 4096.0]
+>>> [round(v, 4) for v in YarnCapacity().shares(inst).values()]  # nothing used yet
+[0.0, 0.0]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fairalloc.core.instance import Instance
+from fairalloc.core.queues import Queues, queues_of
+from fairalloc.core.registry import register
+from fairalloc.core.tolerances import SATURATION
+from fairalloc.engines.queue_policy import QueuePolicy
+
+_Floats = NDArray[np.float64]
+
+#: the names the memory resource goes by (``DefaultResourceCalculator`` compares memory only)
+MEMORY_NAMES = ("memory-mb", "memory", "mem")
+
+
+def memory_index(resources: tuple[str, ...] | list[str]) -> int:
+    """The resource ``DefaultResourceCalculator`` looks at: memory, or the first resource."""
+    return next((j for j, r in enumerate(resources) if r in MEMORY_NAMES), 0)
+
+
+def level_fill(guarantee: list[float], cap: list[float], amount: float) -> list[float]:
+    """``x_c = min(lambda g_c, cap_c)`` with ``sum x_c = min(amount, sum cap_c)``: the common used
+    capacity ``lambda`` of children ``g_c > 0``; the children of capacity 0 then share what is left
+    equally (each up to its cap).  Exact: the breakpoints ``cap_c / g_c`` in order.
+
+    >>> level_fill([6.0, 14.0], [12.0, 4.0], 20.0)
+    [12.0, 4.0]
+    >>> level_fill([6.0, 14.0, 0.0, 0.0], [2.0, 4.0, 100.0, 1.0], 20.0)
+    [2.0, 4.0, 13.0, 1.0]
+    """
+    x = [0.0] * len(cap)
+    left = max(amount, 0.0)
+    for members, key in (
+        ([c for c, g in enumerate(guarantee) if g > 0], guarantee),
+        ([c for c, g in enumerate(guarantee) if g <= 0], [1.0] * len(cap)),
+    ):
+        got = _water(members, [key[c] for c in members], [cap[c] for c in members], left)
+        for c, v in zip(members, got, strict=True):
+            x[c] = v
+        left = max(left - sum(got), 0.0)
+    return x
+
+
+def _water(members: list[int], rate: list[float], cap: list[float], amount: float) -> list[float]:
+    """``min(lambda rate_k, cap_k)`` summing to ``min(amount, sum cap)``."""
+    if not members:
+        return []
+    if sum(cap) <= amount:
+        return list(cap)
+    order = sorted(range(len(members)), key=lambda k: cap[k] / rate[k])
+    fixed, rest = 0.0, sum(rate)
+    level = 0.0
+    for k in order:
+        stop = cap[k] / rate[k]
+        if fixed + stop * rest >= amount:  # the level is reached before k is capped
+            level = (amount - fixed) / rest
+            break
+        fixed += cap[k]
+        rest -= rate[k]
+    return [min(level * r, c) for r, c in zip(rate, cap, strict=True)]
+
+
+@dataclass(frozen=True)
+class CapacityTree:
+    """What the Capacity Scheduler holds of a queue case, in memory units."""
+
+    q: Queues
+    total: float  # the cluster's memory
+    guarantee: dict[str, float]  # absolute capacity (0 when not given)
+    cap: dict[str, float]  # min(absolute maximum, what the subtree asks for)
+
+
+def capacity_tree(instance: Instance) -> CapacityTree:
+    q = queues_of(instance)
+    j = memory_index(instance.resources)
+    total = float(instance.capacity[j])
+    asks = dict(zip(instance.users, (instance.demand[:, j] * instance.bounds()).tolist(), strict=True))
+    guarantee = {v: float(np.nan_to_num(q.guarantee[v][j])) for v in q.parent}
+    cap: dict[str, float] = {}
+
+    def walk(node: str) -> float:
+        want = sum(walk(c) for c in q.children(node)) if q.is_group(node) else asks[node]
+        cap[node] = max(min(float(q.limit[node][j]), want, total), 0.0)
+        return cap[node]
+
+    for top in q.children(None):
+        walk(top)
+    return CapacityTree(q, total, guarantee, cap)
+
+
+def fixed_point(tree: CapacityTree) -> dict[str, float]:
+    """Every queue's memory where container assignment stops, from the root down."""
+    out: dict[str, float] = {}
+    stack: list[tuple[str | None, float]] = [(None, tree.total)]
+    while stack:
+        node, amount = stack.pop()
+        kids = tree.q.children(node)
+        got = level_fill([tree.guarantee[c] for c in kids], [tree.cap[c] for c in kids], amount)
+        for c, v in zip(kids, got, strict=True):
+            out[c] = v
+            if tree.q.is_group(c):
+                stack.append((c, v))
+    return out
+
+
+def used_capacity(usage: float, guarantee: float) -> float:
+    """``CSQueueUtils.updateUsedCapacity``: used over guaranteed memory.  A queue of capacity 0 is
+    divided by the minimum allocation, which a queue case does not know: ``inf`` when it holds
+    anything (it sorts after every guaranteed sibling), 0 when it holds nothing."""
+    if guarantee > 0:
+        return usage / guarantee
+    return float("inf") if usage > 0 else 0.0
+
+
+@register("yarn-capacity")
+class YarnCapacity(QueuePolicy):
+    """The YARN Capacity Scheduler's fixed point (memory, ``DefaultResourceCalculator``)."""
+
+    summary = "Hadoop YARN Capacity Scheduler: least used capacity first, elastic up to maximum capacity"
+    about = (
+        "Unlike DRF, demand shapes nothing but caps: queues fill to one used/configured ratio, busy ones "
+        "borrowing idle memory up to their maximum."
+    )
+    section = "9.7"
+    solver = "numpy (water level per parent)"
+
+    def entitlement(self, instance: Instance) -> tuple[np.ndarray, dict[str, Any]]:
+        tree = capacity_tree(instance)
+        memory = fixed_point(tree)
+        j = memory_index(instance.resources)
+        bundles = np.zeros((instance.n, instance.m))
+        for i, u in enumerate(instance.users):
+            d = instance.demand[i]
+            if d[j] > 0:
+                bundles[i] = d * (memory[u] / d[j])
+            elif np.isfinite(instance.bounds()[i]):  # no memory asked: the calculator sees nothing to limit
+                bundles[i] = d * instance.bounds()[i]
+        levels = {v: used_capacity(memory[v], tree.guarantee[v]) for v in tree.q.groups if v in memory}
+        return bundles, {"group_used_capacity": levels}
+
+    def shares(self, instance: Instance) -> dict[str, float]:
+        """Each queue's used capacity for its ``usage`` (groups: their leaves' sum)."""
+        q = queues_of(instance)
+        j = memory_index(instance.resources)
+        g = {v: float(np.nan_to_num(q.guarantee[v][j])) for v in q.parent}
+        return {v: used_capacity(float(q.subtree_usage(v)[j]), g[v]) for v in (*instance.users, *q.groups)}
+
+    def order(self, instance: Instance) -> list[str]:
+        """Leaf queues with a request, in the order the parents offer containers: at every parent
+        its children by used capacity, ties to the larger capacity (then configuration order)."""
+        q = queues_of(instance)
+        share = self.shares(instance)
+        j = memory_index(instance.resources)
+        on = dict(zip(instance.users, ((instance.demand > 0).any(axis=1) & (instance.bounds() > 0)).tolist()))
+
+        def listed(node: str | None) -> list[str]:
+            kids = [c for c in q.children(node) if q.is_group(c) or on[c]]
+            key = {c: (share[c], -float(np.nan_to_num(q.guarantee[c][j]))) for c in kids}
+            out: list[str] = []
+            for c in sorted(kids, key=key.__getitem__):  # stable: configuration order breaks ties
+                out += listed(c) if q.is_group(c) else [c]
+            return out
+
+        return listed(None)
+
+
+def within(tree: CapacityTree, memory: dict[str, float]) -> bool:
+    """The fixed point's invariants: every queue within its cap, children within their parent."""
+    slack = SATURATION * max(tree.total, 1.0)
+    ok = all(memory[v] <= tree.cap[v] + slack for v in memory)
+    parents: list[str | None] = [None, *tree.q.groups]
+    held: dict[str | None, float] = {None: tree.total, **{g: memory.get(g, 0.0) for g in tree.q.groups}}
+    return ok and all(sum(memory[c] for c in tree.q.children(p)) <= held[p] + slack for p in parents)
+
+
+__all__ = [
+    "MEMORY_NAMES",
+    "CapacityTree",
+    "YarnCapacity",
+    "capacity_tree",
+    "fixed_point",
+    "level_fill",
+    "memory_index",
+    "used_capacity",
+    "within",
+]
