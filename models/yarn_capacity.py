@@ -43,10 +43,17 @@ capacity ``lambda`` or its cap::
     cap_c = min(limit_c, sum_k cap_k)          (a parent, over its children k)
 
 and children of capacity 0 share what is left equally (their used capacity, divided by the
-minimum allocation, is above every guaranteed sibling's).  A leaf's bundle is its request
-scaled to its memory.  (The preemption monitor's ideal assignment,
+minimum allocation, is above every guaranteed sibling's; with containers of real size such a queue
+still gets a few early, while its containers count less than its siblings' used capacity).  A
+leaf's bundle is its request scaled to its memory.  (The preemption monitor's ideal assignment,
 ``AbstractPreemptableResourceCalculator.computeFixpointAllocation``, is a similar water-filling but
 starts from the current usage: it is not this fixed point and is not modelled.)
+
+**The program** (:meth:`YarnCapacity.program`) states each level as LP rounds, for each parent
+from the root down: ``max level`` s.t. ``x_c >= G_c level`` (children not frozen), ``0 <= x_c <=
+cap_c``, ``sum_c x_c <= A``; the children reaching their cap freeze and the next round raises the
+rest, until ``A`` binds; then the same with rate 1 over the children of capacity 0.  It equals the
+breakpoint computation (``tests/test_yarn_capacity.py``).
 
 **User limits.**  A leaf queue of a queue case is one tenant, read as *one active user*: the
 user limit is then ``queue capacity * user-limit-factor`` (``minimum-user-limit-percent`` never
@@ -70,20 +77,31 @@ Queues a and b of capacity 30% and 70% (maximum 100%) on 20 GiB, a asking for 12
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from fairalloc.core.allocation import Allocation
+from fairalloc.core.backends import Program, lp_name, lp_names, solve_lp
+from fairalloc.core.deferred import deferred
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import Queues, queues_of
 from fairalloc.core.registry import register
 from fairalloc.core.tolerances import SATURATION
 from fairalloc.engines.queue_policy import QueuePolicy
 
+if TYPE_CHECKING:
+    import pulp
+else:
+    pulp = deferred("pulp")
+
 _Floats = NDArray[np.float64]
 
+#: what a program holds before it is solved
+LATER = "the later rounds, and those of the parents below the root, are built as the levels are solved"
 #: the names the memory resource goes by (``DefaultResourceCalculator`` compares memory only)
 MEMORY_NAMES = ("memory-mb", "memory", "mem")
 
@@ -93,10 +111,17 @@ def memory_index(resources: tuple[str, ...] | list[str]) -> int:
     return next((j for j, r in enumerate(resources) if r in MEMORY_NAMES), 0)
 
 
-def level_fill(guarantee: list[float], cap: list[float], amount: float) -> list[float]:
+#: one sibling set's water level: (their names, rates, caps, amount) -> amounts ``min(lambda rate, cap)``
+Water = Callable[[list[str], list[float], list[float], float], list[float]]
+
+
+def level_fill(
+    guarantee: list[float], cap: list[float], amount: float, water: Water | None = None, names: list[str] | None = None
+) -> list[float]:
     """``x_c = min(lambda g_c, cap_c)`` with ``sum x_c = min(amount, sum cap_c)``: the common used
     capacity ``lambda`` of children ``g_c > 0``; the children of capacity 0 then share what is left
-    equally (each up to its cap).  Exact: the breakpoints ``cap_c / g_c`` in order.
+    equally (each up to its cap).  ``water`` computes each of the two levels (default: exactly, by the
+    breakpoints ``cap_c / g_c`` in order; the program: as LP rounds).
 
     >>> level_fill([6.0, 14.0], [12.0, 4.0], 20.0)
     [12.0, 4.0]
@@ -105,21 +130,22 @@ def level_fill(guarantee: list[float], cap: list[float], amount: float) -> list[
     """
     x = [0.0] * len(cap)
     left = max(amount, 0.0)
+    names = names or [str(c) for c in range(len(cap))]
     for members, key in (
         ([c for c, g in enumerate(guarantee) if g > 0], guarantee),
         ([c for c, g in enumerate(guarantee) if g <= 0], [1.0] * len(cap)),
     ):
-        got = _water(members, [key[c] for c in members], [cap[c] for c in members], left)
+        if not members:
+            continue
+        got = (water or _water)([names[c] for c in members], [key[c] for c in members], [cap[c] for c in members], left)
         for c, v in zip(members, got, strict=True):
             x[c] = v
         left = max(left - sum(got), 0.0)
     return x
 
 
-def _water(members: list[int], rate: list[float], cap: list[float], amount: float) -> list[float]:
+def _water(members: list[str], rate: list[float], cap: list[float], amount: float) -> list[float]:
     """``min(lambda rate_k, cap_k)`` summing to ``min(amount, sum cap)``."""
-    if not members:
-        return []
     if sum(cap) <= amount:
         return list(cap)
     order = sorted(range(len(members)), key=lambda k: cap[k] / rate[k])
@@ -163,14 +189,16 @@ def capacity_tree(instance: Instance) -> CapacityTree:
     return CapacityTree(q, total, guarantee, cap)
 
 
-def fixed_point(tree: CapacityTree) -> dict[str, float]:
-    """Every queue's memory where container assignment stops, from the root down."""
+def fixed_point(tree: CapacityTree, water: Callable[[str | None], Water] | None = None) -> dict[str, float]:
+    """Every queue's memory where container assignment stops, from the root down; ``water(parent)``
+    computes the levels of ``parent``'s children (default: exactly)."""
     out: dict[str, float] = {}
     stack: list[tuple[str | None, float]] = [(None, tree.total)]
     while stack:
         node, amount = stack.pop()
         kids = tree.q.children(node)
-        got = level_fill([tree.guarantee[c] for c in kids], [tree.cap[c] for c in kids], amount)
+        rule = water(node) if water is not None else None
+        got = level_fill([tree.guarantee[c] for c in kids], [tree.cap[c] for c in kids], amount, rule, kids)
         for c, v in zip(kids, got, strict=True):
             out[c] = v
             if tree.q.is_group(c):
@@ -201,17 +229,34 @@ class YarnCapacity(QueuePolicy):
 
     def entitlement(self, instance: Instance) -> tuple[np.ndarray, dict[str, Any]]:
         tree = capacity_tree(instance)
-        memory = fixed_point(tree)
-        j = memory_index(instance.resources)
-        bundles = np.zeros((instance.n, instance.m))
-        for i, u in enumerate(instance.users):
-            d = instance.demand[i]
-            if d[j] > 0:
-                bundles[i] = d * (memory[u] / d[j])
-            elif np.isfinite(instance.bounds()[i]):  # no memory asked: the calculator sees nothing to limit
-                bundles[i] = d * instance.bounds()[i]
-        levels = {v: used_capacity(memory[v], tree.guarantee[v]) for v in tree.q.groups if v in memory}
-        return bundles, {"group_used_capacity": levels}
+        return _bundles(instance, tree, fixed_point(tree))
+
+    def program(self, instance: Instance) -> Program:
+        description = f"""{self.name}: the YARN Capacity Scheduler's fixed point (memory), one LP sequence per parent
+queue from the root down (x: the children's memory, A: the parent's, G: capacities, cap = min(maximum, request)):
+  max-min_c x_c / G_c  s.t.  0 <= x_c <= cap_c,  sum_c x_c <= A          (children with G_c > 0)
+then the same with G_c = 1 over the children of capacity 0, on what is left;
+round by round: max level s.t. x_c >= G_c level (unfrozen); children at their cap freeze."""
+        tree = capacity_tree(instance)
+        first: list[tuple[str, object]] = []
+        kids = tree.q.children(None)
+        positive = [c for c in kids if tree.guarantee[c] > 0] or kids
+        rates = [tree.guarantee[c] or 1.0 for c in positive]
+        first.append(
+            (
+                "root round 1",
+                _round_lp(self.name, None, positive, rates, [tree.cap[c] for c in positive], {}, tree.total, 1),
+            )
+        )
+
+        def solve(p: Program) -> Allocation:
+            p.models.clear()
+            memory = fixed_point(tree, lambda parent: _lp_water(self.name, parent, p.models.append))
+            bundles, info = _bundles(instance, tree, memory)
+            info["lps"] = len(p.models)
+            return Allocation.from_bundles(instance, bundles, self.name, "program", "pulp", info, entitlement=True)
+
+        return Program(self.name, description, first, solve=solve, later=LATER)
 
     def shares(self, instance: Instance) -> dict[str, float]:
         """Each queue's used capacity for its ``usage`` (groups: their leaves' sum)."""
@@ -239,6 +284,71 @@ class YarnCapacity(QueuePolicy):
         return listed(None)
 
 
+def _bundles(instance: Instance, tree: CapacityTree, memory: dict[str, float]) -> tuple[np.ndarray, dict[str, Any]]:
+    """Each leaf's request scaled to its memory; the groups' used capacities."""
+    j = memory_index(instance.resources)
+    bundles = np.zeros((instance.n, instance.m))
+    for i, u in enumerate(instance.users):
+        d = instance.demand[i]
+        if d[j] > 0:
+            bundles[i] = d * (memory[u] / d[j])
+        elif np.isfinite(instance.bounds()[i]):  # no memory asked: the calculator sees nothing to limit
+            bundles[i] = d * instance.bounds()[i]
+    levels = {v: used_capacity(memory[v], tree.guarantee[v]) for v in tree.q.groups if v in memory}
+    return bundles, {"group_used_capacity": levels}
+
+
+# -- the program: each water level as LP rounds ------------------------------------------------------
+def _round_lp(
+    name: str,
+    parent: str | None,
+    kids: list[str],
+    rate: list[float],
+    cap: list[float],
+    frozen: dict[int, float],
+    amount: float,
+    rnd: int,
+) -> pulp.LpProblem:
+    where = "root" if parent is None else parent
+    prob = pulp.LpProblem(lp_name(f"{name}_{where}_round{rnd}"), pulp.LpMaximize)
+    level = prob.add_variable("level", lowBound=0)
+    x = [prob.add_variable(n, lowBound=0, upBound=cap[k]) for k, n in enumerate(lp_names("memory", kids))]
+    prob += level
+    for k, kid in enumerate(kids):
+        if k in frozen:
+            prob += x[k] == frozen[k], lp_name(f"frozen_{kid}")
+        else:
+            prob += x[k] >= rate[k] * level, lp_name(f"used_capacity_{kid}")
+    prob += pulp.lpSum(x) <= amount, lp_name(f"pool_{where}")
+    return prob
+
+
+def _lp_water(name: str, parent: str | None, record: Callable[[tuple[str, object]], None]) -> Water:
+    """The water level of ``parent``'s children as LP rounds: raise the common level, freeze the
+    children that reach their cap, until the parent's amount binds or every child is frozen."""
+    where = "root" if parent is None else parent
+
+    def water(kids: list[str], rate: list[float], cap: list[float], amount: float) -> list[float]:
+        frozen: dict[int, float] = {}
+        x = [0.0] * len(kids)
+        for rnd in range(1, len(kids) + 1):
+            prob = _round_lp(name, parent, kids, rate, cap, frozen, amount, rnd)
+            record((f"{where} round {rnd}", prob))
+            solve_lp(prob, f"{name} {where} round {rnd}")
+            t = float(prob.variablesDict()["level"].varValue or 0.0)
+            x = [frozen.get(k, min(rate[k] * t, cap[k])) for k in range(len(kids))]
+            capped = [k for k in range(len(kids)) if k not in frozen and rate[k] * t >= cap[k] * (1 - SATURATION)]
+            if not capped or sum(x) >= amount * (1 - SATURATION):
+                break
+            frozen.update({k: cap[k] for k in capped})
+            x = [frozen.get(k, v) for k, v in enumerate(x)]
+            if len(frozen) == len(kids):  # every child at its cap
+                break
+        return x
+
+    return water
+
+
 def within(tree: CapacityTree, memory: dict[str, float]) -> bool:
     """The fixed point's invariants: every queue within its cap, children within their parent."""
     slack = SATURATION * max(tree.total, 1.0)
@@ -249,6 +359,7 @@ def within(tree: CapacityTree, memory: dict[str, float]) -> bool:
 
 
 __all__ = [
+    "LATER",
     "MEMORY_NAMES",
     "CapacityTree",
     "YarnCapacity",

@@ -29,7 +29,9 @@ from __future__ import annotations
 from decimal import Decimal
 from xml.etree.ElementTree import Element
 
+from fairalloc.io.importers import yarn_capacity as cs
 from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes
+from fairalloc.io.importers.yarn_capacity import rest_amounts
 from fairalloc.io.quantities import MEMORY, VCORES, Percent, QuantityError, parse_yarn_resources
 
 SYSTEM = "yarn"
@@ -60,7 +62,6 @@ _TOP_SILENT = {
     "reservation-policy",
     "reservation-planner",
 }
-_REST_NAMES = {"memory": MEMORY, "vCores": VCORES}
 #: a node of /ws/v1/cluster/nodes: its resources are what it uses plus what it has free
 _NODE_FIELDS = {MEMORY: ("usedMemoryMB", "availMemoryMB"), VCORES: ("usedVirtualCores", "availableVirtualCores")}
 
@@ -101,12 +102,10 @@ def _plain(element: Element):
 
 
 def detect(docs: list[Document]) -> int:
-    from fairalloc.io.importers.yarn_capacity import properties
-
     return sum(
         1
         for d in docs
-        if _is_allocations(d) or _scheduler_info(d) is not None or _nodes(d) or properties(d) is not None
+        if _is_allocations(d) or _scheduler_info(d) is not None or _nodes(d) or cs.properties(d) is not None
     )
 
 
@@ -189,44 +188,29 @@ def _read_allocations(doc: Document, draft: Draft, notes: Notes) -> None:
             notes.warn(doc, "allocations", child.tag, "not an allocation-file element fairalloc knows: not read")
 
 
-def _rest_amounts(mapping, doc: Document, obj: str, field: str) -> dict[str, Decimal]:
-    if not isinstance(mapping, dict):
-        return {}
-    out = {}
-    for key, value in mapping.items():
-        name = _REST_NAMES.get(key)
-        if name is None:
-            continue  # resourceInformations repeats memory and vcores in another shape
-        try:
-            out[name] = Decimal(str(value))
-        except ArithmeticError:
-            raise ImportFailed(f"{doc.where}: {obj}: {field}.{key}: {value!r} is not a number") from None
-    return out
-
-
 def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
     path = q.get("queueName")
     if not isinstance(path, str):
         raise ImportFailed(f"{doc.where}: a queue without queueName")
     obj = f"queue {path}"
     spec: dict = {}
-    guarantee = _rest_amounts(q.get("minResources"), doc, obj, "minResources")
+    guarantee = rest_amounts(q.get("minResources"), doc, obj, "minResources")
     if any(guarantee.values()):
         spec["guarantee"] = guarantee
     if q.get("maxResources"):
-        spec["limit"] = _rest_amounts(q.get("maxResources"), doc, obj, "maxResources")
+        spec["limit"] = rest_amounts(q.get("maxResources"), doc, obj, "maxResources")
     children = (q.get("childQueues") or {}).get("queue") or []
     parent = path.rsplit(".", 1)[0] if "." in path else None
     group = None if parent in (None, "root") else parent
     if path == "root":
-        cluster = _rest_amounts(q.get("clusterResources"), doc, obj, "clusterResources")
+        cluster = rest_amounts(q.get("clusterResources"), doc, obj, "clusterResources")
         if cluster and not draft.capacity:
             draft.capacity, draft.capacity_from = cluster, "configuration"
     elif children:
         draft.groups[path] = {"parent": group, **spec}
     else:
-        usage = _rest_amounts(q.get("usedResources"), doc, obj, "usedResources")
-        demand = _rest_amounts(q.get("demandResources"), doc, obj, "demandResources") or usage
+        usage = rest_amounts(q.get("usedResources"), doc, obj, "usedResources")
+        demand = rest_amounts(q.get("demandResources"), doc, obj, "demandResources") or usage
         draft.users[path] = {"group": group, **spec}
         if any(demand.values()):
             draft.users[path]["request"] = demand
@@ -265,8 +249,6 @@ def _read_nodes(docs: list[Document], draft: Draft) -> None:
 def convert(docs: list[Document], notes: Notes) -> Draft:
     """The FairScheduler's files make a ``yarn-fair`` case, the Capacity Scheduler's (handed to
     :mod:`fairalloc.io.importers.yarn_capacity`) a ``yarn-capacity`` one; not both at once."""
-    from fairalloc.io.importers import yarn_capacity as cs
-
     capacity = [d for d in docs if cs.properties(d) is not None or cs.is_capacity_rest(_scheduler_info(d) or {})]
     fair = [d for d in docs if _is_allocations(d) or (_scheduler_info(d) or {}).get("type") == "fairScheduler"]
     if capacity and fair:

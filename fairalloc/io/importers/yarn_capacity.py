@@ -39,7 +39,6 @@ from decimal import Decimal, InvalidOperation
 from xml.etree.ElementTree import Element
 
 from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes
-from fairalloc.io.importers.yarn import _rest_amounts
 from fairalloc.io.quantities import MEMORY, VCORES, Percent, QuantityError, parse_yarn_resources, tidy
 
 PREFIX = "yarn.scheduler.capacity."
@@ -390,7 +389,7 @@ def _rest_queue(doc: Document, q: dict, parent: str, draft: Draft, notes: Notes)
     if q.get("userLimit") not in (None, 100, 100.0, "100"):
         notes.warn(doc, obj, "userLimit", "one user per leaf queue: minimum-user-limit-percent does not bind")
     spec: dict = {"group": group, "guarantee": guarantee.field(), "limit": cap.field()}
-    usage = _rest_amounts(q.get("resourcesUsed"), doc, obj, "resourcesUsed")
+    usage = rest_amounts(q.get("resourcesUsed"), doc, obj, "resourcesUsed")
     pending = _pending(doc, obj, q)
     if pending is None and int(q.get("numPendingApplications") or 0) > 0:
         notes.warn(doc, obj, "numPendingApplications", "the answer gives no pending resources: request = usage")
@@ -410,8 +409,28 @@ def _pending(doc: Document, obj: str, q: dict) -> dict[str, Decimal] | None:
         rows = [rows]
     for row in rows or []:
         if isinstance(row, dict) and row.get("partitionName", "") in ("", None):
-            return _rest_amounts(row.get("pending"), doc, obj, "pending")
+            return rest_amounts(row.get("pending"), doc, obj, "pending")
     return None
 
 
-__all__ = ["POLICY", "PREFIX", "is_capacity_rest", "properties", "read_configuration", "read_rest"]
+#: the REST answers' resource names (both schedulers')
+_REST_NAMES = {"memory": MEMORY, "vCores": VCORES}
+
+
+def rest_amounts(mapping, doc: Document, obj: str, field: str) -> dict[str, Decimal]:
+    """Memory and vcores of a ResourceManager REST ``ResourceInfo`` (either scheduler's answer)."""
+    if not isinstance(mapping, dict):
+        return {}
+    out = {}
+    for key, value in mapping.items():
+        name = _REST_NAMES.get(key)
+        if name is None:
+            continue  # resourceInformations repeats memory and vcores in another shape
+        try:
+            out[name] = Decimal(str(value))
+        except ArithmeticError:
+            raise ImportFailed(f"{doc.where}: {obj}: {field}.{key}: {value!r} is not a number") from None
+    return out
+
+
+__all__ = ["POLICY", "PREFIX", "is_capacity_rest", "properties", "read_configuration", "read_rest", "rest_amounts"]
