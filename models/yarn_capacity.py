@@ -9,13 +9,14 @@ scheduler/capacity/``:
   times its parent's absolute capacity, its absolute maximum its ``maximum-capacity`` times its
   parent's absolute maximum: products of the percentages down the tree) and
   ``updateUsedCapacity`` (a queue's *used capacity* is its used resources divided by its
-  guaranteed resources, the guarantee raised to the minimum allocation first, so that a queue of
-  capacity 0 that holds anything sorts after every queue with a guarantee).
+  guaranteed resources, the guarantee raised to the minimum allocation first; its *absolute used
+  capacity* its used resources over the cluster's).
 * ``policy/PriorityUtilizationQueueOrderingPolicy.java`` at commit
-  0951726233270fe1f30a303305a2f6f354a93d14, ``PriorityQueueComparator.compare``: a parent offers
-  each container to its children least used capacity first; ties go to the larger absolute
-  capacity.  (Queue priorities count only under the ``priority-utilization`` ordering policy,
-  not the default ``utilization``: they are not modelled.)
+  ee91492f16528292c4ad173dd018807a63fe6106, ``PriorityQueueComparator.compare``: a parent offers
+  each container to its children with a capacity first, least used capacity first (ties: the
+  larger absolute capacity), then to its children of capacity 0, least absolute used capacity
+  first.  (Queue priorities count only under the ``priority-utilization`` ordering policy, not the
+  default ``utilization``: they are not modelled.)
 * ``ParentQueue.java`` at commit 74b2c5a433384b609dcd7ba326942c2917b2471a,
   ``assignContainers`` and ``getResourceLimitsOfChild`` (a child's limit is
   ``min(parent limit - parent used + child used, child's absolute maximum)``: children share
@@ -42,10 +43,9 @@ capacity ``lambda`` or its cap::
     cap_c = min(limit_c, request_c)            (a leaf)
     cap_c = min(limit_c, sum_k cap_k)          (a parent, over its children k)
 
-and children of capacity 0 share what is left equally (their used capacity, divided by the
-minimum allocation, is above every guaranteed sibling's; with containers of real size such a queue
-still gets a few early, while its containers count less than its siblings' used capacity).  A
-leaf's bundle is its request scaled to its memory.  (The preemption monitor's ideal assignment,
+and children of capacity 0 share what is left equally (they come after every sibling with a
+capacity, and among themselves by absolute used capacity).  A leaf's bundle is its request scaled
+to its memory.  (The preemption monitor's ideal assignment,
 ``AbstractPreemptableResourceCalculator.computeFixpointAllocation``, is a similar water-filling but
 starts from the current usage: it is not this fixed point and is not modelled.)
 
@@ -206,13 +206,13 @@ def fixed_point(tree: CapacityTree, water: Callable[[str | None], Water] | None 
     return out
 
 
-def used_capacity(usage: float, guarantee: float) -> float:
-    """``CSQueueUtils.updateUsedCapacity``: used over guaranteed memory.  A queue of capacity 0 is
-    divided by the minimum allocation, which a queue case does not know: ``inf`` when it holds
-    anything (it sorts after every guaranteed sibling), 0 when it holds nothing."""
+def used_capacity(usage: float, guarantee: float, total: float) -> float:
+    """What ``PriorityQueueComparator`` sorts a queue on: its used capacity (used over guaranteed
+    memory, ``CSQueueUtils.updateUsedCapacity``), or for a queue of capacity 0 (sorted after the
+    others) its absolute used capacity, used over the cluster's memory."""
     if guarantee > 0:
         return usage / guarantee
-    return float("inf") if usage > 0 else 0.0
+    return usage / total if total > 0 else 0.0
 
 
 @register("yarn-capacity")
@@ -259,15 +259,18 @@ round by round: max level s.t. x_c >= G_c level (unfrozen); children at their ca
         return Program(self.name, description, first, solve=solve, later=LATER)
 
     def shares(self, instance: Instance) -> dict[str, float]:
-        """Each queue's used capacity for its ``usage`` (groups: their leaves' sum)."""
+        """Each queue's used capacity for its ``usage`` (groups: their leaves' sum); a queue of
+        capacity 0: its absolute used capacity (:func:`used_capacity`)."""
         q = queues_of(instance)
         j = memory_index(instance.resources)
+        total = float(instance.capacity[j])
         g = {v: float(np.nan_to_num(q.guarantee[v][j])) for v in q.parent}
-        return {v: used_capacity(float(q.subtree_usage(v)[j]), g[v]) for v in (*instance.users, *q.groups)}
+        return {v: used_capacity(float(q.subtree_usage(v)[j]), g[v], total) for v in (*instance.users, *q.groups)}
 
     def order(self, instance: Instance) -> list[str]:
         """Leaf queues with a request, in the order the parents offer containers: at every parent
-        its children by used capacity, ties to the larger capacity (then configuration order)."""
+        its children with a capacity by used capacity, ties to the larger capacity, then those of
+        capacity 0 by absolute used capacity (then configuration order)."""
         q = queues_of(instance)
         share = self.shares(instance)
         j = memory_index(instance.resources)
@@ -275,7 +278,8 @@ round by round: max level s.t. x_c >= G_c level (unfrozen); children at their ca
 
         def listed(node: str | None) -> list[str]:
             kids = [c for c in q.children(node) if q.is_group(c) or on[c]]
-            key = {c: (share[c], -float(np.nan_to_num(q.guarantee[c][j]))) for c in kids}
+            capacity = {c: float(np.nan_to_num(q.guarantee[c][j])) for c in kids}
+            key = {c: (capacity[c] <= 0, share[c], -capacity[c]) for c in kids}
             out: list[str] = []
             for c in sorted(kids, key=key.__getitem__):  # stable: configuration order breaks ties
                 out += listed(c) if q.is_group(c) else [c]
@@ -294,7 +298,7 @@ def _bundles(instance: Instance, tree: CapacityTree, memory: dict[str, float]) -
             bundles[i] = d * (memory[u] / d[j])
         elif np.isfinite(instance.bounds()[i]):  # no memory asked: the calculator sees nothing to limit
             bundles[i] = d * instance.bounds()[i]
-    levels = {v: used_capacity(memory[v], tree.guarantee[v]) for v in tree.q.groups if v in memory}
+    levels = {v: used_capacity(memory[v], tree.guarantee[v], tree.total) for v in tree.q.groups if v in memory}
     return bundles, {"group_used_capacity": levels}
 
 
