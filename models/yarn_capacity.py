@@ -35,7 +35,9 @@ named ``memory-mb``, ``memory`` or ``mem``; else the first resource).  A queue c
 ``guarantee`` is a queue's absolute capacity in memory units (``"30%"`` of the cluster), its
 ``limit`` the absolute maximum capacity (none: its parent's), its ``request`` the leaf queue's
 outstanding demand.  The entitlement is the fixed point of assigning arbitrarily small containers
-(the fluid limit: containers much smaller than the queues): at every parent, from the root down,
+from an empty cluster (the fluid limit: containers much smaller than the queues; ``usage`` enters
+:meth:`YarnCapacity.order` and :meth:`YarnCapacity.shares` only, since containers running above
+the fixed point stay there until they end or are preempted): at every parent, from the root down,
 with ``A`` what the parent holds, each child ``c`` of capacity ``g_c > 0`` reaches the common used
 capacity ``lambda`` or its cap::
 
@@ -44,8 +46,9 @@ capacity ``lambda`` or its cap::
     cap_c = min(limit_c, sum_k cap_k)          (a parent, over its children k)
 
 and children of capacity 0 share what is left equally (they come after every sibling with a
-capacity, and among themselves by absolute used capacity).  A leaf's bundle is its request scaled
-to its memory.  (The preemption monitor's ideal assignment,
+capacity, and among themselves by absolute used capacity; a queue without a ``guarantee`` has
+capacity 0).  A leaf's bundle is its request scaled to its memory (a request without memory, which
+the calculator never limits, is granted whole when it is bounded).  (The preemption monitor's ideal assignment,
 ``AbstractPreemptableResourceCalculator.computeFixpointAllocation``, is a similar water-filling but
 starts from the current usage: it is not this fixed point and is not modelled.)
 
@@ -82,7 +85,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from fairalloc.core.allocation import Allocation
 from fairalloc.core.backends import Program, lp_name, lp_names, solve_lp
@@ -98,7 +100,6 @@ if TYPE_CHECKING:
 else:
     pulp = deferred("pulp")
 
-_Floats = NDArray[np.float64]
 
 #: what a program holds before it is solved
 LATER = "the later rounds, and those of the parents below the root, are built as the levels are solved"

@@ -18,6 +18,7 @@ from fairalloc.io.cases import parse_case
 from fairalloc.io.importers import import_files
 from fairalloc.io.importers.common import ImportFailed
 from fairalloc.models.yarn_capacity import YarnCapacity, capacity_tree, fixed_point, level_fill, within
+from fairalloc.testing import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = sorted(ROOT.joinpath("cases").glob("yarn-capacity-*.yaml"))
@@ -352,6 +353,14 @@ def test_bad_values_are_one_line(tmp_path, props, message):
     with pytest.raises(ImportFailed) as exc:
         import_files([path], capacity={"memory-mb": "100", "vcores": "10"})
     assert str(exc.value) == f"{path}: {message}"
+
+
+def test_the_command_line_refuses_bad_values_in_one_line(tmp_path, capsys):
+    path = _xml(tmp_path, {f"{PREFIX}root.queues": "a", f"{PREFIX}root.a.maximum-capacity": "most"})
+    target = tmp_path / "c.yaml"
+    code, out, err = run_cli(capsys, "import", path, "--capacity", "memory-mb=100,vcores=10", "--out", str(target))
+    assert code == 2 and out == "" and not target.exists()
+    assert err.strip() == f"fairalloc: {path}: queue root.a: maximum-capacity: 'most' is not a number"
 
 
 def test_fair_and_capacity_files_are_not_mixed(tmp_path):

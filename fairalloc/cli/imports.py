@@ -53,8 +53,9 @@ def import_command(files, system, capacity, out, name, fmt):
       fairalloc import queues.yaml --capacity vcore=64000,memory=256Gi
 
     FILES are the system's own files: Kubernetes objects (multi-document YAML, 'kubectl get ... -o
-    json' lists, ConfigMaps that hold the configuration), YARN's fair-scheduler.xml, REST answers of
-    the YARN ResourceManager, the YuniKorn scheduler or the Mesos master. Capacity comes from Node
+    json' lists, ConfigMaps that hold the configuration), YARN's fair-scheduler.xml or
+    capacity-scheduler.xml, REST answers of the YARN ResourceManager (FairScheduler or Capacity
+    Scheduler), the YuniKorn scheduler or the Mesos master. Capacity comes from Node
     objects or node lists when given, else from the configuration, else from --capacity.
     Anything not understood is a warning naming the file, the object and the field.
     """
