@@ -112,8 +112,9 @@ def memory_index(resources: tuple[str, ...] | list[str]) -> int:
     return next((j for j, r in enumerate(resources) if r in MEMORY_NAMES), 0)
 
 
-#: one sibling set's water level: (their names, rates, caps, amount) -> amounts ``min(lambda rate, cap)``
-Water = Callable[[list[str], list[float], list[float], float], list[float]]
+#: one sibling set's water level: (their names, rates, caps, amount, which level) -> amounts
+#: ``min(lambda rate, cap)``; "which" is "" for the children with a capacity, "capacity 0" after them
+Water = Callable[[list[str], list[float], list[float], float, str], list[float]]
 
 
 def level_fill(
@@ -132,20 +133,21 @@ def level_fill(
     x = [0.0] * len(cap)
     left = max(amount, 0.0)
     names = names or [str(c) for c in range(len(cap))]
-    for members, key in (
-        ([c for c, g in enumerate(guarantee) if g > 0], guarantee),
-        ([c for c, g in enumerate(guarantee) if g <= 0], [1.0] * len(cap)),
+    for members, key, which in (
+        ([c for c, g in enumerate(guarantee) if g > 0], guarantee, ""),
+        ([c for c, g in enumerate(guarantee) if g <= 0], [1.0] * len(cap), "capacity 0"),
     ):
         if not members:
             continue
-        got = (water or _water)([names[c] for c in members], [key[c] for c in members], [cap[c] for c in members], left)
+        rates, caps = [key[c] for c in members], [cap[c] for c in members]
+        got = (water or _water)([names[c] for c in members], rates, caps, left, which)
         for c, v in zip(members, got, strict=True):
             x[c] = v
         left = max(left - sum(got), 0.0)
     return x
 
 
-def _water(members: list[str], rate: list[float], cap: list[float], amount: float) -> list[float]:
+def _water(members: list[str], rate: list[float], cap: list[float], amount: float, which: str = "") -> list[float]:
     """``min(lambda rate_k, cap_k)`` summing to ``min(amount, sum cap)``."""
     if sum(cap) <= amount:
         return list(cap)
@@ -167,6 +169,7 @@ class CapacityTree:
     """What the Capacity Scheduler holds of a queue case, in memory units."""
 
     q: Queues
+    resource: str  # the memory resource's name
     total: float  # the cluster's memory
     guarantee: dict[str, float]  # absolute capacity (0 when not given)
     cap: dict[str, float]  # min(absolute maximum, what the subtree asks for)
@@ -187,7 +190,7 @@ def capacity_tree(instance: Instance) -> CapacityTree:
 
     for top in q.children(None):
         walk(top)
-    return CapacityTree(q, total, guarantee, cap)
+    return CapacityTree(q, instance.resources[j], total, guarantee, cap)
 
 
 def fixed_point(tree: CapacityTree, water: Callable[[str | None], Water] | None = None) -> dict[str, float]:
@@ -243,16 +246,13 @@ round by round: max level s.t. x_c >= G_c level (unfrozen); children at their ca
         kids = tree.q.children(None)
         positive = [c for c in kids if tree.guarantee[c] > 0] or kids
         rates = [tree.guarantee[c] or 1.0 for c in positive]
-        first.append(
-            (
-                "root round 1",
-                _round_lp(self.name, None, positive, rates, [tree.cap[c] for c in positive], {}, tree.total, 1),
-            )
-        )
+        caps = [tree.cap[c] for c in positive]
+        opening = _round_lp(self.name, tree.resource, None, positive, rates, caps, {}, tree.total, 1)
+        first.append(("root round 1", opening))
 
         def solve(p: Program) -> Allocation:
             p.models.clear()
-            memory = fixed_point(tree, lambda parent: _lp_water(self.name, parent, p.models.append))
+            memory = fixed_point(tree, lambda parent: _lp_water(self.name, tree.resource, parent, p.models.append))
             bundles, info = _bundles(instance, tree, memory)
             info["lps"] = len(p.models)
             return Allocation.from_bundles(instance, bundles, self.name, "program", "pulp", info, entitlement=True)
@@ -306,6 +306,7 @@ def _bundles(instance: Instance, tree: CapacityTree, memory: dict[str, float]) -
 # -- the program: each water level as LP rounds ------------------------------------------------------
 def _round_lp(
     name: str,
+    resource: str,
     parent: str | None,
     kids: list[str],
     rate: list[float],
@@ -313,34 +314,38 @@ def _round_lp(
     frozen: dict[int, float],
     amount: float,
     rnd: int,
+    which: str = "",
 ) -> pulp.LpProblem:
+    """One round: the children's memory ``level_<queue>``, their common used capacity ``ratio``."""
     where = "root" if parent is None else parent
-    prob = pulp.LpProblem(lp_name(f"{name}_{where}_round{rnd}"), pulp.LpMaximize)
-    level = prob.add_variable("level", lowBound=0)
-    x = [prob.add_variable(n, lowBound=0, upBound=cap[k]) for k, n in enumerate(lp_names("memory", kids))]
-    prob += level
+    prob = pulp.LpProblem(lp_name(f"{name}_{where}_{which}_round{rnd}".replace("__", "_")), pulp.LpMaximize)
+    ratio = prob.add_variable("ratio", lowBound=0)
+    x = [prob.add_variable(n, lowBound=0, upBound=cap[k]) for k, n in enumerate(lp_names("level", kids))]
+    prob += ratio
     for k, kid in enumerate(kids):
         if k in frozen:
             prob += x[k] == frozen[k], lp_name(f"frozen_{kid}")
         else:
-            prob += x[k] >= rate[k] * level, lp_name(f"used_capacity_{kid}")
-    prob += pulp.lpSum(x) <= amount, lp_name(f"pool_{where}")
+            prob += x[k] >= rate[k] * ratio, lp_name(f"used_capacity_{kid}")
+    pool = "capacity" if parent is None else "pool"
+    prob += pulp.lpSum(x) <= amount, lp_name(f"{pool}_{resource}")
     return prob
 
 
-def _lp_water(name: str, parent: str | None, record: Callable[[tuple[str, object]], None]) -> Water:
+def _lp_water(name: str, resource: str, parent: str | None, record: Callable[[tuple[str, object]], None]) -> Water:
     """The water level of ``parent``'s children as LP rounds: raise the common level, freeze the
     children that reach their cap, until the parent's amount binds or every child is frozen."""
     where = "root" if parent is None else parent
 
-    def water(kids: list[str], rate: list[float], cap: list[float], amount: float) -> list[float]:
+    def water(kids: list[str], rate: list[float], cap: list[float], amount: float, which: str) -> list[float]:
         frozen: dict[int, float] = {}
         x = [0.0] * len(kids)
         for rnd in range(1, len(kids) + 1):
-            prob = _round_lp(name, parent, kids, rate, cap, frozen, amount, rnd)
-            record((f"{where} round {rnd}", prob))
-            solve_lp(prob, f"{name} {where} round {rnd}")
-            t = float(prob.variablesDict()["level"].varValue or 0.0)
+            prob = _round_lp(name, resource, parent, kids, rate, cap, frozen, amount, rnd, which)
+            title = " ".join(p for p in (where, which, f"round {rnd}") if p)
+            record((title, prob))
+            solve_lp(prob, f"{name} {title}")
+            t = float(prob.variablesDict()["ratio"].varValue or 0.0)
             x = [frozen.get(k, min(rate[k] * t, cap[k])) for k in range(len(kids))]
             capped = [k for k in range(len(kids)) if k not in frozen and rate[k] * t >= cap[k] * (1 - SATURATION)]
             if not capped or sum(x) >= amount * (1 - SATURATION):

@@ -214,9 +214,17 @@ def test_the_program_is_readable_before_it_is_solved():
     inst = fairalloc.load_case("yarn-capacity-multi-level-queues-3").instance
     program = fairalloc.program(inst, "yarn-capacity")
     assert program.pending and [t for t, _ in program.models] == ["root round 1"]
-    assert "used_capacity_a" in program.text() and "pool_root" in program.text()
+    assert "used_capacity_a" in program.text() and "capacity_memory_mb" in program.text()
     assert program.solve().bundles[:, 0].tolist() == pytest.approx([1024] * 7)  # every request fits
-    assert any("pool_c111" in str(lp) for _, lp in program.models)
+    assert "c111 round 1" in [t for t, _ in program.models]
+    assert any("pool_memory_mb" in str(lp) for _, lp in program.models)
+    # the children of capacity 0 have LPs of their own, after their siblings'
+    inst = _instance(100, {"a": (30, {"guarantee": [50]}), "b": (90, {"guarantee": [50]}), "z": (100, {})})
+    program = fairalloc.program(inst, "yarn-capacity")
+    assert program.solve().bundles[:, 0].tolist() == pytest.approx([30, 70, 0])
+    program = fairalloc.program(_instance(100, {"a": (30, {"guarantee": [50]}), "z": (100, {})}), "yarn-capacity")
+    assert program.solve().bundles[:, 0].tolist() == pytest.approx([30, 70])
+    assert "root capacity 0 round 1" in [t for t, _ in program.models]
 
 
 @settings(max_examples=30, deadline=None)
