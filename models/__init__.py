@@ -34,6 +34,7 @@ MECHANISMS = {
     "mesos-drf": "mesos_drf",
     "yarn-fair": "yarn_fair",
     "yarn-fair-steady": "yarn_fair",
+    "yarn-capacity": "yarn_capacity",
     "volcano-proportion": "volcano_proportion",
     "volcano-capacity": "volcano_capacity",
     "yunikorn-fair": "yunikorn_fair",

@@ -67,7 +67,8 @@ def test_the_model_is_built_before_solving(name):
             constraints = [c.name for c in model.constraints()]
             assert LP_USER_NAMES[0] in {v.replace("level_", "tasks_") for v in variables}
             assert model.objective is not None and constraints
-            assert any(c.startswith("capacity_cpu") or c.startswith("pool_cpu") for c in constraints)
+            # named after a resource (yarn-capacity's only resource is memory: mem here)
+            assert any(c.startswith(("capacity_cpu", "pool_cpu", "capacity_mem", "pool_mem")) for c in constraints)
             assert all(legal(v) for v in variables + constraints)
         else:
             assert isinstance(model, cp.Problem) and model.status is None and model.constraints

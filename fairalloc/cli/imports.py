@@ -119,7 +119,8 @@ def import_command(files, system, capacity, out, name, fmt, urls, kube, context,
 
     FILES are the system's own files (- reads standard input): Kubernetes objects (multi-document
     YAML, 'kubectl get ... -o json' lists, ConfigMaps that hold the configuration), YARN's
-    fair-scheduler.xml, REST answers of the YARN ResourceManager, the YuniKorn scheduler or the
+    fair-scheduler.xml or capacity-scheduler.xml, REST answers of the YARN ResourceManager
+    (FairScheduler or Capacity Scheduler), the YuniKorn scheduler or the
     Mesos master. --url fetches those REST answers from the running system (told by which
     endpoint answers, or --from); --kube lists nodes, pods and the scheduler's objects (Volcano
     or Kueue) through the kubeconfig. Capacity comes from Node objects or node lists when given,

@@ -1,4 +1,5 @@
-"""Hadoop YARN FairScheduler: the allocation file (``fair-scheduler.xml``) and the ResourceManager's
+"""Hadoop YARN FairScheduler (and, by their shape, the Capacity Scheduler's files: see
+:mod:`fairalloc.io.importers.yarn_capacity`): the allocation file (``fair-scheduler.xml``) and the ResourceManager's
 REST answers (``/ws/v1/cluster/scheduler`` in JSON or XML, ``/ws/v1/cluster/nodes``,
 ``/ws/v1/cluster/metrics``).
 
@@ -44,7 +45,9 @@ from __future__ import annotations
 from decimal import Decimal
 from xml.etree.ElementTree import Element
 
+from fairalloc.io.importers import yarn_capacity as cs
 from fairalloc.io.importers.common import NODES, TOTALS, Document, Draft, ImportFailed, Notes
+from fairalloc.io.importers.yarn_capacity import number, rest_amounts
 from fairalloc.io.quantities import MEMORY, VCORES, Percent, QuantityError, parse_yarn_resources
 
 SYSTEM = "yarn"
@@ -75,7 +78,6 @@ _TOP_SILENT = {
     "reservation-policy",
     "reservation-planner",
 }
-_REST_NAMES = {"memory": MEMORY, "vCores": VCORES}
 #: ClusterMetricsInfo's totals, by resource
 _METRICS = {"totalMB": MEMORY, "totalVirtualCores": VCORES}
 #: a node of /ws/v1/cluster/nodes: its resources are what it uses plus what it has free
@@ -128,7 +130,13 @@ def _metrics(doc: Document) -> dict | None:
 
 def detect(docs: list[Document]) -> int:
     return sum(
-        1 for d in docs if _is_allocations(d) or _scheduler_info(d) is not None or _nodes(d) or _metrics(d) is not None
+        1
+        for d in docs
+        if _is_allocations(d)
+        or _scheduler_info(d) is not None
+        or _nodes(d)
+        or _metrics(d) is not None
+        or cs.properties(d) is not None
     )
 
 
@@ -250,17 +258,6 @@ def _policy_said(policy: str) -> str:
     return f"{policy!r}: fairalloc computes the DRF policy's fair shares"
 
 
-def _rest_amounts(mapping, doc: Document, obj: str, field: str) -> dict[str, Decimal]:
-    if not isinstance(mapping, dict):
-        return {}
-    out = {}
-    for key, value in mapping.items():
-        name = _REST_NAMES.get(key)
-        if name is not None:  # resourceInformations repeats memory and vcores in another shape
-            out[name] = _number(value, doc, obj, f"{field}.{key}")
-    return out
-
-
 def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
     path = q.get("queueName")
     if not isinstance(path, str):
@@ -271,21 +268,21 @@ def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
     if isinstance(policy, str) and policy != "drf":
         notes.warn(doc, obj, "schedulingPolicy", _policy_said(policy) if children or path == "root" else _APPS)
     spec: dict = {}
-    guarantee = _rest_amounts(q.get("minResources"), doc, obj, "minResources")
+    guarantee = rest_amounts(q.get("minResources"), doc, obj, "minResources")
     if any(guarantee.values()):
         spec["guarantee"] = guarantee
     if q.get("maxResources"):
-        spec["limit"] = _rest_amounts(q.get("maxResources"), doc, obj, "maxResources")
+        spec["limit"] = rest_amounts(q.get("maxResources"), doc, obj, "maxResources")
     parent = path.rsplit(".", 1)[0] if "." in path else None
     group = None if parent in (None, "root") else parent
     if path == "root":
-        cluster = _rest_amounts(q.get("clusterResources"), doc, obj, "clusterResources")
+        cluster = rest_amounts(q.get("clusterResources"), doc, obj, "clusterResources")
         draft.offer_capacity(TOTALS, f"{doc.where}: {obj}: clusterResources", cluster)
     elif children:
         draft.groups[path] = {"parent": group, **spec}
     else:
-        usage = _rest_amounts(q.get("usedResources"), doc, obj, "usedResources")
-        demand = _rest_amounts(q.get("demandResources"), doc, obj, "demandResources") or usage
+        usage = rest_amounts(q.get("usedResources"), doc, obj, "usedResources")
+        demand = rest_amounts(q.get("demandResources"), doc, obj, "demandResources") or usage
         draft.users[path] = {"group": group, **spec}
         if any(demand.values()):
             draft.users[path]["request"] = demand
@@ -327,7 +324,7 @@ def _node_amounts(node: dict, doc: Document, obj: str, notes: Notes) -> dict[str
     ``resourceInformations``), else what it uses plus what it has free (older answers)."""
     if isinstance(node.get("totalResource"), dict):
         return _capacity(node["totalResource"], doc, obj, "totalResource", notes)
-    return {r: sum((_number(node.get(f, 0), doc, obj, f) for f in fs), Decimal(0)) for r, fs in _NODE_FIELDS.items()}
+    return {r: sum((number(node.get(f, 0), doc, obj, f) for f in fs), Decimal(0)) for r, fs in _NODE_FIELDS.items()}
 
 
 def _read_metrics(doc: Document, metrics: dict, draft: Draft, notes: Notes) -> None:
@@ -336,7 +333,7 @@ def _read_metrics(doc: Document, metrics: dict, draft: Draft, notes: Notes) -> N
     across = _capacity(metrics.get(field), doc, obj, field, notes)
     draft.offer_capacity(TOTALS, f"{doc.where}: {obj}: {field}", across)
     given = [k for k in _METRICS if metrics.get(k) is not None]
-    totals = {_METRICS[k]: _number(metrics[k], doc, obj, k) for k in given}
+    totals = {_METRICS[k]: number(metrics[k], doc, obj, k) for k in given}
     draft.offer_capacity(TOTALS, f"{doc.where}: {obj}: {', '.join(given)}", totals)
 
 
@@ -344,7 +341,7 @@ def _capacity(info, doc: Document, obj: str, field: str, notes: Notes) -> dict[s
     """A ``ResourceInfo`` as a capacity: ``memory`` and ``vCores``, and every other resource type
     its ``resourceInformations`` name (a GPU, ``yarn.io/gpu``), a count: one with a unit is warned
     about (fairalloc converts memory's only)."""
-    out = _rest_amounts(info, doc, obj, field)
+    out = rest_amounts(info, doc, obj, field)
     listed = (info.get("resourceInformations") or {}) if isinstance(info, dict) else {}
     entries = listed.get("resourceInformation") if isinstance(listed, dict) else None
     for entry in entries if isinstance(entries, list) else []:
@@ -355,23 +352,29 @@ def _capacity(info, doc: Document, obj: str, field: str, notes: Notes) -> dict[s
         if entry.get("units") not in (None, ""):
             notes.warn(doc, obj, at, f"counted in {entry['units']!r}: not converted, not read")
         else:
-            out[name] = _number(entry.get("value", 0), doc, obj, at)
+            out[name] = number(entry.get("value", 0), doc, obj, at)
     return out
 
 
-def _number(value, doc: Document, obj: str, field: str) -> Decimal:
-    try:
-        return Decimal(str(value))
-    except ArithmeticError:
-        raise ImportFailed(f"{doc.where}: {obj}: {field}: {value!r} is not a number") from None
-
-
 def convert(docs: list[Document], notes: Notes) -> Draft:
-    draft = Draft(SYSTEM, "yarn-fair", list(dict.fromkeys(d.file for d in docs)))
+    """The FairScheduler's files make a ``yarn-fair`` case, the Capacity Scheduler's (handed to
+    :mod:`fairalloc.io.importers.yarn_capacity`) a ``yarn-capacity`` one; not both at once."""
+    capacity = [d for d in docs if cs.properties(d) is not None or cs.is_capacity_rest(_scheduler_info(d) or {})]
+    fair = [d for d in docs if _is_allocations(d) or (_scheduler_info(d) or {}).get("type") == "fairScheduler"]
+    if capacity and fair:
+        raise ImportFailed(
+            f"{capacity[0].where} is the Capacity Scheduler's, {fair[0].where} the FairScheduler's: import them apart"
+        )
+    draft = Draft(SYSTEM, cs.POLICY if capacity else "yarn-fair", list(dict.fromkeys(d.file for d in docs)))
     for doc in docs:
         info = _scheduler_info(doc)
+        props = cs.properties(doc)
         if _is_allocations(doc):
             _read_allocations(doc, draft, notes)
+        elif props is not None:
+            cs.read_configuration(doc, props, draft, notes)
+        elif info is not None and cs.is_capacity_rest(info):
+            cs.read_rest(doc, info, draft, notes)
         elif info is not None:
             _read_rest(doc, info, draft, notes)
         elif (metrics := _metrics(doc)) is not None:
