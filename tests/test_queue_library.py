@@ -14,7 +14,7 @@ from fairalloc.core.errors import CaseError
 from fairalloc.core.tolerances import FEASIBILITY
 from fairalloc.testing import run_cli as run
 
-#: the mechanisms of issue 15: the principled ones and the five schedulers' policies
+#: the mechanisms of issues 15 and 34: the principled ones and the five schedulers' policies
 QUEUE_MECHANISMS = (
     "drf",
     "hdrf-fluid",
@@ -24,7 +24,12 @@ QUEUE_MECHANISMS = (
     "kueue",
     "mesos-drf",
     "yunikorn-fair",
+    "yarn-capacity",
+    "volcano-capacity",
 )
+#: the policies whose entitlement counts configured queues without a request: YARN's steady fair share, and
+#: Volcano's capacity plug-in with hierarchy (a configured deserved, models/volcano_capacity.py)
+STEADY = ("yarn-fair-steady", "volcano-capacity")
 #: the mechanisms that honour every guarantee, so refuse guarantees that do not fit together
 REFUSING = ("drf", "hdrf-fluid", "mesos-drf")
 QUEUE_CASES = [name for name in fairalloc.bundled_cases() if fairalloc.load_case(name).instance.queues is not None]
@@ -56,23 +61,29 @@ def test_every_queue_mechanism_solves_the_case_from_the_api(name):
         if not alloc.entitlement:  # an entitlement may promise beyond capacity (no_overcommit says so)
             assert (alloc.used <= inst.capacity * (1 + FEASIBILITY) + FEASIBILITY).all(), mechanism
         idle = ~(inst.demand > 0).any(axis=1)
-        if mechanism != "yarn-fair-steady":  # only the steady share counts queues without request
+        if mechanism not in STEADY:
             assert not alloc.bundles[idle].any(), (mechanism, "an inactive queue received something")
 
 
 @pytest.mark.parametrize("name", QUEUE_CASES[::7])  # a spread of the library: the CLI is one code path
 def test_every_queue_mechanism_solves_the_case_from_the_cli(capsys, name):
     inst = fairalloc.load_case(name).instance
-    mechanisms = ",".join(QUEUE_MECHANISMS)
+    solving = QUEUE_MECHANISMS
+    if _guarantees_exceed_capacity(inst):  # the refusal of the API test, as the CLI says it: one line, exit 2
+        solving = tuple(m for m in QUEUE_MECHANISMS if m not in REFUSING)
+        for mechanism in REFUSING:
+            code, out, err = run(capsys, "solve", name, "-m", mechanism)
+            assert code == 2 and err.count("\n") == 1 and "guarantee" in err, (mechanism, err)
+    mechanisms = ",".join(solving)
     code, out, err = run(capsys, "solve", name, "-m", mechanisms, "--format", "json")
     assert code == 0, err
     data = json.loads(out)
-    assert [d["mechanism"] for d in data] == list(QUEUE_MECHANISMS)
+    assert [d["mechanism"] for d in data] == list(solving)
     for d in data:
         assert set(d["users"]) == set(inst.users)
         for entry in d["users"].values():
             assert set(entry["allocation"]) == set(inst.resources)
     code, out, err = run(capsys, "solve", name, "-m", mechanisms)
     assert code == 0, err
-    assert len(re.findall(r"^queue\s+of request\s", out, re.M)) == len(QUEUE_MECHANISMS)
-    assert all(f"{m} on {name}" in out for m in QUEUE_MECHANISMS)
+    assert len(re.findall(r"^queue\s+of request\s", out, re.M)) == len(solving)
+    assert all(f"{m} on {name}" in out for m in solving)
