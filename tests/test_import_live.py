@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
 import threading
 import time
+import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -181,9 +183,12 @@ def _closed_port():
 def test_stdin_through_click_runner_input_is_the_file():
     """``curl -s .../ws/v1/cluster/scheduler | fairalloc import -``: the XML answer on stdin."""
     body = _file("yarn", "rest-scheduler", "scheduler.xml")
-    with pytest.warns(FairallocWarning, match="stdin: schedulerInfo: rootQueue: .* weight 1 assumed"):
+    with warnings.catch_warnings(record=True) as said:  # every warning of the import, none left to the log
+        warnings.simplefilter("always")
         result = CliRunner().invoke(cli, ["import", "-", "--format", "json"], input=body, obj={})
     assert result.exit_code == 0, result.output
+    assert all(w.category is FairallocWarning for w in said)
+    assert any(re.search("stdin: schedulerInfo: rootQueue: .* weight 1 assumed", str(w.message)) for w in said)
     data = json.loads(result.stdout)
     file_case, file_warnings = _gallery("yarn", "rest-scheduler")
     _same_case(data["case"], file_case)
