@@ -28,6 +28,10 @@ from fairalloc.core.errors import FairallocError, SolverError, UnknownNameError,
 from fairalloc.core.instance import Instance
 from fairalloc.core.tolerances import AGREEMENT, FEASIBILITY, NOISE
 
+#: seconds after which a test's subprocess, socket or server counts as hung: generous, since no test
+#: measures speed (``benchmarks/`` does) and a loaded machine may be many times slower than an idle one
+HANG = 600.0
+
 
 @st.composite
 def instances(

@@ -34,6 +34,7 @@ import yaml
 import fairalloc
 from fairalloc import CaseError, Instance
 from fairalloc.cli import main
+from fairalloc.testing import HANG
 
 # -- case texts -----------------------------------------------------------------------------------
 
@@ -379,7 +380,7 @@ def test_cli_rejects_bad_input_in_a_real_process(bad, tmp_path):
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG,
     )
     check_rejected(bad, fields, proc.returncode, proc.stdout, proc.stderr, tmp_path, before)
 

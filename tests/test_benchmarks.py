@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from fairalloc.testing import HANG
+
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted(p.name for p in (ROOT / "benchmarks").glob("bench_*.py"))
 
@@ -31,7 +33,7 @@ def test_every_benchmark_is_here():
 
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_a_benchmarks_help_runs(script):
-    proc = _run(f"benchmarks/{script}", "--help", timeout=120)
+    proc = _run(f"benchmarks/{script}", "--help", timeout=HANG)
     assert proc.returncode == 0, proc.stderr
     assert "usage:" in proc.stdout
 

@@ -17,7 +17,6 @@ import random
 import resource
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +27,7 @@ import fairalloc
 from fairalloc import CaseError, Instance, limits
 from fairalloc.cli import main
 from fairalloc.io.cases import parse_exact, read_yaml_file
+from fairalloc.testing import HANG
 
 EXPANDS = f"expands to more than {limits.MAX_YAML_NODES:,}"
 
@@ -249,7 +249,6 @@ SUBPROCESS = [
     "wide-range-fuzz-instance",
 ]
 MEMORY = 2 << 30
-SECONDS = 60
 
 
 def materialize(s: Hostile, directory: Path) -> str:
@@ -266,9 +265,8 @@ def materialize(s: Hostile, directory: Path) -> str:
     return str(path)
 
 
-def check(s: Hostile, path: str, code, out: str, err: str, seconds: float) -> None:
+def check(s: Hostile, path: str, code, out: str, err: str) -> None:
     where = f"[{s.id}] exit={code!r} stdout={out[:300]!r} stderr={err[:600]!r}"
-    assert seconds < SECONDS / 2, f"took {seconds:.1f} s; {where}"
     if s.problem is None:
         assert code == 0 and err == "", where
         return
@@ -286,11 +284,9 @@ def check(s: Hostile, path: str, code, out: str, err: str, seconds: float) -> No
 def test_solve_in_process(s, tmp_path, capsys):
     path = materialize(s, tmp_path)
     capsys.readouterr()
-    start = time.perf_counter()
-    code = main(["solve", path])
-    seconds = time.perf_counter() - start
+    code = main(["solve", path])  # a bomb that is not refused at once hangs: the suite's hang detection says so
     captured = capsys.readouterr()
-    check(s, path, code, captured.out if s.problem else "", captured.err, seconds)
+    check(s, path, code, captured.out if s.problem else "", captured.err)
 
 
 def _limits():
@@ -301,18 +297,17 @@ def _limits():
 def test_solve_in_a_real_process(s, tmp_path):
     path = materialize(s, tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
-    start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "fairalloc", "solve", path],
         capture_output=True,
         text=True,
-        timeout=SECONDS,
+        timeout=HANG,
         preexec_fn=_limits,
         env=env,
         cwd=tmp_path,
         check=False,
     )
-    check(s, path, proc.returncode, proc.stdout if s.problem else "", proc.stderr, time.perf_counter() - start)
+    check(s, path, proc.returncode, proc.stdout if s.problem else "", proc.stderr)
 
 
 # -- the pieces, through the Python API ------------------------------------------------------------
@@ -335,13 +330,11 @@ def test_solve_in_a_real_process(s, tmp_path):
     ],
 )
 def test_parse_exact_is_bounded(text, problem):
-    start = time.perf_counter()
-    if problem is None:
+    if problem is None:  # a digit string parsed in quadratic time would hang: the hang detection says so
         parse_exact(text, "x")
     else:
         with pytest.raises(CaseError, match=f"^x: .*{problem}"):
             parse_exact(text, "x")
-    assert time.perf_counter() - start < 1
 
 
 def test_the_python_api_refuses_magnitudes_and_ratios():
@@ -359,9 +352,8 @@ def test_the_python_api_refuses_magnitudes_and_ratios():
 def test_a_million_users_are_still_checked_in_one_pass():
     rng = np.random.default_rng(0)
     D = rng.uniform(0.1, 1, size=(1_000_000, 3))
-    start = time.perf_counter()
-    Instance.from_arrays([1e6, 1e6, 1e6], D)
-    assert time.perf_counter() - start < 10
+    inst = Instance.from_arrays([1e6, 1e6, 1e6], D)  # one vectorised pass; its speed is benchmarks/' to measure
+    assert inst.n == 1_000_000
 
 
 def test_nesting_at_the_limit_is_read_and_one_deeper_is_not(tmp_path):

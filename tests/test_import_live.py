@@ -37,7 +37,7 @@ from fairalloc.core.errors import FairallocWarning
 from fairalloc.io.cases import parse_case
 from fairalloc.io.importers import import_files
 from fairalloc.io.importers.live import Connection, Live
-from fairalloc.testing import run_cli
+from fairalloc.testing import HANG, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 GALLERY = ROOT / "cases" / "imported"
@@ -211,7 +211,7 @@ def test_stdin_through_a_real_pipe_a_kubectl_list_mixed_with_files(tmp_path):
         text=True,
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=120,
+        timeout=HANG,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
@@ -229,7 +229,7 @@ def test_empty_stdin_is_one_line(tmp_path):
         text=True,
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=120,
+        timeout=HANG,
     )
     assert (proc.returncode, proc.stderr) == (2, "fairalloc: stdin: empty (nothing to import)\n")
     assert not (tmp_path / "x.yaml").exists()
@@ -390,7 +390,7 @@ def certificate(tmp_path_factory):
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
          "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True, timeout=120,
+        check=True, capture_output=True, timeout=HANG,
     )  # fmt: skip
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
@@ -611,6 +611,6 @@ def test_no_kubernetes_or_urllib3_at_cli_import():
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=120,
+        timeout=HANG,
     )
     assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stdout + proc.stderr

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from fairalloc.testing import HANG
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "paper_examples"
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -19,7 +21,7 @@ def run(script: str, out: Path) -> subprocess.CompletedProcess:
         [sys.executable, str(EXAMPLES / script), "--out", str(out), "--quick"],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG,
     )
     assert proc.returncode == 0, proc.stderr
     return proc
@@ -68,6 +70,6 @@ def test_mfs_hadoop_files_and_claims(tmp_path):
 @pytest.mark.parametrize("script", ["drf_nsdi11_experiments.py", "mfs_hadoop.py"])
 def test_help(script):
     proc = subprocess.run(
-        [sys.executable, str(EXAMPLES / script), "--help"], capture_output=True, text=True, timeout=60
+        [sys.executable, str(EXAMPLES / script), "--help"], capture_output=True, text=True, timeout=HANG
     )
     assert proc.returncode == 0 and "--quick" in proc.stdout and "--out" in proc.stdout

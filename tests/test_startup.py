@@ -23,6 +23,7 @@ import pytest
 import fairalloc
 from fairalloc.cli import COMMANDS, cli
 from fairalloc.core import registry
+from fairalloc.testing import HANG
 
 ROOT = Path(__file__).resolve().parent.parent
 #: packages no start-up of the command line or of a DRF solve needs
@@ -48,7 +49,7 @@ def modules_after(tmp_path: Path, setup: str) -> set[str]:
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG,
     )
     assert proc.returncode == 0, proc.stderr
     return set(json.loads(out.read_text()))
@@ -145,7 +146,7 @@ def test_help_lists_what_the_loaded_commands_say(tmp_path):
     """``--help`` from the table (a fresh process) is ``--help`` with every command imported."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     fresh = subprocess.run(
-        [sys.executable, "-m", "fairalloc", "--help"], env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "fairalloc", "--help"], env=env, capture_output=True, text=True, timeout=HANG
     )
     assert fresh.returncode == 0, fresh.stderr
     for name in COMMANDS:
@@ -173,7 +174,7 @@ def test_the_mechanism_table_is_what_the_modules_register(tmp_path):
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG,
     )
     assert proc.returncode == 0, proc.stderr
     registered = json.loads(proc.stdout)
