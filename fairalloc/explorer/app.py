@@ -17,7 +17,8 @@ against, because any web page the user visits can send requests to a server on t
   (503 beyond), and no request holds a lock another needs while it computes.
 
 Every error is one JSON object ``{"error": "one line"}``: 400 for a client's mistake (the field it
-names first), 403, 404, 405, 413, 415 for what their names say, 409 for a request a newer edit of
+names first), 403, 404, 405, 413, 415 for what their names say (and 414, 431 and a request that
+cannot be parsed, 400, from :mod:`fairalloc.explorer.server`, in the same form), 409 for a request a newer edit of
 its page superseded (:data:`ROUND_HEADER`), 503 when the server is busy or a request passed its
 time limit, 500 only for a bug.  Every answer is standard JSON (no ``NaN``).
 

@@ -22,6 +22,7 @@ line, with the explorer's security headers.
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 
@@ -98,6 +99,7 @@ class JSONErrorTask(ErrorTask):
         self.response_headers.append(("Content-Type", "application/json"))
         self.response_headers.extend(SECURITY_HEADERS.items())
         self.set_close_on_finish()
+        self.channel.refused = True
         self.content_length = len(body)
         self.write(body)
 
@@ -113,8 +115,37 @@ def _reason(error) -> str:
 
 
 class Channel(HTTPChannel):
+    """Waitress's connection, which after refusing a request closes gently: it stops sending and
+    reads on, dropping what the client still sends, until the client closes or the read deadline.
+    Closed with the rest of an oversize request unread, the connection would be reset, and the
+    client would lose the answer."""
+
     parser_class = Parser
     error_task_class = JSONErrorTask
+    #: a request was refused (the answer is the last): close gently
+    refused = False
+    #: when it stopped sending, reading on; None until then
+    draining_since: float | None = None
+
+    def handle_close(self):
+        if not self.refused or self.draining_since is not None or not self.connected:
+            return super().handle_close()
+        try:
+            self.socket.shutdown(socket.SHUT_WR)
+        except OSError:
+            return super().handle_close()
+        self.draining_since = time.time()
+        self.will_close = False
+        return None
+
+    def readable(self):
+        return self.draining_since is not None or super().readable()
+
+    def handle_read(self):
+        if self.draining_since is None:
+            return super().handle_read()
+        self.recv(self.adj.recv_bytes)  # dropped; at its end (or a reset) wasyncore calls handle_close
+        return None
 
 
 class ExplorerServer(TcpWSGIServer):
@@ -146,13 +177,16 @@ class ExplorerServer(TcpWSGIServer):
         self.port = int(self.effective_port)  # waitress keeps it as text
 
     def maintenance(self, now):
-        """Close connections silent too long, and those whose request has not arrived whole within
-        ``EXPLORER_READ_SECONDS`` of its first byte (however slowly it keeps coming)."""
+        """Close connections silent too long, those whose request has not arrived whole within
+        ``EXPLORER_READ_SECONDS`` of its first byte (however slowly it keeps coming), and those
+        still sending a refused request that long after the answer."""
         super().maintenance(now)
         cutoff = now - EXPLORER_READ_SECONDS
         for channel in list(self.active_channels.values()):
             request = channel.request
             if request is not None and not request.completed and request.started < cutoff:
+                channel.will_close = True
+            if channel.draining_since is not None and channel.draining_since < cutoff:
                 channel.will_close = True
 
     def serve_forever(self) -> None:
