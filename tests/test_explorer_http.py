@@ -142,6 +142,14 @@ def test_slow_body_is_cut_off(port):
     assert sent <= EXPLORER_READ_SECONDS + 5
 
 
+def test_a_silent_connection_is_closed(port):
+    """A connection that sends nothing is closed after EXPLORER_IDLE_SECONDS (15 s) and the sweep."""
+    with _connect(port) as sock:
+        start = time.monotonic()
+        assert sock.recv(1) == b""  # the socket's timeout (HANG) fails the test on a hang
+    assert time.monotonic() - start < HANG
+
+
 def test_half_open_connections_leave_requests_answered(port):
     """200 connections that sent nothing or half a request: they hold no worker (the server reads
     every connection in one thread, and only complete requests reach its threads), so a real
