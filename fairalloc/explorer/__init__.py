@@ -4,7 +4,8 @@ any mechanism, check its properties, probe its manipulability and play back dyna
 * :mod:`~fairalloc.explorer.form`: the page's form of a case and back, every field kept;
 * :mod:`~fairalloc.explorer.views`: what the page shows, one function of its request each;
 * :mod:`~fairalloc.explorer.workers`: the worker processes that compute under time limits;
-* :mod:`~fairalloc.explorer.app`: the web server, its API and its guards (``docs/explorer.md``);
+* :mod:`~fairalloc.explorer.app`: the web app, its API and its guards (``docs/explorer.md``);
+* :mod:`~fairalloc.explorer.server`: the HTTP server (waitress) and its bounds on connections;
 * :mod:`~fairalloc.explorer.docs`: the documentation pages and the chart library it serves;
 * ``static/``: the page (HTML, CSS and JavaScript; charts drawn in the browser by plotly.js).
 
@@ -41,19 +42,21 @@ def _listening_socket(host: str, port: int):
 
 
 def make_server(case: str | None, host: str = "127.0.0.1", port: int = 8050, allow_hosts: tuple[str, ...] = ()):
-    """A werkzeug server of the explorer bound to ``host:port`` (port 0: any free port), not yet
-    serving; its app answers to the address it is bound to."""
+    """The explorer's server (:class:`~fairalloc.explorer.server.ExplorerServer`, waitress) bound to
+    ``host:port`` (port 0: any free port), not yet serving; its app answers to the address it is
+    bound to.  ``serve_forever()`` serves, ``shutdown()`` stops it, ``server_close()`` frees it."""
     import logging
 
-    from werkzeug.serving import make_server as werkzeug_server
+    from fairalloc.explorer.server import ExplorerServer
 
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # a line per request drowns what matters
+    logging.getLogger("waitress").setLevel(logging.ERROR)  # a refused connection is not the user's news
     app = create_app(case, host=host, allow_hosts=allow_hosts)
     sock = _listening_socket(host, port)
     try:
-        server = werkzeug_server(host, port, app, threaded=True, fd=sock.fileno())
-    finally:
-        sock.close()  # the server holds its own duplicate of the socket
+        server = ExplorerServer(app, sock)
+    except BaseException:
+        sock.close()
+        raise
     app.config["FAIRALLOC_GUARD"].port = server.port
     return server
 

@@ -3,7 +3,8 @@
 The server keeps no state of its own: every answer is a function of its request.  What it guards
 against, because any web page the user visits can send requests to a server on their machine:
 
-* **other sites.**  A request whose ``Host`` is not the explorer's own address (DNS rebinding: a
+* **other sites.**  A request whose ``Host``, or whose target's authority when it names one
+  (``GET http://host/``), is not the explorer's own address (DNS rebinding: a
   site's name pointed at 127.0.0.1) or whose ``Origin`` is another site's is refused (403);
   ``POST`` bodies must be JSON (``Content-Type: application/json``, 415 otherwise), which a page
   of another site cannot send without the browser asking first, and the server never allows it.
@@ -16,7 +17,8 @@ against, because any web page the user visits can send requests to a server on t
   (503 beyond), and no request holds a lock another needs while it computes.
 
 Every error is one JSON object ``{"error": "one line"}``: 400 for a client's mistake (the field it
-names first), 403, 404, 405, 413, 415 for what their names say, 409 for a request a newer edit of
+names first), 403, 404, 405, 413, 415 for what their names say (and 414, 431 and a request that
+cannot be parsed, 400, from :mod:`fairalloc.explorer.server`, in the same form), 409 for a request a newer edit of
 its page superseded (:data:`ROUND_HEADER`), 503 when the server is busy or a request passed its
 time limit, 500 only for a bug.  Every answer is standard JSON (no ``NaN``).
 
@@ -50,11 +52,12 @@ from fairalloc.core.limits import (
     EXPLORER_SLOW_SECONDS,
     EXPLORER_SLOW_WORKERS,
     EXPLORER_WAIT_SECONDS,
+    MAX_EXPLORER_UPLOAD_NODES,
     MAX_REQUEST_BYTES,
     MAX_REQUEST_DEPTH,
 )
 from fairalloc.explorer import workers
-from fairalloc.explorer.form import case_mapping, page_form
+from fairalloc.explorer.form import case_mapping, check_table_size, page_form
 from fairalloc.io.cases import Case, bundled_cases, load_bundled, load_case, parse_case, read_yaml_text
 
 STATIC = Path(__file__).with_name("static")
@@ -207,6 +210,17 @@ class Guard:
                 return False
         return False
 
+    def target_ok(self, target: str) -> bool:
+        """A request target in absolute form (``GET http://host:port/path``, which a server may
+        prefer to the ``Host`` header) names an address this explorer answers to."""
+        try:
+            parts = urlsplit(target)
+        except ValueError:
+            return False
+        if not parts.scheme and not target.startswith("//"):
+            return True  # the usual form, a path: the Host header says where it was sent
+        return parts.scheme in ("http", "") and self.host_ok(parts.netloc)
+
     def origin_ok(self, origin: str | None) -> bool:
         if origin is None:
             return True  # not a browser's cross-site request (those always say where they come from)
@@ -223,10 +237,78 @@ def upload_form(body: dict) -> dict:
         raise FairallocError("request: give the file's 'text' and its 'filename' as strings")
     where = Path(name).name or "uploaded.yaml"
     try:
+        upload_bounds(text, where)
+    except CaseError as exc:
+        raise RequestError(f"{where}: {one_line(exc)}", 400) from None
+    try:
         case = parse_case(read_yaml_text(text, where), where)
-        return {"valid": True, "case": page_form(case)}
+        form = page_form(case)
+        for table in ("resources", "users", "groups"):  # an alias can hide a table from the count above
+            check_table_size(table, len(form[table]))
+        return {"valid": True, "case": form}
     except CaseError as exc:
         return {"valid": False, "error": one_line(exc)}
+
+
+def upload_bounds(text: str, where: str) -> None:
+    """Refuse a case file too large for the explorer before it is read (a :class:`CaseError`, without
+    the file's name): its YAML nodes (aliases expanded, ``MAX_EXPLORER_UPLOAD_NODES``) and its
+    top-level resources, users and groups (``MAX_EXPLORER_USERS`` and so on), counted from the
+    parser's events in one pass that stops at the first bound passed.  Text that is not YAML is
+    left to the reader, which says why."""
+    import yaml
+
+    from fairalloc.io.cases import CaseLoader
+
+    nodes = 0
+    sizes: dict[str, int] = {}  # an anchor's nodes, which each alias to it repeats
+    stack: list[_Open] = []
+    try:
+        for event in yaml.parse(text, Loader=CaseLoader):
+            if isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent, yaml.CollectionStartEvent)):
+                nodes += sizes.get(event.anchor or "", 1) if isinstance(event, yaml.AliasEvent) else 1
+                table = stack[-1].child(event, len(stack) == 1) if stack else None
+                if nodes > MAX_EXPLORER_UPLOAD_NODES:
+                    raise CaseError(
+                        f"{_where(event)}more than {MAX_EXPLORER_UPLOAD_NODES:,} "
+                        f"YAML nodes (fairalloc.core.limits.MAX_EXPLORER_UPLOAD_NODES); use the command line "
+                        f"for larger cases"
+                    )
+            if isinstance(event, yaml.ScalarEvent) and event.anchor:
+                sizes[event.anchor] = 1
+            elif isinstance(event, yaml.CollectionStartEvent):
+                stack.append(_Open(nodes - 1, event.anchor, table, isinstance(event, yaml.MappingStartEvent)))
+            elif isinstance(event, yaml.CollectionEndEvent):
+                done = stack.pop()
+                if done.anchor:
+                    sizes[done.anchor] = nodes - done.start
+                if done.table:
+                    check_table_size(done.table, done.children // 2 if done.mapping else done.children)
+    except yaml.YAMLError:
+        return
+
+
+def _where(event) -> str:
+    return f"line {event.start_mark.line + 1}: " if event.start_mark is not None else ""
+
+
+class _Open:
+    """A collection of :func:`upload_bounds` not yet closed: where it started, its anchor, its
+    children so far, and the table it is the value of (``users: ...`` at the top level)."""
+
+    def __init__(self, start: int, anchor: str | None, table: str | None, mapping: bool):
+        self.start, self.anchor, self.table, self.mapping = start, anchor, table, mapping
+        self.children, self.key = 0, None
+
+    def child(self, event, top: bool) -> str | None:
+        """Count a node; at the top level, the table a value opens (after its key, kept here)."""
+        self.children += 1
+        if not (top and self.mapping):
+            return None
+        if self.children % 2 == 1:
+            self.key = getattr(event, "value", None)
+            return None
+        return self.key if self.key in ("resources", "users", "groups") else None
 
 
 def yaml_text(body: dict) -> tuple[str, str]:
@@ -357,6 +439,9 @@ def _guard(app, guard: Guard) -> None:
     def who_asks():
         if not guard.host_ok(request.host):
             return _error(f"request: this explorer does not answer to host {request.host!r}", 403)
+        target = request.environ.get("REQUEST_URI") or request.environ.get("RAW_URI") or "/"
+        if not guard.target_ok(target):
+            return _error(f"request: this explorer does not answer to {one_line(target, 100)!r}", 403)
         if not guard.origin_ok(request.headers.get("Origin")):
             return _error(f"request: this explorer does not answer to pages of {request.headers['Origin']!r}", 403)
         if request.headers.get("Sec-Fetch-Site") == "cross-site":

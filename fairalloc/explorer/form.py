@@ -64,6 +64,16 @@ _TABLES = {
 }
 
 
+def check_table_size(table: str, count: int) -> None:
+    """Refuse ``count`` rows of ``table`` (resources, users, groups) beyond the explorer's limit."""
+    limit = _TABLES[table][1]
+    if count > limit:
+        raise CaseError(
+            f"{table}: the explorer takes at most {limit} {table} (got {count}; "
+            f"fairalloc.core.limits.MAX_EXPLORER_{table.upper()}); use the command line for larger cases"
+        )
+
+
 # -- a case -> its form ----------------------------------------------------------------------------
 def page_form(case: Case) -> dict[str, Any]:
     """The form of a loaded case: its file's fields as written (validated, names as text)."""
@@ -102,14 +112,10 @@ def _compact(value: Any) -> Any:
 
 def _rows(form: dict, table: str) -> list[dict]:
     rows = form.get(table) if table != "groups" else (form.get(table) or [])
-    fields, limit = _TABLES[table]
+    fields = _TABLES[table][0]
     if not isinstance(rows, list):
         raise CaseError(f"{table}: expected a list of rows (got {excerpt(rows)})")
-    if len(rows) > limit:
-        raise CaseError(
-            f"{table}: the explorer takes at most {limit} {table} (got {len(rows)}; "
-            f"fairalloc.core.limits.MAX_EXPLORER_{table.upper()}); use the command line for larger cases"
-        )
+    check_table_size(table, len(rows))
     for k, row in enumerate(rows):
         if not isinstance(row, dict):
             raise CaseError(f"{table}[{k}]: expected an object with a name (got {excerpt(row)})")
