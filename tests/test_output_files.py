@@ -242,3 +242,31 @@ def test_the_suffix_ends_the_temporary_name(tmp_path, section_4_1):
     plot_frontier(frontier(section_4_1, [0, "inf"], references=["drf"]), tmp_path / "frontier.svg")
     assert (tmp_path / "frontier.svg").read_text().lstrip().startswith("<?xml")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.svg", "frontier.svg"]
+
+
+def test_the_data_is_synced_before_the_rename_and_the_folder_after(tmp_path, monkeypatch):
+    """The order that makes a power cut safe: fsync of the file, the rename, fsync of the folder."""
+    import fairalloc.core.files as files
+
+    calls = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        calls.append(("fsync", "folder" if stat.S_ISDIR(os.fstat(fd).st_mode) else os.fstat(fd).st_size))
+        real_fsync(fd)
+
+    def replace(src, dst) -> None:
+        calls.append(("replace", Path(dst).name))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(files.os, "fsync", fsync)
+    monkeypatch.setattr(files.os, "replace", replace)
+    write_atomically(tmp_path / "out.txt", lambda tmp: tmp.write_text("12345"))
+    assert calls == [("fsync", 5), ("replace", "out.txt"), ("fsync", "folder")]
+
+
+def test_a_target_of_the_longest_name_still_gets_a_temporary_file(tmp_path):
+    """The temporary name holds at most 100 characters of the target's: 255 is the usual limit."""
+    target = tmp_path / ("n" * 250 + ".yaml")
+    write_atomically(target, lambda tmp: tmp.write_text("x"))
+    assert target.read_text() == "x" and [p.name for p in tmp_path.iterdir()] == [target.name]
