@@ -23,6 +23,9 @@ file fails at once instead of appending duplicates.
 
 Every returned result, new or read back from the file, has been through one JSON round trip.
 A resumed sweep therefore returns exactly what an uninterrupted one returns.
+
+The results file is this append stream, not rewritten whole (:func:`fairalloc.core.files.write_atomically`
+writes every other file): it is the user's own path, opened as given.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ import numpy as np
 
 from fairalloc.core import limits
 from fairalloc.core.errors import FairallocError, excerpt, one_line
+from fairalloc.core.files import fsync_directory
 
 __all__ = ["TrialError", "demo_followup", "demo_trial", "read_results", "run_sweep"]
 
@@ -230,7 +234,7 @@ class _SweepFile:
                 _write_all(self.fd, _header_bytes(header))
             os.fsync(self.fd)
             if found is None:
-                self._fsync_directory()
+                fsync_directory(os.path.dirname(os.path.abspath(self.path)))
         except BaseException:
             os.close(self.fd)
             raise
@@ -246,14 +250,6 @@ class _SweepFile:
             raise FairallocError(f"{self.path}: another sweep is writing to this file") from None
         except OSError:  # a file system without locks
             pass
-
-    def _fsync_directory(self) -> None:
-        with contextlib.suppress(OSError, AttributeError):
-            dfd = os.open(os.path.dirname(os.path.abspath(self.path)), os.O_RDONLY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
 
     def append(self, lines: list[str]) -> None:
         if lines:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from fairalloc.analysis.properties import (
     PropertyResult,
@@ -32,6 +33,7 @@ from fairalloc.analysis.properties import (
 from fairalloc.core import limits
 from fairalloc.core.allocation import Allocation
 from fairalloc.core.errors import FairallocError, unknown
+from fairalloc.core.files import write_atomically
 from fairalloc.core.instance import Instance
 from fairalloc.core.registry import Mechanism
 
@@ -160,7 +162,8 @@ def plot_frontier(points: list[Point], target=None, *, current: Point | None = N
     """Efficiency (sum of dominant shares) against fairness (smallest weighted dominant share,
     and Jain's index): the alpha points joined in order, the reference mechanisms marked.
 
-    ``target``: a file name (``.png``, ``.svg``, ``.pdf``) or None for the matplotlib figure.
+    ``target``: a file name (``.png``, ``.svg``, ``.pdf``; written whole or not at all) or None
+    for the matplotlib figure.
     """
     from matplotlib.figure import Figure  # no pyplot: no global state, safe in the explorer's threads
 
@@ -219,7 +222,8 @@ def plot_frontier(points: list[Point], target=None, *, current: Point | None = N
         fig.suptitle(title)
     if target is None:
         return fig
-    fig.savefig(target)
+    target = Path(target)
+    write_atomically(target, fig.savefig, suffix=target.suffix)  # the format is read from the suffix
     return target
 
 

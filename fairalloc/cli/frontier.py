@@ -23,7 +23,6 @@ from fairalloc.cli.options import (
 from fairalloc.cli.render import emit, json_doc, mark
 from fairalloc.core.allocation import _fmt
 from fairalloc.core.errors import FairallocError, quoted
-from fairalloc.core.files import write_atomically
 
 
 @click.command()
@@ -107,12 +106,8 @@ def tradeoff(case, alphas, on, references, property, budget, method, plot_file, 
             budget=budget,
             progress=lambda p: bar.update(),
         )
-    if plot_file is not None:  # nothing half-written
-        write_atomically(
-            plot_file,
-            lambda tmp: plot_frontier(points, tmp, title=f"{loaded.instance.name}: fairness / efficiency"),
-            suffix=plot_file.suffix,
-        )
+    if plot_file is not None:  # written whole or not at all
+        plot_frontier(points, plot_file, title=f"{loaded.instance.name}: fairness / efficiency")
     if fmt == "json":
         emit(json_doc([p.to_dict() for p in points]))
         return

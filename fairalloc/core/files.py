@@ -1,12 +1,21 @@
 """Files fairalloc writes: whole or not at all.
 
 Every file a command or :meth:`fairalloc.core.backends.Program.write` writes goes through
-:func:`write_atomically`, so a failed write (a full disk, an error half-way through a figure)
-never leaves a half-written file under the name the user gave.
+:func:`write_atomically`: a fresh temporary file beside the target, created exclusively (never
+through a link planted there), written, flushed to disk, then renamed over the target. A failed
+write (a full disk, an error half-way through a figure), a ``kill -9`` or a power cut never leaves
+a half-written file under the name the user gave, and of two processes writing the same name the
+last rename wins whole.  What a kill can leave is the hidden temporary file, ``.NAME.*.part``.
+
+Sweep results (:mod:`fairalloc.analysis.sweep`) are the one other writer: an append stream,
+locked, each line synced, a cut-short last line dropped on resume.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,17 +23,55 @@ from fairalloc.core.errors import FairallocError, shown
 
 
 def write_atomically(path: Path | str, write: Callable[[Path], object], suffix: str = "") -> None:
-    """``write(tmp)`` then rename ``tmp`` to ``path``; on failure ``tmp`` is removed and an
-    :class:`OSError` becomes one :class:`~fairalloc.core.errors.FairallocError` line naming ``path``.
+    """``write(tmp)`` to a fresh temporary file, sync it, then rename it to ``path``; on failure
+    ``tmp`` is removed, ``path`` is untouched and an :class:`OSError` becomes one
+    :class:`~fairalloc.core.errors.FairallocError` line naming ``path``.
     ``suffix``: kept at the end of the temporary name (a figure's format is read from it)."""
     path = Path(path)
-    tmp = path.with_name(path.name + ".part" + suffix)
     try:
-        write(tmp)
-        tmp.replace(path)
+        # O_CREAT | O_EXCL under a random name: a link planted at a guessable name is never followed;
+        # the name is cut so that a target of the longest allowed name still has a temporary name
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:100]}.", suffix=".part" + suffix)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    tmp = Path(name)
+    try:
+        try:
+            write(tmp)  # callers write by path (write_text, savefig, writeLP): the same file as fd
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a new file is 0666 less the umask
+            os.fsync(fd)  # the data is on disk before the name points at it
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        raise FairallocError(f"{shown(path)}: cannot write ({exc.strerror or exc})") from None
+        raise _cannot_write(path, exc) from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    fsync_directory(path.parent)  # the rename itself survives a power cut
+
+
+def fsync_directory(folder: Path | str) -> None:
+    """Sync ``folder``'s entries to disk where the platform allows (not on Windows)."""
+    with contextlib.suppress(OSError, AttributeError):
+        dfd = os.open(os.path.abspath(folder), os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+def _umask() -> int:
+    """The process's umask: read from ``/proc`` where it is (Linux), so no other thread ever
+    creates a file under a changed umask; else set and restored."""
+    with contextlib.suppress(OSError, ValueError, StopIteration):
+        status = Path("/proc/self/status").read_text(encoding="ascii")
+        return int(next(line for line in status.splitlines() if line.startswith("Umask:")).split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _cannot_write(path: Path, exc: OSError) -> FairallocError:
+    return FairallocError(f"{shown(path)}: cannot write ({exc.strerror or exc})")
