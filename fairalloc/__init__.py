@@ -77,20 +77,26 @@ def __getattr__(name: str) -> Any:
 
 
 def solve(instance: Instance, mechanism: str | Mechanism = "drf", method: str = "auto") -> Allocation:
-    """Allocate ``instance`` (an :class:`Instance` or a loaded case) with a registered mechanism.
+    """Allocate ``instance`` with a registered mechanism.
 
-    ``method``: ``"auto"`` (the fast path where one exists), ``"program"`` or ``"fast"``.
+    ``instance``: an :class:`Instance`, a loaded case, or a case mapping (``{"resources": ...,
+    "users": ...}``, read by :func:`parse_case` as a YAML file is).  ``method``: ``"auto"`` (the
+    fast path where one exists), ``"program"`` or ``"fast"``.  An argument of the wrong type is a
+    ``TypeError`` naming it; a value of the right type that cannot be used, a :class:`CaseError`.
     """
     from fairalloc.core.registry import get
+    from fairalloc.io.cases import as_instance
 
-    return get(mechanism).allocate(getattr(instance, "instance", instance), method)
+    return get(mechanism).allocate(as_instance(instance), method)
 
 
 def program(instance: Instance, mechanism: str | Mechanism = "drf") -> Program:
-    """The declarative program of ``mechanism`` on ``instance`` (inspect, export, then solve)."""
+    """The declarative program of ``mechanism`` on ``instance`` (as :func:`solve` takes it:
+    inspect, export, then solve)."""
     from fairalloc.core.registry import get
+    from fairalloc.io.cases import as_instance
 
-    return get(mechanism).program(getattr(instance, "instance", instance))
+    return get(mechanism).program(as_instance(instance))
 
 
 __all__ = [

@@ -749,8 +749,10 @@ def allocator(mechanism: Mechanism, method: str = "auto") -> Allocate:
 
 
 def _instance_of(instance: Instance | Case) -> Instance:
-    """The instance itself, or a loaded case's."""
-    return instance if isinstance(instance, Instance) else instance.instance
+    """The instance itself, a loaded case's, or a case mapping's (a TypeError naming ``instance`` else)."""
+    from fairalloc.io.cases import as_instance
+
+    return as_instance(instance)
 
 
 def check_property(

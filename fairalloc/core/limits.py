@@ -19,6 +19,10 @@ MAX_EXCERPT = 60
 #: characters of a resource, user, group or variant name; a longer name, or one that is not
 #: printable text on one line (a newline, a NUL), is refused (names appear in every message)
 MAX_NAME_CHARS = 200
+#: groups above any group of a hierarchy (H-DRF groups, cohorts, parent queues, roles): the
+#: policies walk their trees recursively, as the schedulers they model do; a deeper tree is
+#: refused when the case, the instance or the queue tree is built
+MAX_TREE_DEPTH = 64
 #: users x resources x (1 + variants) of a case file: the demands fairalloc builds as dense arrays
 #: (a few hundred bytes can name 100,000 users and 100,000 resources); a larger case is refused
 #: before any array is built (instances built in Python are not bounded)
