@@ -1,6 +1,8 @@
 """Deep and wide trees: a hierarchy deeper than ``MAX_TREE_DEPTH`` (groups, Kueue cohorts, an
 instance's groups, a :class:`Queues` built in Python) is refused with one error naming the limit,
 before any policy walks it recursively; a tree at the limit is allocated.  Never a RecursionError.
+Sizes a policy cannot allocate fast (``MAX_FLUID_USERS``, ``MAX_KUEUE_COHORT_QUEUES``) are refused
+before any work: never a hang, never a MemoryError.
 
 The timeouts only detect a hang (a refusal comes before any work); nothing asserts elapsed time.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import fairalloc
@@ -108,3 +111,51 @@ def test_queues_built_in_python_are_refused_when_too_deep():
 def test_the_depth_limit_is_documented():
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     assert f"| `{DEPTH}` | {limits.MAX_TREE_DEPTH} |" in readme
+
+
+def _queues_instance(n: int, groups: int) -> fairalloc.Instance:
+    """``n`` queues with small requests on <3n CPU, 2n GB>, spread over ``groups`` groups (0: flat)."""
+    nodes: dict[str, dict[str, object]] = {f"g{k}": {} for k in range(groups)}
+    for i in range(n):
+        nodes[f"q{i}"] = {"parent": f"g{i % groups}"} if groups else {}
+    queues = Queues.build(["cpu", "mem"], nodes, [f"g{k}" for k in range(groups)])
+    demand = np.array([[1 + i % 7, 1 + i % 5] for i in range(n)], dtype=float)
+    users = [f"q{i}" for i in range(n)]
+    return fairalloc.Instance([3.0 * n, 2.0 * n], demand, users=users, max_tasks=np.ones(n), queues=queues)
+
+
+@pytest.mark.timeout(120)
+def test_one_group_of_5000_queues_under_hdrf_fluid_is_refused_naming_the_limit():
+    with pytest.raises(CaseError, match="users: 5,000 users .*hdrf-fluid allocates at most 3,000.*MAX_FLUID_USERS"):
+        fairalloc.solve(_queues_instance(5000, 1), "hdrf-fluid")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    "policy, groups, limit",
+    [
+        ("hdrf-fluid", 0, "MAX_FLUID_USERS"),
+        ("hdrf-fluid", 100, "MAX_FLUID_USERS"),
+        ("kueue", 100, "MAX_KUEUE_COHORT_QUEUES"),
+    ],
+)
+def test_one_queue_above_each_size_limit_is_refused(policy, groups, limit):
+    with pytest.raises(CaseError, match=f"at most {getattr(limits, limit):,} .*{limit}"):
+        fairalloc.solve(_queues_instance(getattr(limits, limit) + 1, groups), policy)
+
+
+@pytest.mark.timeout(120)
+def test_kueue_without_cohorts_is_not_bound_by_the_cohort_limit():
+    """Flat, Kueue's fill is fast, so the limit applies to cases with cohorts only.  Without any
+    nominalQuota every queue's quota is 0 and Kueue admits nothing: all zero, as by hand."""
+    alloc = fairalloc.solve(_queues_instance(limits.MAX_KUEUE_COHORT_QUEUES + 1, 0), "kueue")
+    assert alloc.tasks.tolist() == [0.0] * (limits.MAX_KUEUE_COHORT_QUEUES + 1)
+
+
+def test_explain_shows_a_refused_contrast_as_not_available():
+    """explain contrasts every policy with hdrf-fluid: over its limit, that column is absent, and
+    the explanation under drf is still given."""
+    from fairalloc.analysis.explain import _contrast
+
+    inst = _queues_instance(limits.MAX_FLUID_USERS + 1, 0)
+    assert _contrast("hdrf-fluid", inst, "auto") is None

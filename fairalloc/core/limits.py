@@ -163,6 +163,14 @@ MAX_HDRF_LAUNCHES = 50_000_000
 #: decisions of the H-DRF descent (a descent from the root launching one task or one batch;
 #: about 30 microseconds each): users alternating on tiny tasks are refused at this many (about 10 s)
 MAX_HDRF_DECISIONS = 300_000
+#: queues of a Kueue case with cohorts (``kueue``): its fair-sharing fill is quadratic in them when
+#: they share cohorts (measured 6 to 21 s at 5,000 queues in 100 cohorts, on a loaded machine the
+#: latter, 25 s at 10,000; flat, 10,000 take under a second); more are refused before the fill
+MAX_KUEUE_COHORT_QUEUES = 3_000
+#: users (queues) of the fluid H-DRF (``hdrf-fluid``): its curves hold every leaf's task count at
+#: every breakpoint, quadratic in time and memory (measured 1.4 s at 2,000, 6 s at 3,000, 18 s at
+#: 5,000, and a MemoryError beside other work); more are refused before the curves are built
+MAX_FLUID_USERS = 3_000
 #: users of a dynamic mechanism solved as a program (one LP per arrival, the k-th with k
 #: variables: quadratic work); more are refused before the first LP (the fast path has no limit)
 MAX_DYNAMIC_PROGRAM_USERS = 2_000

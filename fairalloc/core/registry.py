@@ -37,7 +37,7 @@ import numpy as np
 from fairalloc.core.allocation import Allocation
 from fairalloc.core.backends import Program
 from fairalloc.core.certificate import certify
-from fairalloc.core.errors import FairallocError, FairallocWarning, SolverError, UnknownNameError, unknown
+from fairalloc.core.errors import CaseError, FairallocError, FairallocWarning, SolverError, UnknownNameError, unknown
 from fairalloc.core.instance import Instance
 
 METHODS = ("auto", "program", "fast")
@@ -288,6 +288,16 @@ def _load_builtin(name: str) -> None:
 
 
 _Registered = TypeVar("_Registered", bound="type[Mechanism] | Mechanism")
+
+
+def refuse_more_users(instance: Instance, mechanism: str, most: int, limit: str) -> None:
+    """One line naming the limit when ``instance`` has more users than ``mechanism`` allocates
+    (its work grows faster than its users: refused before any)."""
+    if instance.n > most:
+        raise CaseError(
+            f"users: {instance.n:,} users (queues); {mechanism} allocates at most {most:,} in reasonable time "
+            f"(fairalloc.core.limits.{limit})"
+        )
 
 
 def register(name: str | None = None, *, replace: bool = False) -> Callable[[_Registered], _Registered]:
