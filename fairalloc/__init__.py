@@ -85,18 +85,29 @@ def solve(instance: Instance, mechanism: str | Mechanism = "drf", method: str = 
     ``TypeError`` naming it; a value of the right type that cannot be used, a :class:`CaseError`.
     """
     from fairalloc.core.registry import get
-    from fairalloc.io.cases import as_instance
 
-    return get(mechanism).allocate(as_instance(instance), method)
+    return get(mechanism).allocate(_instance(instance), method)
 
 
 def program(instance: Instance, mechanism: str | Mechanism = "drf") -> Program:
     """The declarative program of ``mechanism`` on ``instance`` (as :func:`solve` takes it:
     inspect, export, then solve)."""
     from fairalloc.core.registry import get
+
+    return get(mechanism).program(_instance(instance))
+
+
+def _instance(value: object) -> Instance:
+    """An instance or a case's, else :func:`fairalloc.io.cases.as_instance` (a case mapping, or a
+    TypeError): the case parser is imported only then, so that solving an instance needs none."""
+    from fairalloc.core.instance import Instance
+
+    inner = getattr(value, "instance", value)
+    if isinstance(inner, Instance):
+        return inner
     from fairalloc.io.cases import as_instance
 
-    return get(mechanism).program(as_instance(instance))
+    return as_instance(value)
 
 
 __all__ = [
