@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from fairalloc.core import limits
 from fairalloc.core.allocation import Allocation
-from fairalloc.core.registry import Mechanism, refuse_more_users, register
+from fairalloc.core.registry import Mechanism, refuse_beyond, register
 from fairalloc.engines.fluid_hierarchy import fluid_hdrf
 
 
@@ -34,7 +34,7 @@ class FluidHDRF(Mechanism):
     section = "9.1"
 
     def refuse(self, instance):
-        refuse_more_users(instance, self.name, limits.MAX_FLUID_USERS, "MAX_FLUID_USERS")
+        refuse_beyond(instance.n, "users (queues)", self.name, limits.MAX_FLUID_USERS, "MAX_FLUID_USERS")
 
     def fast(self, instance):
         result = fluid_hdrf(instance)

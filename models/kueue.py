@@ -111,7 +111,7 @@ from fairalloc.core import limits
 from fairalloc.core.errors import CaseError
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import queues_of
-from fairalloc.core.registry import refuse_more_users, register
+from fairalloc.core.registry import refuse_beyond, register
 from fairalloc.engines.queue_policy import QueuePolicy
 
 #: ``math.MaxInt64``: Kueue's integer share of a zero-weight node that borrows
@@ -349,7 +349,7 @@ class Kueue(QueuePolicy):
         super().refuse(instance)
         if queues_of(instance).groups:  # flat, the fill is fast
             most = limits.MAX_KUEUE_COHORT_QUEUES
-            refuse_more_users(instance, f"{self.name} with cohorts", most, "MAX_KUEUE_COHORT_QUEUES")
+            refuse_beyond(instance.n, "users (queues)", f"{self.name} with cohorts", most, "MAX_KUEUE_COHORT_QUEUES")
 
     def shares(self, instance: Instance) -> dict[str, float]:
         """Kueue's integer share (``roundedWeightedShare``) of every leaf queue and group."""

@@ -1,7 +1,8 @@
 """Deep and wide trees: a hierarchy deeper than ``MAX_TREE_DEPTH`` (groups, Kueue cohorts, an
 instance's groups, a :class:`Queues` built in Python) is refused with one error naming the limit,
 before any policy walks it recursively; a tree at the limit is allocated.  Never a RecursionError.
-Sizes a policy cannot allocate fast (``MAX_FLUID_USERS``, ``MAX_KUEUE_COHORT_QUEUES``) are refused
+Sizes a policy cannot allocate fast (``MAX_FLUID_USERS``, ``MAX_KUEUE_COHORT_QUEUES``,
+``MAX_YUNIKORN_QUEUE_GROUPS``) are refused
 before any work: never a hang, never a MemoryError.
 
 The timeouts only detect a hang (a refusal comes before any work); nothing asserts elapsed time.
@@ -142,6 +143,13 @@ def test_one_group_of_5000_queues_under_hdrf_fluid_is_refused_naming_the_limit()
 def test_one_queue_above_each_size_limit_is_refused(policy, groups, limit):
     with pytest.raises(CaseError, match=f"at most {getattr(limits, limit):,} .*{limit}"):
         fairalloc.solve(_queues_instance(getattr(limits, limit) + 1, groups), policy)
+
+
+@pytest.mark.timeout(120)
+def test_yunikorn_refuses_more_queues_times_groups_than_its_limit():
+    """5,001 queues in 100 groups: 500,100 queues x groups, just above 500,000."""
+    with pytest.raises(CaseError, match=r"500,100 queues x groups \(5,001 x 100\).*MAX_YUNIKORN_QUEUE_GROUPS"):
+        fairalloc.solve(_queues_instance(5001, 100), "yunikorn-fair")
 
 
 @pytest.mark.timeout(120)

@@ -290,12 +290,12 @@ def _load_builtin(name: str) -> None:
 _Registered = TypeVar("_Registered", bound="type[Mechanism] | Mechanism")
 
 
-def refuse_more_users(instance: Instance, mechanism: str, most: int, limit: str) -> None:
-    """One line naming the limit when ``instance`` has more users than ``mechanism`` allocates
-    (its work grows faster than its users: refused before any)."""
-    if instance.n > most:
+def refuse_beyond(count: int, what: str, mechanism: str, most: int, limit: str) -> None:
+    """One line naming the limit when an instance has more ``what`` (``count``) than ``mechanism``
+    allocates in reasonable time (its work grows faster than its users: refused before any)."""
+    if count > most:
         raise CaseError(
-            f"users: {instance.n:,} users (queues); {mechanism} allocates at most {most:,} in reasonable time "
+            f"users: {count:,} {what}; {mechanism} allocates at most {most:,} in reasonable time "
             f"(fairalloc.core.limits.{limit})"
         )
 
