@@ -77,20 +77,37 @@ def __getattr__(name: str) -> Any:
 
 
 def solve(instance: Instance, mechanism: str | Mechanism = "drf", method: str = "auto") -> Allocation:
-    """Allocate ``instance`` (an :class:`Instance` or a loaded case) with a registered mechanism.
+    """Allocate ``instance`` with a registered mechanism.
 
-    ``method``: ``"auto"`` (the fast path where one exists), ``"program"`` or ``"fast"``.
+    ``instance``: an :class:`Instance`, a loaded case, or a case mapping (``{"resources": ...,
+    "users": ...}``, read by :func:`parse_case` as a YAML file is).  ``method``: ``"auto"`` (the
+    fast path where one exists), ``"program"`` or ``"fast"``.  An argument of the wrong type is a
+    ``TypeError`` naming it; a value of the right type that cannot be used, a :class:`CaseError`.
     """
     from fairalloc.core.registry import get
 
-    return get(mechanism).allocate(getattr(instance, "instance", instance), method)
+    return get(mechanism).allocate(_instance(instance), method)
 
 
 def program(instance: Instance, mechanism: str | Mechanism = "drf") -> Program:
-    """The declarative program of ``mechanism`` on ``instance`` (inspect, export, then solve)."""
+    """The declarative program of ``mechanism`` on ``instance`` (as :func:`solve` takes it:
+    inspect, export, then solve)."""
     from fairalloc.core.registry import get
 
-    return get(mechanism).program(getattr(instance, "instance", instance))
+    return get(mechanism).program(_instance(instance))
+
+
+def _instance(value: object) -> Instance:
+    """An instance or a case's, else :func:`fairalloc.io.cases.as_instance` (a case mapping, or a
+    TypeError): the case parser is imported only then, so that solving an instance needs none."""
+    from fairalloc.core.instance import Instance
+
+    inner = getattr(value, "instance", value)
+    if isinstance(inner, Instance):
+        return inner
+    from fairalloc.io.cases import as_instance
+
+    return as_instance(value)
 
 
 __all__ = [

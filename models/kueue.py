@@ -107,10 +107,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from fairalloc.core import limits
 from fairalloc.core.errors import CaseError
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import queues_of
-from fairalloc.core.registry import register
+from fairalloc.core.registry import refuse_beyond, register
 from fairalloc.engines.queue_policy import QueuePolicy
 
 #: ``math.MaxInt64``: Kueue's integer share of a zero-weight node that borrows
@@ -343,6 +344,12 @@ class Kueue(QueuePolicy):
     section = "9.5"
     solver = "numpy event-driven filling"
     zero_unguaranteed = True  # _Tree: nominal = nan_to_num(guarantee): no nominalQuota is a quota of 0
+
+    def refuse(self, instance: Instance) -> None:
+        super().refuse(instance)
+        if queues_of(instance).groups:  # flat, the fill is fast
+            most = limits.MAX_KUEUE_COHORT_QUEUES
+            refuse_beyond(instance.n, "users (queues)", f"{self.name} with cohorts", most, "MAX_KUEUE_COHORT_QUEUES")
 
     def shares(self, instance: Instance) -> dict[str, float]:
         """Kueue's integer share (``roundedWeightedShare``) of every leaf queue and group."""

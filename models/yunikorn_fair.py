@@ -104,10 +104,11 @@ from typing import Any
 
 import numpy as np
 
+from fairalloc.core import limits
 from fairalloc.core.errors import UnknownNameError
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import Queues, queues_of, request
-from fairalloc.core.registry import register
+from fairalloc.core.registry import refuse_beyond, register
 from fairalloc.core.tolerances import SATURATION
 from fairalloc.engines.queue_policy import QueuePolicy
 
@@ -270,6 +271,14 @@ class YuniKornFair(QueuePolicy):
         member = type(self)()
         member.name, member.priority_first = f"{self.name}:{text}", False
         return member
+
+    def refuse(self, instance: Instance) -> None:
+        super().refuse(instance)
+        groups = len(queues_of(instance).groups)
+        what = f"queues x groups ({instance.n:,} x {groups:,})"
+        refuse_beyond(
+            instance.n * groups, what, self.name, limits.MAX_YUNIKORN_QUEUE_GROUPS, "MAX_YUNIKORN_QUEUE_GROUPS"
+        )
 
     # -- the sort ---------------------------------------------------------------------------
     def shares(self, instance: Instance) -> dict[str, float]:

@@ -445,6 +445,14 @@ def falsify(
     progress: bool | None = None,
 ) -> FalsifyResult:
     """Search ``trials`` random instances for a violation of ``prop``; shrink the first one found."""
+    from fairalloc.analysis.manipulation import check_seed
+
+    for argument, value in (("trials", trials), ("budget", budget)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{argument}: expected a whole number, got {type(value).__name__}")
+    if not isinstance(space, InstanceSpace):
+        raise TypeError(f"space: expected an InstanceSpace, got {type(space).__name__}")
+    check_seed(seed)
     if trials <= 0:
         raise FairallocError(f"trials: must be positive (got {trials})")
     if budget <= 0:

@@ -344,6 +344,17 @@ def case_hints(case) -> dict[str, list[dict]]:
     return hints
 
 
+def check_seed(seed: object) -> int:
+    """A random seed of the Python API: a whole number in ``0..MAX_SEED``, or one clear error."""
+    from fairalloc.core.limits import MAX_SEED
+
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed: expected a whole number in 0..{MAX_SEED}, got {type(seed).__name__}")
+    if not 0 <= seed <= MAX_SEED:
+        raise FairallocError(f"seed: must lie in 0..{MAX_SEED} (got {seed}; fairalloc.core.limits.MAX_SEED)")
+    return int(seed)
+
+
 def check_budget(budget, option: str = "--budget") -> int:
     """A search budget: a whole number of evaluations in ``1..MAX_BUDGET``, or one clear error."""
     from fairalloc.core.limits import MAX_BUDGET
@@ -401,7 +412,12 @@ def verify(
     ``mechanism``: a registered name or a :class:`~fairalloc.core.registry.Mechanism`.
     ``instance`` may be a loaded case: its ``misreport`` variants are then tried first.
     """
+    from fairalloc.io.cases import as_instance
+
     check_budget(budget)
+    check_seed(seed)
+    if not isinstance(getattr(instance, "instance", instance), Instance):  # a case mapping, or a wrong type
+        instance = as_instance(instance)
     return search_lies(get(mechanism), instance, user, budget=budget, seed=seed, method=method, hints=hints)
 
 

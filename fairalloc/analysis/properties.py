@@ -28,7 +28,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -749,8 +749,10 @@ def allocator(mechanism: Mechanism, method: str = "auto") -> Allocate:
 
 
 def _instance_of(instance: Instance | Case) -> Instance:
-    """The instance itself, or a loaded case's."""
-    return instance if isinstance(instance, Instance) else instance.instance
+    """The instance itself, a loaded case's, or a case mapping's (a TypeError naming ``instance`` else)."""
+    from fairalloc.io.cases import as_instance
+
+    return as_instance(instance)
 
 
 def check_property(
@@ -770,6 +772,9 @@ def check_property(
     ``user``: check the property for this user only ("violates P for user U"; Pareto efficiency,
     a property of the whole allocation, ignores it).
     """
+    from fairalloc.analysis.manipulation import check_seed
+
+    check_seed(seed)
     return check_one(get(mechanism), instance, prop, method=method, budget=budget, seed=seed, user=user)
 
 
@@ -831,7 +836,14 @@ def check(
     The :class:`PropertyReport` is a ``dict`` ``{property: PropertyResult}``; Jupyter shows it as
     a table.
     """
+    from fairalloc.analysis.manipulation import check_seed
+
     mech = get(mechanism)
+    check_seed(seed)
+    if not isinstance(properties, (str, type(None))):
+        properties = list(properties) if isinstance(properties, Iterable) else [properties]
+        if not all(isinstance(p, str) for p in properties):
+            raise TypeError("properties: expected property names (a str as 'si,ef', or a list of str) or None")
     names = property_names(
         properties if isinstance(properties, (str, type(None))) else ",".join(properties),
         mech.kind == "dynamic",

@@ -25,7 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 from fairalloc.core import limits
 from fairalloc.core.decimals import shortest
 from fairalloc.core.errors import CaseError, UnknownNameError, one_line, unknown
-from fairalloc.core.queues import Queues
+from fairalloc.core.queues import Queues, check_depth
 
 _Array = TypeVar("_Array", bound=np.ndarray)
 _T = TypeVar("_T")
@@ -98,6 +98,8 @@ def _as_float_array(values: ArrayLike, field: str, ndim: int) -> NDArray[np.floa
         if a.ndim != ndim:
             raise CaseError(f"{field}: expected a {ndim}-dimensional array, got shape {a.shape}")
         return a
+    if values is None or isinstance(values, (str, bytes, Mapping)):  # numpy would read them as one value
+        raise TypeError(f"{field}: expected an array of numbers, got {type(values).__name__}")
     try:
         a = np.array(values, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -196,6 +198,10 @@ class Instance:
         self._validated = validate
         if validate:
             self._validate()
+            if groups is not None:
+                parent = groups.get("parent", {})
+                inner = set(parent.values())  # the groups: every node some other node hangs from
+                check_depth({g: parent.get(g) for g in [*parent, *inner] if g in inner and g is not None}, "groups")
 
     # -- construction ---------------------------------------------------------------------
     @classmethod

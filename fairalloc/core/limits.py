@@ -19,6 +19,10 @@ MAX_EXCERPT = 60
 #: characters of a resource, user, group or variant name; a longer name, or one that is not
 #: printable text on one line (a newline, a NUL), is refused (names appear in every message)
 MAX_NAME_CHARS = 200
+#: groups above any group of a hierarchy (H-DRF groups, cohorts, parent queues, roles): the
+#: policies walk their trees recursively, as the schedulers they model do; a deeper tree is
+#: refused when the case, the instance or the queue tree is built
+MAX_TREE_DEPTH = 64
 #: users x resources x (1 + variants) of a case file: the demands fairalloc builds as dense arrays
 #: (a few hundred bytes can name 100,000 users and 100,000 resources); a larger case is refused
 #: before any array is built (instances built in Python are not bounded)
@@ -179,6 +183,18 @@ MAX_HDRF_LAUNCHES = 50_000_000
 #: decisions of the H-DRF descent (a descent from the root launching one task or one batch;
 #: about 30 microseconds each): users alternating on tiny tasks are refused at this many (about 10 s)
 MAX_HDRF_DECISIONS = 300_000
+#: queues of a Kueue case with cohorts (``kueue``): its fair-sharing fill is quadratic in them when
+#: they share cohorts (measured 6 to 21 s at 5,000 queues in 100 cohorts, on a loaded machine the
+#: latter, 25 s at 10,000; flat, 10,000 take under a second); more are refused before the fill
+MAX_KUEUE_COHORT_QUEUES = 3_000
+#: queues x groups of a YuniKorn case (``yunikorn-fair``): with guarantees and usage its fill grows
+#: with both (measured 1 s at 5,000 queues in 10 groups, 5.5 s in 100 groups, 28 s at 10,000 in
+#: 100; 10,000 in one group: 0.3 s); more are refused before the fill
+MAX_YUNIKORN_QUEUE_GROUPS = 500_000
+#: users (queues) of the fluid H-DRF (``hdrf-fluid``): its curves hold every leaf's task count at
+#: every breakpoint, quadratic in time and memory (measured 1.4 s at 2,000, 6 s at 3,000, 18 s at
+#: 5,000, and a MemoryError beside other work); more are refused before the curves are built
+MAX_FLUID_USERS = 3_000
 #: users of a dynamic mechanism solved as a program (one LP per arrival, the k-th with k
 #: variables: quadratic work); more are refused before the first LP (the fast path has no limit)
 MAX_DYNAMIC_PROGRAM_USERS = 2_000

@@ -39,6 +39,9 @@ from typing import Any, Protocol, TypeVar, cast
 import numpy as np
 from numpy.typing import NDArray
 
+from fairalloc.core import limits
+from fairalloc.core.errors import CaseError, excerpt, unknown
+
 _Floats = NDArray[np.float64]
 _T = TypeVar("_T")
 
@@ -72,6 +75,11 @@ RESOURCE_FIELDS: dict[str, float] = {
     "lending_limit": np.inf,
     "usage": 0.0,
 }
+#: what each per-resource field may hold beyond finite non-negative amounts: NaN (not given) for
+#: the quotas read as "none configured", ``inf`` (no bound) for the limits
+_MAY_BE_NAN = ("guarantee", "deserved")
+_MAY_BE_INF = ("limit", "borrowing_limit", "lending_limit")
+_ALSO_ALLOWED = {**{f: "NaN (not given) or " for f in _MAY_BE_NAN}, **{f: "inf (no bound) or " for f in _MAY_BE_INF}}
 #: the fields a queue case may give per queue or group (beyond ``request``, ``group``, ``parent``)
 QUEUE_FIELDS = ("weight", "priority", *RESOURCE_FIELDS)
 
@@ -118,18 +126,23 @@ class Queues:
     ) -> Queues:
         """From ``{name: {parent, weight, priority, guarantee: (m,), ...}}`` over every node;
         ``groups`` names the internal nodes, the others are leaves (in instance user order)."""
+        resources, groups = _names("resources", resources), _names("groups", groups)
+        if not isinstance(nodes, Mapping):
+            raise TypeError(f"nodes: expected a mapping {{name: {{field: value}}}}, got {type(nodes).__name__}")
         m = len(resources)
-        groups = tuple(groups)
         tables: dict[str, dict[str, object]] = {f: {} for f in ("parent", "weight", "priority", *RESOURCE_FIELDS)}
         for name, spec in nodes.items():
+            if not isinstance(spec, Mapping):
+                raise TypeError(f"nodes.{name}: expected a mapping {{field: value}}, got {type(spec).__name__}")
             tables["parent"][name] = spec.get("parent")
-            tables["weight"][name] = float(spec.get("weight", 1.0))  # type: ignore[arg-type]
-            tables["priority"][name] = float(spec.get("priority", 0.0))  # type: ignore[arg-type]
+            tables["weight"][name] = _scalar(spec.get("weight", 1.0), f"nodes.{name}.weight", positive=True)
+            tables["priority"][name] = _scalar(spec.get("priority", 0.0), f"nodes.{name}.priority", positive=False)
             for f, missing in RESOURCE_FIELDS.items():
                 given = spec.get(f)
-                tables[f][name] = _frozen(np.full(m, missing) if given is None else given)  # type: ignore[arg-type]
+                tables[f][name] = np.full(m, missing) if given is None else _amounts(given, f"nodes.{name}.{f}", m)
+        _check_tree(cast("dict[str, str | None]", tables["parent"]), groups)
         return cls(
-            tuple(resources),
+            resources,
             groups,
             tuple(n for n in nodes if n not in groups),
             **tables,  # type: ignore[arg-type]
@@ -263,6 +276,78 @@ class Queues:
             if self.leaves(node)
             else np.zeros(len(self.resources))
         )
+
+
+def _names(what: str, names: object) -> tuple[str, ...]:
+    if isinstance(names, (str, bytes)) or not isinstance(names, Iterable):
+        raise TypeError(f"{what}: expected a sequence of names, got {type(names).__name__}")
+    out = tuple(names)
+    for name in out:
+        if not isinstance(name, str):
+            raise TypeError(f"{what}: expected names (str), got {excerpt(name)} ({type(name).__name__})")
+    return out
+
+
+def _scalar(value: object, where: str, *, positive: bool) -> float:
+    """A weight (finite, positive) or a priority (finite)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{where}: expected a number, got {type(value).__name__}")
+    number = float(value)
+    if not np.isfinite(number) or positive and number <= 0:
+        raise CaseError(f"{where}: must be a finite {'positive ' if positive else ''}number, got {number}")
+    return number
+
+
+def _amounts(given: object, where: str, m: int) -> _Floats:
+    """One amount per resource, read-only; NaN only where it means "not given", ``inf`` only for a limit."""
+    try:
+        a = np.array(given, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{where}: expected {m} numbers (one per resource), got {excerpt(given)}") from None
+    if a.shape != (m,):
+        raise CaseError(f"{where}: expected {m} numbers (one per resource), got shape {a.shape}")
+    field_name = where.rpartition(".")[2]
+    bad = (a < 0) | np.isnan(a) & (field_name not in _MAY_BE_NAN) | np.isposinf(a) & (field_name not in _MAY_BE_INF)
+    if bad.any():
+        allowed = _ALSO_ALLOWED.get(field_name, "")
+        raise CaseError(f"{where}: must be {allowed}a finite amount >= 0, got {a[bad][0]} (entry {np.argmax(bad)})")
+    return _frozen(a)
+
+
+def _check_tree(parent: Mapping[str, str | None], groups: Sequence[str]) -> None:
+    """Every parent is a group, every group a node, and the groups form a tree of bounded depth."""
+    known = set(groups)
+    for g in groups:
+        if g not in parent:
+            raise CaseError(f"groups.{g}: a group that is not one of the nodes")
+    for name, p in parent.items():
+        if p is not None and p not in known:
+            raise CaseError(f"nodes.{name}.parent: {unknown('group', p, groups)}")
+    check_depth({g: parent[g] for g in groups}, "nodes")
+
+
+def check_depth(parent: Mapping[str, str | None], where: str) -> None:
+    """``parent``: each group's parent group.  Refuse a cycle, or a group below more than
+    :data:`~fairalloc.core.limits.MAX_TREE_DEPTH` others (the policies walk trees recursively, as
+    the schedulers they model do).  Each node is walked
+    once (its depth remembered) and a walk stops at the limit: linear in the nodes."""
+    above: dict[str, int] = {}  # groups above each node walked
+    for start in parent:
+        path: list[str] = []
+        node: str | None = start
+        while node is not None and node not in above and len(path) <= limits.MAX_TREE_DEPTH:
+            if node in path:
+                raise CaseError(f"{where}.{start}.parent: the groups form a cycle")
+            path.append(node)
+            node = parent.get(node)
+        base = -1 if node is None else above.get(node, limits.MAX_TREE_DEPTH)
+        for k, v in enumerate(reversed(path), start=1):
+            above[v] = base + k
+        if above[start] > limits.MAX_TREE_DEPTH:
+            raise CaseError(
+                f"{where}.{start}.parent: more than {limits.MAX_TREE_DEPTH} groups above {excerpt(start)}; "
+                f"fairalloc walks hierarchies recursively and refuses deeper ones (MAX_TREE_DEPTH)"
+            )
 
 
 def queues_of(instance: Instance) -> Queues:

@@ -37,7 +37,7 @@ import numpy as np
 from fairalloc.core.allocation import Allocation
 from fairalloc.core.backends import Program
 from fairalloc.core.certificate import certify
-from fairalloc.core.errors import FairallocError, FairallocWarning, SolverError, UnknownNameError, unknown
+from fairalloc.core.errors import CaseError, FairallocError, FairallocWarning, SolverError, UnknownNameError, unknown
 from fairalloc.core.instance import Instance
 
 METHODS = ("auto", "program", "fast")
@@ -132,6 +132,8 @@ class Mechanism:
         overflow on an extreme instance) raise no warning: what they spoil is not finite, and
         the certificate refuses it.
         """
+        if not isinstance(method, str):
+            raise TypeError(f"method: expected one of {', '.join(METHODS)} (str), got {type(method).__name__}")
         if method not in METHODS:
             raise UnknownNameError(f"method: {unknown('method', method, METHODS)}")
         self.refuse(instance)
@@ -288,10 +290,26 @@ def _load_builtin(name: str) -> None:
 _Registered = TypeVar("_Registered", bound="type[Mechanism] | Mechanism")
 
 
+def refuse_beyond(count: int, what: str, mechanism: str, most: int, limit: str) -> None:
+    """One line naming the limit when an instance has more ``what`` (``count``) than ``mechanism``
+    allocates in reasonable time (its work grows faster than its users: refused before any)."""
+    if count > most:
+        raise CaseError(
+            f"users: {count:,} {what}; {mechanism} allocates at most {most:,} in reasonable time "
+            f"(fairalloc.core.limits.{limit})"
+        )
+
+
 def register(name: str | None = None, *, replace: bool = False) -> Callable[[_Registered], _Registered]:
     """Class decorator (or function) adding a mechanism to the registry under ``name``."""
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name: expected a mechanism name (str) or None, got {type(name).__name__}")
 
     def add(cls_or_obj: _Registered) -> _Registered:
+        if not (
+            isinstance(cls_or_obj, Mechanism) or isinstance(cls_or_obj, type) and issubclass(cls_or_obj, Mechanism)
+        ):
+            raise TypeError(f"register: expected a Mechanism subclass or instance, got {type(cls_or_obj).__name__}")
         mech = cls_or_obj() if isinstance(cls_or_obj, type) else cls_or_obj
         key = name or mech.name
         if not key:
@@ -334,6 +352,8 @@ def get(name: str | Mechanism) -> Mechanism:
     """The mechanism registered as ``name`` (a :class:`Mechanism` is returned as is)."""
     if isinstance(name, Mechanism):
         return name
+    if not isinstance(name, str):
+        raise TypeError(f"mechanism: expected a mechanism name (str) or a Mechanism, got {type(name).__name__}")
     _load_plugins()
     base, colon, parameters = name.partition(":")
     _load_builtin(base)
@@ -359,6 +379,10 @@ def family(name: str) -> Mechanism | None:
 def available(kind: str | None = None, *, families: bool = True) -> list[str]:
     """Names of registered mechanisms (optionally only ``"static"`` or ``"dynamic"`` ones; without
     the parametrised families when ``families=False``, as the "every mechanism" defaults use)."""
+    if kind is not None and not isinstance(kind, str):
+        raise TypeError(f"kind: expected 'static', 'dynamic' or None, got {type(kind).__name__}")
+    if kind not in (None, "static", "dynamic"):
+        raise UnknownNameError(f"kind: {unknown('kind', kind, ['static', 'dynamic'])}")
     _load_plugins()
     builtins = _builtins()
     for name in builtins:

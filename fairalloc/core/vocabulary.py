@@ -55,6 +55,8 @@ def property_names(spec: str | None, dynamic: bool = False, queues: bool = False
     >>> len(property_names(None)), len(property_names(None, queues=True))
     (8, 12)
     """
+    if spec is not None and not isinstance(spec, str):
+        raise TypeError(f"property: expected property names (str, as 'si,ef'), got {type(spec).__name__}")
     known = DYNAMIC_PROPERTIES if dynamic else PROPERTIES
     if not spec:
         return list(DYNAMIC_PROPERTIES if dynamic else PROPERTIES if queues else PAPER_PROPERTIES)

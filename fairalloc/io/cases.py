@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import re
 import stat
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from importlib import resources as importlib_resources
@@ -60,7 +62,7 @@ from fairalloc.core.errors import (
     unknown,
 )
 from fairalloc.core.instance import Instance
-from fairalloc.core.queues import RESOURCE_FIELDS, Queues
+from fairalloc.core.queues import RESOURCE_FIELDS, Queues, check_depth
 
 NonNegative = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
 Positive = Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0)]
@@ -659,6 +661,8 @@ def _pydantic_message(exc: ValidationError) -> str:
 
 def parse_case(data: Any, where: str = "case") -> Case:
     """Validate a case mapping (as read from YAML) and build its :class:`Case`."""
+    if not isinstance(where, str):
+        raise TypeError(f"where: expected the name of the case's source (str), got {type(where).__name__}")
     if data is None:
         raise CaseError(f"{where}: empty file (a case needs 'resources' and 'users')")
     if not isinstance(data, dict):
@@ -857,13 +861,7 @@ def _hierarchy(spec) -> dict:
             raise CaseError(f"users.{u}.group: {unknown('group', user.group, spec.groups)}")
         parent[u] = user.group
         weight[u] = user.weight if isinstance(user.weight, (int, float)) else 1.0
-    for g in spec.groups:  # walking up must reach the root
-        seen, node = set(), g
-        while node is not None:
-            if node in seen:
-                raise CaseError(f"groups.{g}.parent: the groups form a cycle")
-            seen.add(node)
-            node = parent[node]
+    check_depth({g: parent[g] for g in spec.groups}, "groups")  # walking up must reach the root, and soon
     return {"parent": parent, "weight": weight}
 
 
@@ -1130,8 +1128,30 @@ def read_yaml_text(text: str, where: str) -> Any:
     return _read_yaml(text, _file(where))
 
 
+def as_instance(value: object, argument: str = "instance") -> Instance:
+    """What the Python API takes as an instance: an :class:`Instance`, a loaded :class:`Case` (or
+    anything holding one as ``.instance``), or a case mapping, read by :func:`parse_case` as if it
+    came from a YAML file (so a mapping gets the file's checks, and its errors)."""
+    if isinstance(value, Instance):
+        return value
+    inner = getattr(value, "instance", None)
+    if isinstance(inner, Instance):
+        return inner
+    if isinstance(value, Mapping):
+        return parse_case(dict(value), argument).instance
+    raise TypeError(
+        f"{argument}: expected an Instance, a Case (fairalloc.load_case) or a case mapping "
+        f"(resources, users, ...), got {type(value).__name__}"
+    )
+
+
 def load_case(path_or_name: str | Path) -> Case:
     """Load a case from a YAML file, or a bundled case by name (see :func:`bundled_cases`)."""
+    if not isinstance(path_or_name, (str, os.PathLike)):
+        raise TypeError(
+            f"path_or_name: expected a file path (str or os.PathLike) or a bundled case name, "
+            f"got {type(path_or_name).__name__}" + (" (decode bytes first)" if isinstance(path_or_name, bytes) else "")
+        )
     if not str(path_or_name).strip():
         raise CaseError("CASE: empty name (give a YAML file or a bundled case name)")
     path = Path(path_or_name)

@@ -76,6 +76,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from fairalloc.core import limits
 from fairalloc.core.errors import CaseError, excerpt
 from fairalloc.io.importers import kubernetes as k8s
 from fairalloc.io.importers import kueue_flavors as flavors_
@@ -538,17 +539,20 @@ def _implicit_cohorts(seen: _Import) -> None:
 
 def _check_tree(seen: _Import) -> None:
     for start in seen.cohorts.values():
+        where = f"{start.doc.where}: {start.doc.label}: {'spec.parentName' if start.doc.kind == 'Cohort' else 'spec'}"
         path = [start.name]
         parent = start.parent
         while parent is not None:
             if parent in path:
                 cycle = " -> ".join([*path[path.index(parent) :], parent])
-                field_ = "spec.parentName" if start.doc.kind == "Cohort" else "spec"
-                raise ImportFailed(
-                    f"{start.doc.where}: {start.doc.label}: {field_}: the cohorts form a cycle ({cycle})"
-                )
+                raise ImportFailed(f"{where}: the cohorts form a cycle ({cycle})")
             path.append(parent)
             parent = seen.cohorts[parent].parent
+            if len(path) > limits.MAX_TREE_DEPTH + 1:  # walked no further: the case would be refused
+                raise ImportFailed(
+                    f"{where}: more than {limits.MAX_TREE_DEPTH} cohorts above it; fairalloc walks "
+                    f"hierarchies recursively and refuses deeper ones (MAX_TREE_DEPTH)"
+                )
 
 
 def _group_names(seen: _Import) -> dict[str, str]:

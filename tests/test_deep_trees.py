@@ -1,0 +1,169 @@
+"""Deep and wide trees: a hierarchy deeper than ``MAX_TREE_DEPTH`` (groups, Kueue cohorts, an
+instance's groups, a :class:`Queues` built in Python) is refused with one error naming the limit,
+before any policy walks it recursively; a tree at the limit is allocated.  Never a RecursionError.
+Sizes a policy cannot allocate fast (``MAX_FLUID_USERS``, ``MAX_KUEUE_COHORT_QUEUES``,
+``MAX_YUNIKORN_QUEUE_GROUPS``) are refused
+before any work: never a hang, never a MemoryError.
+
+The timeouts only detect a hang (a refusal comes before any work); nothing asserts elapsed time.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fairalloc
+from fairalloc.core import limits
+from fairalloc.core.errors import CaseError
+from fairalloc.core.queues import Queues
+from fairalloc.io.cases import parse_case
+from fairalloc.io.importers.common import ImportFailed
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_import_kueue import _convert, _quota, cohort, cq  # noqa: E402
+
+#: the mechanisms that walk a tree recursively, and explain (which runs them)
+TREE_POLICIES = ["kueue", "mesos-drf", "yunikorn-fair", "hdrf-fluid", "hdrf", "yarn-capacity", "volcano-capacity"]
+DEPTH = "MAX_TREE_DEPTH"
+
+
+def _chain(groups: int) -> dict:
+    """A case whose ``groups`` groups form one chain ``g0 > g1 > ...``: queue ``a`` at the bottom,
+    ``b`` under the top."""
+    tree = {f"g{k}": ({"parent": f"g{k - 1}"} if k else {}) for k in range(groups)}
+    users = {
+        "a": {"group": f"g{groups - 1}", "request": {"cpu": 3, "mem": 1}},
+        "b": {"group": "g0", "request": {"cpu": 1, "mem": 4}},
+    }
+    return {"resources": {"cpu": 10, "mem": 10}, "groups": tree, "users": users}
+
+
+@pytest.mark.timeout(60)
+def test_a_1000_level_hierarchy_is_refused_naming_the_limit():
+    with pytest.raises(CaseError, match=f"groups.g{limits.MAX_TREE_DEPTH + 1}.parent: more than 64 groups.*{DEPTH}"):
+        parse_case(_chain(1000))
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("policy", TREE_POLICIES)
+def test_the_deepest_tree_allowed_is_allocated_and_explained(policy):
+    """65 groups in a chain: the bottom one has 64 above it, the most allowed.  By hand, for the
+    policies that share the cluster between the two queues by their requests (a: <3, 1>,
+    b: <1, 4> of <10, 10>, each wanting one request): both fit, so each gets its whole request."""
+    from fairalloc.analysis.explain import explain
+
+    case = parse_case(_chain(limits.MAX_TREE_DEPTH + 1))
+    alloc = fairalloc.solve(case, policy)
+    assert alloc.tasks.shape == (2,)
+    if policy not in ("kueue", "volcano-capacity"):  # these give nothing beyond configured quotas
+        assert alloc.tasks.tolist() == pytest.approx([1.0, 1.0])
+    assert set(explain(case, policy).queues) == {"a", "b"}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("policy", TREE_POLICIES)
+def test_one_level_more_is_refused_before_any_policy_runs(policy):
+    with pytest.raises(CaseError, match=DEPTH):
+        fairalloc.solve(_chain(limits.MAX_TREE_DEPTH + 2), policy)
+
+
+@pytest.mark.timeout(60)
+def test_a_1000_deep_cohort_chain_is_refused_by_the_kueue_importer():
+    chain = [cohort(f"c{k}", parent=f"c{k - 1}" if k else None) for k in range(1000)]
+    with pytest.raises(
+        ImportFailed, match=f"Cohort/c{limits.MAX_TREE_DEPTH + 1}: spec.parentName: more than 64 cohorts.*{DEPTH}"
+    ):
+        _convert(*chain, cq("q", _quota("cpu", 10), cohort="c999"), file="k.yaml")
+
+
+def test_a_cohort_chain_at_the_limit_imports_and_allocates():
+    chain = [cohort(f"c{k}", parent=f"c{k - 1}" if k else None) for k in range(limits.MAX_TREE_DEPTH + 1)]
+    draft, _ = _convert(*chain, cq("q", _quota("cpu", 10), cohort=f"c{limits.MAX_TREE_DEPTH}"), file="k.yaml")
+    assert len(draft.groups) == limits.MAX_TREE_DEPTH + 1
+
+
+@pytest.mark.timeout(60)
+def test_an_instance_with_deep_groups_is_refused():
+    parent: dict[str, str | None] = {f"g{k}": (f"g{k - 1}" if k else None) for k in range(1000)}
+    parent["a"], parent["b"] = "g999", "g0"
+    groups = {"parent": parent, "weight": {}}
+    with pytest.raises(CaseError, match=f"groups.g{limits.MAX_TREE_DEPTH + 1}.parent: .*{DEPTH}"):
+        fairalloc.Instance([10.0], [[1.0], [1.0]], users=["a", "b"], groups=groups)
+
+
+def test_an_instance_whose_groups_form_a_cycle_is_refused():
+    cycle = {"parent": {"g": "h", "h": "g", "a": "g"}, "weight": {}}
+    with pytest.raises(CaseError, match="groups.g.parent: the groups form a cycle"):
+        fairalloc.Instance([10.0], [[1.0], [1.0]], users=["a", "b"], groups=cycle)
+
+
+@pytest.mark.timeout(60)
+def test_queues_built_in_python_are_refused_when_too_deep():
+    nodes: dict[str, dict[str, object]] = {f"g{k}": ({"parent": f"g{k - 1}"} if k else {}) for k in range(1000)}
+    nodes["a"] = {"parent": "g999"}
+    with pytest.raises(CaseError, match=f"nodes.g{limits.MAX_TREE_DEPTH + 1}.parent: .*{DEPTH}"):
+        Queues.build(["cpu"], nodes, [f"g{k}" for k in range(1000)])
+
+
+def test_the_depth_limit_is_documented():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert f"| `{DEPTH}` | {limits.MAX_TREE_DEPTH} |" in readme
+
+
+def _queues_instance(n: int, groups: int) -> fairalloc.Instance:
+    """``n`` queues with small requests on <3n CPU, 2n GB>, spread over ``groups`` groups (0: flat)."""
+    nodes: dict[str, dict[str, object]] = {f"g{k}": {} for k in range(groups)}
+    for i in range(n):
+        nodes[f"q{i}"] = {"parent": f"g{i % groups}"} if groups else {}
+    queues = Queues.build(["cpu", "mem"], nodes, [f"g{k}" for k in range(groups)])
+    demand = np.array([[1 + i % 7, 1 + i % 5] for i in range(n)], dtype=float)
+    users = [f"q{i}" for i in range(n)]
+    return fairalloc.Instance([3.0 * n, 2.0 * n], demand, users=users, max_tasks=np.ones(n), queues=queues)
+
+
+@pytest.mark.timeout(120)
+def test_one_group_of_5000_queues_under_hdrf_fluid_is_refused_naming_the_limit():
+    with pytest.raises(CaseError, match="users: 5,000 users .*hdrf-fluid allocates at most 3,000.*MAX_FLUID_USERS"):
+        fairalloc.solve(_queues_instance(5000, 1), "hdrf-fluid")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    "policy, groups, limit",
+    [
+        ("hdrf-fluid", 0, "MAX_FLUID_USERS"),
+        ("hdrf-fluid", 100, "MAX_FLUID_USERS"),
+        ("kueue", 100, "MAX_KUEUE_COHORT_QUEUES"),
+    ],
+)
+def test_one_queue_above_each_size_limit_is_refused(policy, groups, limit):
+    with pytest.raises(CaseError, match=f"at most {getattr(limits, limit):,} .*{limit}"):
+        fairalloc.solve(_queues_instance(getattr(limits, limit) + 1, groups), policy)
+
+
+@pytest.mark.timeout(120)
+def test_yunikorn_refuses_more_queues_times_groups_than_its_limit():
+    """5,001 queues in 100 groups: 500,100 queues x groups, just above 500,000."""
+    with pytest.raises(CaseError, match=r"500,100 queues x groups \(5,001 x 100\).*MAX_YUNIKORN_QUEUE_GROUPS"):
+        fairalloc.solve(_queues_instance(5001, 100), "yunikorn-fair")
+
+
+@pytest.mark.timeout(120)
+def test_kueue_without_cohorts_is_not_bound_by_the_cohort_limit():
+    """Flat, Kueue's fill is fast, so the limit applies to cases with cohorts only.  Without any
+    nominalQuota every queue's quota is 0 and Kueue admits nothing: all zero, as by hand."""
+    alloc = fairalloc.solve(_queues_instance(limits.MAX_KUEUE_COHORT_QUEUES + 1, 0), "kueue")
+    assert alloc.tasks.tolist() == [0.0] * (limits.MAX_KUEUE_COHORT_QUEUES + 1)
+
+
+def test_explain_shows_a_refused_contrast_as_not_available():
+    """explain contrasts every policy with hdrf-fluid: over its limit, that column is absent, and
+    the explanation under drf is still given."""
+    from fairalloc.analysis.explain import _contrast
+
+    inst = _queues_instance(limits.MAX_FLUID_USERS + 1, 0)
+    assert _contrast("hdrf-fluid", inst, "auto") is None
