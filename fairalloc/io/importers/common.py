@@ -21,7 +21,8 @@ from xml.etree.ElementTree import Element
 
 from fairalloc.core.errors import CaseError, excerpt, one_line
 from fairalloc.io.cases import _file, read_limited, read_text_file, read_yaml_documents, too_large_message
-from fairalloc.io.quantities import Percent, parse_kube, tidy
+from fairalloc.io.quantities import Percent, QuantityError, parse_kube, tidy
+from fairalloc.io.quantities import number as _number_gate
 
 __all__ = [
     "ImportFailed",
@@ -42,6 +43,7 @@ __all__ = [
     "mapping",
     "listing",
     "text",
+    "number",
 ]
 
 
@@ -226,6 +228,16 @@ def text(value: Any, where: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
     raise ImportFailed(f"{where}: must be text (got {excerpt(value)})")
+
+
+def number(value: Any, where: str, *, negative: bool = False, whole: bool = False) -> Decimal:
+    """A quantity, weight, count or priority an importer reads, through the one numeric gate
+    (:func:`fairalloc.io.quantities.number`: exact, bounded, no NaN or infinity), or one
+    :class:`ImportFailed` line at ``where`` (file: object: field)."""
+    try:
+        return _number_gate(value, where, negative=negative, whole=whole)
+    except QuantityError as exc:
+        raise ImportFailed(str(exc)) from None
 
 
 class Notes:

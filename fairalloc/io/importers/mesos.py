@@ -46,6 +46,7 @@ from typing import Any
 
 from fairalloc.core.errors import excerpt
 from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes
+from fairalloc.io.importers.common import number as gate
 from fairalloc.io.quantities import tidy
 
 SYSTEM = "mesos"
@@ -636,12 +637,7 @@ def _number(value: Any, doc: Document, obj: str, at: str) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
         hint = " (Mesos amounts are plain numbers, no unit suffixes)" if isinstance(value, str) else ""
         raise ImportFailed(f"{doc.where}: {obj}: {at}: must be a number, got {excerpt(value)}{hint}")
-    number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
-    if not number.is_finite():
-        raise ImportFailed(f"{doc.where}: {obj}: {at}: must be a finite number, got {excerpt(value)}")
-    if number < 0:
-        raise ImportFailed(f"{doc.where}: {obj}: {at}: must not be negative, got {excerpt(value)}")
-    return number
+    return gate(value, f"{doc.where}: {obj}: {at}")
 
 
 def _positive(value: Any) -> bool:

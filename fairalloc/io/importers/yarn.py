@@ -47,6 +47,7 @@ from xml.etree.ElementTree import Element
 
 from fairalloc.io.importers import yarn_capacity as cs
 from fairalloc.io.importers.common import NODES, TOTALS, Document, Draft, ImportFailed, Notes
+from fairalloc.io.importers.common import number as quantity_number
 from fairalloc.io.importers.yarn_capacity import number, rest_amounts
 from fairalloc.io.quantities import MEMORY, VCORES, Percent, QuantityError, parse_yarn_resources
 
@@ -207,10 +208,7 @@ _CHILDLESS = (
 
 
 def _weight(text: str, doc: Document, obj: str) -> Decimal:
-    try:
-        weight = Decimal(text)
-    except ArithmeticError:
-        raise ImportFailed(f"{doc.where}: {obj}: weight: {text!r} is not a number") from None
+    weight = quantity_number(text, f"{doc.where}: {obj}: weight")
     if not weight > 0:
         raise ImportFailed(f"{doc.where}: {obj}: weight: {text} (fairalloc needs a weight > 0)")
     return weight
