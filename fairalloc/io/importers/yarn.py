@@ -46,7 +46,7 @@ from decimal import Decimal
 from xml.etree.ElementTree import Element
 
 from fairalloc.io.importers import yarn_capacity as cs
-from fairalloc.io.importers.common import NODES, TOTALS, Document, Draft, ImportFailed, Notes
+from fairalloc.io.importers.common import NODES, TOTALS, Document, Draft, ImportFailed, Notes, listing, mapping
 from fairalloc.io.importers.common import number as quantity_number
 from fairalloc.io.importers.yarn_capacity import number, rest_amounts
 from fairalloc.io.quantities import MEMORY, VCORES, Percent, QuantityError, parse_yarn_resources
@@ -262,7 +262,9 @@ def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
         raise ImportFailed(f"{doc.where}: a queue without queueName")
     obj = f"queue {path}"
     policy = q.get("schedulingPolicy")
-    children = (q.get("childQueues") or {}).get("queue") or []
+    kids = mapping(q.get("childQueues"), f"{doc.where}: {obj}: childQueues")
+    children = [mapping(c, f"{doc.where}: {obj}: childQueues.queue[{k}]") for k, c in enumerate(
+        listing(kids.get("queue"), f"{doc.where}: {obj}: childQueues.queue"))]  # fmt: skip
     if isinstance(policy, str) and policy != "drf":
         notes.warn(doc, obj, "schedulingPolicy", _policy_said(policy) if children or path == "root" else _APPS)
     spec: dict = {}

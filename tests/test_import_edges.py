@@ -1,0 +1,147 @@
+"""``fairalloc import`` on objects of the right kinds with values from the edges (issue 35, the first
+"Done when"): huge, tiny, NaN, infinite and long-digit numbers, text where numbers go, lists where
+mappings go, null, long names and names with a newline, duplicate names, shapes cut short.
+
+The objects are those of tests/test_import_hypothesis.py (its generators, loaded from that file),
+each mutated once at a random place; the contract is that file's ``import_checked``: exit 0 with a
+case the loader reads, or exit 2 with one line and no file written, never a traceback.  The values
+that replace a field are tests/test_import_hostile.py's wrong shapes and the numeric edges below.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fairalloc.cli import main
+
+
+def _sibling(name: str):
+    """A module of this folder (the test run imports files, not packages)."""
+    spec = importlib.util.spec_from_file_location(f"_edges_{name}", Path(__file__).with_name(f"{name}.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+WELL_FORMED = _sibling("test_import_hypothesis")
+HOSTILE = _sibling("test_import_hostile")
+
+#: numbers at the edges, as YAML or JSON numbers and as text: beyond float64, beyond the loader's
+#: magnitudes, beyond Python's 4300-digit int limit, not numbers at all
+NUMERIC_EDGES = [
+    "1e400", "1e999999999", "-1e400", "1e-400", "1e-300", 1e-300, 1e300, 1.5e308, "1.5e308",
+    float("nan"), float("inf"), float("-inf"), "NaN", "Infinity", "-Infinity", "sNaN", "nan",
+    10**30, 10**40, "9" * 40, "7" * 5000, 0, -1, 0.5, "high", "1_000", "0x10", "1e3Ki",
+]  # fmt: skip
+#: values of the wrong kind where a name, a mapping or a list goes
+SHAPE_EDGES = [*HOSTILE.WRONG, "n" * 300, "a\nb", [None], {"": None}, [[1]]]
+EDGES = NUMERIC_EDGES + SHAPE_EDGES
+
+SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+GENERATORS = {
+    "volcano": WELL_FORMED.volcano(),
+    "kueue": WELL_FORMED.kueue(),
+    "yarn-xml": WELL_FORMED.yarn_xml(),
+    "yarn-rest": WELL_FORMED.yarn_rest(),
+    "yunikorn-config": WELL_FORMED.yunikorn_config(),
+    "yunikorn-rest": WELL_FORMED.yunikorn_rest(),
+    "mesos": WELL_FORMED.mesos(),
+    "kubernetes": WELL_FORMED.kubernetes(),
+}
+
+
+def _load(text: str):
+    return ("json", json.loads(text)) if text.lstrip()[:1] in "{[" else ("yaml", list(yaml.safe_load_all(text)))
+
+
+def _dump(fmt: str, value) -> str:
+    return json.dumps(value) if fmt == "json" else yaml.safe_dump_all(value, sort_keys=False)
+
+
+def _mutated(draw, fmt: str, value) -> str:
+    """``value`` with one place replaced by an edge, or one list item (a document, a queue, a role)
+    repeated with another value inside (a duplicate name)."""
+    paths = [p for p in HOSTILE._paths(value) if p]
+    path = draw(st.sampled_from(paths))
+    parent = value
+    for key in path[:-1]:
+        parent = parent[key]
+    if isinstance(parent, list) and draw(st.booleans()):
+        twin = json.loads(json.dumps(parent[path[-1]], default=str))
+        leaves = [p for p in HOSTILE._paths(twin) if p]
+        if leaves:  # the twin differs somewhere, so that a silent merge would lose something
+            where = draw(st.sampled_from(leaves))
+            target = twin
+            for key in where[:-1]:
+                target = target[key]
+            if not isinstance(target[where[-1]], (dict, list)):
+                target[where[-1]] = draw(st.sampled_from(NUMERIC_EDGES[:8] + [7, "7"]))
+        parent.insert(path[-1] + 1, twin)
+    else:
+        parent[path[-1]] = draw(st.sampled_from(EDGES))
+    return _dump(fmt, value)
+
+
+def _xml_mutated(draw, text: str) -> str:
+    """A fair-scheduler.xml with one number replaced by an edge, or a queue repeated by name."""
+    numbers = list(re.finditer(r">([^<>]+)<", text))
+    if numbers and draw(st.booleans()):
+        found = draw(st.sampled_from(numbers))
+        edge = str(draw(st.sampled_from([e for e in NUMERIC_EDGES if not isinstance(e, str) or len(e) < 100])))
+        return text[: found.start(1)] + edge + text[found.end(1) :]
+    found = draw(st.sampled_from(list(re.finditer(r'<(queue|pool) name="([^"]+)">', text))))
+    twin = f'<queue name="{found.group(2)}"><weight>7.0</weight></queue>'
+    return text[: found.start()] + twin + text[found.start() :]
+
+
+@st.composite
+def mutated(draw, system: str):
+    files, _, extra = draw(GENERATORS[system])
+    name = draw(st.sampled_from(sorted(files)))
+    if name.endswith(".xml"):
+        files[name] = _xml_mutated(draw, files[name])
+    else:
+        files[name] = _mutated(draw, *_load(files[name]))
+    return files, extra
+
+
+@pytest.mark.parametrize("system", sorted(GENERATORS))
+@SETTINGS
+@given(data=st.data())
+def test_an_edge_anywhere_is_a_case_or_one_line(system, data):
+    files, extra = data.draw(mutated(system))
+    WELL_FORMED.import_checked(files, [], *extra)
+
+
+def test_every_numeric_edge_reaches_the_numeric_gate(capsys, tmp_path):
+    """Each edge as a Volcano Queue's capability: refused with one line naming the file, the queue
+    and the field, or read (``0``, ``0.5``, ``10**30``; ``1e-300`` is below the gate's magnitudes: refused)."""
+    for k, edge in enumerate(NUMERIC_EDGES):
+        queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "qa"},
+                 "spec": {"weight": 1, "capability": {"cpu": edge}}}  # fmt: skip
+        path = tmp_path / f"q{k}.yaml"
+        path.write_text(yaml.safe_dump(queue))
+        code = main(["import", str(path), "--capacity", "cpu=64", "--out", str(tmp_path / f"out{k}.yaml")])
+        err = capsys.readouterr().err
+        if edge in (0, 0.5, 10**30):  # 10**30 is MAX_MAGNITUDE itself
+            assert code == 0, err
+            continue
+        assert code == 2, (edge, err)
+        # a YAML float beyond float64 is refused by the reader (its line), any other edge at the gate
+        field = (
+            r"(line \d+|Queue/qa: spec\.capability\.cpu): "
+            if isinstance(edge, str)
+            else "Queue/qa: spec.capability.cpu: "
+        )
+        assert err.count("\n") == 1 and re.match(f"fairalloc: {re.escape(str(path))}: {field}", err), err
+        assert not (tmp_path / f"out{k}.yaml").exists()
