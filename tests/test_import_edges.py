@@ -145,3 +145,64 @@ def test_every_numeric_edge_reaches_the_numeric_gate(capsys, tmp_path):
         )
         assert err.count("\n") == 1 and re.match(f"fairalloc: {re.escape(str(path))}: {field}", err), err
         assert not (tmp_path / f"out{k}.yaml").exists()
+
+
+# -- duplicate names: one line naming both, never a silent merge ----------------------------------
+
+_QUEUE = "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {{name: {name}}}\nspec: {{weight: {w}}}\n"
+_FAIR = '<?xml version="1.0"?><allocations>{}</allocations>'
+_CS = (
+    '<?xml version="1.0"?><configuration><property><name>yarn.scheduler.capacity.root.queues</name>'
+    "<value>a,a</value></property></configuration>"
+)
+_FAIR_REST = {"scheduler": {"schedulerInfo": {"type": "fairScheduler", "rootQueue": {
+    "queueName": "root", "childQueues": {"queue": [{"queueName": "root.a"}, {"queueName": "root.a"}]}}}}}  # fmt: skip
+_YK = "partitions:\n- name: default\n  queues:\n  - name: root\n    queues:\n    - {name: a}\n    - {name: a}\n"
+_YK_REST = {"queuename": "root", "children": [{"queuename": "root.a"}, {"queuename": "root.a"}]}
+_CQ = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\nspec: {cohort: co}\n"
+_NODE = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '4'}}\n"
+_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\nspec: {containers: [{name: c}]}\n"
+
+#: (files, options, what the line must say twice or name): each a duplicate the importers used to merge
+DUPLICATES = {
+    "volcano queues": ({"v.yaml": _QUEUE.format(name="qa", w=1) + "---\n" + _QUEUE.format(name="qa", w=7)},
+                       ["--capacity", "cpu=4"], ["(document 2): Queue/qa", "v.yaml: Queue/qa)"]),
+    "volcano 12 and '12'": ({"v.yaml": _QUEUE.format(name="12", w=1) + "---\n" + _QUEUE.format(name="'12'", w=7)},
+                            ["--capacity", "cpu=4"], ["v.yaml: Queue: metadata.name: must be text (got 12)"]),
+    "yarn siblings": ({"f.xml": _FAIR.format('<queue name="a"><weight>1</weight></queue><queue name="a"/>')},
+                      ["--capacity", "memory-mb=4,vcores=4"], ["<queue> 'a' under <allocations>: queue root.a",
+                                                               "two objects of one name there"]),
+    "yarn a.b and a/b": ({"f.xml": _FAIR.format('<queue name="a.b"/><queue name="a"><queue name="b"/></queue>')},
+                         ["--capacity", "memory-mb=4,vcores=4"],
+                         ["<queue> 'b' under root.a", "also at", "<queue> 'a.b' under <allocations>"]),
+    "yarn rest": ({"r.json": json.dumps(_FAIR_REST)}, ["--capacity", "memory-mb=4,vcores=4"],
+                  ["r.json: queue root.a: queue root.a is given twice"]),
+    "capacity scheduler": ({"cs.xml": _CS}, ["--capacity", "memory-mb=4,vcores=4"],
+                           ["cs.xml: queue root.a: queue root.a is given twice"]),
+    "yunikorn": ({"q.yaml": _YK}, ["--capacity", "vcore=4"], ["queue root.a (queues[1])", "queue root.a (queues[0])"]),
+    "yunikorn rest": ({"q.json": json.dumps(_YK_REST)}, ["--from", "yunikorn", "--capacity", "vcore=4"],
+                      ["q.json: queue root.a: queue root.a is given twice"]),
+    "kueue": ({"k.yaml": _CQ + "---\n" + _CQ}, [], ["(document 2): ClusterQueue/cq", "k.yaml: ClusterQueue/cq)"]),
+    "mesos": ({"w.json": json.dumps([{"role": "a", "weight": 1}, {"role": "a", "weight": 3}])},
+              ["--from", "mesos", "--capacity", "cpus=4"], ["w.json: [1].weight: role a", "w.json: [0].weight"]),
+    "kubernetes nodes": ({"n.yaml": _NODE + "---\n" + _NODE + "---\n" + _POD}, [],
+                         ["(document 2): Node/n1: object Node/n1 is given twice (also at", "n.yaml: Node/n1)"]),
+    "kubernetes pods": ({"n.yaml": _NODE + "---\n" + _POD + "---\n" + _POD}, [], ["(document 3): Pod/ns/p"]),
+    "--capacity": ({"v.yaml": _QUEUE.format(name="qa", w=1)}, ["--capacity", "cpu=4,cpu=8"],
+                   ["--capacity: cpu is given twice (cpu=4 and cpu=8)"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("files, options, said", DUPLICATES.values(), ids=list(DUPLICATES))
+def test_a_duplicate_name_is_one_line_naming_both(capsys, tmp_path, files, options, said):
+    paths = []
+    for name, content in files.items():
+        (tmp_path / name).write_text(content)
+        paths.append(str(tmp_path / name))
+    out = tmp_path / "out" / "case.yaml"
+    out.parent.mkdir()
+    code = main(["import", *paths, *options, "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and err.startswith("fairalloc: "), err
+    assert all(part in err for part in said), err
+    assert list(out.parent.iterdir()) == []

@@ -44,6 +44,7 @@ __all__ = [
     "listing",
     "text",
     "number",
+    "once",
 ]
 
 
@@ -240,6 +241,19 @@ def number(value: Any, where: str, *, negative: bool = False, whole: bool = Fals
         raise ImportFailed(str(exc)) from None
 
 
+def once(first: dict[str, str], name: str, where: str, kind: str = "queue") -> None:
+    """Record that ``kind`` ``name`` is given at ``where`` (file: object); a second one is one
+    :class:`ImportFailed` line naming both.  fairalloc never merges two objects of one name: which
+    one a scheduler keeps is its own rule (the last applied, the first listed, a refusal), and a
+    case that silently kept either would misstate the other."""
+    if name in first:
+        also = "two objects of one name there" if first[name] == where else f"also at {first[name]}"
+        raise ImportFailed(
+            f"{where}: {kind} {name} is given twice ({also}): fairalloc does not merge them; remove or rename one"
+        )
+    first[name] = where
+
+
 class Notes:
     """The warnings of one import, in the order they were found."""
 
@@ -284,6 +298,15 @@ class Draft:
     description: list[str] = field(default_factory=list)
     sources: list[CapacitySource] = field(default_factory=list)
     unit_of: Callable[[str], str] | None = None
+    #: where each queue and group was read (:meth:`add`)
+    read_at: dict[str, str] = field(default_factory=dict)
+
+    def add(self, table: dict[str, dict], name: str, spec: dict, where: str) -> None:
+        """Queue or group ``name`` (``table``: :attr:`users` or :attr:`groups`) read at ``where``;
+        a name read twice (two objects, two siblings, a dotted name beside a nested one) is one
+        line naming both (:func:`once`)."""
+        once(self.read_at, name, where)
+        table[name] = spec
 
     def offer_capacity(self, kind: str, where: str, amounts: dict[str, Decimal]) -> None:
         """One more statement of the cluster's resources; ``capacity`` becomes, per resource, the

@@ -79,7 +79,7 @@ from typing import Any
 from fairalloc.core.errors import CaseError, excerpt
 from fairalloc.io.importers import kubernetes as k8s
 from fairalloc.io.importers import kueue_flavors as flavors_
-from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded
+from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded, once
 from fairalloc.io.importers.kueue_workloads import GROUP, QUEUE_LABEL, integrated, labelled, workloads_of
 from fairalloc.io.quantities import parse_kube, tidy
 
@@ -308,8 +308,8 @@ def _cluster_queue(seen: _Import, doc: Document, name: str, version: str) -> Non
         if key not in ("resourceGroups", "cohort", "cohortName", "fairSharing", "stopPolicy", *_CQ_IGNORED):
             seen.notes.warn(doc, doc.label, f"spec.{key}", "not a ClusterQueue field fairalloc knows: not read")
     if name in seen.queues:
-        seen.notes.warn(doc, doc.label, "metadata.name", f"a second ClusterQueue {name}: replaces the one of "
-                        f"{seen.queues[name].doc.where}")  # fmt: skip
+        first = seen.queues[name].doc
+        once({name: f"{first.where}: {first.label}"}, name, f"{doc.where}: {doc.label}", "ClusterQueue")
     seen.queues[name] = node
 
 
@@ -329,8 +329,8 @@ def _cohort(seen: _Import, doc: Document, name: str, version: str) -> None:
         if key not in ("parentName", "parent", "resourceGroups", "fairSharing"):
             seen.notes.warn(doc, doc.label, f"spec.{key}", "not a Cohort field fairalloc knows: not read")
     if name in seen.cohorts:
-        seen.notes.warn(doc, doc.label, "metadata.name", f"a second Cohort {name}: replaces the one of "
-                        f"{seen.cohorts[name].doc.where}")  # fmt: skip
+        first = seen.cohorts[name].doc
+        once({name: f"{first.where}: {first.label}"}, name, f"{doc.where}: {doc.label}", "Cohort")
     seen.cohorts[name] = node
 
 

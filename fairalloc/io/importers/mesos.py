@@ -45,7 +45,7 @@ from decimal import Decimal
 from typing import Any
 
 from fairalloc.core.errors import excerpt
-from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes
+from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, once
 from fairalloc.io.importers.common import number as gate
 from fairalloc.io.quantities import tidy
 
@@ -101,6 +101,8 @@ class _Import:
         """Record ``role``'s ``attr``; a different earlier value is replaced with a warning."""
         entry = self.roles.setdefault(role, _Role())
         old: _Said | None = getattr(entry, attr)
+        if old is not None and old.doc is doc:  # one answer naming a role twice: a duplicate, not a later snapshot
+            once({role: f"{doc.where}: {old.field}"}, role, f"{doc.where}: {where}", "role")
         if old is not None and old.value != value:
             self.notes.warn(
                 doc, f"role {role}", where,

@@ -255,7 +255,8 @@ def convert(docs: list[Document], notes: Notes) -> Draft:
     draft.policy = policy.name
     queues = [d for d in docs if d.kind == "Queue" and d.group == GROUP]
     for doc in queues:
-        draft.users[doc.name or "default"] = _queue(doc, notes, policy)
+        name = text(doc.metadata.get("name"), f"{doc.where}: {doc.label}: metadata.name") or "default"
+        draft.add(draft.users, name, _queue(doc, notes, policy), f"{doc.where}: {doc.label}")
     group_queue = {
         f"{d.namespace or 'default'}/{d.name}": _spec_queue(d)
         for d in docs

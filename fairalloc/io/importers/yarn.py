@@ -190,13 +190,19 @@ def _xml_queue(doc: Document, element: Element, parent: str, draft: Draft, notes
         if spec:
             notes.warn(doc, obj, "", "root's own properties are not modelled (its share is the cluster)")
     elif children:
-        draft.groups[path] = {"parent": group, **spec}
+        draft.add(draft.groups, path, {"parent": group, **spec}, _written(doc, element, parent))
     else:
         if element.get("type") == "parent":
             notes.warn(doc, obj, "type", _CHILDLESS)
-        draft.users[path] = {"group": group, **spec}
+        draft.add(draft.users, path, {"group": group, **spec}, _written(doc, element, parent))
     for child in children:
         _xml_queue(doc, child, path, draft, notes, default_max)
+
+
+def _written(doc: Document, element: Element, parent: str) -> str:
+    """Where a queue element is, as written (``f.xml: <queue> 'a.b' under root``): a dotted
+    name and a nested one name the same queue, and a message names both."""
+    return f"{doc.where}: <{element.tag}> {element.get('name')!r} under {parent or '<allocations>'}"
 
 
 #: a parent queue whose children are all created at run time (FSParentQueue, queue placement rules)
@@ -279,11 +285,11 @@ def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
         cluster = rest_amounts(q.get("clusterResources"), doc, obj, "clusterResources")
         draft.offer_capacity(TOTALS, f"{doc.where}: {obj}: clusterResources", cluster)
     elif children:
-        draft.groups[path] = {"parent": group, **spec}
+        draft.add(draft.groups, path, {"parent": group, **spec}, f"{doc.where}: {obj}")
     else:
         usage = rest_amounts(q.get("usedResources"), doc, obj, "usedResources")
         demand = rest_amounts(q.get("demandResources"), doc, obj, "demandResources") or usage
-        draft.users[path] = {"group": group, **spec}
+        draft.add(draft.users, path, {"group": group, **spec}, f"{doc.where}: {obj}")
         if any(demand.values()):
             draft.users[path]["request"] = demand
         if any(usage.values()):

@@ -235,10 +235,11 @@ def _read_tree(conf: _Config, path: str, guaranteed: _Share, maximum: _Share, dr
             conf.notes.warn(conf.doc, f"queue {k}", "maximum-capacity", "a weight is not a maximum: not read")
         _state(conf, k)
         if conf.children(k):
-            draft.groups[k] = _spec(path, shares[k], limit, "parent")
+            draft.add(draft.groups, k, _spec(path, shares[k], limit, "parent"), f"{conf.doc.where}: queue {k}")
             _read_tree(conf, k, shares[k], limit, draft)
         else:
-            draft.users[k] = _spec(path, shares[k], _user_cap(conf, k, shares[k], limit), "group")
+            spec = _spec(path, shares[k], _user_cap(conf, k, shares[k], limit), "group")
+            draft.add(draft.users, k, spec, f"{conf.doc.where}: queue {k}")
 
 
 def _spec(parent: str, guarantee: _Share, limit: _Share, key: str) -> dict:
@@ -372,7 +373,8 @@ def _rest_queue(doc: Document, q: dict, parent: str, draft: Draft, notes: Notes)
     group = None if parent == "root" else parent
     kids = _rest_children(q)
     if kids:
-        draft.groups[name] = {"parent": group, "guarantee": guarantee.field(), "limit": limit.field()}
+        tree = {"parent": group, "guarantee": guarantee.field(), "limit": limit.field()}
+        draft.add(draft.groups, name, tree, f"{doc.where}: {obj}")
         for child in kids:
             _rest_queue(doc, child, name, draft, notes)
         return
@@ -390,7 +392,7 @@ def _rest_queue(doc: Document, q: dict, parent: str, draft: Draft, notes: Notes)
         spec["usage"] = usage
     if any(request.values()):
         spec["request"] = request
-    draft.users[name] = spec
+    draft.add(draft.users, name, spec, f"{doc.where}: {obj}")
 
 
 def _pending(doc: Document, obj: str, q: dict) -> dict[str, Decimal] | None:

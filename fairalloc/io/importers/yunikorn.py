@@ -149,7 +149,7 @@ def _flag(value) -> bool:
     return value is True or value == "true"
 
 
-def _config_queue(doc: Document, q: dict, parent: str | None, draft: Draft, notes: Notes) -> None:
+def _config_queue(doc: Document, q: dict, parent: str | None, draft: Draft, notes: Notes, k: int = 0) -> None:
     if not isinstance(q, dict) or not isinstance(q.get("name"), str):
         raise ImportFailed(f"{doc.where}: queue under {parent or 'the partition'}: needs a name")
     path = q["name"] if parent is None else f"{parent}.{q['name']}"
@@ -173,11 +173,11 @@ def _config_queue(doc: Document, q: dict, parent: str | None, draft: Draft, note
         if spec.get("guarantee"):
             notes.warn(doc, obj, "resources.guaranteed", "root's guarantee means nothing: not read")
     elif children or q.get("parent") is True:
-        draft.groups[path] = {"parent": _parent(parent), **spec}
+        draft.add(draft.groups, path, {"parent": _parent(parent), **spec}, f"{where}: {obj} (queues[{k}])")
     else:
-        draft.users[path] = {"group": _parent(parent), **spec}
-    for child in children:
-        _config_queue(doc, child, path, draft, notes)
+        draft.add(draft.users, path, {"group": _parent(parent), **spec}, f"{where}: {obj} (queues[{k}])")
+    for k, child in enumerate(children):
+        _config_queue(doc, child, path, draft, notes, k)
 
 
 def _properties(doc: Document, obj: str, properties: dict, notes: Notes):
@@ -238,10 +238,11 @@ def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
     if path == "root":
         draft.offer_capacity(CONFIGURED, f"{where}: maxResource", spec.get("limit", {}))
     elif q.get("children") or not _flag(q.get("isLeaf", True)):
-        draft.groups[path] = {"parent": _parent(parent), **spec}
+        draft.add(draft.groups, path, {"parent": _parent(parent), **spec}, where)
     else:
         request = {r: usage.get(r, Decimal(0)) + pending.get(r, Decimal(0)) for r in {**usage, **pending}}
-        draft.users[path] = {"group": _parent(parent), **spec, "request": request or None, "usage": usage or None}
+        spec |= {"request": request or None, "usage": usage or None}
+        draft.add(draft.users, path, {"group": _parent(parent), **spec}, where)
     for k, child in enumerate(listing(q.get("children"), f"{where}: children")):
         _rest_queue(doc, mapping(child, f"{where}: children[{k}]"), draft, notes)
 
