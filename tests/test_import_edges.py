@@ -206,3 +206,36 @@ def test_a_duplicate_name_is_one_line_naming_both(capsys, tmp_path, files, optio
     assert code == 2 and err.count("\n") == 1 and err.startswith("fairalloc: "), err
     assert all(part in err for part in said), err
     assert list(out.parent.iterdir()) == []
+
+
+def test_a_kueue_weight_of_zero_is_refused_at_its_field(capsys, tmp_path):
+    """Kueue reads ``fairSharing.weight: 0`` as an infinite share value (always behind the others);
+    the case loader has no such weight, so the import names the source field rather than the case's."""
+    path = tmp_path / "k.yaml"
+    path.write_text(_CQ.replace("spec: {cohort: co}", "spec: {cohort: co, fairSharing: {weight: '0'}}"))
+    assert main(["import", str(path), "--capacity", "cpu=4"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"fairalloc: {path}: ClusterQueue/cq: spec.fairSharing.weight: 0 ") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "name, said",
+    [("n" * 300, "a name of 300 characters"), ('"a\\nb"', "is not printable text on one line")],
+    ids=["300 characters", "a newline"],
+)
+def test_a_name_the_loader_refuses_is_refused_at_its_object(capsys, tmp_path, name, said):
+    path = tmp_path / "v.yaml"
+    path.write_text(_QUEUE.format(name=name, w=1))
+    assert main(["import", str(path), "--capacity", "cpu=4"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"fairalloc: {path}: Queue/") and said in err and err.count("\n") == 1, err
+
+
+def test_a_deep_tree_is_refused_at_the_queue_whose_path_is_too_long(capsys, tmp_path):
+    """500 nested YARN queues: the path of the 52nd (``root.q0.q1...q51``) passes MAX_NAME_CHARS,
+    refused there before any deeper element is read (no recursion to the bottom)."""
+    path = tmp_path / "deep.xml"
+    path.write_text(_FAIR.format("".join(f'<queue name="q{k}">' for k in range(500)) + "</queue>" * 500))
+    assert main(["import", str(path), "--capacity", "memory-mb=4,vcores=4"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"fairalloc: {path}: <queue> 'q51' under root.q0.q1.") and "a name of 202" in err, err

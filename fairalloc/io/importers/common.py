@@ -20,7 +20,7 @@ from typing import Any
 from xml.etree.ElementTree import Element
 
 from fairalloc.core.errors import CaseError, excerpt, one_line
-from fairalloc.io.cases import _file, read_limited, read_text_file, read_yaml_documents, too_large_message
+from fairalloc.io.cases import _file, _name, read_limited, read_text_file, read_yaml_documents, too_large_message
 from fairalloc.io.quantities import Percent, QuantityError, parse_kube, tidy
 from fairalloc.io.quantities import number as _number_gate
 
@@ -304,7 +304,12 @@ class Draft:
     def add(self, table: dict[str, dict], name: str, spec: dict, where: str) -> None:
         """Queue or group ``name`` (``table``: :attr:`users` or :attr:`groups`) read at ``where``;
         a name read twice (two objects, two siblings, a dotted name beside a nested one) is one
-        line naming both (:func:`once`)."""
+        line naming both (:func:`once`); a name the case loader refuses (too long: a deep tree's
+        path, or not on one line) is one line here, where its source is known."""
+        try:
+            _name(name)
+        except ValueError as exc:
+            raise ImportFailed(f"{where}: {exc}") from None
         once(self.read_at, name, where)
         table[name] = spec
 

@@ -409,7 +409,13 @@ def _weight(doc: Document, spec: dict) -> Decimal | None:
         raise ImportFailed(f"{doc.where}: {doc.label}: spec.fairSharing: must be a mapping (got {excerpt(fair)})")
     if "weight" not in fair or fair["weight"] is None:
         return None
-    return _quantity(doc, "spec.fairSharing.weight", fair["weight"])
+    weight = _quantity(doc, "spec.fairSharing.weight", fair["weight"])
+    if weight == 0:  # Kueue's FairSharing.Weight doc: 0 is an infinite share value, always behind the others
+        raise ImportFailed(
+            f"{doc.where}: {doc.label}: spec.fairSharing.weight: 0 (Kueue: an infinite share value, always behind "
+            "the others) is not a weight fairalloc models: give a weight > 0"
+        )
+    return weight
 
 
 def _quantity(doc: Document, where: str, value: Any) -> Decimal:
