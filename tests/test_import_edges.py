@@ -239,3 +239,18 @@ def test_a_deep_tree_is_refused_at_the_queue_whose_path_is_too_long(capsys, tmp_
     assert main(["import", str(path), "--capacity", "memory-mb=4,vcores=4"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"fairalloc: {path}: <queue> 'q51' under root.q0.q1.") and "a name of 202" in err, err
+
+
+def test_a_podset_count_beyond_the_gate_is_one_line(capsys, tmp_path):
+    """A Workload of 10^40 pods: refused at its count (the gate), not as a demand of the case."""
+    meta = {"name": "w", "namespace": "ns"}
+    workload = {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Workload", "metadata": meta,
+                "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 10**40, "template": {"spec": {
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}]}}  # fmt: skip
+    local = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: lq, namespace: ns}\n"
+    path = tmp_path / "k.yaml"
+    path.write_text(_CQ + "---\n" + local + "spec: {clusterQueue: cq}\n---\n" + yaml.safe_dump(workload))
+    assert main(["import", str(path), "--capacity", "cpu=4"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"fairalloc: {path} (document 3): Workload/ns/w: spec.podSets[0].count: "), err
+    assert "out of range" in err and err.count("\n") == 1

@@ -79,7 +79,7 @@ from typing import Any
 from fairalloc.core.errors import CaseError, excerpt
 from fairalloc.io.importers import kubernetes as k8s
 from fairalloc.io.importers import kueue_flavors as flavors_
-from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded, once
+from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded, number, once
 from fairalloc.io.importers.kueue_workloads import GROUP, QUEUE_LABEL, integrated, labelled, workloads_of
 from fairalloc.io.quantities import parse_kube, tidy
 
@@ -829,6 +829,7 @@ def _workload(seen: _Import, doc: Document) -> _Charge | None:
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             raise ImportFailed(f"{doc.where}: {doc.label}: {at}.count: must be a whole number >= 0 (got "
                                f"{excerpt(count)})")  # fmt: skip
+        number(count, f"{doc.where}: {doc.label}: {at}.count")  # the gate's bounds: 10^30 pods is one line
         given = assignments.get(ps_name)
         amounts, flavors = _podset_amounts(seen, doc, at, podset, count, given, reclaimable.get(ps_name, 0))
         if "pods" in cq.covered:
