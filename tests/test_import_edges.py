@@ -188,6 +188,8 @@ DUPLICATES = {
     "kubernetes nodes": ({"n.yaml": _NODE + "---\n" + _NODE + "---\n" + _POD}, [],
                          ["(document 2): Node/n1: object Node/n1 is given twice (also at", "n.yaml: Node/n1)"]),
     "kubernetes pods": ({"n.yaml": _NODE + "---\n" + _POD + "---\n" + _POD}, [], ["(document 3): Pod/ns/p"]),
+    "namespace 12 beside default": ({"ns.yaml": "kind: Namespace\napiVersion: v1\nmetadata: {name: 12}\n"}, [
+        "--capacity", "cpu=4"], ["ns.yaml: Namespace: metadata.name: must be text (got 12)"]),
     "--capacity": ({"v.yaml": _QUEUE.format(name="qa", w=1)}, ["--capacity", "cpu=4,cpu=8"],
                    ["--capacity: cpu is given twice (cpu=4 and cpu=8)"]),
 }  # fmt: skip
