@@ -299,7 +299,7 @@ def test_reserved_and_revocable_resource_messages():
             "f0.json: role a: limits.mem: must be a number, got '4Gi' "
             "(Mesos amounts are plain numbers, no unit suffixes)",
         ),
-        ({"role": "a", "limits": {"cpus": -1}}, "f0.json: role a: limits.cpus: must not be negative, got -1"),
+        ({"role": "a", "limits": {"cpus": -1}}, "f0.json: role a: limits.cpus: -1 is negative"),
         (
             {"role": "a", "guarantee": [_scalar("cpus", "2")]},
             "f0.json: role a: guarantee[0].scalar.value: must be a number, got '2'",

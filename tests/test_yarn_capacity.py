@@ -355,7 +355,7 @@ def test_what_is_not_modelled_is_warned_about(tmp_path):
         ({"root.a.capacity": "lots"}, "queue root.a: capacity: 'lots' is not a number"),
         ({"root.a.capacity": "150"}, "queue root.a: capacity: 150 is above 100%"),
         ({"root.a.maximum-capacity": "[memory=1"}, "queue root.a: maximum-capacity: '[memory=1' has no closing ']'"),
-        ({"root.a.user-limit-factor": "-3"}, "queue root.a: user-limit-factor: -3 (fairalloc needs a number >= 0)"),
+        ({"root.a.user-limit-factor": "-3"}, "queue root.a: user-limit-factor: '-3' is negative"),
     ],
 )
 def test_bad_values_are_one_line(tmp_path, props, message):

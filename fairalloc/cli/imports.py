@@ -27,7 +27,10 @@ def capacity_option(text: str | None) -> dict[str, str] | None:
             raise FairallocError(
                 f"--capacity: expected resource=amount pairs like cpu=64,memory=256Gi (got {quoted(part)})"
             )
-        out[name.strip()] = value.strip()
+        name = name.strip()
+        if name in out:  # never a silent choice between two amounts
+            raise FairallocError(f"--capacity: {name} is given twice ({name}={out[name]} and {part}): give it once")
+        out[name] = value.strip()
     return out
 
 

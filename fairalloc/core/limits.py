@@ -40,7 +40,9 @@ MAX_SHARE_RATIO = 1e12
 MAX_WEIGHT_RATIO = 1e12
 #: digits of an exact number written as text ("100/31", "2.52e3"), its exponent included, and of
 #: an integer in a YAML file; a longer number is refused before it is converted (an exponent
-#: beyond 2 * MAX_EXACT_DIGITS is refused as out of range, 0e... reads as 0)
+#: beyond 2 * MAX_EXACT_DIGITS is refused as out of range, 0e... reads as 0).  The importers' one
+#: numeric gate (``fairalloc.io.quantities.number``) applies these bounds and [MIN_MAGNITUDE,
+#: MAX_MAGNITUDE] to every quantity, weight, count and priority a scheduler's file gives
 MAX_EXACT_DIGITS = 200
 
 # -- searches and parallel work (checks, verifier, falsifier, claims) -----------------------------

@@ -412,8 +412,25 @@ class CaseLoader(_LibyamlLoader if _CParser is not None else yaml.SafeLoader):  
             )
         return super().construct_yaml_int(node)
 
+    def construct_yaml_float(self, node):
+        """A float as written: one whose digits are not all zero but that float64 reads as 0
+        (``1e-400``), or a finite one it reads as infinite (``1e400``), is refused here, where the
+        line is known; afterwards it would be a silent 0 or an infinity."""
+        value = super().construct_yaml_float(node)
+        written = node.value.lower()
+        mantissa = re.split("e", written)[0]
+        vanished = value == 0 and re.search("[1-9]", mantissa)
+        if vanished or (math.isinf(value) and "inf" not in written):
+            raise _Refused(
+                problem=f"the number {node.value[: limits.MAX_EXCERPT]} is beyond what a float holds "
+                f"(it would read as {value})",
+                problem_mark=node.start_mark,
+            )
+        return value
+
 
 CaseLoader.add_constructor("tag:yaml.org,2002:int", CaseLoader.construct_yaml_int)
+CaseLoader.add_constructor("tag:yaml.org,2002:float", CaseLoader.construct_yaml_float)
 # YAML 1.2 floats: PyYAML (YAML 1.1) reads 1e-9 and 1.5e3 as text; the 1.1 forms stay as they are
 CaseLoader.add_implicit_resolver(
     "tag:yaml.org,2002:float",

@@ -26,19 +26,99 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from fairalloc.core.errors import CaseError, excerpt
+from fairalloc.core.limits import MAX_EXACT_DIGITS, MAX_MAGNITUDE, MIN_MAGNITUDE
 
-__all__ = ["QuantityError", "Percent", "parse_kube", "format_kube", "parse_yarn_resources", "tidy", "MEMORY", "VCORES"]
+__all__ = [
+    "QuantityError",
+    "Percent",
+    "number",
+    "bounded",
+    "parse_kube",
+    "format_kube",
+    "parse_yarn_resources",
+    "tidy",
+    "MEMORY",
+    "VCORES",
+]
 
 
 class QuantityError(CaseError):
     """A quantity that is not in its system's syntax; the message starts with where it was read."""
 
 
+#: a plain decimal number, as every system writes one (``12``, ``0.5``, ``2.5e3``): no ``NaN``,
+#: ``Infinity``, ``1_000`` or hexadecimal, which Python's ``Decimal`` and ``float`` would take
+_PLAIN = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+#: bits of an integer of MAX_EXACT_DIGITS decimal digits (log2(10) < 3.33)
+_MAX_BITS = int(MAX_EXACT_DIGITS * 3.33)
+_SMALLEST, _LARGEST = Decimal(repr(MIN_MAGNITUDE)), Decimal(repr(MAX_MAGNITUDE))
+
+
+def number(value: object, where: str, *, negative: bool = False, whole: bool = False) -> Decimal:
+    """The one gate of every number an importer reads (quantities, weights, counts, priorities):
+    ``value`` (a YAML or JSON number, or its text) exactly, or one :class:`QuantityError` line at
+    ``where`` (file: object: field).  Refused before any arithmetic: ``NaN``, ``Infinity``, ``sNaN``,
+    text that is not a plain decimal, more than MAX_EXACT_DIGITS characters or digits (Python's
+    ``int`` refuses 4300), an exponent beyond 2 * MAX_EXACT_DIGITS; then a non-zero magnitude
+    outside [MIN_MAGNITUDE, MAX_MAGNITUDE] (what the case loader accepts), a negative number unless
+    ``negative``, a fraction when ``whole``.
+
+    >>> number("2.5e3", "w"), number(7, "w"), number(0.1, "w")
+    (Decimal('2.5E+3'), Decimal('7'), Decimal('0.1'))
+    >>> number("NaN", "f: Queue/a: spec.weight")
+    Traceback (most recent call last):
+    fairalloc.io.quantities.QuantityError: f: Queue/a: spec.weight: 'NaN' is not a number
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal, str)):
+        raise QuantityError(f"{where}: {excerpt(value)} is not a number")
+    if isinstance(value, int):
+        if value.bit_length() > _MAX_BITS:
+            raise QuantityError(f"{where}: a number of more than {MAX_EXACT_DIGITS} digits is out of range")
+        amount = Decimal(value)
+    elif isinstance(value, float):
+        amount = Decimal(repr(value))  # as YAML wrote it (0.1 is 0.1); nan and inf are refused below
+    elif isinstance(value, str):
+        amount = _plain(value, where)
+    else:
+        amount = value
+    return bounded(amount, where, value, negative=negative, whole=whole)
+
+
+def _plain(value: str, where: str) -> Decimal:
+    text = value.strip()
+    if len(text) > MAX_EXACT_DIGITS:
+        raise QuantityError(f"{where}: a number of more than {MAX_EXACT_DIGITS} characters is out of range")
+    if not _PLAIN.fullmatch(text):
+        raise QuantityError(f"{where}: {excerpt(value)} is not a number")
+    return Decimal(text)
+
+
+def bounded(amount: Decimal, where: str, value: object, *, negative: bool = False, whole: bool = False) -> Decimal:
+    """``amount`` (read from ``value``) if it is within the bounds of :func:`number`; comparisons
+    only, so that no exponent can overflow or take time."""
+    if not amount.is_finite():
+        raise QuantityError(f"{where}: {excerpt(value)} is not a finite number")
+    sign, digits, exponent = amount.as_tuple()
+    if len(digits) > MAX_EXACT_DIGITS or abs(int(exponent)) > 2 * MAX_EXACT_DIGITS:
+        raise QuantityError(f"{where}: {excerpt(value)} is out of range (more than {MAX_EXACT_DIGITS} digits)")
+    size = amount.copy_abs()
+    if size and not _SMALLEST <= size <= _LARGEST:
+        raise QuantityError(
+            f"{where}: {excerpt(value)} is out of range (fairalloc reads non-zero numbers of magnitude "
+            f"{MIN_MAGNITUDE:g} to {MAX_MAGNITUDE:g})"
+        )
+    if sign and size and not negative:
+        raise QuantityError(f"{where}: {excerpt(value)} is negative")
+    if whole and amount != amount.to_integral_value():
+        raise QuantityError(f"{where}: {excerpt(value)} is not a whole number")
+    return amount
+
+
 #: Kubernetes' grammar: <signedNumber><suffix> (the exponent's number is an integer in practice)
-_KUBE = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?\d+)?")
+_KUBE = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[KMGTPE]i|[numkMGTPE]|([eE][+-]?\d+))?")
 _BINARY = ("Ei", "Pi", "Ti", "Gi", "Mi", "Ki")
 _DECIMAL = (("E", 18), ("P", 15), ("T", 12), ("G", 9), ("M", 6), ("k", 3), ("", 0), ("m", -3), ("u", -6), ("n", -9))
 
@@ -46,32 +126,34 @@ _DECIMAL = (("E", 18), ("P", 15), ("T", 12), ("G", 9), ("M", 6), ("k", 3), ("", 
 def parse_kube(value: str | int | float | Decimal, where: str, *, negative: bool = False) -> Decimal:
     """A Kubernetes quantity, exactly (YAML numbers are taken as written: ``0.1`` is ``0.1``).
     A negative amount is refused unless ``negative``."""
-    if isinstance(value, bool):
-        raise QuantityError(f"{where}: {excerpt(value)} is not a Kubernetes quantity (like 500m, 4Gi or 2)")
-    if isinstance(value, (int, float, Decimal)):
-        text = repr(value) if isinstance(value, float) else str(value)
-    elif isinstance(value, str):
-        text = value.strip()
-    else:
-        raise QuantityError(f"{where}: {excerpt(value)} is not a Kubernetes quantity (like 500m, 4Gi or 2)")
-    if not _KUBE.fullmatch(text):
-        raise QuantityError(f"{where}: {excerpt(value)} is not a Kubernetes quantity (like 500m, 4Gi or 2)")
+    bad = f"{where}: {excerpt(value)} is not a Kubernetes quantity (like 500m, 4Gi or 2)"
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal, str)):
+        raise QuantityError(bad)
+    if not isinstance(value, str):
+        return tidy(number(value, where, negative=negative))  # a YAML number: the gate alone
+    text = value.strip()
+    if len(text) > MAX_EXACT_DIGITS:  # before the client's parser: its exponents are unbounded
+        raise QuantityError(f"{where}: a quantity of more than {MAX_EXACT_DIGITS} characters is out of range")
+    match = _KUBE.fullmatch(text)
+    if not match:
+        raise QuantityError(bad)
+    if match.group(1) and abs(int(match.group(1)[1:])) > 2 * MAX_EXACT_DIGITS:
+        raise QuantityError(f"{where}: {excerpt(value)} is out of range (its exponent)")
     from kubernetes.utils.quantity import parse_quantity  # the client takes half a second to import
 
     try:
         amount = parse_quantity(text)
-    except (ValueError, InvalidOperation):
-        raise QuantityError(f"{where}: {excerpt(value)} is not a Kubernetes quantity (like 500m, 4Gi or 2)") from None
-    if amount < 0 and not negative:
-        raise QuantityError(f"{where}: {excerpt(value)} is negative")
-    return tidy(amount)
+    except (ValueError, ArithmeticError):
+        raise QuantityError(bad) from None
+    return tidy(bounded(amount, where, value, negative=negative))
 
 
 def tidy(amount: Decimal) -> Decimal:
     """``amount`` written plainly: a whole number without exponent or trailing zeros (``1E+3`` and
     ``1536.0`` are ``1000`` and ``1536``), a fraction without trailing zeros; no negative zero."""
-    amount = amount + 0
-    return amount.quantize(Decimal(1)) if amount == amount.to_integral_value() else amount.normalize()
+    if amount == amount.to_integral_value() and amount.adjusted() <= 2 * MAX_EXACT_DIGITS:
+        return Decimal(int(amount))  # exact at any number of digits (quantize stops at 28)
+    return (amount + 0).normalize()
 
 
 def format_kube(amount: Decimal, binary: bool = False) -> str:
@@ -126,7 +208,7 @@ def parse_yarn_resources(text: str, where: str) -> dict[str, Decimal | Percent]:
         return _yarn_new(value, where)
     whole = re.fullmatch(_NUMBER + r"\s*%", value)
     if whole:
-        share = Percent(tidy(Decimal(whole.group(1))))
+        share = Percent(tidy(number(whole.group(1), where)))
         return {MEMORY: share, VCORES: share}
     if "%" in value:
         return {name: Percent(_one(pattern, value, name, where)) for name, pattern in _OLD_PERCENT.items()}
@@ -138,7 +220,7 @@ def _one(pattern: re.Pattern[str], text: str, name: str, where: str) -> Decimal:
     if len(found) != 1:
         what = "missing" if not found else "given twice"
         raise QuantityError(f"{where}: {excerpt(text)}: {name} is {what} (YARN writes '1024 mb, 2 vcores')")
-    return tidy(Decimal(found[0]))
+    return tidy(number(found[0], f"{where}: {name}"))
 
 
 def _yarn_new(text: str, where: str) -> dict[str, Decimal | Percent]:
@@ -148,15 +230,16 @@ def _yarn_new(text: str, where: str) -> dict[str, Decimal | Percent]:
         match = re.fullmatch(r"([A-Za-z][\w./-]*)\s*=\s*" + _NUMBER + r"\s*(%|[A-Za-z]*)", part)
         if not match:
             raise QuantityError(f"{where}: {excerpt(part)} is not name=value (YARN writes 'memory-mb=4096, vcores=1')")
-        name, number, unit = match.group(1), tidy(Decimal(match.group(2))), match.group(3)
+        name, unit = match.group(1), match.group(3)
+        amount = tidy(number(match.group(2), f"{where}: {name}"))
         if name in out:
             raise QuantityError(f"{where}: {name} is given twice in {excerpt(text)}")
         if unit == "%":
-            out[name] = Percent(number)
+            out[name] = Percent(amount)
         elif unit == "":
-            out[name] = number  # a resource's own unit (MiB for memory-mb)
+            out[name] = amount  # a resource's own unit (MiB for memory-mb)
         elif name == MEMORY and unit in _BYTES:
-            out[name] = tidy(number * _BYTES[unit] / _BYTES["Mi"])
+            out[name] = tidy(amount * _BYTES[unit] / _BYTES["Mi"])
         else:
-            raise QuantityError(f"{where}: {name}={number}{unit}: unit {unit!r} is not one fairalloc converts")
+            raise QuantityError(f"{where}: {name}={amount}{unit}: unit {unit!r} is not one fairalloc converts")
     return out

@@ -20,8 +20,9 @@ from typing import Any
 from xml.etree.ElementTree import Element
 
 from fairalloc.core.errors import CaseError, excerpt, one_line
-from fairalloc.io.cases import _file, read_limited, read_text_file, read_yaml_documents, too_large_message
-from fairalloc.io.quantities import Percent, parse_kube, tidy
+from fairalloc.io.cases import _file, _name, read_limited, read_text_file, read_yaml_documents, too_large_message
+from fairalloc.io.quantities import Percent, QuantityError, parse_kube, tidy
+from fairalloc.io.quantities import number as _number_gate
 
 __all__ = [
     "ImportFailed",
@@ -42,6 +43,8 @@ __all__ = [
     "mapping",
     "listing",
     "text",
+    "number",
+    "once",
 ]
 
 
@@ -228,6 +231,29 @@ def text(value: Any, where: str) -> str | None:
     raise ImportFailed(f"{where}: must be text (got {excerpt(value)})")
 
 
+def number(value: Any, where: str, *, negative: bool = False, whole: bool = False) -> Decimal:
+    """A quantity, weight, count or priority an importer reads, through the one numeric gate
+    (:func:`fairalloc.io.quantities.number`: exact, bounded, no NaN or infinity), or one
+    :class:`ImportFailed` line at ``where`` (file: object: field)."""
+    try:
+        return _number_gate(value, where, negative=negative, whole=whole)
+    except QuantityError as exc:
+        raise ImportFailed(str(exc)) from None
+
+
+def once(first: dict[str, str], name: str, where: str, kind: str = "queue") -> None:
+    """Record that ``kind`` ``name`` is given at ``where`` (file: object); a second one is one
+    :class:`ImportFailed` line naming both.  fairalloc never merges two objects of one name: which
+    one a scheduler keeps is its own rule (the last applied, the first listed, a refusal), and a
+    case that silently kept either would misstate the other."""
+    if name in first:
+        also = "two objects of one name there" if first[name] == where else f"also at {first[name]}"
+        raise ImportFailed(
+            f"{where}: {kind} {name} is given twice ({also}): fairalloc does not merge them; remove or rename one"
+        )
+    first[name] = where
+
+
 class Notes:
     """The warnings of one import, in the order they were found."""
 
@@ -272,6 +298,20 @@ class Draft:
     description: list[str] = field(default_factory=list)
     sources: list[CapacitySource] = field(default_factory=list)
     unit_of: Callable[[str], str] | None = None
+    #: where each queue and group was read (:meth:`add`)
+    read_at: dict[str, str] = field(default_factory=dict)
+
+    def add(self, table: dict[str, dict], name: str, spec: dict, where: str) -> None:
+        """Queue or group ``name`` (``table``: :attr:`users` or :attr:`groups`) read at ``where``;
+        a name read twice (two objects, two siblings, a dotted name beside a nested one) is one
+        line naming both (:func:`once`); a name the case loader refuses (too long: a deep tree's
+        path, or not on one line) is one line here, where its source is known."""
+        try:
+            _name(name)
+        except ValueError as exc:
+            raise ImportFailed(f"{where}: {exc}") from None
+        once(self.read_at, name, where)
+        table[name] = spec
 
     def offer_capacity(self, kind: str, where: str, amounts: dict[str, Decimal]) -> None:
         """One more statement of the cluster's resources; ``capacity`` becomes, per resource, the

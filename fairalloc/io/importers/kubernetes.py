@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from decimal import Decimal
 
-from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, listing, mapping
+from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, listing, mapping, once, text
 from fairalloc.io.quantities import QuantityError, parse_kube
 
 SYSTEM = "kubernetes"
@@ -71,8 +71,11 @@ def _max(a: dict[str, Decimal], b: dict[str, Decimal]) -> dict[str, Decimal]:
 def node_capacity(docs: list[Document], notes: Notes) -> dict[str, Decimal]:
     """The cluster's resources: every Node's allocatable (else capacity), summed."""
     total: dict[str, Decimal] = {}
+    read_at: dict[str, str] = {}
     for doc in (d for d in docs if d.kind == "Node"):
         at = f"{doc.where}: {doc.label}"
+        if doc.name:  # a node listed twice would be counted twice
+            once(read_at, doc.label, at, "object")
         status = mapping(doc.data.get("status"), f"{at}: status")
         field = "status.allocatable" if status.get("allocatable") is not None else "status.capacity"
         if field == "status.capacity":
@@ -102,6 +105,7 @@ def pod_request(pod: dict, where: str, notes: Notes | None = None) -> dict[str, 
     sidecars: dict[str, Decimal] = {}
     init_peak: dict[str, Decimal] = {}
     for k, c in enumerate(listing(spec.get("initContainers"), f"{where}: spec.initContainers")):
+        c = mapping(c, f"{where}: spec.initContainers[{k}]")
         need = _requests(c, f"{where}: spec.initContainers[{k}]")
         if c.get("restartPolicy") == "Always":
             sidecars = add_amounts(sidecars, need)
@@ -118,13 +122,16 @@ def pods_by_queue(
 ) -> dict[str, dict[str, dict[str, Decimal]]]:
     """``{queue: {"request": ..., "usage": ...}}`` over the Pod objects of ``docs``."""
     out: dict[str, dict[str, dict[str, Decimal]]] = {}
+    read_at: dict[str, str] = {}
     for doc in (d for d in docs if d.kind == "Pod"):
+        if doc.name:  # a pod listed twice would ask twice
+            once(read_at, doc.label, f"{doc.where}: {doc.label}", "object")
         phase = mapping(doc.data.get("status"), f"{doc.where}: {doc.label}: status").get("phase", "Pending")
         if phase in ("Succeeded", "Failed"):
             continue
         if phase not in ("Running", "Pending"):
             notes.warn(doc, doc.label, "status.phase", f"{phase!r} is not Running or Pending: counted as pending")
-        queue = queue_of(doc.data) or doc.namespace or "default"
+        queue = queue_of(doc.data) or _namespace(doc, "namespace")
         need = pod_request(doc.data, f"{doc.where}: {doc.label}", notes)
         entry = out.setdefault(queue, {"request": {}, "usage": {}})
         entry["request"] = add_amounts(entry["request"], need)
@@ -160,15 +167,24 @@ def _quota_limit(doc: Document, notes: Notes) -> dict[str, Decimal]:
     return out
 
 
+def _namespace(doc: Document, key: str) -> str:
+    """The namespace ``metadata.{key}`` names (``default`` when none): a number there is refused, not
+    read as ``default`` beside the real one."""
+    return text(doc.metadata.get(key), f"{doc.where}: {doc.label}: metadata.{key}") or "default"
+
+
 def convert(docs: list[Document], notes: Notes) -> Draft:
     draft = Draft(SYSTEM, "drf", list(dict.fromkeys(d.file for d in docs)))
     for doc in docs:
         if doc.kind not in _KINDS or doc.group != "":
             notes.warn(doc, doc.label, "kind", "not a Node, Pod, Namespace or ResourceQuota: not read")
     for doc in (d for d in docs if d.kind == "Namespace"):
-        draft.users.setdefault(doc.name or "default", {})
+        draft.users.setdefault(_namespace(doc, "name"), {})
+    read_at: dict[str, str] = {}
     for doc in (d for d in docs if d.kind == "ResourceQuota"):
-        queue = draft.users.setdefault(doc.namespace or "default", {})
+        if doc.name:  # two quotas of one name: one would hide the other
+            once(read_at, doc.label, f"{doc.where}: {doc.label}", "object")
+        queue = draft.users.setdefault(_namespace(doc, "namespace"), {})
         queue["limit"] = {**queue.get("limit", {}), **_quota_limit(doc, notes)}
     for ns, amounts in pods_by_queue(docs, notes, lambda pod: None).items():
         queue = draft.users.setdefault(ns, {})

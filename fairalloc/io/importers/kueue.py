@@ -80,7 +80,7 @@ from fairalloc.core import limits
 from fairalloc.core.errors import CaseError, excerpt
 from fairalloc.io.importers import kubernetes as k8s
 from fairalloc.io.importers import kueue_flavors as flavors_
-from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded
+from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded, number, once
 from fairalloc.io.importers.kueue_workloads import GROUP, QUEUE_LABEL, integrated, labelled, workloads_of
 from fairalloc.io.quantities import parse_kube, tidy
 
@@ -309,8 +309,8 @@ def _cluster_queue(seen: _Import, doc: Document, name: str, version: str) -> Non
         if key not in ("resourceGroups", "cohort", "cohortName", "fairSharing", "stopPolicy", *_CQ_IGNORED):
             seen.notes.warn(doc, doc.label, f"spec.{key}", "not a ClusterQueue field fairalloc knows: not read")
     if name in seen.queues:
-        seen.notes.warn(doc, doc.label, "metadata.name", f"a second ClusterQueue {name}: replaces the one of "
-                        f"{seen.queues[name].doc.where}")  # fmt: skip
+        first = seen.queues[name].doc
+        once({name: f"{first.where}: {first.label}"}, name, f"{doc.where}: {doc.label}", "ClusterQueue")
     seen.queues[name] = node
 
 
@@ -330,8 +330,8 @@ def _cohort(seen: _Import, doc: Document, name: str, version: str) -> None:
         if key not in ("parentName", "parent", "resourceGroups", "fairSharing"):
             seen.notes.warn(doc, doc.label, f"spec.{key}", "not a Cohort field fairalloc knows: not read")
     if name in seen.cohorts:
-        seen.notes.warn(doc, doc.label, "metadata.name", f"a second Cohort {name}: replaces the one of "
-                        f"{seen.cohorts[name].doc.where}")  # fmt: skip
+        first = seen.cohorts[name].doc
+        once({name: f"{first.where}: {first.label}"}, name, f"{doc.where}: {doc.label}", "Cohort")
     seen.cohorts[name] = node
 
 
@@ -410,7 +410,13 @@ def _weight(doc: Document, spec: dict) -> Decimal | None:
         raise ImportFailed(f"{doc.where}: {doc.label}: spec.fairSharing: must be a mapping (got {excerpt(fair)})")
     if "weight" not in fair or fair["weight"] is None:
         return None
-    return _quantity(doc, "spec.fairSharing.weight", fair["weight"])
+    weight = _quantity(doc, "spec.fairSharing.weight", fair["weight"])
+    if weight == 0:  # Kueue's FairSharing.Weight doc: 0 is an infinite share value, always behind the others
+        raise ImportFailed(
+            f"{doc.where}: {doc.label}: spec.fairSharing.weight: 0 (Kueue: an infinite share value, always behind "
+            "the others) is not a weight fairalloc models: give a weight > 0"
+        )
+    return weight
 
 
 def _quantity(doc: Document, where: str, value: Any) -> Decimal:
@@ -827,6 +833,7 @@ def _workload(seen: _Import, doc: Document) -> _Charge | None:
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             raise ImportFailed(f"{doc.where}: {doc.label}: {at}.count: must be a whole number >= 0 (got "
                                f"{excerpt(count)})")  # fmt: skip
+        number(count, f"{doc.where}: {doc.label}: {at}.count")  # the gate's bounds: 10^30 pods is one line
         given = assignments.get(ps_name)
         amounts, flavors = _podset_amounts(seen, doc, at, podset, count, given, reclaimable.get(ps_name, 0))
         if "pods" in cq.covered:

@@ -45,7 +45,8 @@ from decimal import Decimal
 from typing import Any
 
 from fairalloc.core.errors import excerpt
-from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes
+from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, once
+from fairalloc.io.importers.common import number as gate
 from fairalloc.io.quantities import tidy
 
 SYSTEM = "mesos"
@@ -100,6 +101,8 @@ class _Import:
         """Record ``role``'s ``attr``; a different earlier value is replaced with a warning."""
         entry = self.roles.setdefault(role, _Role())
         old: _Said | None = getattr(entry, attr)
+        if old is not None and old.doc is doc:  # one answer naming a role twice: a duplicate, not a later snapshot
+            once({role: f"{doc.where}: {old.field}"}, role, f"{doc.where}: {where}", "role")
         if old is not None and old.value != value:
             self.notes.warn(
                 doc, f"role {role}", where,
@@ -636,12 +639,7 @@ def _number(value: Any, doc: Document, obj: str, at: str) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
         hint = " (Mesos amounts are plain numbers, no unit suffixes)" if isinstance(value, str) else ""
         raise ImportFailed(f"{doc.where}: {obj}: {at}: must be a number, got {excerpt(value)}{hint}")
-    number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
-    if not number.is_finite():
-        raise ImportFailed(f"{doc.where}: {obj}: {at}: must be a finite number, got {excerpt(value)}")
-    if number < 0:
-        raise ImportFailed(f"{doc.where}: {obj}: {at}: must not be negative, got {excerpt(value)}")
-    return number
+    return gate(value, f"{doc.where}: {obj}: {at}")
 
 
 def _positive(value: Any) -> bool:

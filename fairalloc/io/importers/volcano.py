@@ -32,9 +32,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from fairalloc.core.errors import unknown
+from fairalloc.core.errors import excerpt, unknown
 from fairalloc.io.importers import kubernetes as k8s
-from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded, listing, mapping, text
+from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded, listing, mapping, number, text
 
 SYSTEM = "volcano"
 GROUP = "scheduling.volcano.sh"
@@ -81,8 +81,8 @@ def _queue(doc: Document, notes: Notes, policy: Policy) -> dict:
     out: dict = {}
     weight = spec.get("weight", 1)
     if not isinstance(weight, int) or isinstance(weight, bool) or weight <= 0:
-        notes.warn(doc, label, "spec.weight", f"{weight!r} is not a positive integer: weight 1 used")
-    elif weight != 1 and policy.capacity:
+        notes.warn(doc, label, "spec.weight", f"{excerpt(weight)} is not a positive integer: weight 1 used")
+    elif number(weight, f"{where}: spec.weight") != 1 and policy.capacity:  # the gate: 10^40 is one line
         notes.warn(doc, label, "spec.weight", "read by the proportion plug-in, not capacity: not read")
     elif weight != 1:
         out["weight"] = weight
@@ -97,7 +97,7 @@ def _queue(doc: Document, notes: Notes, policy: Policy) -> dict:
                 doc, label, "spec.guarantee", "written without its 'resource:' level (Volcano reads nothing): not read"
             )
     if spec.get("priority") is not None:
-        out["priority"] = spec["priority"]
+        out["priority"] = int(number(spec["priority"], f"{where}: spec.priority", negative=True, whole=True))
     if spec.get("deserved") and policy.capacity:
         out["deserved"] = k8s.quantities(spec["deserved"], f"{where}: spec.deserved")
     elif spec.get("deserved"):
@@ -166,8 +166,8 @@ def _spec_queue(doc: Document) -> str:
 
 def _replicas(value, where: str) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ImportFailed(f"{where}: must be a whole number >= 0 (got {value!r})")
-    return Decimal(value)
+        raise ImportFailed(f"{where}: must be a whole number >= 0 (got {excerpt(value)})")
+    return number(value, where)
 
 
 def _confs(docs: list[Document]) -> list[tuple[Document, str, Document]]:
@@ -255,7 +255,8 @@ def convert(docs: list[Document], notes: Notes) -> Draft:
     draft.policy = policy.name
     queues = [d for d in docs if d.kind == "Queue" and d.group == GROUP]
     for doc in queues:
-        draft.users[doc.name or "default"] = _queue(doc, notes, policy)
+        name = text(doc.metadata.get("name"), f"{doc.where}: {doc.label}: metadata.name") or "default"
+        draft.add(draft.users, name, _queue(doc, notes, policy), f"{doc.where}: {doc.label}")
     group_queue = {
         f"{d.namespace or 'default'}/{d.name}": _spec_queue(d)
         for d in docs

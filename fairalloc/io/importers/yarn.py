@@ -46,7 +46,8 @@ from decimal import Decimal
 from xml.etree.ElementTree import Element
 
 from fairalloc.io.importers import yarn_capacity as cs
-from fairalloc.io.importers.common import NODES, TOTALS, Document, Draft, ImportFailed, Notes
+from fairalloc.io.importers.common import NODES, TOTALS, Document, Draft, ImportFailed, Notes, listing, mapping
+from fairalloc.io.importers.common import number as quantity_number
 from fairalloc.io.importers.yarn_capacity import number, rest_amounts
 from fairalloc.io.quantities import MEMORY, VCORES, Percent, QuantityError, parse_yarn_resources
 
@@ -189,13 +190,19 @@ def _xml_queue(doc: Document, element: Element, parent: str, draft: Draft, notes
         if spec:
             notes.warn(doc, obj, "", "root's own properties are not modelled (its share is the cluster)")
     elif children:
-        draft.groups[path] = {"parent": group, **spec}
+        draft.add(draft.groups, path, {"parent": group, **spec}, _written(doc, element, parent))
     else:
         if element.get("type") == "parent":
             notes.warn(doc, obj, "type", _CHILDLESS)
-        draft.users[path] = {"group": group, **spec}
+        draft.add(draft.users, path, {"group": group, **spec}, _written(doc, element, parent))
     for child in children:
         _xml_queue(doc, child, path, draft, notes, default_max)
+
+
+def _written(doc: Document, element: Element, parent: str) -> str:
+    """Where a queue element is, as written (``f.xml: <queue> 'a.b' under root``): a dotted
+    name and a nested one name the same queue, and a message names both."""
+    return f"{doc.where}: <{element.tag}> {element.get('name')!r} under {parent or '<allocations>'}"
 
 
 #: a parent queue whose children are all created at run time (FSParentQueue, queue placement rules)
@@ -207,10 +214,7 @@ _CHILDLESS = (
 
 
 def _weight(text: str, doc: Document, obj: str) -> Decimal:
-    try:
-        weight = Decimal(text)
-    except ArithmeticError:
-        raise ImportFailed(f"{doc.where}: {obj}: weight: {text!r} is not a number") from None
+    weight = quantity_number(text, f"{doc.where}: {obj}: weight")
     if not weight > 0:
         raise ImportFailed(f"{doc.where}: {obj}: weight: {text} (fairalloc needs a weight > 0)")
     return weight
@@ -264,7 +268,9 @@ def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
         raise ImportFailed(f"{doc.where}: a queue without queueName")
     obj = f"queue {path}"
     policy = q.get("schedulingPolicy")
-    children = (q.get("childQueues") or {}).get("queue") or []
+    kids = mapping(q.get("childQueues"), f"{doc.where}: {obj}: childQueues")
+    children = [mapping(c, f"{doc.where}: {obj}: childQueues.queue[{k}]") for k, c in enumerate(
+        listing(kids.get("queue"), f"{doc.where}: {obj}: childQueues.queue"))]  # fmt: skip
     if isinstance(policy, str) and policy != "drf":
         notes.warn(doc, obj, "schedulingPolicy", _policy_said(policy) if children or path == "root" else _APPS)
     spec: dict = {}
@@ -279,11 +285,11 @@ def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
         cluster = rest_amounts(q.get("clusterResources"), doc, obj, "clusterResources")
         draft.offer_capacity(TOTALS, f"{doc.where}: {obj}: clusterResources", cluster)
     elif children:
-        draft.groups[path] = {"parent": group, **spec}
+        draft.add(draft.groups, path, {"parent": group, **spec}, f"{doc.where}: {obj}")
     else:
         usage = rest_amounts(q.get("usedResources"), doc, obj, "usedResources")
         demand = rest_amounts(q.get("demandResources"), doc, obj, "demandResources") or usage
-        draft.users[path] = {"group": group, **spec}
+        draft.add(draft.users, path, {"group": group, **spec}, f"{doc.where}: {obj}")
         if any(demand.values()):
             draft.users[path]["request"] = demand
         if any(usage.values()):

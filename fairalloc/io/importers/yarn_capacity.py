@@ -35,10 +35,11 @@ read silently.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from xml.etree.ElementTree import Element
 
 from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes
+from fairalloc.io.importers.common import number as gate
 from fairalloc.io.quantities import MEMORY, VCORES, Percent, QuantityError, parse_yarn_resources, tidy
 
 PREFIX = "yarn.scheduler.capacity."
@@ -182,12 +183,9 @@ class _Config:
 
     def number(self, path: str, key: str, text: str) -> Decimal:
         try:
-            number = Decimal(text)
-        except InvalidOperation:
-            raise self.fail(path, key, f"{text!r} is not a number") from None
-        if not number.is_finite() or number < 0:
-            raise self.fail(path, key, f"{text} (fairalloc needs a number >= 0)")
-        return number
+            return gate(text, "")
+        except ImportFailed as exc:
+            raise self.fail(path, key, str(exc).removeprefix(": ")) from None
 
     def _amounts(self, path: str, key: str, text: str) -> dict[str, Decimal]:
         inner = text.strip()[1:-1] if text.strip().endswith("]") else None
@@ -237,10 +235,11 @@ def _read_tree(conf: _Config, path: str, guaranteed: _Share, maximum: _Share, dr
             conf.notes.warn(conf.doc, f"queue {k}", "maximum-capacity", "a weight is not a maximum: not read")
         _state(conf, k)
         if conf.children(k):
-            draft.groups[k] = _spec(path, shares[k], limit, "parent")
+            draft.add(draft.groups, k, _spec(path, shares[k], limit, "parent"), f"{conf.doc.where}: queue {k}")
             _read_tree(conf, k, shares[k], limit, draft)
         else:
-            draft.users[k] = _spec(path, shares[k], _user_cap(conf, k, shares[k], limit), "group")
+            spec = _spec(path, shares[k], _user_cap(conf, k, shares[k], limit), "group")
+            draft.add(draft.users, k, spec, f"{conf.doc.where}: queue {k}")
 
 
 def _spec(parent: str, guarantee: _Share, limit: _Share, key: str) -> dict:
@@ -359,13 +358,7 @@ def _percent(doc: Document, obj: str, q: dict, field: str, default: Decimal | No
     value = q.get(field)
     if value is None and default is not None:
         return default
-    try:
-        number = Decimal(str(value))
-    except InvalidOperation:
-        raise ImportFailed(f"{doc.where}: {obj}: {field}: {value!r} is not a number") from None
-    if not number.is_finite() or number < 0:
-        raise ImportFailed(f"{doc.where}: {obj}: {field}: {value} (fairalloc needs a number >= 0)")
-    return tidy(number)
+    return tidy(gate(value, f"{doc.where}: {obj}: {field}"))
 
 
 def _rest_queue(doc: Document, q: dict, parent: str, draft: Draft, notes: Notes) -> None:
@@ -380,7 +373,8 @@ def _rest_queue(doc: Document, q: dict, parent: str, draft: Draft, notes: Notes)
     group = None if parent == "root" else parent
     kids = _rest_children(q)
     if kids:
-        draft.groups[name] = {"parent": group, "guarantee": guarantee.field(), "limit": limit.field()}
+        tree = {"parent": group, "guarantee": guarantee.field(), "limit": limit.field()}
+        draft.add(draft.groups, name, tree, f"{doc.where}: {obj}")
         for child in kids:
             _rest_queue(doc, child, name, draft, notes)
         return
@@ -391,14 +385,14 @@ def _rest_queue(doc: Document, q: dict, parent: str, draft: Draft, notes: Notes)
     spec: dict = {"group": group, "guarantee": guarantee.field(), "limit": cap.field()}
     usage = rest_amounts(q.get("resourcesUsed"), doc, obj, "resourcesUsed")
     pending = _pending(doc, obj, q)
-    if pending is None and int(q.get("numPendingApplications") or 0) > 0:
+    if pending is None and number(q.get("numPendingApplications") or 0, doc, obj, "numPendingApplications") > 0:
         notes.warn(doc, obj, "numPendingApplications", "the answer gives no pending resources: request = usage")
     request = {r: usage.get(r, Decimal(0)) + (pending or {}).get(r, Decimal(0)) for r in (*usage, *(pending or {}))}
     if any(usage.values()):
         spec["usage"] = usage
     if any(request.values()):
         spec["request"] = request
-    draft.users[name] = spec
+    draft.add(draft.users, name, spec, f"{doc.where}: {obj}")
 
 
 def _pending(doc: Document, obj: str, q: dict) -> dict[str, Decimal] | None:
@@ -432,10 +426,7 @@ def rest_amounts(mapping, doc: Document, obj: str, field: str) -> dict[str, Deci
 
 def number(value, doc: Document, obj: str, field: str) -> Decimal:
     """A REST answer's number, exactly (either scheduler's answer)."""
-    try:
-        return Decimal(str(value))
-    except ArithmeticError:
-        raise ImportFailed(f"{doc.where}: {obj}: {field}: {value!r} is not a number") from None
+    return gate(value, f"{doc.where}: {obj}: {field}", negative=True)
 
 
 __all__ = [

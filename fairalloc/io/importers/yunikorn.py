@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from fairalloc.core.errors import excerpt
 from fairalloc.io.importers.common import (
     CONFIGURED,
     NODES,
@@ -50,6 +51,7 @@ from fairalloc.io.importers.common import (
     embedded,
     listing,
     mapping,
+    number,
     text,
 )
 from fairalloc.io.quantities import tidy
@@ -83,7 +85,7 @@ def quantity(value, resource: str, where: str) -> Decimal:
     match = _QUANTITY.fullmatch(str(value).strip()) if isinstance(value, (str, int)) else None
     if match is None or isinstance(value, bool) or (match.group(2) == "m" and resource != VCORE):
         raise ImportFailed(f"{where}: {value!r} is not a YuniKorn quantity (whole number, suffix such as G or Gi)")
-    amount = int(match.group(1)) * _SCALE[match.group(2)]
+    amount = int(number(match.group(1), where)) * _SCALE[match.group(2)]
     return tidy(Decimal(amount) / 1000) if resource == VCORE and match.group(2) == "m" else Decimal(amount)
 
 
@@ -95,8 +97,9 @@ def _amounts(mapping, where: str, rest: bool) -> dict[str, Decimal]:
     if rest:  # REST answers are integers in YuniKorn's units: milli-vcores, bytes
         bad = [r for r, v in mapping.items() if not isinstance(v, int) or isinstance(v, bool) or v < 0]
         if bad:
-            raise ImportFailed(f"{where}.{bad[0]}: {mapping[bad[0]]!r} is not a whole number >= 0")
-        return {r: tidy(Decimal(v) / 1000) if r == VCORE else Decimal(v) for r, v in mapping.items()}
+            raise ImportFailed(f"{where}.{bad[0]}: {excerpt(mapping[bad[0]])} is not a whole number >= 0")
+        read = {r: number(v, f"{where}.{r}") for r, v in mapping.items()}
+        return {r: tidy(v / 1000) if r == VCORE else v for r, v in read.items()}
     return {r: quantity(v, r, f"{where}.{r}") for r, v in mapping.items()}
 
 
@@ -146,7 +149,7 @@ def _flag(value) -> bool:
     return value is True or value == "true"
 
 
-def _config_queue(doc: Document, q: dict, parent: str | None, draft: Draft, notes: Notes) -> None:
+def _config_queue(doc: Document, q: dict, parent: str | None, draft: Draft, notes: Notes, k: int = 0) -> None:
     if not isinstance(q, dict) or not isinstance(q.get("name"), str):
         raise ImportFailed(f"{doc.where}: queue under {parent or 'the partition'}: needs a name")
     path = q["name"] if parent is None else f"{parent}.{q['name']}"
@@ -161,7 +164,7 @@ def _config_queue(doc: Document, q: dict, parent: str | None, draft: Draft, note
             spec[field] = _amounts(resources[key], f"{where}: {obj}: resources.{key}", rest=False)
     offset = _properties(doc, obj, mapping(q.get("properties"), f"{where}: {obj}: properties"), notes)
     if offset is not None:
-        spec["priority"] = int(offset)
+        spec["priority"] = int(number(offset, f"{where}: {obj}: properties.priority.offset", negative=True, whole=True))
     children = listing(q.get("queues"), f"{where}: {obj}: queues")
     if parent is None:  # root: its max is a capacity; it is not a node of the case
         draft.offer_capacity(CONFIGURED, f"{where}: {obj}: resources.max", spec.get("limit", {}))
@@ -170,11 +173,11 @@ def _config_queue(doc: Document, q: dict, parent: str | None, draft: Draft, note
         if spec.get("guarantee"):
             notes.warn(doc, obj, "resources.guaranteed", "root's guarantee means nothing: not read")
     elif children or q.get("parent") is True:
-        draft.groups[path] = {"parent": _parent(parent), **spec}
+        draft.add(draft.groups, path, {"parent": _parent(parent), **spec}, f"{where}: {obj} (queues[{k}])")
     else:
-        draft.users[path] = {"group": _parent(parent), **spec}
-    for child in children:
-        _config_queue(doc, child, path, draft, notes)
+        draft.add(draft.users, path, {"group": _parent(parent), **spec}, f"{where}: {obj} (queues[{k}])")
+    for k, child in enumerate(children):
+        _config_queue(doc, child, path, draft, notes, k)
 
 
 def _properties(doc: Document, obj: str, properties: dict, notes: Notes):
@@ -227,7 +230,7 @@ def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
     if q.get("maxResource"):
         spec["limit"] = _amounts(q["maxResource"], f"{where}: maxResource", rest=True)
     if q.get("priorityOffset"):
-        spec["priority"] = q["priorityOffset"]
+        spec["priority"] = int(number(q["priorityOffset"], f"{where}: priorityOffset", negative=True, whole=True))
     _properties(doc, f"queue {path}", mapping(q.get("properties"), f"{where}: properties"), notes)
     usage = _amounts(q.get("allocatedResource"), f"{where}: allocatedResource", rest=True)
     pending = _amounts(q.get("pendingResource"), f"{where}: pendingResource", rest=True)
@@ -235,10 +238,11 @@ def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
     if path == "root":
         draft.offer_capacity(CONFIGURED, f"{where}: maxResource", spec.get("limit", {}))
     elif q.get("children") or not _flag(q.get("isLeaf", True)):
-        draft.groups[path] = {"parent": _parent(parent), **spec}
+        draft.add(draft.groups, path, {"parent": _parent(parent), **spec}, where)
     else:
         request = {r: usage.get(r, Decimal(0)) + pending.get(r, Decimal(0)) for r in {**usage, **pending}}
-        draft.users[path] = {"group": _parent(parent), **spec, "request": request or None, "usage": usage or None}
+        spec |= {"request": request or None, "usage": usage or None}
+        draft.add(draft.users, path, {"group": _parent(parent), **spec}, where)
     for k, child in enumerate(listing(q.get("children"), f"{where}: children")):
         _rest_queue(doc, mapping(child, f"{where}: children[{k}]"), draft, notes)
 
