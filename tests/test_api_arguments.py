@@ -93,9 +93,9 @@ def test_a_wrong_type_is_a_type_error_naming_the_argument(call, argument):
         (lambda: Queues.build(["cpu"], {"a": {"usage": [np.inf]}}, []), CaseError, "nodes.a.usage: must be a finite"),
         (lambda: Queues.build(["cpu"], {"a": {"limit": [1, 2]}}, []), CaseError, r"nodes.a.limit: expected 1 numbers"),
         (
-            lambda: Queues.build(["cpu"], {"a": {"weight": 0}}, []),
+            lambda: Queues.build(["cpu"], {"a": {"weight": -1}}, []),
             CaseError,
-            "nodes.a.weight: must be a finite positive",
+            "nodes.a.weight: must be a finite non-negative",
         ),
         (lambda: Queues.build(["cpu"], {"a": {"weight": np.nan}}, []), CaseError, "nodes.a.weight"),
         (lambda: Queues.build(["cpu"], {"a": {"parent": "g"}}, []), CaseError, "nodes.a.parent: unknown group 'g'"),

@@ -135,8 +135,8 @@ class Queues:
             if not isinstance(spec, Mapping):
                 raise TypeError(f"nodes.{name}: expected a mapping {{field: value}}, got {type(spec).__name__}")
             tables["parent"][name] = spec.get("parent")
-            tables["weight"][name] = _scalar(spec.get("weight", 1.0), f"nodes.{name}.weight", positive=True)
-            tables["priority"][name] = _scalar(spec.get("priority", 0.0), f"nodes.{name}.priority", positive=False)
+            tables["weight"][name] = _scalar(spec.get("weight", 1.0), f"nodes.{name}.weight", signed=False)
+            tables["priority"][name] = _scalar(spec.get("priority", 0.0), f"nodes.{name}.priority", signed=True)
             for f, missing in RESOURCE_FIELDS.items():
                 given = spec.get(f)
                 tables[f][name] = np.full(m, missing) if given is None else _amounts(given, f"nodes.{name}.{f}", m)
@@ -288,13 +288,14 @@ def _names(what: str, names: object) -> tuple[str, ...]:
     return out
 
 
-def _scalar(value: object, where: str, *, positive: bool) -> float:
-    """A weight (finite, positive) or a priority (finite)."""
+def _scalar(value: object, where: str, *, signed: bool) -> float:
+    """A weight (finite, >= 0: YARN's weight 0, TestFairScheduler's zero-weight tests, is built here,
+    though a case file asks for a positive one) or a priority (finite, any sign)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{where}: expected a number, got {type(value).__name__}")
     number = float(value)
-    if not np.isfinite(number) or positive and number <= 0:
-        raise CaseError(f"{where}: must be a finite {'positive ' if positive else ''}number, got {number}")
+    if not np.isfinite(number) or not signed and number < 0:
+        raise CaseError(f"{where}: must be a finite {'' if signed else 'non-negative '}number, got {number}")
     return number
 
 
