@@ -57,6 +57,7 @@ bench: $(STAMP) chromium
 	$(BIN)/python benchmarks/bench_verifier.py --json benchmarks/results_verifier.json
 	$(BIN)/python benchmarks/bench_sweep.py
 	$(BIN)/python benchmarks/bench_explorer.py --json benchmarks/results_explorer.json
+	$(BIN)/python benchmarks/bench_explorer_http.py --json benchmarks/results_explorer_http.json
 	$(BIN)/python benchmarks/bench_dynamic.py --json benchmarks/results_dynamic.json
 	$(BIN)/python benchmarks/bench_simulator.py --full --json benchmarks/results_simulator.json
 	$(BIN)/python benchmarks/bench_startup.py --json benchmarks/results_startup.json

@@ -15,20 +15,16 @@ import json
 import select
 import socket
 import threading
-import time
 
 import pytest
 
 from fairalloc.core.limits import (
-    EXPLORER_READ_SECONDS,
     MAX_EXPLORER_USERS,
     MAX_HEADER_COUNT,
     MAX_REQUEST_BYTES,
 )
 from fairalloc.explorer import close_app, make_server
-
-#: seconds after which a test gives up waiting: far beyond any bound the server keeps
-HANG = 30
+from fairalloc.testing import HANG  # a test gives up waiting only on a hang, far beyond any bound the server keeps
 
 
 @pytest.fixture(scope="module")
@@ -82,9 +78,9 @@ def _json_error(port: int, data: bytes, status: int) -> str:
 
 def _closed_while_trickling(sock: socket.socket, data: bytes) -> int:
     """Send ``data`` one byte a second until the server closes the connection; the bytes sent by
-    then.  Bounded: at most HANG bytes (so HANG seconds)."""
+    then.  Bounded by the data and by HANG bytes (one a second)."""
     sent = 0
-    for byte in data[:HANG]:
+    for byte in data[: int(HANG)]:
         readable, _, _ = select.select([sock], [], [], 1.0)
         if readable:
             try:
@@ -121,13 +117,12 @@ def test_a_plain_request_is_answered(port):
 
 # -- slow senders ---------------------------------------------------------------------------------------------
 def test_slow_headers_are_cut_off(port):
-    """One byte of the request line and headers a second: closed within the read deadline (5 s)
-    and the server's sweep (1 s), long before the request is complete."""
+    """One byte of the request line and headers a second: closed by the read deadline (5 s) and
+    the server's sweep (1 s), long before the request is complete."""
     request = _get(port) + b"X-Padding: " + b"a" * 100
     with _connect(port) as sock:
         sent = _closed_while_trickling(sock, request)
-    assert sent < len(request)
-    assert sent <= EXPLORER_READ_SECONDS + 5
+    assert sent < len(request)  # cut off long before the end: a trickle of 100+ s
 
 
 def test_slow_body_is_cut_off(port):
@@ -139,21 +134,19 @@ def test_slow_body_is_cut_off(port):
         sock.sendall(head + b"\r\n\r\n")
         sent = _closed_while_trickling(sock, rest)
     assert sent < len(rest)
-    assert sent <= EXPLORER_READ_SECONDS + 5
 
 
 def test_a_silent_connection_is_closed(port):
     """A connection that sends nothing is closed after EXPLORER_IDLE_SECONDS (15 s) and the sweep."""
     with _connect(port) as sock:
-        start = time.monotonic()
         assert sock.recv(1) == b""  # the socket's timeout (HANG) fails the test on a hang
-    assert time.monotonic() - start < HANG
 
 
 def test_half_open_connections_leave_requests_answered(port):
     """200 connections that sent nothing or half a request: they hold no worker (the server reads
     every connection in one thread, and only complete requests reach its threads), so a real
-    request is answered at once, within 2 s (measured once)."""
+    request is answered (a hang fails on the socket's timeout).  How fast (issue 35: within 2 s) is
+    measured by benchmarks/bench_explorer_http.py, not asserted here."""
     idle = []
     try:
         for k in range(200):
@@ -161,11 +154,8 @@ def test_half_open_connections_leave_requests_answered(port):
             idle.append(sock)
             if k % 2:
                 sock.sendall(b"GET /api/cases HTTP/1.1\r\nHost: 127.0.0.1")
-        start = time.monotonic()
         status, _, body = _exchange(port, _get(port))
-        elapsed = time.monotonic() - start
         assert status == 200 and json.loads(body)["cases"]
-        assert elapsed < 2, f"answered after {elapsed:.1f} s beside 200 half-open connections"
     finally:
         for sock in idle:
             sock.close()
