@@ -92,6 +92,19 @@ _BOUNDED.maxlevel, _BOUNDED.maxstring, _BOUNDED.maxother, _BOUNDED.maxlong = 3, 
 _BOUNDED.maxdict = _BOUNDED.maxlist = _BOUNDED.maxtuple = _BOUNDED.maxset = 4
 
 
+def field_path(parts: Iterable[object]) -> str:
+    """A field's location as messages write it: ``spec.tasks[0].template`` from
+    ``("spec", "tasks", 0, "template")``, each key :func:`shown`.
+
+    >>> field_path(["spec", "tasks", 0, "template"])
+    'spec.tasks[0].template'
+    """
+    text = ""
+    for p in parts:
+        text += f"[{p}]" if isinstance(p, int) else (f".{shown(p)}" if text else shown(p))
+    return text
+
+
 def excerpt(value: object, limit: int | None = None) -> str:
     """A bounded ``repr`` of an offending value for an error message: nested and shared
     structures (YAML aliases) are cut at a few levels and items, and the text at ``limit``

@@ -56,6 +56,7 @@ from fairalloc.core.errors import (
     FairallocError,
     did_you_mean,
     excerpt,
+    field_path,
     one_line,
     quoted,
     shown,
@@ -491,13 +492,6 @@ def _refuse_expansions(root, where: str) -> None:
         stack.extend((c, False) for c in _children(node) if id(c) not in size)
 
 
-def _field_path(parts) -> str:
-    text = ""
-    for p in parts:
-        text += f"[{p}]" if isinstance(p, int) else (f".{shown(p)}" if text else shown(p))
-    return text
-
-
 def _key(loader, key_node):
     """What a key names: its text, or for a number the number's text (``0x1`` and ``1`` are both '1')."""
     if not isinstance(key_node, yaml.ScalarNode):
@@ -526,7 +520,7 @@ def _refuse_duplicate_keys(root, where: str, loader) -> None:
                 line = key_node.start_mark.line + 1
                 if key in lines:
                     raise CaseError(
-                        f"{_field_path(path + (key,))}: duplicate key (lines {lines[key]} and {line} of {where})"
+                        f"{field_path(path + (key,))}: duplicate key (lines {lines[key]} and {line} of {where})"
                     )
                 lines[key] = line
                 below.append((value_node, path + (key,)))
@@ -657,7 +651,7 @@ def _pydantic_message(exc: ValidationError) -> str:
         if isinstance(p, int)
         or not (str(p).startswith(_BRANCH_TAGS) or p in _MODEL_NAMES or p in ("str", "int", "[key]"))
     ]
-    loc = _field_path(parts)
+    loc = field_path(parts)
     kind, msg = err["type"], err["msg"]
     if kind == "missing":
         return f"{loc}: required field is missing"

@@ -1,0 +1,95 @@
+"""The shapes of the objects importers read: one pydantic schema per kind, checked at the boundary.
+
+An importer reads a scheduler's objects (a Volcano ``Queue``, a Kueue ``ClusterQueue``, YARN's
+``/ws/v1/cluster/scheduler`` answer, ...) through :func:`read`: the object is validated against the
+kind's schema (a :class:`Shape`) before any field is used, so an object of the wrong shape (a
+``null`` init container list, plugins written as names, a node that is a string) is one
+:class:`~fairalloc.io.importers.common.ImportFailed` line naming the file, the object and the field,
+never an ``AttributeError`` deep inside.
+
+What a schema checks is the *structure* the importer relies on: which fields are mappings, lists or
+text.  Numbers stay as written (``Any``) and go through the one numeric gate
+(:func:`fairalloc.io.importers.common.number`), which parses them exactly and bounds them.  Fields
+the importer does not read are kept (``extra="allow"``): real objects carry many, and new scheduler
+versions add more; what matters for a reading is said by the importer as a warning.  A ``null``
+where a mapping or a list is expected reads as empty, as the schedulers' own decoders read it (a
+Go ``nil`` map or slice).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, TypeVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+
+from fairalloc.core.errors import excerpt, field_path, one_line
+from fairalloc.io.importers.common import ImportFailed
+
+__all__ = ["Shape", "Maybe", "Items", "Table", "read", "read_each"]
+
+
+class Shape(BaseModel):
+    """The schema of one kind of object (or of a part of one): the fields an importer reads, by
+    their names in the scheduler's own files (``nominalQuota``, ``maxResource``)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, strict=False, coerce_numbers_to_str=False)
+
+
+def _empty_if_null(kind: type):
+    def convert(value: Any) -> Any:
+        return kind() if value is None else value
+
+    return BeforeValidator(convert)
+
+
+T = TypeVar("T")
+
+#: a list whose ``null`` reads as empty
+Items = Annotated[list[T], _empty_if_null(list)]
+#: a mapping of names to values whose ``null`` reads as empty (labels, resource amounts)
+Table = Annotated[dict[str, T], _empty_if_null(dict)]
+#: text or nothing (``null`` and absent alike)
+Maybe = str | None
+
+S = TypeVar("S", bound=Shape)
+
+
+def read(shape: type[S], data: Any, where: str) -> S:
+    """``data`` validated as ``shape`` (``None``: an empty object), or one
+    :class:`~fairalloc.io.importers.common.ImportFailed` line at ``where`` (file: object) naming the
+    field and what it must be."""
+    try:
+        return shape.model_validate({} if data is None else data)
+    except ValidationError as exc:
+        raise ImportFailed(f"{where}: {_message(exc)}") from None
+    except RecursionError:
+        raise ImportFailed(f"{where}: nested too deeply for fairalloc to read") from None
+
+
+def read_each(shape: type[S], items: list, where: str, field: str) -> list[S]:
+    """Each item of the list ``field`` validated as ``shape`` (:func:`read`), each named by its index."""
+    return [read(shape, item, f"{where}: {field}[{k}]") for k, item in enumerate(items)]
+
+
+#: what each of pydantic's error types says a field must be, in the words of the importers' messages
+_MUST = {
+    "dict_type": "must be a mapping",
+    "model_type": "must be a mapping",
+    "model_attributes_type": "must be a mapping",
+    "list_type": "must be a list",
+    "string_type": "must be text",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+}
+
+
+def _message(exc: ValidationError) -> str:
+    """The first error as ``field: must be ... (got ...)``: the field's path in the object as the
+    scheduler's files write it (``spec.tasks[0].template``), the offending value bounded."""
+    err = exc.errors()[0]
+    loc = field_path([p for p in err["loc"] if p != "[key]"])
+    if err["type"] == "missing":
+        return f"{loc}: required field is missing"
+    must = _MUST.get(err["type"]) or one_line(err["msg"].removeprefix("Value error, "), 200)
+    said = f"{must[0].lower() + must[1:]} (got {excerpt(err.get('input'))})"
+    return f"{loc}: {said}" if loc else f"the object {said}"

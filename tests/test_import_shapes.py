@@ -1,0 +1,78 @@
+"""The schema base every importer reads its objects through (fairalloc.io.importers.shapes): a
+wrong shape is one line naming the file, the object and the field; ``null`` reads as empty."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fairalloc.io.importers.common import ImportFailed
+from fairalloc.io.importers.shapes import Items, Maybe, Shape, Table, read, read_each
+
+
+class Resources(Shape):
+    requests: Table[Any] = {}
+
+
+class Container(Shape):
+    name: Maybe = None
+    resources: Resources = Resources()
+
+
+class Spec(Shape):
+    containers: Items[Container] = []
+
+
+class Pod(Shape):
+    spec: Spec = Spec()
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"spec": {"containers": "x"}}, "f.yaml: Pod/p: spec.containers: must be a list (got 'x')"),
+        ({"spec": {"containers": [None]}}, "f.yaml: Pod/p: spec.containers[0]: must be a mapping (got None)"),
+        ({"spec": {"containers": [{"name": 7}]}}, "f.yaml: Pod/p: spec.containers[0].name: must be text (got 7)"),
+        (
+            {"spec": {"containers": [{"resources": {"requests": [1]}}]}},
+            "f.yaml: Pod/p: spec.containers[0].resources.requests: must be a mapping (got [1])",
+        ),
+        ([1, 2], "f.yaml: Pod/p: the object must be a mapping (got [1, 2])"),
+    ],
+)
+def test_a_wrong_shape_is_one_line_naming_the_field(data, message):
+    with pytest.raises(ImportFailed) as caught:
+        read(Pod, data, "f.yaml: Pod/p")
+    assert str(caught.value) == message
+
+
+def test_null_reads_as_empty_and_unknown_fields_are_kept():
+    pod = read(Pod, {"spec": {"containers": None}, "status": {"phase": "Running"}}, "f")
+    assert pod.spec.containers == []
+    assert pod.model_extra == {"status": {"phase": "Running"}}
+    assert read(Pod, None, "f") == Pod()
+
+
+def test_read_each_names_the_index():
+    with pytest.raises(ImportFailed, match=r"^f: items\[1\]: the object must be a mapping"):
+        read_each(Pod, [{}, "x"], "f", "items")
+
+
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+        lambda c: (
+            st.lists(c, max_size=3)
+            | st.dictionaries(st.sampled_from(["spec", "containers", "name", "resources", "requests"]), c, max_size=3)
+        ),
+        max_leaves=12,
+    )
+)
+def test_any_value_reads_or_fails_in_one_line(data):
+    try:
+        read(Pod, data, "f")
+    except ImportFailed as exc:
+        assert "\n" not in str(exc) and str(exc).startswith("f: ")
