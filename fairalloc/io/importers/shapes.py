@@ -25,7 +25,22 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 from fairalloc.core.errors import excerpt, field_path, one_line
 from fairalloc.io.importers.common import ImportFailed
 
-__all__ = ["Shape", "Maybe", "Items", "Table", "read", "read_each"]
+__all__ = [
+    "Shape",
+    "Maybe",
+    "Items",
+    "Table",
+    "read",
+    "read_each",
+    "ObjectMeta",
+    "ResourceRequirements",
+    "Container",
+    "PodSpec",
+    "PodTemplate",
+    "Pod",
+    "Node",
+    "ResourceQuota",
+]
 
 
 class Shape(BaseModel):
@@ -93,3 +108,78 @@ def _message(exc: ValidationError) -> str:
     must = _MUST.get(err["type"]) or one_line(err["msg"].removeprefix("Value error, "), 200)
     said = f"{must[0].lower() + must[1:]} (got {excerpt(err.get('input'))})"
     return f"{loc}: {said}" if loc else f"the object {said}"
+
+
+# -- Kubernetes core objects: read by the plain Kubernetes, Volcano and Kueue importers ------------
+# Field names as in k8s.io/api/core/v1/types.go (kubernetes/kubernetes, staging/src/k8s.io/api).
+
+
+class ObjectMeta(Shape):
+    """``metadata`` (``ObjectMeta``): what the importers read of any object."""
+
+    name: Maybe = None
+    namespace: Maybe = None
+    labels: Table[Maybe] = {}
+    annotations: Table[Maybe] = {}
+
+
+class ResourceRequirements(Shape):
+    """A container's ``resources``: ``requests`` and ``limits`` are resource lists (quantities,
+    read by the numeric gate)."""
+
+    requests: Table[Any] = {}
+    limits: Table[Any] = {}
+
+
+class Container(Shape):
+    name: Maybe = None
+    resources: ResourceRequirements = ResourceRequirements()
+    #: ``Always`` on an init container makes it a sidecar (``ContainerRestartPolicy``)
+    restartPolicy: Maybe = None
+
+
+class PodSpec(Shape):
+    containers: Items[Container] = []
+    initContainers: Items[Container] = []
+    overhead: Table[Any] = {}
+
+
+class PodTemplate(Shape):
+    """A ``PodTemplateSpec`` (a job's task, a Kueue pod set's ``template``)."""
+
+    metadata: ObjectMeta = ObjectMeta()
+    spec: PodSpec = PodSpec()
+
+
+class PodStatus(Shape):
+    phase: Maybe = None
+
+
+class Pod(Shape):
+    metadata: ObjectMeta = ObjectMeta()
+    spec: PodSpec = PodSpec()
+    status: PodStatus = PodStatus()
+
+
+class NodeSpec(Shape):
+    unschedulable: bool | None = None
+
+
+class NodeStatus(Shape):
+    allocatable: Table[Any] | None = None
+    capacity: Table[Any] = {}
+
+
+class Node(Shape):
+    metadata: ObjectMeta = ObjectMeta()
+    spec: NodeSpec = NodeSpec()
+    status: NodeStatus = NodeStatus()
+
+
+class ResourceQuotaSpec(Shape):
+    hard: Table[Any] = {}
+
+
+class ResourceQuota(Shape):
+    metadata: ObjectMeta = ObjectMeta()
+    spec: ResourceQuotaSpec = ResourceQuotaSpec()
