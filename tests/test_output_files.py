@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from fairalloc.core import files
 from fairalloc.core.errors import FairallocError
 from fairalloc.core.files import write_atomically
 from fairalloc.io.cases import parse_case
@@ -189,11 +190,28 @@ def test_a_link_at_the_drawn_temporary_name_is_skipped(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "_get_candidate_names", lambda: names)
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
-    (tmp_path / ".out.txt.planted.part").symlink_to(victim)
+    (tmp_path / f".out.txt.{files._OWNER}planted.part").symlink_to(victim)
     used = []
     write_atomically(tmp_path / "out.txt", lambda tmp: used.append(tmp.name) or tmp.write_text("new\n"))
-    assert used == [".out.txt.fresh.part"]
+    assert used == [f".out.txt.{files._OWNER}fresh.part"]
     assert victim.read_text() == "precious\n"
+    assert (tmp_path / "out.txt").read_text() == "new\n"
+
+
+def test_the_temporary_files_of_killed_writers_are_removed_by_the_next_write(tmp_path):
+    """What a ``kill -9`` leaves (``.NAME.HOST-PID.*.part``) is removed by the next write of NAME
+    when its process is gone; the file of a live process, or of another host sharing the folder,
+    is left alone."""
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    host = files._OWNER.rsplit("-", 1)[0]
+    dead = tmp_path / f".out.txt.{host}-{int(gone.stdout)}.abc.part"
+    live = tmp_path / f".out.txt.{files._OWNER}def.part"
+    elsewhere = tmp_path / f".out.txt.otherhost-{int(gone.stdout)}.ghi.part"
+    for stray in (dead, live, elsewhere):
+        stray.write_text("half")
+    write_atomically(tmp_path / "out.txt", lambda tmp: tmp.write_text("new\n"))
+    assert not dead.exists()
+    assert live.exists() and elsewhere.exists()
     assert (tmp_path / "out.txt").read_text() == "new\n"
 
 

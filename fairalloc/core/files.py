@@ -5,7 +5,9 @@ Every file a command or :meth:`fairalloc.core.backends.Program.write` writes goe
 through a link planted there), written, flushed to disk, then renamed over the target. A failed
 write (a full disk, an error half-way through a figure), a ``kill -9`` or a power cut never leaves
 a half-written file under the name the user gave, and of two processes writing the same name the
-last rename wins whole.  What a kill can leave is the hidden temporary file, ``.NAME.*.part``.
+last rename wins whole.  What a kill can leave is the hidden temporary file,
+``.NAME.HOST-PID.*.part``; the next write of ``NAME`` removes those of processes of this host that
+are gone (never one of a live process or of another host sharing the folder).
 
 Sweep results (:mod:`fairalloc.analysis.sweep`) are the one other writer: an append stream,
 locked, each line synced, a cut-short last line dropped on resume.
@@ -14,7 +16,9 @@ locked, each line synced, a cut-short last line dropped on resume.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
+import socket
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -28,10 +32,11 @@ def write_atomically(path: Path | str, write: Callable[[Path], object], suffix: 
     :class:`~fairalloc.core.errors.FairallocError` line naming ``path``.
     ``suffix``: kept at the end of the temporary name (a figure's format is read from it)."""
     path = Path(path)
+    _remove_abandoned(path)
     try:
         # O_CREAT | O_EXCL under a random name: a link planted at a guessable name is never followed;
         # the name is cut so that a target of the longest allowed name still has a temporary name
-        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:100]}.", suffix=".part" + suffix)
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=_prefix(path) + _OWNER, suffix=".part" + suffix)
     except OSError as exc:
         raise _cannot_write(path, exc) from None
     tmp = Path(name)
@@ -50,6 +55,36 @@ def write_atomically(path: Path | str, write: Callable[[Path], object], suffix: 
         tmp.unlink(missing_ok=True)
         raise
     fsync_directory(path.parent)  # the rename itself survives a power cut
+
+
+#: who writes a temporary file: this host and process (hostname cut to stay within a name's length)
+_OWNER = f"{socket.gethostname()[:40]}-{os.getpid()}."
+
+
+def _prefix(path: Path) -> str:
+    return f".{path.name[:100]}."
+
+
+def _remove_abandoned(path: Path) -> None:
+    """Remove the temporary files of ``path`` that a killed process of this host left: their owner's
+    pid is in the name, and a pid that no process has is a writer that will never rename its file."""
+    host = _OWNER.rsplit("-", 1)[0]
+    with contextlib.suppress(OSError):
+        for tmp in path.parent.glob(glob.escape(_prefix(path)) + "*.part*"):
+            owner = tmp.name[len(_prefix(path)) :].split(".", 1)[0]
+            name, _, pid = owner.rpartition("-")
+            if name == host and pid.isdigit() and not _alive(int(pid)):
+                tmp.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # another user's process, or a pid we cannot ask about: leave its file
+    return True
 
 
 def fsync_directory(folder: Path | str) -> None:
