@@ -179,3 +179,17 @@ def test_solve_shows_amounts_in_the_case_units(capsys):
     assert "24.41 GiB" in out and "25 cores" in out and "73.24 GiB" in out
     assert main(["solve", "report-volcano-4165", "-m", "volcano-proportion", "--format", "json"]) == 0
     assert "26214400000" in capsys.readouterr().out  # JSON keeps the case's numbers
+
+
+def test_a_case_the_loader_refuses_is_refused_at_import_naming_the_source_objects(tmp_path, capsys):
+    """YARN weights 1e-13 and 1 are floats the Fair Scheduler reads, but beyond the loader's weight
+    ratio (1e12): the refusal names the file's <queue> elements, not only the case's fields."""
+    queues = "".join(f'<queue name="{q}"><weight>{w}</weight></queue>' for q, w in (("a", "1e-13"), ("b", "1")))
+    xml = f"<allocations>{queues}</allocations>"
+    source, out = _write(tmp_path, "fair-scheduler.xml", xml), tmp_path / "case.yaml"
+    assert main(["import", source, "--capacity", "vcores=4,memory-mb=100", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    head = f"fairalloc: {source}: <queue> 'a' under <allocations>: the imported case does not load: users.root.a.weight"
+    assert err.startswith(head), err
+    assert err.rstrip().endswith(f"(root.b read at {source}: <queue> 'b' under <allocations>)"), err
+    assert err.count("\n") == 1 and not out.exists()

@@ -60,8 +60,24 @@ def import_files(paths, *, system: str | None = None, capacity=None, name: str |
     try:  # whatever fairalloc writes loads: checked before anyone writes it
         parse_case(case, case["name"])
     except CaseError as exc:
-        raise ImportFailed(f"{', '.join(draft.files)}: the imported case does not load: {exc}") from None
+        raise ImportFailed(_not_loading(draft, str(exc))) from None
     return case, notes.warnings
+
+
+def _not_loading(draft, message: str) -> str:
+    """The loader's refusal of an imported case, led by where its first named queue or group was
+    read (file: object) and naming where the others were: the user fixes the source, not the case."""
+    named = sorted(
+        (message.find(f"{table}.{q}."), q)
+        for q in draft.read_at
+        for table in ("users", "groups")
+        if f"{table}.{q}." in message
+    )
+    if not named:
+        return f"{', '.join(draft.files)}: the imported case does not load: {message}"
+    first = draft.read_at[named[0][1]]
+    others = "; ".join(f"{q} read at {draft.read_at[q]}" for _, q in named[1:])
+    return f"{first}: the imported case does not load: {message}" + (f" ({others})" if others else "")
 
 
 __all__ = ["SYSTEMS", "importer", "detect", "import_files", "read_documents", "Notes", "ImportFailed"]
