@@ -10,6 +10,7 @@ import json
 from decimal import Decimal
 
 import pytest
+import yaml
 
 from fairalloc.cli import main
 from fairalloc.io.cases import parse_case
@@ -193,3 +194,17 @@ def test_a_case_the_loader_refuses_is_refused_at_import_naming_the_source_object
     assert err.startswith(head), err
     assert err.rstrip().endswith(f"(root.b read at {source}: <queue> 'b' under <allocations>)"), err
     assert err.count("\n") == 1 and not out.exists()
+
+
+def test_the_summary_of_a_large_import_shows_its_first_rows(tmp_path, capsys):
+    """10,000 queues are written to the case whole; the summary on the screen stops after
+    SUMMARY_ROWS rows and says how many more there are."""
+    from fairalloc.cli.imports import SUMMARY_ROWS
+
+    xml = "<allocations>" + "".join(f'<queue name="q{i}"/>' for i in range(10_000)) + "</allocations>"
+    source, out = _write(tmp_path, "fair-scheduler.xml", xml), tmp_path / "case.yaml"
+    assert main(["import", source, "--capacity", "vcores=4,memory-mb=100", "--out", str(out)]) == 0
+    shown = capsys.readouterr().out
+    assert f"root.q{SUMMARY_ROWS - 1} " in shown and f"root.q{SUMMARY_ROWS} " not in shown
+    assert f"... and {10_000 - SUMMARY_ROWS:,} more groups and queues (all are in the case)" in shown
+    assert len(yaml.safe_load(out.read_text())["users"]) == 10_000

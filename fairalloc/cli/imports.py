@@ -148,8 +148,12 @@ def import_command(files, system, capacity, out, name, fmt, urls, kube, context,
         emit(summary(case) + f"\n\nwrote {target}")
 
 
+#: rows of the summary table: an operator's 10,000 queues are in the written case, not on the screen
+SUMMARY_ROWS = 40
+
+
 def summary(case: dict) -> str:
-    """The imported queues at a glance: one row per group and queue."""
+    """The imported queues at a glance: one row per group and queue, the first :data:`SUMMARY_ROWS`."""
     resources = list(case["resources"])
     tables = (("group", case.get("groups", {})), ("queue", case["users"]))
     # deserved (Volcano's capacity plug-in) only when some queue has one: other systems keep their columns
@@ -169,7 +173,11 @@ def summary(case: dict) -> str:
     head = ["name", "kind", "parent", "weight", *fields]
     if case.get("demand") == "backlogged":
         title += "\n  " + BACKLOGGED
-    return title + "\n" + tabulate(rows, head, disable_numparse=True)
+    more = len(rows) - SUMMARY_ROWS
+    table = tabulate(rows[:SUMMARY_ROWS] if more > 0 else rows, head, disable_numparse=True)
+    return (
+        title + "\n" + table + (f"\n... and {more:,} more groups and queues (all are in the case)" if more > 0 else "")
+    )
 
 
 def _amounts(mapping: dict | None, resources: list[str]) -> str:
