@@ -88,6 +88,12 @@ def test_a_wrong_type_is_a_type_error_naming_the_argument(call, argument):
         (lambda: fairalloc.solve(CASE, "drf", "fastest"), UnknownNameError, "method: unknown method"),
         (lambda: fairalloc.available("dynamc"), UnknownNameError, "kind: unknown kind 'dynamc'.*dynamic"),
         (lambda: fairalloc.Instance([9.0, 1.0], [[1.0]]), CaseError, "demand: has 1 columns for 2 resources"),
+        (
+            lambda: fairalloc.Instance.from_arrays([9.0], np.array([[1.0 + 2j]])),
+            CaseError,
+            r"demand: must be real numbers \(got complex values\)",
+        ),
+        (lambda: fairalloc.Instance([9.0j], [[1.0]]), CaseError, "resources: must be real numbers"),
         (lambda: Queues.build(["cpu"], {"a": {"guarantee": [-1.0]}}, []), CaseError, "nodes.a.guarantee: must be NaN"),
         (lambda: Queues.build(["cpu"], {"a": {"limit": [np.nan]}}, []), CaseError, "nodes.a.limit: must be inf"),
         (lambda: Queues.build(["cpu"], {"a": {"usage": [np.inf]}}, []), CaseError, "nodes.a.usage: must be a finite"),

@@ -101,9 +101,14 @@ def _as_float_array(values: ArrayLike, field: str, ndim: int) -> NDArray[np.floa
     if values is None or isinstance(values, (str, bytes, Mapping)):  # numpy would read them as one value
         raise TypeError(f"{field}: expected an array of numbers, got {type(values).__name__}")
     try:
-        a = np.array(values, dtype=float)
+        raw = np.asarray(values)
+        complex_values = raw.dtype.kind == "c"  # numpy would drop the imaginary part with a warning only
+        # a copy of the caller's array (the instance's stays its own), none of a list's fresh one
+        a = raw.astype(float, copy=raw is values) if not complex_values else raw
     except (TypeError, ValueError) as exc:
         raise CaseError(f"{field}: must be numbers ({one_line(exc, 120)})") from None  # numpy quotes the value
+    if complex_values:
+        raise CaseError(f"{field}: must be real numbers (got complex values)")
     if a.ndim != ndim:
         raise CaseError(f"{field}: expected a {ndim}-dimensional array, got shape {a.shape}")
     return a
