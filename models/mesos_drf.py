@@ -237,7 +237,26 @@ k_c = max_j A_cj / R_j / w_c; after each round children at hi or needing a satur
 
 def _queues(mech: MesosDRF, instance: Instance) -> Queues:
     instance.scalar_weights(mech.name)  # per-resource weights are refused
-    return queues_of(instance)
+    q = queues_of(instance)
+    _refuse_guarantee_above_limit(q)
+    return q
+
+
+def _refuse_guarantee_above_limit(q: Queues) -> None:
+    """A quota whose guarantee exceeds its limit is one Mesos refuses (apache/mesos at c1b42f79,
+    ``src/master/quota.cpp``, ``validate(const QuotaConfig&)``: "'QuotaConfig.guarantees' ... is not
+    contained within the 'QuotaConfig.limits'"), so no answer is given for it."""
+    for node in q.limit:
+        above = np.nan_to_num(q.guarantee[node], nan=0.0) > q.limit[node]
+        if above.any():
+            r = int(np.argmax(above))
+            table = "groups" if q.is_group(node) else "users"
+            raise CaseError(
+                f"{table}.{node}.guarantee.{q.resources[r]}: {q.guarantee[node][r]:g} is above the limit "
+                f"{q.limit[node][r]:g}: "
+                "Mesos refuses such a quota (src/master/quota.cpp, validate(QuotaConfig): the guarantees must lie "
+                "within the limits)"
+            )
 
 
 def _share(usage: np.ndarray, capacity: np.ndarray, weight: float) -> float:

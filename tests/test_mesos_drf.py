@@ -95,6 +95,17 @@ def test_guarantees_beyond_the_capacity_are_refused():
         MESOS.fast(inst)
 
 
+@pytest.mark.parametrize("node", ["a", "g"])
+def test_a_guarantee_above_its_limit_is_refused_as_mesos_refuses_it(node):
+    """QuotaConfig validation (src/master/quota.cpp): guarantees must lie within the limits."""
+    nodes = {"g": {}, "a": {"parent": "g"}, node: {"guarantee": [6, np.nan], "limit": [2, np.inf]}}
+    nodes[node].update({"parent": "g"} if node == "a" else {})
+    inst = _instance([10, 10], {"a": [1, 1], "b": [1, 1]}, nodes, ["g"])
+    table = "groups" if node == "g" else "users"
+    with pytest.raises(CaseError, match=rf"^{table}\.{node}\.guarantee\.cpus: 6 is above the limit 2: Mesos refuses"):
+        MESOS.fast(inst)
+
+
 def test_a_limit_caps_and_the_rest_goes_to_the_others():
     inst = _instance([10, 10], {"a": [10, 10], "b": [10, 10]}, {"a": {"limit": [2, np.inf]}})
     assert MESOS.fast(inst).bundles.tolist() == [[2, 2], [8, 8]]
@@ -119,6 +130,8 @@ def queue_instances(draw):
         if name.startswith("u") and groups:
             spec["parent"] = draw(st.sampled_from([None, *groups]))
         g, lim = bound(0.5 if name.startswith("g") else 0.3, np.nan), bound(1.0, np.inf)
+        if g is not None and lim is not None:  # Mesos refuses a guarantee above its limit
+            lim = [max(b, 0.0 if np.isnan(a) else a) for a, b in zip(g, lim, strict=True)]
         spec.update({k: v for k, v in (("guarantee", g), ("limit", lim)) if v is not None})
         nodes[name] = spec
     requests = {}
