@@ -74,7 +74,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from fairalloc.core import limits
 from fairalloc.core.errors import CaseError, excerpt
@@ -83,7 +83,7 @@ from fairalloc.io.importers import kueue_flavors as flavors_
 from fairalloc.io.importers import kueue_shapes as shapes
 from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded, number, once
 from fairalloc.io.importers.kueue_workloads import GROUP, QUEUE_LABEL, integrated, labelled, workloads_of
-from fairalloc.io.importers.shapes import read
+from fairalloc.io.importers.shapes import Shape, read
 from fairalloc.io.quantities import parse_kube, tidy
 
 SYSTEM = "kueue"
@@ -136,13 +136,25 @@ class _Flavor:
 
 
 @dataclass
+class _Workload:
+    """A Workload as read: given, or made of a job or pod by Kueue's integrations."""
+
+    doc: Document
+    shape: shapes.Workload
+
+    @classmethod
+    def of(cls, doc: Document) -> _Workload:
+        return cls(doc, _named(shapes.Workload, doc)[0])
+
+
+@dataclass
 class _Import:
     notes: Notes
     queues: dict[str, _Node] = field(default_factory=dict)
     cohorts: dict[str, _Node] = field(default_factory=dict)
     local: dict[tuple[str, str], str] = field(default_factory=dict)  # (namespace, name) -> ClusterQueue
     flavors: dict[str, _Flavor] = field(default_factory=dict)
-    workloads: list[Document] = field(default_factory=list)
+    workloads: list[_Workload] = field(default_factory=list)
     pods: list[Document] = field(default_factory=list)
     nodes: list[Document] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
@@ -220,7 +232,7 @@ def _read(seen: _Import, doc: Document) -> None:
         seen.seen("Pod")
         return
     if integrated(doc):
-        seen.workloads += workloads_of(doc, seen.notes)
+        seen.workloads += [_Workload.of(w) for w in workloads_of(doc, seen.notes)]
         seen.seen(kind or "")
         return
     if doc.group != GROUP or kind not in KINDS:
@@ -229,18 +241,17 @@ def _read(seen: _Import, doc: Document) -> None:
     version = (doc.api_version or "").rsplit("/", 1)[-1]
     if version not in VERSIONS and not _older_readable(seen, doc, version):
         return
-    name = _name(doc)
     seen.seen(kind)
     if kind == "ClusterQueue":
-        _cluster_queue(seen, doc, name, version)
+        _cluster_queue(seen, doc, version)
     elif kind == "Cohort":
-        _cohort(seen, doc, name, version)
+        _cohort(seen, doc, version)
     elif kind == "LocalQueue":
-        _local_queue(seen, doc, name)
+        _local_queue(seen, doc)
     elif kind == "ResourceFlavor":
-        _resource_flavor(seen, doc, name)
+        _resource_flavor(seen, doc)
     else:
-        seen.workloads.append(doc)
+        seen.workloads.append(_Workload.of(doc))
 
 
 #: the fields of a kind in v1beta1 (what an older version may carry to be read as one); v1alpha1
@@ -270,11 +281,17 @@ def _older_readable(seen: _Import, doc: Document, version: str) -> bool:
     return True
 
 
-def _name(doc: Document) -> str:
+S = TypeVar("S", bound=Shape)
+
+
+def _named(shape: type[S], doc: Document) -> tuple[S, str]:
+    """``doc`` read as ``shape`` (one line when its shape is wrong), and its name (one line when it
+    has none)."""
+    obj = read(shape, doc.data, _at(doc))
     name = doc.name
     if not name:
-        raise ImportFailed(f"{doc.where}: {doc.label}: metadata.name: missing (a {doc.kind} needs a name)")
-    return name
+        raise ImportFailed(f"{_at(doc)}: metadata.name: missing (a {doc.kind} needs a name)")
+    return obj, name
 
 
 def _at(doc: Document) -> str:
@@ -282,8 +299,9 @@ def _at(doc: Document) -> str:
     return f"{doc.where}: {doc.label}"
 
 
-def _cluster_queue(seen: _Import, doc: Document, name: str, version: str) -> None:
-    spec = read(shapes.ClusterQueue, doc.data, _at(doc)).spec
+def _cluster_queue(seen: _Import, doc: Document, version: str) -> None:
+    cq, name = _named(shapes.ClusterQueue, doc)
+    spec = cq.spec
     node = _Node(doc, name)
     own, other = ("cohortName", "cohort") if version == "v1beta2" else ("cohort", "cohortName")
     node.parent = getattr(spec, own) or None
@@ -310,8 +328,9 @@ def _cluster_queue(seen: _Import, doc: Document, name: str, version: str) -> Non
     seen.queues[name] = node
 
 
-def _cohort(seen: _Import, doc: Document, name: str, version: str) -> None:
-    spec = read(shapes.Cohort, doc.data, _at(doc)).spec
+def _cohort(seen: _Import, doc: Document, version: str) -> None:
+    cohort, name = _named(shapes.Cohort, doc)
+    spec = cohort.spec
     node = _Node(doc, name)
     own, other = ("parentName", "parent") if version in VERSIONS else ("parent", "parentName")
     node.parent = getattr(spec, own) or None
@@ -363,10 +382,11 @@ _FLAVOR_UNMODELLED = {"topologyName": "Topology Aware Scheduling (where in the t
                                       "the flavor's quota is read as one pool"}  # fmt: skip
 
 
-def _resource_flavor(seen: _Import, doc: Document, name: str) -> None:
+def _resource_flavor(seen: _Import, doc: Document) -> None:
     """A ResourceFlavor: its node labels (capacity from matching nodes, a pod's ``nodeSelector``),
     taints and tolerations (which pods may use it) are read; the rest is a warning."""
-    spec = read(shapes.ResourceFlavor, doc.data, _at(doc)).spec
+    flavor, name = _named(shapes.ResourceFlavor, doc)
+    spec = flavor.spec
     for key, why in _FLAVOR_UNMODELLED.items():
         if getattr(spec, key) is not None:
             seen.notes.warn(doc, doc.label, f"spec.{key}", f"{getattr(spec, key)}: {why}")
@@ -375,8 +395,9 @@ def _resource_flavor(seen: _Import, doc: Document, name: str) -> None:
     seen.flavors[name] = _Flavor(doc, spec)
 
 
-def _local_queue(seen: _Import, doc: Document, name: str) -> None:
-    spec = read(shapes.LocalQueue, doc.data, _at(doc)).spec
+def _local_queue(seen: _Import, doc: Document) -> None:
+    local, name = _named(shapes.LocalQueue, doc)
+    spec = local.spec
     if not spec.clusterQueue:
         seen.notes.warn(doc, doc.label, "spec.clusterQueue", "missing: the LocalQueue feeds no ClusterQueue")
         return
@@ -614,7 +635,7 @@ def _demand(seen: _Import, names: dict[tuple[str, str], str]) -> dict[str, _Dema
                         "every job or pod it manages, so the pods are not counted again")  # fmt: skip
     elif seen.pods:
         workloads = _pod_workloads(seen)
-    charges = [c for doc in workloads if (c := _workload(seen, doc)) is not None]
+    charges = [c for w in workloads if (c := _workload(seen, w)) is not None]
     tree = _quota_tree(seen)
     for c in charges:
         if c.admitted:
@@ -627,13 +648,13 @@ def _demand(seen: _Import, names: dict[tuple[str, str], str]) -> dict[str, _Dema
     return out
 
 
-def _pod_workloads(seen: _Import) -> list[Document]:
+def _pod_workloads(seen: _Import) -> list[_Workload]:
     """The Workloads of the pods labelled with a LocalQueue (:mod:`.kueue_workloads`); the others
     are not Kueue's (one warning)."""
     queued = [p for p in seen.pods if labelled(p)]
     if len(queued) < len(seen.pods):
         seen.notes.warn("pods", "", f"labels.{QUEUE_LABEL}", "pods without a Kueue queue are not counted")
-    return [w for p in queued for w in workloads_of(p, seen.notes)]
+    return [_Workload.of(w) for p in queued for w in workloads_of(p, seen.notes)]
 
 
 def _place(tree: flavors_.Tree, c: _Charge, placed: list[tuple[str, Decimal, str]],
@@ -757,9 +778,9 @@ def _condition(status: shapes.WorkloadStatus, kind: str) -> bool:
     return any(c.type == kind and str(c.status) == "True" for c in status.conditions)
 
 
-def _workload(seen: _Import, doc: Document) -> _Charge | None:
+def _workload(seen: _Import, read_as: _Workload) -> _Charge | None:
     """A Workload as counted (None: not counted, with a warning unless it finished)."""
-    workload = read(shapes.Workload, doc.data, _at(doc))
+    doc, workload = read_as.doc, read_as.shape
     status = workload.status
     if _condition(status, "Finished"):
         seen.seen("finished Workload")
@@ -786,8 +807,8 @@ def _workload(seen: _Import, doc: Document) -> _Charge | None:
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             raise ImportFailed(f"{_at(doc)}: {at}.count: must be a whole number >= 0 (got {excerpt(count)})")
         number(count, f"{_at(doc)}: {at}.count")  # the gate's bounds: 10^30 pods is one line
-        given = assignments.get(ps_name)
-        amounts, flavors = _podset_amounts(seen, doc, at, podset, count, given, reclaimable.get(ps_name, 0))
+        assigned = assignments.get(ps_name)
+        amounts, flavors = _podset_amounts(seen, doc, at, podset, count, assigned, reclaimable.get(ps_name, 0))
         if "pods" in cq.covered:
             amounts["pods"] = amounts.get("pods", Decimal(0)) + count - reclaimable.get(ps_name, 0)
         podsets.append(_PodSet(amounts, flavors, podset.template.spec))
