@@ -67,6 +67,11 @@ Units (the importers' convention): Kubernetes resource names, ``cpu`` in cores, 
 ``ephemeral-storage`` and ``hugepages-*`` in bytes, the rest counts.  A quota that makes no sense
 for its resource (``nvidia.com/gpu: 1Gi``, a fractional GPU count, cpu in ``Ki``) is a warning
 naming the file, the object and the field; a quota that is not a quantity at all is an error.
+
+Shapes: every object is read through its schema (:mod:`.kueue_shapes`, the fields of Kueue's own
+types) before any field is used, so a field of the wrong shape (a list where Kueue has a mapping,
+a number where it has a name, a ``null`` pod set) is one line naming the file, the object and the
+field; a ``null`` list or mapping reads as empty, as Kueue's decoder reads it.
 """
 
 from __future__ import annotations

@@ -5,10 +5,13 @@ Source read: kubernetes-sigs/kueue at commit ff69552e79ad21652c36caa97038382e556
 ``localqueue_types.go``, ``resourceflavor_types.go``, ``workload_types.go``,
 ``fairsharing_types.go``), the v1alpha1 Cohort of ``apis/kueue/v1alpha1/cohort_types.go`` at
 20531c6177c542d9de2becba4beeb5beff8d87fc (before "Promote Cohort API to v1beta1", #5595), and the
-manager's ``apis/config/v1beta1/configuration_types.go``; kubernetes-sigs/lws for the
-LeaderWorkerSet, k8s.io/api ``batch/v1`` and ``apps/v1`` for the Jobs and serving objects Kueue's
-integrations read.  Field names are the JSON names of those Go types; only the fields the importer
-reads are declared (:mod:`.shapes`: the others are kept and warned about by the importer).
+manager's ``apis/config/v1beta1/configuration_types.go``; for the objects of Kueue's integrations,
+the fields ``pkg/controller/jobs`` reads of them (``job/job_controller.go``,
+``deployment/deployment_webhook.go``, ``statefulset/statefulset_webhook.go``,
+``leaderworkerset/leaderworkerset_reconciler.go``, ``podSets``), spelled as k8s.io/api ``batch/v1``
+and ``apps/v1`` and kubernetes-sigs/lws ``api/leaderworkerset/v1`` write them.  Field names are
+the JSON names of those Go types; only the fields the importer reads are declared (:mod:`.shapes`:
+the others are kept and warned about by the importer).
 
 Quantities, counts and weights stay ``Any``: they go through the numeric gate
 (:func:`fairalloc.io.quantities.parse_kube`, :func:`fairalloc.io.importers.kueue_workloads.count`),
@@ -316,8 +319,8 @@ Deployment = Replicated
 
 
 class LeaderWorkerTemplate(Shape):
-    """``LeaderWorkerTemplate`` of kubernetes-sigs/lws ``api/leaderworkerset/v1``: groups of ``size``
-    pods, the first of ``leaderTemplate`` when it is given."""
+    """``LeaderWorkerTemplate`` of a LeaderWorkerSet, as ``leaderworkerset_reconciler.go``
+    (``podSets``) reads it: groups of ``size`` pods, the first of ``leaderTemplate`` when given."""
 
     size: Any = 1
     workerTemplate: PodTemplate = PodTemplate()

@@ -27,6 +27,9 @@ A plain **Pod** labelled with a LocalQueue (``pod/pod_controller.go``, ``PodSets
 one Workload of one pod; the pods of a pod group are read one by one) is admitted when
 ``Running``; a ``Pending`` pod is read as waiting (Kueue gates the pods it has not admitted,
 ``kueue.x-k8s.io/admission``), and a ``Succeeded`` or ``Failed`` one as finished (not counted).
+
+Each object is read through its schema (:mod:`.kueue_shapes`) first, so a wrong shape is named at
+the object's own field (``spec.template``), not at the Workload made of it.
 """
 
 from __future__ import annotations
