@@ -67,6 +67,11 @@ Units (the importers' convention): Kubernetes resource names, ``cpu`` in cores, 
 ``ephemeral-storage`` and ``hugepages-*`` in bytes, the rest counts.  A quota that makes no sense
 for its resource (``nvidia.com/gpu: 1Gi``, a fractional GPU count, cpu in ``Ki``) is a warning
 naming the file, the object and the field; a quota that is not a quantity at all is an error.
+
+Shapes: every object is read through its schema (:mod:`.kueue_shapes`, the fields of Kueue's own
+types) before any field is used, so a field of the wrong shape (a list where Kueue has a mapping,
+a number where it has a name, a ``null`` pod set) is one line naming the file, the object and the
+field; a ``null`` list or mapping reads as empty, as Kueue's decoder reads it.
 """
 
 from __future__ import annotations
@@ -74,14 +79,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from fairalloc.core import limits
 from fairalloc.core.errors import CaseError, excerpt
 from fairalloc.io.importers import kubernetes as k8s
 from fairalloc.io.importers import kueue_flavors as flavors_
+from fairalloc.io.importers import kueue_shapes as shapes
 from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded, number, once
 from fairalloc.io.importers.kueue_workloads import GROUP, QUEUE_LABEL, integrated, labelled, workloads_of
+from fairalloc.io.importers.shapes import Shape, read
 from fairalloc.io.quantities import parse_kube, tidy
 
 SYSTEM = "kueue"
@@ -126,13 +133,33 @@ class _Node:
 
 
 @dataclass
+class _Flavor:
+    """A ResourceFlavor as read."""
+
+    doc: Document
+    spec: shapes.ResourceFlavorSpec
+
+
+@dataclass
+class _Workload:
+    """A Workload as read: given, or made of a job or pod by Kueue's integrations."""
+
+    doc: Document
+    shape: shapes.Workload
+
+    @classmethod
+    def of(cls, doc: Document) -> _Workload:
+        return cls(doc, _named(shapes.Workload, doc)[0])
+
+
+@dataclass
 class _Import:
     notes: Notes
     queues: dict[str, _Node] = field(default_factory=dict)
     cohorts: dict[str, _Node] = field(default_factory=dict)
     local: dict[tuple[str, str], str] = field(default_factory=dict)  # (namespace, name) -> ClusterQueue
-    flavors: dict[str, Document] = field(default_factory=dict)
-    workloads: list[Document] = field(default_factory=list)
+    flavors: dict[str, _Flavor] = field(default_factory=dict)
+    workloads: list[_Workload] = field(default_factory=list)
     pods: list[Document] = field(default_factory=list)
     nodes: list[Document] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
@@ -210,7 +237,7 @@ def _read(seen: _Import, doc: Document) -> None:
         seen.seen("Pod")
         return
     if integrated(doc):
-        seen.workloads += workloads_of(doc, seen.notes)
+        seen.workloads += [_Workload.of(w) for w in workloads_of(doc, seen.notes)]
         seen.seen(kind or "")
         return
     if doc.group != GROUP or kind not in KINDS:
@@ -219,18 +246,17 @@ def _read(seen: _Import, doc: Document) -> None:
     version = (doc.api_version or "").rsplit("/", 1)[-1]
     if version not in VERSIONS and not _older_readable(seen, doc, version):
         return
-    name = _name(doc)
     seen.seen(kind)
     if kind == "ClusterQueue":
-        _cluster_queue(seen, doc, name, version)
+        _cluster_queue(seen, doc, version)
     elif kind == "Cohort":
-        _cohort(seen, doc, name, version)
+        _cohort(seen, doc, version)
     elif kind == "LocalQueue":
-        _local_queue(seen, doc, name)
+        _local_queue(seen, doc)
     elif kind == "ResourceFlavor":
-        _resource_flavor(seen, doc, name)
+        _resource_flavor(seen, doc)
     else:
-        seen.workloads.append(doc)
+        seen.workloads.append(_Workload.of(doc))
 
 
 #: the fields of a kind in v1beta1 (what an older version may carry to be read as one); v1alpha1
@@ -260,78 +286,70 @@ def _older_readable(seen: _Import, doc: Document, version: str) -> bool:
     return True
 
 
-def _name(doc: Document) -> str:
+S = TypeVar("S", bound=Shape)
+
+
+def _named(shape: type[S], doc: Document) -> tuple[S, str]:
+    """``doc`` read as ``shape`` (one line when its shape is wrong), and its name (one line when it
+    has none)."""
+    obj = read(shape, doc.data, _at(doc))
     name = doc.name
     if not name:
-        raise ImportFailed(f"{doc.where}: {doc.label}: metadata.name: missing (a {doc.kind} needs a name)")
-    return name
+        raise ImportFailed(f"{_at(doc)}: metadata.name: missing (a {doc.kind} needs a name)")
+    return obj, name
 
 
-def _spec(doc: Document) -> dict:
-    spec = doc.data.get("spec", {})
-    if spec is None:
-        return {}
-    if not isinstance(spec, dict):
-        raise ImportFailed(f"{doc.where}: {doc.label}: spec: must be a mapping (got {excerpt(spec)})")
-    return spec
+def _at(doc: Document) -> str:
+    """Where ``doc`` is, as messages begin: ``file: Kind/name``."""
+    return f"{doc.where}: {doc.label}"
 
 
-def _text_field(doc: Document, spec: dict, key: str) -> str | None:
-    value = spec.get(key)
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise ImportFailed(f"{doc.where}: {doc.label}: spec.{key}: must be a name (got {excerpt(value)})")
-    return value
-
-
-def _cluster_queue(seen: _Import, doc: Document, name: str, version: str) -> None:
-    spec = _spec(doc)
+def _cluster_queue(seen: _Import, doc: Document, version: str) -> None:
+    cq, name = _named(shapes.ClusterQueue, doc)
+    spec = cq.spec
     node = _Node(doc, name)
     own, other = ("cohortName", "cohort") if version == "v1beta2" else ("cohort", "cohortName")
-    node.parent = _text_field(doc, spec, own)
-    if spec.get(other) not in (None, ""):
+    node.parent = getattr(spec, own) or None
+    if getattr(spec, other):
         seen.notes.warn(doc, doc.label, f"spec.{other}", f"is not a {version} field (it spells it spec.{own}): read "
                         f"as the cohort")  # fmt: skip
-        node.parent = node.parent or _text_field(doc, spec, other)
-    node.weight = _weight(doc, spec)
-    _resource_groups(seen, doc, spec, node)
+        node.parent = node.parent or getattr(spec, other)
+    node.weight = _weight(doc, spec.fairSharing)
+    _resource_groups(seen, doc, spec.resourceGroups, node)
     node.fungibility = _fungibility(seen, doc, spec)
-    if spec.get("concurrentAdmissionPolicy"):
+    if spec.concurrentAdmissionPolicy:
         seen.notes.warn(doc, doc.label, "spec.concurrentAdmissionPolicy", "concurrent admission (a workload pursues "
                         "several flavors at once and migrates to a more preferred one as it frees up) is not "
                         "modelled: each pending workload gets the one flavor the flavor assigner gives it")  # fmt: skip
-    stop = spec.get("stopPolicy")
-    if stop not in (None, "None"):
-        seen.notes.warn(doc, doc.label, "spec.stopPolicy", f"{stop}: Kueue admits nothing new to this ClusterQueue; "
-                        "fairalloc computes its entitlement as if it were running")  # fmt: skip
-    for key in spec:
-        if key not in ("resourceGroups", "cohort", "cohortName", "fairSharing", "stopPolicy", *_CQ_IGNORED):
+    if spec.stopPolicy not in (None, "None"):
+        seen.notes.warn(doc, doc.label, "spec.stopPolicy", f"{spec.stopPolicy}: Kueue admits nothing new to this "
+                        "ClusterQueue; fairalloc computes its entitlement as if it were running")  # fmt: skip
+    for key in spec.model_extra or {}:
+        if key not in _CQ_IGNORED:
             seen.notes.warn(doc, doc.label, f"spec.{key}", "not a ClusterQueue field fairalloc knows: not read")
     if name in seen.queues:
         first = seen.queues[name].doc
-        once({name: f"{first.where}: {first.label}"}, name, f"{doc.where}: {doc.label}", "ClusterQueue")
+        once({name: _at(first)}, name, _at(doc), "ClusterQueue")
     seen.queues[name] = node
 
 
-def _cohort(seen: _Import, doc: Document, name: str, version: str) -> None:
-    spec = _spec(doc)
+def _cohort(seen: _Import, doc: Document, version: str) -> None:
+    cohort, name = _named(shapes.Cohort, doc)
+    spec = cohort.spec
     node = _Node(doc, name)
-    own = "parentName" if version in VERSIONS else "parent"
-    node.parent = _text_field(doc, spec, own)
-    other = "parent" if own == "parentName" else "parentName"
-    if spec.get(other) not in (None, ""):
+    own, other = ("parentName", "parent") if version in VERSIONS else ("parent", "parentName")
+    node.parent = getattr(spec, own) or None
+    if getattr(spec, other):
         seen.notes.warn(doc, doc.label, f"spec.{other}", f"is not a {version} field (it spells it spec.{own}): read "
                         "as the parent cohort")  # fmt: skip
-        node.parent = node.parent or _text_field(doc, spec, other)
-    node.weight = _weight(doc, spec)
-    _resource_groups(seen, doc, spec, node)
-    for key in spec:
-        if key not in ("parentName", "parent", "resourceGroups", "fairSharing"):
-            seen.notes.warn(doc, doc.label, f"spec.{key}", "not a Cohort field fairalloc knows: not read")
+        node.parent = node.parent or getattr(spec, other)
+    node.weight = _weight(doc, spec.fairSharing)
+    _resource_groups(seen, doc, spec.resourceGroups, node)
+    for key in spec.model_extra or {}:
+        seen.notes.warn(doc, doc.label, f"spec.{key}", "not a Cohort field fairalloc knows: not read")
     if name in seen.cohorts:
         first = seen.cohorts[name].doc
-        once({name: f"{first.where}: {first.label}"}, name, f"{doc.where}: {doc.label}", "Cohort")
+        once({name: _at(first)}, name, _at(doc), "Cohort")
     seen.cohorts[name] = node
 
 
@@ -344,76 +362,64 @@ _FUNGIBILITY = {"whenCanBorrow": {"MayStopSearch": "MayStopSearch", "Borrow": "M
                                "PreemptionOverBorrowing": "PreemptionOverBorrowing"}}  # fmt: skip
 
 
-def _fungibility(seen: _Import, doc: Document, spec: dict) -> flavors_.Fungibility:
+def _fungibility(seen: _Import, doc: Document, spec: shapes.ClusterQueueSpec) -> flavors_.Fungibility:
     """``spec.flavorFungibility`` and whether the ClusterQueue may preempt while borrowing
     (``canPreemptWhileBorrowing``: ``borrowWithinCohort`` other than ``Never``, or fair sharing
     with ``reclaimWithinCohort`` other than ``Never``), for the flavor assigner."""
-    given = _mapping(doc, "spec.flavorFungibility", spec.get("flavorFungibility") or {})
-    read: dict[str, str | None] = {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor",
-                                   "preference": None}  # fmt: skip
-    for key, value in given.items():
+    chosen: dict[str, str | None] = {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor",
+                                     "preference": None}  # fmt: skip
+    for key, value in spec.flavorFungibility.items():
         known = _FUNGIBILITY.get(key)
-        if known is None or value not in known:
+        if known is None or not isinstance(value, str) or value not in known:
             seen.notes.warn(doc, doc.label, f"spec.flavorFungibility.{key}", f"{value!r} is not a flavorFungibility "
                             "setting fairalloc knows: the default is read")  # fmt: skip
             continue
-        read[key] = known[value]
-    preemption = _mapping(doc, "spec.preemption", spec.get("preemption") or {})
-    borrow = preemption.get("borrowWithinCohort") or {}
-    reclaim = preemption.get("reclaimWithinCohort", "Never")
-    while_borrowing = (isinstance(borrow, dict) and borrow.get("policy", "Never") != "Never") or reclaim != "Never"
-    return flavors_.Fungibility(str(read["whenCanBorrow"]), str(read["whenCanPreempt"]), read["preference"],
+        chosen[key] = known[value]
+    borrow = spec.preemption.borrowWithinCohort
+    reclaim = spec.preemption.reclaimWithinCohort or "Never"
+    while_borrowing = (borrow is not None and (borrow.policy or "Never") != "Never") or reclaim != "Never"
+    return flavors_.Fungibility(str(chosen["whenCanBorrow"]), str(chosen["whenCanPreempt"]), chosen["preference"],
                                 while_borrowing)  # fmt: skip
 
 
-#: ResourceFlavor spec fields the flavor assigner reads, and what it does not model
-_FLAVOR_READ = ("nodeLabels", "nodeTaints", "tolerations")
+#: ResourceFlavor spec fields the flavor assigner does not model
 _FLAVOR_UNMODELLED = {"topologyName": "Topology Aware Scheduling (where in the topology pods go) is not modelled: "
                                       "the flavor's quota is read as one pool"}  # fmt: skip
 
 
-def _resource_flavor(seen: _Import, doc: Document, name: str) -> None:
+def _resource_flavor(seen: _Import, doc: Document) -> None:
     """A ResourceFlavor: its node labels (capacity from matching nodes, a pod's ``nodeSelector``),
     taints and tolerations (which pods may use it) are read; the rest is a warning."""
-    spec = _spec(doc)
-    for key, value in spec.items():
-        if key in _FLAVOR_UNMODELLED:
-            seen.notes.warn(doc, doc.label, f"spec.{key}", f"{value}: {_FLAVOR_UNMODELLED[key]}")
-        elif key not in _FLAVOR_READ:
-            seen.notes.warn(doc, doc.label, f"spec.{key}", "not a ResourceFlavor field fairalloc knows: not read")
-        elif value is not None and not isinstance(value, dict if key == "nodeLabels" else list):
-            raise ImportFailed(f"{doc.where}: {doc.label}: spec.{key}: must be a "
-                               f"{'mapping' if key == 'nodeLabels' else 'list'} (got {excerpt(value)})")  # fmt: skip
-    seen.flavors[name] = doc
+    flavor, name = _named(shapes.ResourceFlavor, doc)
+    spec = flavor.spec
+    for key, why in _FLAVOR_UNMODELLED.items():
+        if getattr(spec, key) is not None:
+            seen.notes.warn(doc, doc.label, f"spec.{key}", f"{getattr(spec, key)}: {why}")
+    for key in spec.model_extra or {}:
+        seen.notes.warn(doc, doc.label, f"spec.{key}", "not a ResourceFlavor field fairalloc knows: not read")
+    seen.flavors[name] = _Flavor(doc, spec)
 
 
-def _local_queue(seen: _Import, doc: Document, name: str) -> None:
-    spec = _spec(doc)
-    target = _text_field(doc, spec, "clusterQueue")
-    if target is None:
+def _local_queue(seen: _Import, doc: Document) -> None:
+    local, name = _named(shapes.LocalQueue, doc)
+    spec = local.spec
+    if not spec.clusterQueue:
         seen.notes.warn(doc, doc.label, "spec.clusterQueue", "missing: the LocalQueue feeds no ClusterQueue")
         return
-    stop = spec.get("stopPolicy")
-    if stop not in (None, "None"):
-        seen.notes.warn(doc, doc.label, "spec.stopPolicy", f"{stop}: its workloads are counted all the same")
-    for key in spec:
-        if key not in ("clusterQueue", "stopPolicy", "fairSharing"):
-            seen.notes.warn(doc, doc.label, f"spec.{key}", "not a LocalQueue field fairalloc knows: not read")
-    seen.local[(doc.namespace or "default", name)] = target
+    if spec.stopPolicy not in (None, "None"):
+        seen.notes.warn(doc, doc.label, "spec.stopPolicy", f"{spec.stopPolicy}: its workloads are counted all the same")
+    for key in spec.model_extra or {}:
+        seen.notes.warn(doc, doc.label, f"spec.{key}", "not a LocalQueue field fairalloc knows: not read")
+    seen.local[(doc.namespace or "default", name)] = spec.clusterQueue
 
 
-def _weight(doc: Document, spec: dict) -> Decimal | None:
-    fair = spec.get("fairSharing")
-    if fair is None:
+def _weight(doc: Document, fair: shapes.FairSharing | None) -> Decimal | None:
+    if fair is None or fair.weight is None:
         return None
-    if not isinstance(fair, dict):
-        raise ImportFailed(f"{doc.where}: {doc.label}: spec.fairSharing: must be a mapping (got {excerpt(fair)})")
-    if "weight" not in fair or fair["weight"] is None:
-        return None
-    weight = _quantity(doc, "spec.fairSharing.weight", fair["weight"])
+    weight = _quantity(doc, "spec.fairSharing.weight", fair.weight)
     if weight == 0:  # Kueue's FairSharing.Weight doc: 0 is an infinite share value, always behind the others
         raise ImportFailed(
-            f"{doc.where}: {doc.label}: spec.fairSharing.weight: 0 (Kueue: an infinite share value, always behind "
+            f"{_at(doc)}: spec.fairSharing.weight: 0 (Kueue: an infinite share value, always behind "
             "the others) is not a weight fairalloc models: give a weight > 0"
         )
     return weight
@@ -426,39 +432,21 @@ def _quantity(doc: Document, where: str, value: Any) -> Decimal:
         raise ImportFailed(str(exc)) from None
 
 
-def _list(doc: Document, where: str, value: Any) -> list:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ImportFailed(f"{doc.where}: {doc.label}: {where}: must be a list (got {excerpt(value)})")
-    return value
-
-
-def _mapping(doc: Document, where: str, value: Any) -> dict:
-    if not isinstance(value, dict):
-        raise ImportFailed(f"{doc.where}: {doc.label}: {where}: must be a mapping (got {excerpt(value)})")
-    return value
-
-
-def _resource_groups(seen: _Import, doc: Document, spec: dict, node: _Node) -> None:
+def _resource_groups(seen: _Import, doc: Document, groups: list[shapes.ResourceGroup], node: _Node) -> None:
     """``spec.resourceGroups``: every (flavor, resource) quota, in order."""
-    for g, group in enumerate(_list(doc, "spec.resourceGroups", spec.get("resourceGroups"))):
+    for g, group in enumerate(groups):
         at = f"spec.resourceGroups[{g}]"
-        group = _mapping(doc, at, group)
-        covered = [str(r) for r in _list(doc, f"{at}.coveredResources", group.get("coveredResources"))]
+        covered = group.coveredResources
         flavors: list[str] = []
-        for key in group:
-            if key not in ("coveredResources", "flavors"):
-                seen.notes.warn(doc, doc.label, f"{at}.{key}", "not a resource group field fairalloc knows: not read")
-        for f, flavor in enumerate(_list(doc, f"{at}.flavors", group.get("flavors"))):
+        for key in group.model_extra or {}:
+            seen.notes.warn(doc, doc.label, f"{at}.{key}", "not a resource group field fairalloc knows: not read")
+        for f, flavor in enumerate(group.flavors):
             fat = f"{at}.flavors[{f}]"
-            flavor = _mapping(doc, fat, flavor)
-            fname = flavor.get("name")
-            if not isinstance(fname, str) or not fname:
-                raise ImportFailed(f"{doc.where}: {doc.label}: {fat}.name: missing (a flavor needs a name)")
-            flavors.append(fname)
-            for k, entry in enumerate(_list(doc, f"{fat}.resources", flavor.get("resources"))):
-                quota = _quota(seen, doc, f"{fat}.resources[{k}]", fname, _mapping(doc, f"{fat}.resources[{k}]", entry))
+            if not isinstance(flavor.name, str) or not flavor.name:
+                raise ImportFailed(f"{_at(doc)}: {fat}.name: missing (a flavor needs a name)")
+            flavors.append(flavor.name)
+            for k, entry in enumerate(flavor.resources):
+                quota = _quota(seen, doc, f"{fat}.resources[{k}]", flavor.name, entry)
                 if covered and quota.resource not in covered:
                     seen.notes.warn(doc, doc.label, f"{fat}.resources[{k}].name", f"{quota.resource} is not among "
                                     f"{at}.coveredResources ({', '.join(covered)}): read all the same")  # fmt: skip
@@ -469,16 +457,15 @@ def _resource_groups(seen: _Import, doc: Document, spec: dict, node: _Node) -> N
             node.covered.setdefault(r, g)
 
 
-def _quota(seen: _Import, doc: Document, at: str, flavor: str, entry: dict) -> _Quota:
-    name = entry.get("name")
+def _quota(seen: _Import, doc: Document, at: str, flavor: str, entry: shapes.Quota) -> _Quota:
+    name = entry.name
     if not isinstance(name, str) or not name:
-        raise ImportFailed(f"{doc.where}: {doc.label}: {at}.name: missing (a quota needs its resource's name)")
-    for key in entry:
-        if key not in ("name", "nominalQuota", "borrowingLimit", "lendingLimit"):
-            seen.notes.warn(doc, doc.label, f"{at}.{key}", "not a resource quota field fairalloc knows: not read")
+        raise ImportFailed(f"{_at(doc)}: {at}.name: missing (a quota needs its resource's name)")
+    for key in entry.model_extra or {}:
+        seen.notes.warn(doc, doc.label, f"{at}.{key}", "not a resource quota field fairalloc knows: not read")
     amounts: dict[str, Decimal | None] = {}
     for key in ("nominalQuota", "borrowingLimit", "lendingLimit"):
-        value = entry.get(key)
+        value = getattr(entry, key)
         if value is None:
             amounts[key] = None
             continue
@@ -517,21 +504,19 @@ def _manager_config(doc: Document) -> bool:
 def _configuration(seen: _Import, doc: Document) -> None:
     """Kueue's manager Configuration (or the ConfigMap that holds it): fair sharing must be on for
     the ``kueue`` policy to be Kueue's; resource transformations are not applied."""
-    configs = embedded(doc, "controller_manager_config.yaml") if doc.kind == "ConfigMap" else [doc]
-    for config in configs:
-        data = config.data if isinstance(config.data, dict) else {}
+    if doc.kind == "ConfigMap":
+        read(shapes.ConfigMap, doc.data, _at(doc))
+    for config in embedded(doc, "controller_manager_config.yaml") if doc.kind == "ConfigMap" else [doc]:
+        read_config = read(shapes.Configuration, config.data, _at(config))
         seen.seen("Configuration")
-        fair = data.get("fairSharing")
-        enabled = isinstance(fair, dict) and fair.get("enable") is True
-        if not enabled:
+        fair = read_config.fairSharing
+        if fair is None or fair.enable is not True:
             seen.notes.warn(config, config.label, "fairSharing.enable", "fair sharing is off: Kueue admits in "
                             "queueing order, not by the fair sharing fairalloc's kueue policy computes")  # fmt: skip
-        resources = data.get("resources")
-        if isinstance(resources, dict):
-            for key in ("transformations", "excludeResourcePrefixes", "deviceClassMappings"):
-                if resources.get(key):
-                    seen.notes.warn(config, config.label, f"resources.{key}", "not applied: requests are read as "
-                                    "the pods give them")  # fmt: skip
+        for key in ("transformations", "excludeResourcePrefixes", "deviceClassMappings"):
+            if getattr(read_config.resources, key):
+                seen.notes.warn(config, config.label, f"resources.{key}", "not applied: requests are read as "
+                                "the pods give them")  # fmt: skip
 
 
 # -- the tree -----------------------------------------------------------------------------------
@@ -631,7 +616,7 @@ class _Demand:
 class _PodSet:
     amounts: Amounts  # resource -> the pod set's total
     flavors: dict[str, str]  # resource -> the flavor its admission names
-    pod: dict  # the pod template's spec: what the flavor's taints and labels are checked against
+    pod: shapes.PodSpec  # the pod template's spec: what the flavor's taints and labels are checked against
 
 
 @dataclass
@@ -655,7 +640,7 @@ def _demand(seen: _Import, names: dict[tuple[str, str], str]) -> dict[str, _Dema
                         "every job or pod it manages, so the pods are not counted again")  # fmt: skip
     elif seen.pods:
         workloads = _pod_workloads(seen)
-    charges = [c for doc in workloads if (c := _workload(seen, doc)) is not None]
+    charges = [c for w in workloads if (c := _workload(seen, w)) is not None]
     tree = _quota_tree(seen)
     for c in charges:
         if c.admitted:
@@ -668,13 +653,13 @@ def _demand(seen: _Import, names: dict[tuple[str, str], str]) -> dict[str, _Dema
     return out
 
 
-def _pod_workloads(seen: _Import) -> list[Document]:
+def _pod_workloads(seen: _Import) -> list[_Workload]:
     """The Workloads of the pods labelled with a LocalQueue (:mod:`.kueue_workloads`); the others
     are not Kueue's (one warning)."""
     queued = [p for p in seen.pods if labelled(p)]
     if len(queued) < len(seen.pods):
         seen.notes.warn("pods", "", f"labels.{QUEUE_LABEL}", "pods without a Kueue queue are not counted")
-    return [w for p in queued for w in workloads_of(p, seen.notes)]
+    return [_Workload.of(w) for p in queued for w in workloads_of(p, seen.notes)]
 
 
 def _place(tree: flavors_.Tree, c: _Charge, placed: list[tuple[str, Decimal, str]],
@@ -761,30 +746,30 @@ def _waiting_flavor(seen: _Import, c: _Charge, tree: flavors_.Tree, usable: list
     return usable[0] if usable else None
 
 
-def _admits(seen: _Import, flavor: str, pod: dict) -> bool:
-    doc = seen.flavors.get(flavor)
-    return doc is None or flavors_.flavor_admits(_spec(doc), pod)
+def _admits(seen: _Import, flavor: str, pod: shapes.PodSpec) -> bool:
+    given = seen.flavors.get(flavor)
+    return given is None or flavors_.flavor_admits(given.spec, pod)
 
 
-def _unmodelled_selection(seen: _Import, doc: Document, pod: dict, group: list[str]) -> None:
+def _unmodelled_selection(seen: _Import, doc: Document, pod: shapes.PodSpec, group: list[str]) -> None:
     """Warn of what a flavor choice depends on that the assigner does not read."""
     missing = [f for f in group if f not in seen.flavors and f not in seen.missing_flavors]
     if missing:
         seen.missing_flavors.update(missing)
         seen.notes.warn("flavors", ", ".join(missing), "ResourceFlavor", "not in the files: read as flavors without "
                         "node labels or taints (Kueue admits nothing to a flavor it does not have)")  # fmt: skip
-    keys = {k for f in group if f in seen.flavors for k in (_spec(seen.flavors[f]).get("nodeLabels") or {})}
+    keys = {k for f in group if f in seen.flavors for k in seen.flavors[f].spec.nodeLabels}
     if keys & flavors_.affinity_keys(pod):  # Kueue ignores the terms on keys no flavor has (flavorSelector)
         seen.notes.warn(doc, doc.label, "spec.podSets", "required node affinity is not matched against the flavors' "
                         "node labels (nodeSelector is): the flavor is chosen without it")  # fmt: skip
 
 
-def _queue_of_workload(seen: _Import, doc: Document, spec: dict, status: dict) -> str | None:
-    admission = status.get("admission")
-    if isinstance(admission, dict) and isinstance(admission.get("clusterQueue"), str):
-        return admission["clusterQueue"]
-    lq = _text_field(doc, spec, "queueName")
-    if lq is None:
+def _queue_of_workload(seen: _Import, doc: Document, workload: shapes.Workload) -> str | None:
+    admission = workload.status.admission
+    if admission is not None and admission.clusterQueue:
+        return admission.clusterQueue
+    lq = workload.spec.queueName
+    if not lq:
         seen.notes.warn(doc, doc.label, "spec.queueName", "missing: the workload is in no queue, not counted")
         return None
     target = seen.local.get((doc.namespace or "default", lq))
@@ -794,52 +779,44 @@ def _queue_of_workload(seen: _Import, doc: Document, spec: dict, status: dict) -
     return target
 
 
-def _condition(status: dict, kind: str) -> bool:
-    conditions = status.get("conditions")
-    return isinstance(conditions, list) and any(
-        isinstance(c, dict) and c.get("type") == kind and str(c.get("status")) == "True" for c in conditions
-    )
+def _condition(status: shapes.WorkloadStatus, kind: str) -> bool:
+    return any(c.type == kind and str(c.status) == "True" for c in status.conditions)
 
 
-def _workload(seen: _Import, doc: Document) -> _Charge | None:
+def _workload(seen: _Import, read_as: _Workload) -> _Charge | None:
     """A Workload as counted (None: not counted, with a warning unless it finished)."""
-    spec = _spec(doc)
-    status = doc.data.get("status") or {}
-    status = _mapping(doc, "status", status)
+    doc, workload = read_as.doc, read_as.shape
+    status = workload.status
     if _condition(status, "Finished"):
         seen.seen("finished Workload")
         return None
-    if spec.get("active") is False:
+    if workload.spec.active is False:
         seen.notes.warn(doc, doc.label, "spec.active", "false: a deactivated workload, not counted")
         return None
-    queue = _queue_of_workload(seen, doc, spec, status)
+    queue = _queue_of_workload(seen, doc, workload)
     if queue is None:
         return None
     if queue not in seen.queues:
         seen.notes.warn(doc, doc.label, "spec.queueName", f"ClusterQueue {queue} is not in the files: not counted")
         return None
-    admission = status.get("admission") if isinstance(status.get("admission"), dict) else None
-    admitted = admission is not None or _condition(status, "Admitted") or _condition(status, "QuotaReserved")
+    admitted = status.admission is not None or _condition(status, "Admitted") or _condition(status, "QuotaReserved")
     seen.seen("admitted Workload" if admitted else "pending Workload")
     cq = seen.queues[queue]
-    assignments = _assignments(doc, admission)
-    reclaimable = _reclaimable(doc, status)
+    assignments = _assignments(status.admission)
+    reclaimable = {r.name or "main": int(r.count) for r in status.reclaimablePods if isinstance(r.count, int)}
     podsets: list[_PodSet] = []
-    for k, podset in enumerate(_list(doc, "spec.podSets", spec.get("podSets"))):
+    for k, podset in enumerate(workload.spec.podSets):
         at = f"spec.podSets[{k}]"
-        podset = _mapping(doc, at, podset)
-        ps_name = str(podset.get("name", "main"))
-        count = podset.get("count", 1)
+        ps_name = podset.name or "main"
+        count = podset.count
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-            raise ImportFailed(f"{doc.where}: {doc.label}: {at}.count: must be a whole number >= 0 (got "
-                               f"{excerpt(count)})")  # fmt: skip
-        number(count, f"{doc.where}: {doc.label}: {at}.count")  # the gate's bounds: 10^30 pods is one line
-        given = assignments.get(ps_name)
-        amounts, flavors = _podset_amounts(seen, doc, at, podset, count, given, reclaimable.get(ps_name, 0))
+            raise ImportFailed(f"{_at(doc)}: {at}.count: must be a whole number >= 0 (got {excerpt(count)})")
+        number(count, f"{_at(doc)}: {at}.count")  # the gate's bounds: 10^30 pods is one line
+        assigned = assignments.get(ps_name)
+        amounts, flavors = _podset_amounts(seen, doc, at, podset, count, assigned, reclaimable.get(ps_name, 0))
         if "pods" in cq.covered:
             amounts["pods"] = amounts.get("pods", Decimal(0)) + count - reclaimable.get(ps_name, 0)
-        pod = (podset.get("template") or {}).get("spec") if isinstance(podset.get("template"), dict) else None
-        podsets.append(_PodSet(amounts, flavors, pod if isinstance(pod, dict) else {}))
+        podsets.append(_PodSet(amounts, flavors, podset.template.spec))
     uncovered = sorted({r for ps in podsets for r in ps.amounts if r not in cq.covered})
     if uncovered:
         what = "it is admitted all the same: counted" if admitted else "Kueue never admits it: not counted"
@@ -850,42 +827,32 @@ def _workload(seen: _Import, doc: Document) -> _Charge | None:
     return _Charge(doc, queue, admitted, podsets)
 
 
-def _assignments(doc: Document, admission: dict | None) -> dict[str, dict]:
+#: a pod set's assignment and where it is (``status.admission.podSetAssignments[k]``)
+_Assignment = tuple[str, shapes.PodSetAssignment]
+
+
+def _assignments(admission: shapes.Admission | None) -> dict[str, _Assignment]:
     if admission is None:
         return {}
-    out = {}
-    for k, a in enumerate(_list(doc, "status.admission.podSetAssignments", admission.get("podSetAssignments"))):
-        a = _mapping(doc, f"status.admission.podSetAssignments[{k}]", a)
-        out[str(a.get("name", "main"))] = {**a, "_at": f"status.admission.podSetAssignments[{k}]"}
-    return out
+    return {a.name or "main": (f"status.admission.podSetAssignments[{k}]", a)
+            for k, a in enumerate(admission.podSetAssignments)}  # fmt: skip
 
 
-def _reclaimable(doc: Document, status: dict) -> dict[str, int]:
-    out = {}
-    for k, r in enumerate(_list(doc, "status.reclaimablePods", status.get("reclaimablePods"))):
-        r = _mapping(doc, f"status.reclaimablePods[{k}]", r)
-        if isinstance(r.get("count"), int):
-            out[str(r.get("name", "main"))] = int(r["count"])
-    return out
-
-
-def _podset_amounts(seen: _Import, doc: Document, at: str, podset: dict, count: int, given: dict | None,
-                    reclaimable: int) -> tuple[Amounts, dict[str, str]]:  # fmt: skip
+def _podset_amounts(seen: _Import, doc: Document, at: str, podset: shapes.PodSet, count: int,
+                    given: _Assignment | None, reclaimable: int) -> tuple[Amounts, dict[str, str]]:  # fmt: skip
     """A pod set's total: ``resourceUsage`` of its admission when given (what Kueue charged), else
     ``count`` times the pod template's request; less the reclaimable pods' share."""
     flavors: dict[str, str] = {}
     if given is not None:
-        flavors = {str(r): str(f) for r, f in (given.get("flavors") or {}).items()}
-        usage = given.get("resourceUsage")
-        if isinstance(usage, dict) and usage:
-            total = {str(r): _quantity(doc, f"{given['_at']}.resourceUsage.{r}", v) for r, v in usage.items()}
+        where, assignment = given
+        flavors = {r: f for r, f in assignment.flavors.items() if f}
+        if assignment.resourceUsage:
+            total = {r: _quantity(doc, f"{where}.resourceUsage.{r}", v) for r, v in assignment.resourceUsage.items()}
             kept = Decimal(count - reclaimable) / count if count else Decimal(0)
             return {r: tidy(v * kept) for r, v in total.items() if r != "pods"}, flavors
-        if isinstance(given.get("count"), int):
-            count = given["count"]
-    template = podset.get("template")
-    pod = _mapping(doc, f"{at}.template", template) if template is not None else {}
-    per_pod = k8s.pod_request(pod, f"{doc.where}: {doc.label}: {at}.template", seen.notes)
+        if isinstance(assignment.count, int):
+            count = assignment.count
+    per_pod = k8s.pod_request(podset.template.model_dump(), f"{_at(doc)}: {at}.template", seen.notes)
     return {r: tidy(v * (count - reclaimable)) for r, v in per_pod.items()}, flavors
 
 
@@ -932,16 +899,16 @@ def _node_capacity(seen: _Import, names: dict[tuple[str, str], str]) -> Amounts:
     return total
 
 
-def _flavor_labels(seen: _Import, flavor: str, resource: str) -> dict | None:
-    doc = seen.flavors.get(flavor)
-    if doc is None:
+def _flavor_labels(seen: _Import, flavor: str, resource: str) -> dict[str, str | None] | None:
+    given = seen.flavors.get(flavor)
+    if given is None:
         seen.notes.warn("nodes", f"ResourceFlavor/{flavor}", "spec.nodeLabels", f"the flavor is not in the files: "
                         f"no capacity for {resource}@{flavor} from the nodes")  # fmt: skip
         return None
-    labels = _spec(doc).get("nodeLabels") or {}
-    if not labels:
+    if not given.spec.nodeLabels:
+        doc = given.doc
         seen.notes.warn(doc, doc.label, "spec.nodeLabels", f"none: every node counts for {resource}@{flavor}")
-    return labels if isinstance(labels, dict) else {}
+    return given.spec.nodeLabels
 
 
 def _matches(node: Document, labels: dict) -> bool:

@@ -51,6 +51,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import NamedTuple
 
+from fairalloc.io.importers.kueue_shapes import PodSpec, ResourceFlavorSpec, Taint, Toleration
+
 FR = tuple[str, str]  # (flavor, resource)
 Quota = tuple[Decimal, Decimal | None, Decimal | None]  # nominal, borrowing limit, lending limit
 
@@ -243,48 +245,45 @@ class Tree:
         return best
 
 
-def tolerated(taint: dict, tolerations: list) -> bool:
+def tolerated(taint: Taint, tolerations: list[Toleration]) -> bool:
     """Whether one of ``tolerations`` tolerates ``taint`` (Kubernetes' ``ToleratesTaint``)."""
     for t in tolerations:
-        if not isinstance(t, dict):
+        if t.effect and t.effect != taint.effect:
             continue
-        if t.get("effect") and t.get("effect") != taint.get("effect"):
+        if t.key and t.key != taint.key:
             continue
-        if t.get("key") and t.get("key") != taint.get("key"):
+        if not t.key and t.operator != "Exists":
             continue
-        if not t.get("key") and t.get("operator") != "Exists":
-            continue
-        if t.get("operator") == "Exists" or str(t.get("value") or "") == str(taint.get("value") or ""):
+        if t.operator == "Exists" or (t.value or "") == (taint.value or ""):
             return True
     return False
 
 
-def affinity_keys(pod_spec: dict) -> set[str]:
-    """The node label keys a pod's required node affinity names."""
-    affinity = (pod_spec.get("affinity") or {}).get("nodeAffinity") or {}
-    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+def affinity_keys(pod_spec: PodSpec) -> set[str]:
+    """The node label keys a pod's required node affinity names (``affinity`` is read as written:
+    only its ``matchExpressions`` keys matter here)."""
+    affinity = pod_spec.affinity.get("nodeAffinity") or {}
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(affinity, dict) else None
     terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
     return {
         str(e.get("key"))
         for t in (terms if isinstance(terms, list) else [])
-        if isinstance(t, dict)
-        for e in t.get("matchExpressions") or []
+        if isinstance(t, dict) and isinstance(t.get("matchExpressions"), list)
+        for e in t["matchExpressions"]
         if isinstance(e, dict)
     }
 
 
-def flavor_admits(flavor_spec: dict, pod_spec: dict) -> bool:
+def flavor_admits(flavor: ResourceFlavorSpec, pod_spec: PodSpec) -> bool:
     """``checkFlavorForPodSets`` without node affinity: every ``NoSchedule`` / ``NoExecute`` taint
     of the flavor tolerated (the pod's tolerations and the flavor's), and the pod's
     ``nodeSelector`` on the flavor's label keys matching the flavor's labels."""
-    tolerations = [*(pod_spec.get("tolerations") or []), *(flavor_spec.get("tolerations") or [])]
-    for taint in flavor_spec.get("nodeTaints") or []:
-        if isinstance(taint, dict) and taint.get("effect") in ("NoSchedule", "NoExecute"):
-            if not tolerated(taint, tolerations):
-                return False
-    labels = flavor_spec.get("nodeLabels") or {}
-    selector = pod_spec.get("nodeSelector") or {}
-    return all(str(labels[k]) == str(v) for k, v in selector.items() if k in labels)
+    tolerations = [*pod_spec.tolerations, *flavor.tolerations]
+    for taint in flavor.nodeTaints:
+        if taint.effect in ("NoSchedule", "NoExecute") and not tolerated(taint, tolerations):
+            return False
+    labels = flavor.nodeLabels
+    return all(labels[k] == v for k, v in pod_spec.nodeSelector.items() if k in labels)
 
 
 __all__ = ["FIT", "NO_FIT", "PREEMPT", "Fungibility", "Mode", "Tree", "affinity_keys", "flavor_admits", "tolerated"]

@@ -27,6 +27,9 @@ A plain **Pod** labelled with a LocalQueue (``pod/pod_controller.go``, ``PodSets
 one Workload of one pod; the pods of a pod group are read one by one) is admitted when
 ``Running``; a ``Pending`` pod is read as waiting (Kueue gates the pods it has not admitted,
 ``kueue.x-k8s.io/admission``), and a ``Succeeded`` or ``Failed`` one as finished (not counted).
+
+Each object is read through its schema (:mod:`.kueue_shapes`) first, so a wrong shape is named at
+the object's own field (``spec.template``), not at the Workload made of it.
 """
 
 from __future__ import annotations
@@ -35,7 +38,10 @@ from collections.abc import Callable
 from typing import Any
 
 from fairalloc.core.errors import excerpt
+from fairalloc.io.importers import kueue_shapes as shapes
 from fairalloc.io.importers.common import Document, ImportFailed, Notes
+from fairalloc.io.importers.kueue_shapes import PodTemplate
+from fairalloc.io.importers.shapes import read
 
 GROUP = "kueue.x-k8s.io"
 #: the label an object names its LocalQueue with (``constants.QueueLabel``)
@@ -57,75 +63,69 @@ def count(value: Any, where: str, least: int = 0) -> int:
     return value
 
 
-def _spec(doc: Document, key: str = "spec") -> dict:
-    value = doc.data.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ImportFailed(f"{doc.where}: {doc.label}: {key}: must be a mapping (got {excerpt(value)})")
-    return value
+def _where(doc: Document) -> str:
+    return f"{doc.where}: {doc.label}"
 
 
-def _template(doc: Document, at: str, value: Any) -> dict:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ImportFailed(f"{doc.where}: {doc.label}: {at}: must be a mapping (got {excerpt(value)})")
-    return value
+def _template(template: PodTemplate) -> dict:
+    """A pod template as a pod set's ``template``, as the schema read it."""
+    return template.model_dump()
 
 
-def _ready(doc: Document) -> int:
-    ready = _spec(doc, "status").get("readyReplicas", 0)
-    return count(ready, f"{doc.where}: {doc.label}: status.readyReplicas")
+def _ready(doc: Document, status: shapes.ReplicatedStatus) -> int:
+    return count(status.readyReplicas, f"{_where(doc)}: status.readyReplicas")
 
 
 def _job(doc: Document, notes: Notes) -> list[tuple[str, PodSets, bool]]:
-    spec = _spec(doc)
-    parallelism = count(spec.get("parallelism", 1), f"{doc.where}: {doc.label}: spec.parallelism")
-    completions = spec.get("completions")
+    job = read(shapes.Job, doc.data, _where(doc))
+    spec = job.spec
+    parallelism = count(spec.parallelism, f"{_where(doc)}: spec.parallelism")
+    completions = spec.completions
     pods = min(parallelism, completions) if isinstance(completions, int) else parallelism
-    if "suspend" not in spec:
+    if "suspend" not in spec.model_fields_set:
         notes.warn(doc, doc.label, "spec.suspend", "not given: read as admitted (Kueue unsuspends admitted Jobs)")
-    template = _template(doc, "spec.template", spec.get("template"))
-    return [("", [{"name": "main", "count": pods, "template": template}], spec.get("suspend") is False)]
+    return [("", [{"name": "main", "count": pods, "template": _template(spec.template)}], spec.suspend is False)]
 
 
-def _replicas(doc: Document) -> int:
-    return count(_spec(doc).get("replicas", 1), f"{doc.where}: {doc.label}: spec.replicas")
+def _replicas(doc: Document, replicas: Any) -> int:
+    return count(replicas, f"{_where(doc)}: spec.replicas")
 
 
 def _deployment(doc: Document, notes: Notes) -> list[tuple[str, PodSets, bool]]:
-    template = _template(doc, "spec.template", _spec(doc).get("template"))
-    ready = _ready(doc)
-    return [(f"-{k}", [{"name": "main", "count": 1, "template": template}], k < ready) for k in range(_replicas(doc))]
+    deployment = read(shapes.Replicated, doc.data, _where(doc))
+    template = _template(deployment.spec.template)
+    ready = _ready(doc, deployment.status)
+    return [(f"-{k}", [{"name": "main", "count": 1, "template": template}], k < ready)
+            for k in range(_replicas(doc, deployment.spec.replicas))]  # fmt: skip
 
 
 def _statefulset(doc: Document, notes: Notes) -> list[tuple[str, PodSets, bool]]:
-    template = _template(doc, "spec.template", _spec(doc).get("template"))
-    return [("", [{"name": "main", "count": _replicas(doc), "template": template}], _ready(doc) > 0)]
+    sts = read(shapes.Replicated, doc.data, _where(doc))
+    group = [{"name": "main", "count": _replicas(doc, sts.spec.replicas), "template": _template(sts.spec.template)}]
+    return [("", group, _ready(doc, sts.status) > 0)]
 
 
 def _leader_worker_set(doc: Document, notes: Notes) -> list[tuple[str, PodSets, bool]]:
-    at = "spec.leaderWorkerTemplate"
-    lwt = _template(doc, at, _spec(doc).get("leaderWorkerTemplate"))
-    size = count(lwt.get("size", 1), f"{doc.where}: {doc.label}: {at}.size", least=1)
-    worker = _template(doc, f"{at}.workerTemplate", lwt.get("workerTemplate"))
+    lws = read(shapes.LeaderWorkerSet, doc.data, _where(doc))
+    lwt = lws.spec.leaderWorkerTemplate
+    size = count(lwt.size, f"{_where(doc)}: spec.leaderWorkerTemplate.size", least=1)
+    worker = _template(lwt.workerTemplate)
     group: PodSets = [{"name": "main", "count": size, "template": worker}]
-    if lwt.get("leaderTemplate") is not None:
-        leader = _template(doc, f"{at}.leaderTemplate", lwt.get("leaderTemplate"))
-        group = [{"name": "leader", "count": 1, "template": leader},
+    if lwt.leaderTemplate is not None:
+        group = [{"name": "leader", "count": 1, "template": _template(lwt.leaderTemplate)},
                  {"name": "worker", "count": size - 1, "template": worker}]  # fmt: skip
-    ready = _ready(doc)
-    return [(f"-{k}", group, k < ready) for k in range(_replicas(doc))]
+    ready = _ready(doc, lws.status)
+    return [(f"-{k}", group, k < ready) for k in range(_replicas(doc, lws.spec.replicas))]
 
 
 def _pod(doc: Document, notes: Notes) -> list[tuple[str, PodSets, bool]]:
-    phase = _spec(doc, "status").get("phase", "Pending")
+    pod = read(shapes.Pod, doc.data, _where(doc))
+    phase = pod.status.phase or "Pending"
     if phase in ("Succeeded", "Failed"):
         return []
     if phase not in ("Running", "Pending"):
         notes.warn(doc, doc.label, "status.phase", f"{phase!r} is not Running or Pending: counted as waiting")
-    return [("", [{"name": "main", "count": 1, "template": {"spec": _spec(doc)}}], phase == "Running")]
+    return [("", [{"name": "main", "count": 1, "template": {"spec": pod.spec.model_dump()}}], phase == "Running")]
 
 
 #: (API group, kind) -> the Workloads of one object: (name suffix, pod sets, admitted)
