@@ -18,7 +18,10 @@ Also the Kubernetes reading the other importers share (Volcano, Kueue): :func:`n
   Kubernetes has no fair share; DRF is the reference); ``ResourceQuota.spec.hard`` of
   ``requests.cpu``/``cpu``, ``requests.memory``/``memory`` and ``requests.<extended>`` is the
   namespace's ``limit``.  ``limits.*`` (container limits, not requests), the storage a storage
-  class may claim and object counts are warned about and skipped.
+  class may claim and object counts are warned about and skipped.  Where two quotas of a namespace
+  cap one resource, the smaller cap is its limit (Kubernetes enforces every quota), with a warning.
+* **Shapes**: each object is read through its schema (:mod:`fairalloc.io.importers.shapes`) before
+  any field is used: a wrong shape is one line naming the file, the object and the field.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ Read as ``models/volcano_proportion.py`` or ``models/volcano_capacity.py`` reads
   ``PluginOption``);
 * a ``Queue`` (``scheduling.volcano.sh/v1beta1``) is a queue: ``spec.capability`` the ``limit``,
   ``spec.guarantee.resource`` the ``guarantee``, ``spec.priority`` the priority; ``spec.weight``
-  the weight (read by ``proportion``, not by ``capacity``); ``spec.deserved`` the ``deserved``
+  the weight (read by ``proportion``, not by ``capacity``; a whole number, as Volcano's ``int32``
+  declares it: ``1.5`` or ``"2"`` is refused, 0 is Volcano's default 1); ``spec.deserved`` the ``deserved``
   (read by ``capacity``, not by ``proportion``); ``spec.parent`` the parent queue (empty:
   ``root``) when ``capacity`` runs with ``enableHierarchy``: a queue with children is a group, and
   the ``root`` queue (Volcano creates it) the top group.  Otherwise ``spec.parent`` is warned
@@ -25,6 +26,9 @@ Read as ``models/volcano_proportion.py`` or ``models/volcano_capacity.py`` reads
   the ``scheduling.volcano.sh/queue-name`` annotation or label, else ``default``).  When pods are
   given they win over the PodGroups and Jobs they belong to (what runs, not what was declared);
 * capacity: the Node objects; Volcano queues carry no cluster total (``--capacity`` otherwise).
+
+Each object is read through its schema (:mod:`fairalloc.io.importers.volcano_shapes`) before any
+field is used: a wrong shape is one line naming the file, the object and the field.
 """
 
 from __future__ import annotations
