@@ -303,11 +303,12 @@ def test_two_quotas_of_one_namespace_cap_each_resource_at_the_smaller(tmp_path):
     assert users["team"]["limit"] == {"cpu": 2, "memory": 8589934592, "nvidia.com/gpu": 2}
     assert users["lab"]["limit"] == {"cpu": 6}
     assert _warnings(err) == [
-        f"{path} (document 2): ResourceQuota/team/small: spec.hard: cpu 2 cores, but ResourceQuota/team/compute "
-        "caps it at 4 cores: Kubernetes enforces every quota of a namespace, the smaller, 2 cores, is kept",
-        f"{path} (document 2): ResourceQuota/team/small: spec.hard: memory 17179869184 bytes, but "
-        "ResourceQuota/team/compute caps it at 8589934592 bytes: Kubernetes enforces every quota of a namespace, "
-        "the smaller, 8589934592 bytes, is kept",
+        f"{path} (document 2): ResourceQuota/team/small: spec.hard.cpu: caps cpu at 2 cores and "
+        "ResourceQuota/team/compute's spec.hard.requests.cpu at 4 cores: Kubernetes enforces every cap of a "
+        "namespace's quotas, so the smaller, 2 cores, is kept",
+        f"{path} (document 2): ResourceQuota/team/small: spec.hard.requests.memory: caps memory at 17179869184 "
+        "bytes and ResourceQuota/team/compute's spec.hard.requests.memory at 8589934592 bytes: Kubernetes enforces "
+        "every cap of a namespace's quotas, so the smaller, 8589934592 bytes, is kept",
     ]
 
 
@@ -318,8 +319,21 @@ def test_the_smaller_cap_is_kept_whichever_quota_comes_first(tmp_path):
     path.write_text("---\n".join([second, first, third]))
     case, warnings = import_files([str(path)], capacity={"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "4"})
     assert case["users"]["team"]["limit"] == {"cpu": 2, "memory": 8589934592, "nvidia.com/gpu": 2}
-    assert [w.split(": spec.hard: ")[1].split(" ")[0] for w in warnings] == ["cpu", "memory"]
-    assert all("ResourceQuota/team/compute: spec.hard" in w and "ResourceQuota/team/small caps" in w for w in warnings)
+    assert [w.split(": ")[2] for w in warnings] == ["spec.hard.requests.cpu", "spec.hard.requests.memory"]
+    assert all("ResourceQuota/team/compute: " in w and "ResourceQuota/team/small's spec.hard." in w for w in warnings)
+
+
+def test_cpu_beside_requests_cpu_in_one_quota_is_the_smaller(tmp_path):
+    """``cpu`` and ``requests.cpu`` both cap the pods' cpu requests (``podComputeUsageHelper`` counts a
+    request under both), so one quota giving 3 and 5 caps cpu at min(3, 5) = 3, whichever key is
+    written first; before, ``requests.cpu`` won and the cap read 5."""
+    for hard in ("{cpu: '3', requests.cpu: '5'}", "{requests.cpu: '5', cpu: '3'}"):
+        path = tmp_path / "quota.yaml"
+        path.write_text(QUOTA + f"spec: {{hard: {hard}}}\n")
+        case, warnings = import_files([str(path)], capacity={"cpu": "8"})
+        assert case["users"]["ns"]["limit"] == {"cpu": 3}
+        assert len(warnings) == 1 and "ResourceQuota/ns/rq's spec.hard." in warnings[0], warnings
+        assert warnings[0].endswith("so the smaller, 3 cores, is kept"), warnings
 
 
 # -- any field of a valid object given a value of the wrong type ----------------------------------

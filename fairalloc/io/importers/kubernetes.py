@@ -18,8 +18,9 @@ Also the Kubernetes reading the other importers share (Volcano, Kueue): :func:`n
   Kubernetes has no fair share; DRF is the reference); ``ResourceQuota.spec.hard`` of
   ``requests.cpu``/``cpu``, ``requests.memory``/``memory`` and ``requests.<extended>`` is the
   namespace's ``limit``.  ``limits.*`` (container limits, not requests), the storage a storage
-  class may claim and object counts are warned about and skipped.  Where two quotas of a namespace
-  cap one resource, the smaller cap is its limit (Kubernetes enforces every quota), with a warning.
+  class may claim and object counts are warned about and skipped.  Where two caps bound one resource
+  (two quotas of a namespace, or ``cpu`` beside ``requests.cpu``), the smaller is its limit
+  (Kubernetes enforces every one), with a warning.
 * **Shapes**: each object is read through its schema (:mod:`fairalloc.io.importers.shapes`) before
   any field is used: a wrong shape is one line naming the file, the object and the field.
 """
@@ -171,14 +172,17 @@ def detect(docs: list[Document]) -> int:
     return sum(1 for d in docs if d.kind in _KINDS and d.group == "")
 
 
-def _quota_limit(doc: Document, quota: ResourceQuota, notes: Notes) -> dict[str, Decimal]:
+def _quota_caps(doc: Document, quota: ResourceQuota, notes: Notes) -> list[tuple[str, str, Decimal]]:
+    """``(key, resource, cap)`` for each key of ``spec.hard`` that caps what pods request: ``cpu`` and
+    ``requests.cpu`` alike (the quota evaluator counts a pod's request under both: kubernetes/kubernetes,
+    ``pkg/quota/v1/evaluator/core/pods.go``, ``podComputeUsageHelper``); the others are warned about."""
     hard = quantities(quota.spec.hard, f"{doc.where}: {doc.label}: spec.hard")
-    out: dict[str, Decimal] = {}
+    out: list[tuple[str, str, Decimal]] = []
     for key, value in hard.items():
         if key.startswith("requests."):
-            out[key.removeprefix("requests.")] = value
+            out.append((key, key.removeprefix("requests."), value))
         elif key in ("cpu", "memory", "ephemeral-storage"):
-            out.setdefault(key, value)
+            out.append((key, key, value))
         elif key.startswith("limits."):
             notes.warn(doc, doc.label, f"spec.hard.{key}", "caps container limits, not requests: not modelled")
         elif _STORAGE_CLASS in key and key.endswith("/requests.storage"):
@@ -201,27 +205,28 @@ def _namespace_limits(docs: list[Document], notes: Notes) -> dict[str, dict[str,
     """Each namespace's request limit from its ResourceQuotas.  Kubernetes checks a pod against every
     quota of its namespace (kubernetes/kubernetes, ``staging/src/k8s.io/apiserver/pkg/admission/plugin/
     resourcequota/controller.go``, ``CheckRequest``: each quota's ``hard`` must hold), so where two
-    quotas cap one resource the smaller cap is the namespace's, with a warning naming both."""
+    caps bound one resource (two quotas, or ``cpu`` beside ``requests.cpu``) the smaller is the
+    namespace's, with a warning naming both."""
     limits: dict[str, dict[str, Decimal]] = {}
-    capped_by: dict[tuple[str, str], str] = {}  # (namespace, resource) -> the quota whose cap is kept
+    capped_by: dict[tuple[str, str], str] = {}  # (namespace, resource) -> where the cap kept is written
     read_at: dict[str, str] = {}
     for doc in (d for d in docs if d.kind == "ResourceQuota"):
         quota = read(ResourceQuota, doc.data, f"{doc.where}: {doc.label}")
         if doc.name:  # two quotas of one name: one would hide the other
             once(read_at, doc.label, f"{doc.where}: {doc.label}", "object")
-        limit = limits.setdefault(quota.metadata.namespace or "default", {})
-        for resource, cap in _quota_limit(doc, quota, notes).items():
-            key = (quota.metadata.namespace or "default", resource)
-            if resource in limit and limit[resource] != cap:
-                kept = min(limit[resource], cap)
+        namespace = quota.metadata.namespace or "default"
+        limit = limits.setdefault(namespace, {})
+        for key, resource, cap in _quota_caps(doc, quota, notes):
+            held = limit.get(resource)
+            if held is not None and held != cap:
                 notes.warn(
-                    doc, doc.label, "spec.hard",
-                    f"{resource} {_amount(cap, resource)}, but {capped_by[key]} caps it at "
-                    f"{_amount(limit[resource], resource)}: Kubernetes enforces every quota of a namespace, "
-                    f"the smaller, {_amount(kept, resource)}, is kept",
+                    doc, doc.label, f"spec.hard.{key}",
+                    f"caps {resource} at {_amount(cap, resource)} and {capped_by[namespace, resource]} at "
+                    f"{_amount(held, resource)}: Kubernetes enforces every cap of a namespace's quotas, so the "
+                    f"smaller, {_amount(min(held, cap), resource)}, is kept",
                 )  # fmt: skip
-            if resource not in limit or cap < limit[resource]:
-                limit[resource], capped_by[key] = cap, doc.label
+            if held is None or cap < held:
+                limit[resource], capped_by[namespace, resource] = cap, f"{doc.label}'s spec.hard.{key}"
     return limits
 
 
