@@ -13,7 +13,8 @@ Read as ``models/volcano_proportion.py`` or ``models/volcano_capacity.py`` reads
   ``PluginOption``);
 * a ``Queue`` (``scheduling.volcano.sh/v1beta1``) is a queue: ``spec.capability`` the ``limit``,
   ``spec.guarantee.resource`` the ``guarantee``, ``spec.priority`` the priority; ``spec.weight``
-  the weight (read by ``proportion``, not by ``capacity``); ``spec.deserved`` the ``deserved``
+  the weight (read by ``proportion``, not by ``capacity``; a whole number, as Volcano's ``int32``
+  declares it: ``1.5`` or ``"2"`` is refused, 0 is Volcano's default 1); ``spec.deserved`` the ``deserved``
   (read by ``capacity``, not by ``proportion``); ``spec.parent`` the parent queue (empty:
   ``root``) when ``capacity`` runs with ``enableHierarchy``: a queue with children is a group, and
   the ``root`` queue (Volcano creates it) the top group.  Otherwise ``spec.parent`` is warned
@@ -25,6 +26,9 @@ Read as ``models/volcano_proportion.py`` or ``models/volcano_capacity.py`` reads
   the ``scheduling.volcano.sh/queue-name`` annotation or label, else ``default``).  When pods are
   given they win over the PodGroups and Jobs they belong to (what runs, not what was declared);
 * capacity: the Node objects; Volcano queues carry no cluster total (``--capacity`` otherwise).
+
+Each object is read through its schema (:mod:`fairalloc.io.importers.volcano_shapes`) before any
+field is used: a wrong shape is one line naming the file, the object and the field.
 """
 
 from __future__ import annotations
@@ -34,7 +38,9 @@ from decimal import Decimal
 
 from fairalloc.core.errors import excerpt, unknown
 from fairalloc.io.importers import kubernetes as k8s
-from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded, listing, mapping, number, text
+from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, embedded, number
+from fairalloc.io.importers.shapes import Pod, read
+from fairalloc.io.importers.volcano_shapes import ConfigMap, Job, PluginOption, PodGroup, Queue, SchedulerConfiguration
 
 SYSTEM = "volcano"
 GROUP = "scheduling.volcano.sh"
@@ -73,95 +79,106 @@ def _is_conf(doc: Document) -> bool:
     return doc.kind is None and isinstance(doc.data, dict) and {"actions", "tiers"} <= set(doc.data)
 
 
-def _queue(doc: Document, notes: Notes, policy: Policy) -> dict:
+def _queue(doc: Document, queue: Queue, notes: Notes, policy: Policy) -> dict:
     where, label = f"{doc.where}: {doc.label}", doc.label
-    spec = mapping(doc.data.get("spec"), f"{where}: spec")
+    spec = queue.spec
     if doc.api_version != f"{GROUP}/v1beta1":
         notes.warn(doc, label, "apiVersion", f"{doc.api_version!r} is not {GROUP}/v1beta1: read as v1beta1")
     out: dict = {}
-    weight = spec.get("weight", 1)
-    if not isinstance(weight, int) or isinstance(weight, bool) or weight <= 0:
-        notes.warn(doc, label, "spec.weight", f"{excerpt(weight)} is not a positive integer: weight 1 used")
-    elif number(weight, f"{where}: spec.weight") != 1 and policy.capacity:  # the gate: 10^40 is one line
+    weight = _weight(spec.weight, f"{where}: spec.weight")
+    if (
+        weight <= 0
+    ):  # Volcano's queue webhook sets a weight of 0 to 1 (mutate_queue.go); a negative one breaks proportion
+        notes.warn(doc, label, "spec.weight", f"{weight} is not a positive integer: weight 1 used")
+    elif weight != 1 and policy.capacity:
         notes.warn(doc, label, "spec.weight", "read by the proportion plug-in, not capacity: not read")
     elif weight != 1:
         out["weight"] = weight
-    if spec.get("capability"):
-        out["limit"] = k8s.quantities(spec["capability"], f"{where}: spec.capability")
-    guarantee = spec.get("guarantee")
-    if isinstance(guarantee, dict) and guarantee:
-        if "resource" in guarantee:
-            out["guarantee"] = k8s.quantities(guarantee["resource"], f"{where}: spec.guarantee.resource")
-        else:
-            notes.warn(
-                doc, label, "spec.guarantee", "written without its 'resource:' level (Volcano reads nothing): not read"
-            )
-    if spec.get("priority") is not None:
-        out["priority"] = int(number(spec["priority"], f"{where}: spec.priority", negative=True, whole=True))
-    if spec.get("deserved") and policy.capacity:
-        out["deserved"] = k8s.quantities(spec["deserved"], f"{where}: spec.deserved")
-    elif spec.get("deserved"):
+    if spec.capability:
+        out["limit"] = k8s.quantities(spec.capability, f"{where}: spec.capability")
+    if spec.guarantee.resource is not None:
+        out["guarantee"] = k8s.quantities(spec.guarantee.resource, f"{where}: spec.guarantee.resource")
+    elif spec.guarantee.model_extra:
+        notes.warn(
+            doc, label, "spec.guarantee", "written without its 'resource:' level (Volcano reads nothing): not read"
+        )
+    if spec.priority is not None:
+        out["priority"] = int(number(spec.priority, f"{where}: spec.priority", negative=True, whole=True))
+    if spec.deserved and policy.capacity:
+        out["deserved"] = k8s.quantities(spec.deserved, f"{where}: spec.deserved")
+    elif spec.deserved:
         notes.warn(doc, label, "spec.deserved", "read by the capacity plug-in, not proportion: not read")
-    parent = text(spec.get("parent"), f"{where}: spec.parent") or None
+    parent = spec.parent or None
     if policy.hierarchy:
         out["parent"] = None if doc.name == ROOT else parent or ROOT
     elif parent not in (None, ROOT):
         why = "the capacity plug-in's enableHierarchy is off" if policy.capacity else "proportion is flat"
         notes.warn(doc, label, "spec.parent", f"{why}: not read")
-    if spec.get("reclaimable") is False:
+    if spec.reclaimable is False:
         notes.warn(doc, label, "spec.reclaimable", "reclaim is not modelled (the entitlement is the same): not read")
-    for key in spec:
+    for key in spec.model_extra or {}:
         if key not in _KNOWN_SPEC:
             notes.warn(doc, label, f"spec.{key}", "not a Volcano Queue field fairalloc knows: not read")
     for key in ("volcano.sh/hierarchy", "volcano.sh/hierarchy-weights"):
-        if key in mapping(doc.metadata.get("annotations"), f"{where}: metadata.annotations"):
+        if key in queue.metadata.annotations:
             plugin = "capacity" if policy.capacity else "proportion"
             notes.warn(doc, label, f"metadata.annotations.{key}", f"read by the drf plug-in's hierarchy, not {plugin}")
             break
-    allocated = mapping(doc.data.get("status"), f"{where}: status").get("allocated")
-    if allocated:
-        out["usage"] = k8s.quantities(allocated, f"{where}: status.allocated")
+    if queue.status.allocated:
+        out["usage"] = k8s.quantities(queue.status.allocated, f"{where}: status.allocated")
     return out
 
 
-def _declared(docs: list[Document], notes: Notes, covered: set[str]) -> dict[str, dict[str, dict]]:
+def _weight(value, where: str) -> int:
+    """``spec.weight``: Volcano declares it ``int32`` (``QueueSpec.Weight``), so the API server refuses
+    anything but a whole number (``1.5``, ``"2"``, ``true``); absent or ``null``: 1, Volcano's default."""
+    if value is None:
+        return 1
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ImportFailed(f"{where}: must be a whole number, Volcano's weight is an int32 (got {excerpt(value)})")
+    return int(number(value, where, negative=True, whole=True))  # the gate: 10^40 is one line
+
+
+def _declared(
+    declared: list[tuple[Document, PodGroup | Job]], notes: Notes, covered: set[str]
+) -> dict[str, dict[str, dict]]:
     """Requests and usage that PodGroups and Jobs declare (those whose pods are not given)."""
     out: dict[str, dict[str, dict]] = {}
-    for doc in docs:
+    for doc, group in declared:
         at = f"{doc.where}: {doc.label}"
-        spec = mapping(doc.data.get("spec"), f"{at}: spec") if isinstance(doc.data, dict) else {}
-        key = f"{doc.namespace or 'default'}/{doc.name}"
-        if doc.kind == "PodGroup" and doc.group == GROUP and key not in covered:
-            need = k8s.quantities(spec.get("minResources"), f"{doc.where}: {doc.label}: spec.minResources")
+        if f"{doc.namespace or 'default'}/{doc.name}" in covered:
+            continue
+        if isinstance(group, PodGroup):
+            need = k8s.quantities(group.spec.minResources, f"{at}: spec.minResources")
             if not any(need.values()):
                 notes.warn(doc, doc.label, "spec.minResources", _NOTHING)
-            running = mapping(doc.data.get("status"), f"{at}: status").get("phase") == "Running"
-        elif doc.kind == "Job" and doc.group == "batch.volcano.sh" and key not in covered:
+            running, queue = group.status.phase == "Running", group.spec.queue
+        else:
+            job = group
             need = {}
-            for k, task in enumerate(listing(spec.get("tasks"), f"{at}: spec.tasks")):
-                task = mapping(task, f"{at}: spec.tasks[{k}]")
-                pod = k8s.pod_request(
-                    mapping(task.get("template"), f"{at}: spec.tasks[{k}].template"), f"{at}: spec.tasks[{k}]", notes
-                )
-                replicas = _replicas(task.get("replicas", 1), f"{at}: spec.tasks[{k}].replicas")
+            for k, task in enumerate(job.spec.tasks):
+                pod = k8s.spec_request(task.template.spec, f"{at}: spec.tasks[{k}]")
+                replicas = _replicas(task.replicas, f"{at}: spec.tasks[{k}].replicas")
                 if not pod and replicas:
                     notes.warn(doc, doc.label, f"spec.tasks[{k}].template", f"no container requests: {_NOTHING}")
                 need = k8s.add_amounts(need, {r: v * replicas for r, v in pod.items()})
-            state = mapping(mapping(doc.data.get("status"), f"{at}: status").get("state"), f"{at}: status.state")
-            running = state.get("phase") == "Running"
-        else:
-            continue
-        entry = out.setdefault(_spec_queue(doc), {"request": {}, "usage": {}})
+            running, queue = job.status.state.phase == "Running", job.spec.queue
+        entry = out.setdefault(queue or "default", {"request": {}, "usage": {}})
         entry["request"] = k8s.add_amounts(entry["request"], need)
         if running:
             entry["usage"] = k8s.add_amounts(entry["usage"], need)
     return out
 
 
-def _spec_queue(doc: Document) -> str:
-    """The queue a PodGroup or a Job names (``default`` when none)."""
-    at = f"{doc.where}: {doc.label}"
-    return text(mapping(doc.data.get("spec"), f"{at}: spec").get("queue"), f"{at}: spec.queue") or "default"
+def _jobs(docs: list[Document]) -> list[tuple[Document, PodGroup | Job]]:
+    """The PodGroups and Volcano Jobs of ``docs``, in their order, each read through its shape."""
+    out: list[tuple[Document, PodGroup | Job]] = []
+    for doc in docs:
+        if doc.kind == "PodGroup" and doc.group == GROUP:
+            out.append((doc, read(PodGroup, doc.data, f"{doc.where}: {doc.label}")))
+        elif doc.kind == "Job" and doc.group == "batch.volcano.sh":
+            out.append((doc, read(Job, doc.data, f"{doc.where}: {doc.label}")))
+    return out
 
 
 def _replicas(value, where: str) -> Decimal:
@@ -175,19 +192,15 @@ def _confs(docs: list[Document]) -> list[tuple[Document, str, Document]]:
     out = []
     for doc in docs:
         if doc.kind == "ConfigMap":
+            read(ConfigMap, doc.data, f"{doc.where}: {doc.label}")
             out += [(doc, f"data.{CONF}", conf) for conf in embedded(doc, CONF)]
         elif _is_conf(doc):
             out.append((doc, "", doc))
     return out
 
 
-def _plugins(conf: Document, at: str) -> list[dict]:
-    tiers = listing(conf.data.get("tiers") if isinstance(conf.data, dict) else None, f"{at}: tiers")
-    out = []
-    for t, tier in enumerate(tiers):
-        plugins = listing(mapping(tier, f"{at}: tiers[{t}]").get("plugins"), f"{at}: tiers[{t}].plugins")
-        out += [mapping(p, f"{at}: tiers[{t}].plugins[{k}]") for k, p in enumerate(plugins)]
-    return out
+def _plugins(conf: Document, at: str) -> list[PluginOption]:
+    return [p for tier in read(SchedulerConfiguration, conf.data, at).tiers for p in tier.plugins]
 
 
 def _policy(docs: list[Document], notes: Notes, draft: Draft) -> Policy:
@@ -195,9 +208,9 @@ def _policy(docs: list[Document], notes: Notes, draft: Draft) -> Policy:
     policy = Policy()
     for doc, key, conf in _confs(docs):
         at = ": ".join(p for p in (doc.where, doc.label, key) if p)
-        plugins = {p.get("name"): p for p in _plugins(conf, at)}
+        plugins = {p.name: p for p in _plugins(conf, at)}
         if "capacity" in plugins:
-            hierarchy = plugins["capacity"].get("enableHierarchy") is True
+            hierarchy = plugins["capacity"].enableHierarchy is True
             policy = Policy("volcano-capacity", hierarchy)
             tree = " with enableHierarchy (the queues form a tree)" if hierarchy else " (flat)"
             draft.description.append(f"The scheduler's configuration enables the capacity plug-in{tree}.")
@@ -255,29 +268,28 @@ def convert(docs: list[Document], notes: Notes) -> Draft:
     draft.policy = policy.name
     queues = [d for d in docs if d.kind == "Queue" and d.group == GROUP]
     for doc in queues:
-        name = text(doc.metadata.get("name"), f"{doc.where}: {doc.label}: metadata.name") or "default"
-        draft.add(draft.users, name, _queue(doc, notes, policy), f"{doc.where}: {doc.label}")
+        at = f"{doc.where}: {doc.label}"
+        given = read(Queue, doc.data, at)
+        draft.add(draft.users, given.metadata.name or "default", _queue(doc, given, notes, policy), at)
+    declared = _jobs(docs)
     group_queue = {
-        f"{d.namespace or 'default'}/{d.name}": _spec_queue(d)
-        for d in docs
-        if d.kind == "PodGroup" and d.group == GROUP
+        f"{d.namespace or 'default'}/{d.name}": g.spec.queue or "default"
+        for d, g in declared
+        if isinstance(g, PodGroup)
     }
+    covered: set[str] = set()  # the PodGroups some pod names: their pods are read, not their minResources
 
-    def queue_of(pod: dict) -> str | None:
-        meta = mapping(pod.get("metadata"), "pod: metadata")
-        annotations = mapping(meta.get("annotations"), "pod: metadata.annotations")
-        labels = mapping(meta.get("labels"), "pod: metadata.labels")
-        group = annotations.get(GROUP_ANNOTATION)
-        if group and f"{meta.get('namespace') or 'default'}/{group}" in group_queue:
-            return group_queue[f"{meta.get('namespace') or 'default'}/{group}"]
-        return annotations.get(QUEUE_LABEL) or labels.get(QUEUE_LABEL) or "default"
+    def queue_of(pod: Pod) -> str | None:
+        meta = pod.metadata
+        group = f"{meta.namespace or 'default'}/{meta.annotations.get(GROUP_ANNOTATION)}"
+        covered.add(group)
+        if meta.annotations.get(GROUP_ANNOTATION) and group in group_queue:
+            return group_queue[group]
+        return meta.annotations.get(QUEUE_LABEL) or meta.labels.get(QUEUE_LABEL) or "default"
 
     pods = [d for d in docs if d.kind == "Pod"]
-    covered = {
-        f"{d.namespace or 'default'}/{(d.metadata.get('annotations') or {}).get(GROUP_ANNOTATION)}" for d in pods
-    }
     amounts = k8s.pods_by_queue(docs, notes, queue_of)
-    for queue, more in _declared(docs, notes, covered).items():
+    for queue, more in _declared(declared, notes, covered).items():
         entry = amounts.setdefault(queue, {"request": {}, "usage": {}})
         entry["request"] = k8s.add_amounts(entry["request"], more["request"])
         entry["usage"] = k8s.add_amounts(entry["usage"], more["usage"])
