@@ -33,13 +33,12 @@ from decimal import Decimal
 from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, once
 from fairalloc.io.importers.shapes import (
     Container,
+    Namespace,
     Node,
-    ObjectMeta,
     Pod,
     PodSpec,
     PodTemplate,
     ResourceQuota,
-    Shape,
     read,
 )
 from fairalloc.io.quantities import QuantityError, parse_kube
@@ -81,12 +80,6 @@ def add_amounts(total: dict[str, Decimal], more: dict[str, Decimal]) -> dict[str
 
 def _max(a: dict[str, Decimal], b: dict[str, Decimal]) -> dict[str, Decimal]:
     return {r: max(a.get(r, Decimal(0)), b.get(r, Decimal(0))) for r in {**a, **b}}
-
-
-class Namespace(Shape):
-    """A ``Namespace`` (k8s.io/api core/v1 ``Namespace``): only its ``metadata`` is read."""
-
-    metadata: ObjectMeta = ObjectMeta()
 
 
 def node_capacity(docs: list[Document], notes: Notes) -> dict[str, Decimal]:

@@ -40,6 +40,7 @@ __all__ = [
     "Pod",
     "Node",
     "ResourceQuota",
+    "Namespace",
 ]
 
 
@@ -174,6 +175,12 @@ class Node(Shape):
     metadata: ObjectMeta = ObjectMeta()
     spec: NodeSpec = NodeSpec()
     status: NodeStatus = NodeStatus()
+
+
+class Namespace(Shape):
+    """A ``Namespace``: only its ``metadata`` is read."""
+
+    metadata: ObjectMeta = ObjectMeta()
 
 
 class ResourceQuotaSpec(Shape):
