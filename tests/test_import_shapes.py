@@ -76,3 +76,11 @@ def test_any_value_reads_or_fails_in_one_line(data):
         read(Pod, data, "f")
     except ImportFailed as exc:
         assert "\n" not in str(exc) and str(exc).startswith("f: ")
+
+
+def test_a_node_cordoned_by_text_is_refused_as_the_api_server_refuses_it():
+    from fairalloc.io.importers.shapes import Node
+
+    assert read(Node, {"spec": {"unschedulable": True}}, "f").spec.unschedulable is True
+    with pytest.raises(ImportFailed, match=r"^f: spec.unschedulable: must be true or false \(got 'yes'\)$"):
+        read(Node, {"spec": {"unschedulable": "yes"}}, "f")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, StrictBool, ValidationError
 
 from fairalloc.core.errors import excerpt, field_path, one_line
 from fairalloc.io.importers.common import ImportFailed
@@ -163,7 +163,7 @@ class Pod(Shape):
 
 
 class NodeSpec(Shape):
-    unschedulable: bool | None = None
+    unschedulable: StrictBool | None = None  # the API server refuses "yes" as text
 
 
 class NodeStatus(Shape):
