@@ -320,6 +320,8 @@ class V1Framework(Shape):
 
 
 class GetFrameworks(Shape):
+    """``Response.GetFrameworks``: ``frameworks``."""
+
     frameworks: Items[V1Framework] = []
 
 
@@ -335,6 +337,8 @@ class Task(Shape):
 
 
 class GetTasks(Shape):
+    """``Response.GetTasks``: ``tasks`` (the current ones; completed and unreachable tasks hold nothing)."""
+
     tasks: Items[Task] = []
 
 
@@ -351,6 +355,8 @@ class Executor(Shape):
 
 
 class GetExecutors(Shape):
+    """``Response.GetExecutors``: ``executors``."""
+
     executors: Items[Executor] = []
 
 
