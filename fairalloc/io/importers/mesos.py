@@ -29,6 +29,10 @@ exact JSON of every endpoint:
   ``<name>_revocable``).  Mesos' JSON carries numbers only: a text amount or a negative one is an
   error.  Units: ``cpus`` in cores, ``mem`` and ``disk`` in MiB (Mesos' "MB"), others counts.
 
+Every object is read through its schema (``importers/mesos_shapes.py``: the fields above, by their
+names in Mesos' protos and writers) before a field of it is used, so a wrong shape is one line naming
+the file, the object and the field; amounts go through the numeric gate.
+
 How the case reads them (``models/mesos_drf.py``): role ``eng/dev`` is the leaf ``eng/dev`` in
 group ``eng``; a role that has sub-roles is a group, and when it also holds resources itself it is
 also the leaf ``<role>/.`` (the sorter's virtual leaf, weight 1) in its own group.  A role's weight
@@ -47,6 +51,30 @@ from typing import Any
 from fairalloc.core.errors import excerpt
 from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, once
 from fairalloc.io.importers.common import number as gate
+from fairalloc.io.importers.mesos_shapes import (
+    Framework,
+    GetAgents,
+    GetQuota,
+    GetState,
+    QuotaConfig,
+    QuotaInfo,
+    QuotaStatus,
+    Resource,
+    Role,
+    RoleQuota,
+    Roles,
+    SetQuota,
+    State,
+    StateTask,
+    Task,
+    UpdateQuota,
+    V1Agent,
+    WeightInfo,
+    WeightInfos,
+    read_at,
+    shown,
+)
+from fairalloc.io.importers.shapes import read
 from fairalloc.io.quantities import tidy
 
 SYSTEM = "mesos"
@@ -123,7 +151,7 @@ def detect(docs: list[Document]) -> int:
 def _shape(data: Any) -> str | None:
     """Which endpoint's JSON ``data`` is, or ``None``."""
     if isinstance(data, list):
-        ok = bool(data) and all(isinstance(e, dict) and "role" in e and "weight" in e for e in data)
+        ok = any(isinstance(e, dict) and "role" in e and "weight" in e for e in data)  # the rest: their schema's
         return "weights" if ok else None
     if not isinstance(data, dict) or "kind" in data or "apiVersion" in data:
         return None
@@ -140,9 +168,9 @@ def _shape(data: Any) -> str | None:
     if isinstance(data.get("weight_infos"), list):
         return "weight-infos"
     roles = data.get("roles")
-    if isinstance(roles, list) and all(isinstance(r, dict) and "name" in r for r in roles):
+    if isinstance(roles, list) and any(isinstance(r, dict) and "name" in r for r in roles):
         return "roles"
-    if isinstance(data.get("slaves"), list):
+    if "slaves" in data:  # a wrong shape of its list is its schema's to name
         return "state"
     return None
 
@@ -171,104 +199,107 @@ _KINDS = {"quota-status": "quota", "quota-configs": "quota", "quota-config": "qu
 def _read(seen: _Import, doc: Document) -> None:
     shape = _shape(doc.data)
     data = doc.data
-    if shape is not None:
-        seen.seen(data["type"] if shape == "v1" else _KINDS.get(shape, shape))
     if shape is None:
         seen.notes.warn(
             doc, doc.label, "", "not a Mesos operator endpoint's JSON (quota, weights, roles, state): skipped"
         )
-    elif shape == "v1":
+        return
+    seen.seen(data["type"] if shape == "v1" else _KINDS.get(shape, shape))
+    where = f"{doc.where}: {_KINDS.get(shape, shape)}"
+    if shape == "v1":
         _read_v1(seen, doc, data)
     elif shape == "quota-status":
-        _quota_status(seen, doc, data, "")
+        _quota_status(seen, doc, read(QuotaStatus, data, where), "")
     elif shape == "quota-configs":
-        _quota_configs(seen, doc, data["quota_configs"], "quota_configs")
+        _quota_configs(seen, doc, read(UpdateQuota, data, where).quota_configs, "quota_configs")
     elif shape == "quota-config":
-        _quota_config(seen, doc, data, "")
+        _quota_config(seen, doc, read(QuotaConfig, data, where), "")
     elif shape == "quota-request":
-        _quota_info(seen, doc, data, "")
+        _quota_info(seen, doc, read(QuotaInfo, data, where), "")
     elif shape == "weights":
-        _weights(seen, doc, data, "")
+        _weights(seen, doc, [read_at(WeightInfo, w, where, f"[{k}]") for k, w in enumerate(data)], "")
     elif shape == "weight-infos":
-        _weights(seen, doc, data["weight_infos"], "weight_infos")
+        _weights(seen, doc, read(WeightInfos, data, where).weight_infos, "weight_infos")
     elif shape == "roles":
-        _roles(seen, doc, data["roles"], "roles")
+        _roles(seen, doc, read(Roles, data, where).roles, "roles")
     else:
-        _state(seen, doc, data)
+        _state(seen, doc, read(State, data, where))
 
 
 def _read_v1(seen: _Import, doc: Document, data: dict) -> None:
     """A v1 operator API call or answer (``{"type": "GET_QUOTA", "get_quota": {...}}``)."""
     kind = data["type"]
-    body = data.get(kind.lower())
     key = kind.lower()
-    if not isinstance(body, dict):
+    body = data.get(key)
+    if body is None:
         if kind.startswith("UPDATE_") or kind == "SET_QUOTA":
             raise ImportFailed(f"{doc.where}: {kind}: {key}: missing (the call's body)")
         seen.notes.warn(doc, kind, key, "missing: a call, not the master's answer? nothing to read")
         return
+    where = f"{doc.where}: {kind}"
     if kind == "GET_QUOTA":
-        _quota_status(seen, doc, _mapping(body.get("status"), doc, kind, f"{key}.status"), f"{key}.status")
+        _quota_status(seen, doc, read_at(GetQuota, body, where, key).status, f"{key}.status")
     elif kind == "UPDATE_QUOTA":
-        _quota_configs(seen, doc, body.get("quota_configs"), f"{key}.quota_configs")
+        _quota_configs(seen, doc, read_at(UpdateQuota, body, where, key).quota_configs, f"{key}.quota_configs")
     elif kind == "SET_QUOTA":
-        _quota_info(seen, doc, _mapping(body.get("quota_request"), doc, kind, f"{key}.quota_request"), key)
+        _quota_info(seen, doc, read_at(SetQuota, body, where, key).quota_request, f"{key}.quota_request")
     elif kind in ("GET_WEIGHTS", "UPDATE_WEIGHTS"):
-        _weights(seen, doc, body.get("weight_infos"), f"{key}.weight_infos")
+        _weights(seen, doc, read_at(WeightInfos, body, where, key).weight_infos, f"{key}.weight_infos")
     elif kind == "GET_ROLES":
-        _roles(seen, doc, body.get("roles"), f"{key}.roles")
+        _roles(seen, doc, read_at(Roles, body, where, key).roles, f"{key}.roles")
     elif kind == "GET_AGENTS":
-        _agents(seen, doc, body.get("agents"), f"{key}.agents")
+        _agents(seen, doc, read_at(GetAgents, body, where, key).agents, f"{key}.agents")
     else:
-        _v1_state(seen, doc, body, key)
+        _v1_state(seen, doc, read_at(GetState, body, where, key), key)
 
 
 # -- quota --------------------------------------------------------------------------------------
-def _quota_status(seen: _Import, doc: Document, status: dict, at: str) -> None:
+def _quota_status(seen: _Import, doc: Document, status: QuotaStatus, at: str) -> None:
     """A ``QuotaStatus``: ``configs`` (guarantees and limits) when given, else the legacy ``infos``
     (the master writes both; ``infos`` only repeats the guarantees)."""
-    infos = _list(status.get("infos", []), doc, "quota", _dot(at, "infos"))
-    configs = _list(status.get("configs", []), doc, "quota", _dot(at, "configs"))
-    for k, info in enumerate(infos):
-        nested = info.get("configs") if isinstance(info, dict) else None
-        if nested is not None:  # docs/operator-http-api.md and docs/quota.md nest them so
+    for k, info in enumerate(status.infos):
+        if info.configs is not None:  # docs/operator-http-api.md and docs/quota.md nest them so
             where = _dot(at, f"infos[{k}].configs")
             seen.notes.warn(
                 doc, "quota", where,
                 "the master writes configs beside infos (QuotaStatus, quota.proto), not inside them: read as configs",
             )  # fmt: skip
-            _quota_configs(seen, doc, nested, where)
-    plain = [(k, info) for k, info in enumerate(infos) if not (isinstance(info, dict) and "configs" in info)]
-    if configs:
-        _quota_configs(seen, doc, configs, _dot(at, "configs"))
+            _quota_configs(seen, doc, info.configs, where)
+    if status.configs:
+        _quota_configs(seen, doc, status.configs, _dot(at, "configs"))
         return
-    for k, info in plain:
-        _quota_info(seen, doc, _mapping(info, doc, "quota", _dot(at, f"infos[{k}]")), _dot(at, f"infos[{k}]"))
+    for k, info in enumerate(status.infos):
+        if "configs" not in info.model_fields_set:
+            _quota_info(seen, doc, info, _dot(at, f"infos[{k}]"))
 
 
-def _quota_configs(seen: _Import, doc: Document, configs: Any, at: str) -> None:
-    for k, config in enumerate(_list(configs, doc, "quota", at)):
-        _quota_config(seen, doc, _mapping(config, doc, "quota", f"{at}[{k}]"), f"{at}[{k}]")
+def _quota_configs(seen: _Import, doc: Document, configs: list[QuotaConfig], at: str) -> None:
+    for k, config in enumerate(configs):
+        _quota_config(seen, doc, config, f"{at}[{k}]")
 
 
-def _quota_config(seen: _Import, doc: Document, config: dict, at: str) -> None:
+def _quota_config(seen: _Import, doc: Document, config: QuotaConfig, at: str) -> None:
     """A ``QuotaConfig``: ``guarantees`` and ``limits``, maps of resource to ``{"value": x}`` (or x)."""
-    role = _role_name(config.get("role"), doc, _dot(at, "role"))
+    role = _role_name(config.role, doc, _dot(at, "role"))
     seen.roles.setdefault(role, _Role())
     for name, attr in (("guarantees", "guarantee"), ("limits", "limit")):
-        if name in config:
-            amounts = _amounts(seen.notes, doc, f"role {role}", _dot(at, name), config[name], keep_zero=True)
+        if name in config.model_fields_set:
+            amounts = _amounts(seen.notes, doc, f"role {role}", _dot(at, name), getattr(config, name), keep_zero=True)
             _quota(seen, doc, role, attr, amounts, _dot(at, name))
 
 
-def _quota_info(seen: _Import, doc: Document, info: dict, at: str) -> None:
-    """A legacy ``QuotaInfo`` / ``QuotaRequest``: its ``guarantee`` is also the role's limit
-    (``QuotaHandler::_set`` stores both)."""
-    role = _role_name(info.get("role"), doc, _dot(at, "role"))
+def _quota_info(seen: _Import, doc: Document, info: QuotaInfo, at: str) -> None:
+    """A legacy ``QuotaInfo`` / ``QuotaRequest``: its role and ``guarantee``."""
+    role = _role_name(info.role, doc, _dot(at, "role"))
     seen.roles.setdefault(role, _Role())
-    amounts = _amounts(seen.notes, doc, f"role {role}", _dot(at, "guarantee"), info.get("guarantee", []), True)
-    _quota(seen, doc, role, "guarantee", amounts, _dot(at, "guarantee"))
-    _quota(seen, doc, role, "limit", amounts, _dot(at, "guarantee"))
+    _legacy_guarantee(seen, doc, role, info.guarantee, _dot(at, "guarantee"))
+
+
+def _legacy_guarantee(seen: _Import, doc: Document, role: str, guarantee: Any, at: str) -> None:
+    """A ``QuotaInfo``'s ``guarantee`` is also the role's limit (``QuotaHandler::_set`` stores both)."""
+    amounts = _amounts(seen.notes, doc, f"role {role}", at, guarantee, keep_zero=True)
+    _quota(seen, doc, role, "guarantee", amounts, at)
+    _quota(seen, doc, role, "limit", amounts, at)
 
 
 def _quota(seen: _Import, doc: Document, role: str, attr: str, amounts: Amounts, at: str) -> None:
@@ -283,12 +314,11 @@ def _quota(seen: _Import, doc: Document, role: str, attr: str, amounts: Amounts,
 
 
 # -- weights ------------------------------------------------------------------------------------
-def _weights(seen: _Import, doc: Document, infos: Any, at: str) -> None:
-    for k, info in enumerate(_list(infos, doc, "weights", at)):
+def _weights(seen: _Import, doc: Document, infos: list[WeightInfo], at: str) -> None:
+    for k, info in enumerate(infos):
         where = f"{at}[{k}]" if at else f"[{k}]"
-        info = _mapping(info, doc, "weights", where)
-        role = _role_name(info.get("role"), doc, f"{where}.role")
-        _weight(seen, doc, role, info.get("weight"), f"{where}.weight")
+        role = _role_name(info.role, doc, f"{where}.role")
+        _weight(seen, doc, role, info.weight, f"{where}.weight")
 
 
 def _weight(seen: _Import, doc: Document, role: str, value: Any, at: str) -> None:
@@ -299,70 +329,66 @@ def _weight(seen: _Import, doc: Document, role: str, value: Any, at: str) -> Non
 
 
 # -- roles --------------------------------------------------------------------------------------
-def _roles(seen: _Import, doc: Document, roles: Any, at: str) -> None:
-    """``GET /roles`` or ``GET_ROLES``: weights, quota, and what each role's subtree holds."""
-    for k, entry in enumerate(_list(roles, doc, "roles", at)):
-        where = f"{at}[{k}]"
-        entry = _mapping(entry, doc, "roles", where)
-        role = _role_name(entry.get("name"), doc, f"{where}.name")
+def _roles(seen: _Import, doc: Document, roles: list[dict[str, Any]], at: str) -> None:
+    """``GET /roles`` or ``GET_ROLES``: weights, quota, and what each role's subtree holds.  Each
+    role is read through its schema once its name is known, so that its errors name it."""
+    for k, given in enumerate(roles):
+        role = _role_name(given.get("name"), doc, f"{at}[{k}].name")
         obj = f"role {role}"
+        entry = read(Role, given, f"{doc.where}: {obj}")
         seen.roles.setdefault(role, _Role())
-        if "weight" in entry:
-            _weight(seen, doc, role, entry["weight"], "weight")
-        quota = entry.get("quota")
-        if isinstance(quota, dict):
-            _roles_quota(seen, doc, role, quota)
+        if "weight" in entry.model_fields_set:
+            _weight(seen, doc, role, entry.weight, "weight")
+        if entry.quota is not None:
+            _roles_quota(seen, doc, role, entry.quota)
         held = _held(seen.notes, doc, obj, entry)
         if held is not None:
-            seen.said(role, "subtree", held, doc, "allocated" if "allocated" in entry else "resources")
-        reserved = entry.get("reserved")
-        if isinstance(reserved, dict) and any(_positive(v) for v in reserved.values()):
+            seen.said(role, "subtree", held, doc, "allocated" if "allocated" in entry.model_fields_set else "resources")
+        if any(_positive(v) for v in entry.reserved.values()):
             seen.notes.warn(doc, obj, "reserved", "reservations are not modelled (counted as shared capacity)")
 
 
-def _roles_quota(seen: _Import, doc: Document, role: str, quota: dict) -> None:
+def _roles_quota(seen: _Import, doc: Document, role: str, quota: RoleQuota) -> None:
     """``/roles`` quota: ``guarantee`` and ``limit`` maps (Mesos >= 1.9), or a ``QuotaInfo`` whose
     ``guarantee`` is a list (Mesos < 1.9: the guarantee is also the limit)."""
-    if isinstance(quota.get("guarantee"), list):
-        _quota_info(seen, doc, {**quota, "role": role}, "quota")
+    if isinstance(quota.guarantee, list):
+        _legacy_guarantee(seen, doc, role, quota.guarantee, "quota.guarantee")
         return
-    for name, attr in (("guarantee", "guarantee"), ("limit", "limit")):
-        if name in quota:
-            amounts = _amounts(seen.notes, doc, f"role {role}", f"quota.{name}", quota[name], keep_zero=True)
-            _quota(seen, doc, role, attr, amounts, f"quota.{name}")
+    for name in ("guarantee", "limit"):
+        if name in quota.model_fields_set:
+            amounts = _amounts(seen.notes, doc, f"role {role}", f"quota.{name}", getattr(quota, name), keep_zero=True)
+            _quota(seen, doc, role, name, amounts, f"quota.{name}")
 
 
-def _held(notes: Notes, doc: Document, obj: str, entry: dict) -> Amounts | None:
+def _held(notes: Notes, doc: Document, obj: str, entry: Role) -> Amounts | None:
     """What a role's subtree holds: ``allocated``; else ``resources`` (allocated + offered)."""
-    if "allocated" in entry:
-        return _amounts(notes, doc, obj, "allocated", entry["allocated"])
-    if "resources" not in entry:
+    if "allocated" in entry.model_fields_set:
+        return _amounts(notes, doc, obj, "allocated", entry.allocated)
+    if "resources" not in entry.model_fields_set:
         return None
-    held = _amounts(notes, doc, obj, "resources", entry["resources"])
+    held = _amounts(notes, doc, obj, "resources", entry.resources)
     if held:
         notes.warn(doc, obj, "resources", "allocated plus offered resources (the master's sum): read as usage")
     return held
 
 
 # -- state and agents ---------------------------------------------------------------------------
-def _state(seen: _Import, doc: Document, data: dict) -> None:
+def _state(seen: _Import, doc: Document, state: State) -> None:
     """``GET /master/state`` (or ``/state``, ``/slaves``): agents' totals, frameworks' usage."""
-    for k, agent in enumerate(_list(data["slaves"], doc, "state", "slaves")):
-        agent = _mapping(agent, doc, "state", f"slaves[{k}]")
-        obj = f"agent {agent.get('hostname') or agent.get('id') or k}"
-        total = agent.get("resources", agent.get("unreserved_resources"))
+    for k, agent in enumerate(state.slaves):
+        obj = f"agent {agent.hostname or agent.id or k}"
+        total = agent.resources if "resources" in agent.model_fields_set else agent.unreserved_resources
         _agent_total(seen, doc, obj, f"slaves[{k}].resources", total)
-        reserved = agent.get("reserved_resources")
-        if isinstance(reserved, dict) and reserved:
+        if agent.reserved_resources:
             seen.notes.warn(
                 doc, obj, f"slaves[{k}].reserved_resources",
-                f"reservations for {', '.join(sorted(map(str, reserved)))} are not modelled "
+                f"reservations for {', '.join(sorted(agent.reserved_resources))} are not modelled "
                 "(counted as shared capacity)",
             )  # fmt: skip
-    if "frameworks" in data:
+    if state.frameworks is not None:
         seen.state_read = True
-        for k, fw in enumerate(_list(data["frameworks"], doc, "state", "frameworks")):
-            _framework(seen, doc, _mapping(fw, doc, "state", f"frameworks[{k}]"), f"frameworks[{k}]")
+        for k, fw in enumerate(state.frameworks):
+            _framework(seen, doc, fw, f"frameworks[{k}]")
 
 
 #: a framework that names no role is in the default role (``FrameworkInfo.role``, default ``"*"``,
@@ -370,18 +396,17 @@ def _state(seen: _Import, doc: Document, data: dict) -> None:
 _NO_ROLE = "names no role: read in Mesos' default role '*' (FrameworkInfo.role)"
 
 
-def _framework(seen: _Import, doc: Document, fw: dict, at: str) -> None:
+def _framework(seen: _Import, doc: Document, fw: Framework, at: str) -> None:
     """A framework's ``used_resources`` belong to its role (``offered_resources`` are not held)."""
-    obj = f"framework {fw.get('name') or fw.get('id') or at}"
-    listed = fw.get("roles")
-    roles: list[Any] = listed if isinstance(listed, list) else [fw.get("role", "*")]
-    if "role" not in fw and "roles" not in fw:
+    obj = f"framework {fw.name or fw.id or at}"
+    roles = fw.roles if fw.roles is not None else [fw.role or "*"]
+    if fw.role is None and fw.roles is None:
         seen.notes.warn(doc, obj, at, _NO_ROLE)
-    used = _amounts(seen.notes, doc, obj, f"{at}.used_resources", fw.get("used_resources", {}))
+    used = _amounts(seen.notes, doc, obj, f"{at}.used_resources", fw.used_resources)
     if not used:
         return
     if len(roles) != 1:
-        by_role = _tasks_by_role(seen, doc, fw.get("tasks", []), f"{at}.tasks", str(roles[0]) if roles else "*")
+        by_role = _tasks_by_role(seen, doc, fw.tasks, f"{at}.tasks", roles[0] if roles else "*")
         seen.notes.warn(
             doc, obj, f"{at}.used_resources",
             "a multi-role framework's usage is not split by role: read from its tasks (executors' resources left out)",
@@ -394,27 +419,27 @@ def _framework(seen: _Import, doc: Document, fw: dict, at: str) -> None:
     _add_own(seen, doc, role, used)
 
 
-def _tasks_by_role(seen: _Import, doc: Document, tasks: Any, at: str, default: str) -> dict[str, Amounts]:
+def _tasks_by_role(seen: _Import, doc: Document, tasks: list[StateTask], at: str, default: str) -> dict[str, Amounts]:
     out: dict[str, Amounts] = {}
-    for k, task in enumerate(_list(tasks, doc, "tasks", at)):
-        task = _mapping(task, doc, "tasks", f"{at}[{k}]")
-        if task.get("state") not in _HOLDING:
+    for k, task in enumerate(tasks):
+        if task.state not in _HOLDING:
             continue
-        role = _role_name(_task_role(task, default), doc, f"{at}[{k}].role")
-        obj = f"task {task.get('name') or task.get('id') or k}"
+        obj = f"task {task.name or task.id or k}"
+        role = _role_name(_task_role(doc, obj, f"{at}[{k}]", task, default), doc, f"{at}[{k}].role")
         held = out.setdefault(role, {})
-        for r, v in _amounts(seen.notes, doc, obj, f"{at}[{k}].resources", task.get("resources", [])).items():
+        for r, v in _amounts(seen.notes, doc, obj, f"{at}[{k}].resources", task.resources).items():
             held[r] = held.get(r, Decimal(0)) + v
     return out
 
 
-def _task_role(task: dict, default: str) -> str:
-    if isinstance(task.get("role"), str):
-        return task["role"]
-    for res in task.get("resources", []) if isinstance(task.get("resources"), list) else []:
-        info = res.get("allocation_info") if isinstance(res, dict) else None
-        if isinstance(info, dict) and isinstance(info.get("role"), str):
-            return info["role"]
+def _task_role(doc: Document, obj: str, at: str, task: StateTask | Task, default: str) -> str:
+    """A task's ``role`` (v0), else the ``allocation_info`` of its resources, else its framework's."""
+    if task.role is not None:
+        return task.role
+    listed = _resources(doc, obj, f"{at}.resources", task.resources)
+    for res in listed if isinstance(listed, list) else []:
+        if res.allocation_info is not None and res.allocation_info.role is not None:
+            return res.allocation_info.role
     return default
 
 
@@ -425,62 +450,47 @@ def _add_own(seen: _Import, doc: Document, role: str, amounts: Amounts) -> None:
     entry.own_from = entry.own_from or doc
 
 
-def _agents(seen: _Import, doc: Document, agents: Any, at: str) -> None:
+def _agents(seen: _Import, doc: Document, agents: list[V1Agent], at: str) -> None:
     """v1 agents: ``total_resources`` (else ``agent_info.resources``), lists of ``Resource``."""
-    for k, agent in enumerate(_list(agents, doc, "agents", at)):
-        agent = _mapping(agent, doc, "agents", f"{at}[{k}]")
-        given = agent.get("agent_info")
-        info: dict = given if isinstance(given, dict) else {}
-        obj = f"agent {info.get('hostname') or k}"
-        if "total_resources" in agent:
-            _agent_total(seen, doc, obj, f"{at}[{k}].total_resources", agent["total_resources"])
+    for k, agent in enumerate(agents):
+        obj = f"agent {agent.agent_info.hostname or k}"
+        if "total_resources" in agent.model_fields_set:
+            _agent_total(seen, doc, obj, f"{at}[{k}].total_resources", agent.total_resources)
         else:
-            _agent_total(seen, doc, obj, f"{at}[{k}].agent_info.resources", info.get("resources", []))
+            _agent_total(seen, doc, obj, f"{at}[{k}].agent_info.resources", agent.agent_info.resources)
 
 
 def _agent_total(seen: _Import, doc: Document, obj: str, at: str, total: Any) -> None:
     seen.agents += 1
-    for r, v in _amounts(seen.notes, doc, obj, at, total if total is not None else {}, keep_zero=True).items():
+    for r, v in _amounts(seen.notes, doc, obj, at, total, keep_zero=True).items():
         seen.capacity[r] = seen.capacity.get(r, Decimal(0)) + v
 
 
-def _v1_state(seen: _Import, doc: Document, body: dict, key: str) -> None:
+def _v1_state(seen: _Import, doc: Document, body: GetState, key: str) -> None:
     """v1 ``GET_STATE``: agents, and the resources of the tasks frameworks hold, by their role."""
-    agents = body.get("get_agents")
-    if isinstance(agents, dict):
-        _agents(seen, doc, agents.get("agents", []), f"{key}.get_agents.agents")
-    frameworks = body.get("get_frameworks")
+    if body.get_agents is not None:
+        _agents(seen, doc, body.get_agents.agents, f"{key}.get_agents.agents")
     fw_role: dict[str, str] = {}
-    if isinstance(frameworks, dict):
-        for fw in frameworks.get("frameworks", []) if isinstance(frameworks.get("frameworks"), list) else []:
-            info = fw.get("framework_info", {}) if isinstance(fw, dict) else {}
-            if not isinstance(info, dict):
-                seen.notes.warn(doc, "framework", "framework_info", "not a mapping: its role is not known")
-                info = {}
-            fid = info.get("id", {}).get("value") if isinstance(info.get("id"), dict) else None
-            if fid:
-                fw_role[fid] = info.get("role", "*") if isinstance(info.get("role"), str) else "*"
-                if "role" not in info and "roles" not in info:
-                    seen.notes.warn(doc, f"framework {info.get('name') or fid}", "framework_info", _NO_ROLE)
-    tasks = body.get("get_tasks")
-    if isinstance(tasks, dict):
+    for fw in body.get_frameworks.frameworks if body.get_frameworks is not None else []:
+        info = fw.framework_info
+        if info.id.value:
+            fw_role[info.id.value] = info.role or "*"
+            if info.role is None and info.roles is None:
+                seen.notes.warn(doc, f"framework {info.name or info.id.value}", "framework_info", _NO_ROLE)
+    if body.get_tasks is not None:
         seen.state_read = True
         at = f"{key}.get_tasks.tasks"
-        for k, task in enumerate(_list(tasks.get("tasks", []), doc, "tasks", at)):
-            task = _mapping(task, doc, "tasks", f"{at}[{k}]")
-            if task.get("state") not in _HOLDING:
+        for k, task in enumerate(body.get_tasks.tasks):
+            if task.state not in _HOLDING:
                 continue
-            fid = task.get("framework_id", {}).get("value") if isinstance(task.get("framework_id"), dict) else None
-            role = _role_name(_task_role(task, fw_role.get(fid or "", "*")), doc, f"{at}[{k}]")
-            obj = f"task {task.get('name') or k}"
-            _add_own(seen, doc, role, _amounts(seen.notes, doc, obj, f"{at}[{k}].resources", task.get("resources")))
-    executors = body.get("get_executors")
-    if isinstance(executors, dict):
-        for k, ex in enumerate(executors.get("executors", []) if isinstance(executors.get("executors"), list) else []):
-            info = ex.get("executor_info", {}) if isinstance(ex, dict) else {}
-            if isinstance(info, dict) and info.get("resources"):
-                where = f"{key}.get_executors.executors[{k}].executor_info.resources"
-                seen.notes.warn(doc, "executor", where, "executors' own resources are not counted as usage")
+            obj = f"task {task.name or k}"
+            given = _task_role(doc, obj, f"{at}[{k}]", task, fw_role.get(task.framework_id.value or "", "*"))
+            role = _role_name(given, doc, f"{at}[{k}]")
+            _add_own(seen, doc, role, _amounts(seen.notes, doc, obj, f"{at}[{k}].resources", task.resources))
+    for k, ex in enumerate(body.get_executors.executors if body.get_executors is not None else []):
+        if ex.executor_info.resources:
+            where = f"{key}.get_executors.executors[{k}].executor_info.resources"
+            seen.notes.warn(doc, "executor", where, "executors' own resources are not counted as usage")
 
 
 # -- the role tree ------------------------------------------------------------------------------
@@ -569,53 +579,54 @@ def _usages(seen: _Import, names: set[str], internal: set[str]) -> dict[str, Amo
 
 
 # -- resources ----------------------------------------------------------------------------------
+def _resources(doc: Document, obj: str, at: str, value: Any) -> list[Resource] | dict[str, Any]:
+    """A resources field (its schema let through a list or a map): each listed ``Resource`` read
+    through :class:`~fairalloc.io.importers.mesos_shapes.Resource`."""
+    if not isinstance(value, list):
+        return value
+    return [read_at(Resource, res, f"{doc.where}: {obj}", f"{at}[{k}]") for k, res in enumerate(value)]
+
+
 def _amounts(notes: Notes, doc: Document, obj: str, at: str, value: Any, keep_zero: bool = False) -> Amounts:
     """Scalar resources of a ``Resource`` list or a ``{name: amount}`` map (amounts as numbers or
     ``{"value": x}``); RANGES, SETs and revocable resources are warned about and skipped."""
     out: Amounts = {}
-    if isinstance(value, list):
-        for k, res in enumerate(value):
-            got = _resource(notes, doc, obj, f"{at}[{k}]", res)
-            if got is not None:
-                out[got[0]] = out.get(got[0], Decimal(0)) + got[1]
-    elif isinstance(value, dict):
-        for name, amount in value.items():
-            got = _entry(notes, doc, obj, f"{at}.{name}", str(name), amount)
-            if got is not None:
-                out[got[0]] = out.get(got[0], Decimal(0)) + got[1]
+    listed = _resources(doc, obj, at, value)
+    got: list[tuple[str, Decimal] | None]
+    if isinstance(listed, list):
+        got = [_resource(notes, doc, obj, f"{at}[{k}]", res) for k, res in enumerate(listed)]
     else:
-        raise ImportFailed(f"{doc.where}: {obj}: {at}: must be a list or map of resources (got {excerpt(value)})")
+        got = [_entry(notes, doc, obj, f"{at}.{name}", str(name), amount) for name, amount in listed.items()]
+    for name, amount in filter(None, got):
+        out[name] = out.get(name, Decimal(0)) + amount
     return {r: tidy(v) for r, v in out.items() if keep_zero or v > 0}
 
 
-def _resource(notes: Notes, doc: Document, obj: str, at: str, res: Any) -> tuple[str, Decimal] | None:
+def _resource(notes: Notes, doc: Document, obj: str, at: str, res: Resource) -> tuple[str, Decimal] | None:
     """One ``Resource`` message (``include/mesos/v1/mesos.proto``)."""
-    if not isinstance(res, dict) or not isinstance(res.get("name"), str):
-        raise ImportFailed(f"{doc.where}: {obj}: {at}: a Resource needs a name (got {excerpt(res)})")
-    name = res["name"]
-    kind = res.get("type", "SCALAR" if "scalar" in res else None)
+    if not res.name:
+        raise ImportFailed(f"{doc.where}: {obj}: {at}: a Resource needs a name (got {shown(res)})")
+    name = res.name
+    given = res.model_fields_set
+    kind = res.type if "type" in given else ("SCALAR" if "scalar" in given else None)
     if kind != "SCALAR":
         notes.warn(doc, obj, f"{at} ({name})", f"{kind or 'untyped'} resources are not shared by quantity: skipped")
         return None
-    if "revocable" in res:
+    if "revocable" in given:
         notes.warn(doc, obj, f"{at} ({name})", "revocable resources are not modelled: skipped")
         return None
     reserved = _reservation(res)
     if reserved:
         notes.warn(doc, obj, f"{at} ({name})", f"reserved for {reserved}: reservations are not modelled")
-    scalar = res.get("scalar")
-    if not isinstance(scalar, dict) or "value" not in scalar:
+    if res.scalar is None or "value" not in res.scalar.model_fields_set:
         raise ImportFailed(f"{doc.where}: {obj}: {at}.scalar.value: missing for the SCALAR resource {name}")
-    return name, _number(scalar["value"], doc, obj, f"{at}.scalar.value")
+    return name, _number(res.scalar.value, doc, obj, f"{at}.scalar.value")
 
 
-def _reservation(res: dict) -> str:
-    refinements = res.get("reservations")
-    if isinstance(refinements, list) and refinements:
-        roles = [r.get("role", "?") for r in refinements if isinstance(r, dict)]
-        return "role " + "/".join(map(str, roles[-1:])) if roles else "a role"
-    role = res.get("role")
-    return f"role {role}" if isinstance(role, str) and role != "*" else ""
+def _reservation(res: Resource) -> str:
+    if res.reservations:  # refinements: the last is the most specific
+        return f"role {res.reservations[-1].role or '?'}"
+    return f"role {res.role}" if res.role is not None and res.role != "*" else ""
 
 
 #: how ``src/common/http.cpp`` writes RANGES (``[31000-32000]``) and SETs (``{a, b}``)
@@ -656,18 +667,6 @@ def _role_name(name: Any, doc: Document, at: str) -> str:
     if bad or any(c.isspace() for c in name):
         raise ImportFailed(f"{doc.where}: role {name}: {at or 'role'}: not a valid Mesos role name")
     return name
-
-
-def _list(value: Any, doc: Document, obj: str, at: str) -> list:
-    if not isinstance(value, list):
-        raise ImportFailed(f"{doc.where}: {obj}: {at or '(top level)'}: must be a list (got {excerpt(value)})")
-    return value
-
-
-def _mapping(value: Any, doc: Document, obj: str, at: str) -> dict:
-    if not isinstance(value, dict):
-        raise ImportFailed(f"{doc.where}: {obj}: {at or '(top level)'}: must be an object (got {excerpt(value)})")
-    return value
 
 
 def _dot(at: str, key: str) -> str:
