@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fairalloc.io.importers.common import ImportFailed
-from fairalloc.io.importers.shapes import Items, Maybe, Shape, Table, read, read_each
+from fairalloc.io.importers.shapes import Items, Maybe, Shape, Table, read
 
 
 class Resources(Shape):
@@ -56,9 +56,13 @@ def test_null_reads_as_empty_and_unknown_fields_are_kept():
     assert read(Pod, None, "f") == Pod()
 
 
-def test_read_each_names_the_index():
-    with pytest.raises(ImportFailed, match=r"^f: items\[1\]: the object must be a mapping"):
-        read_each(Pod, [{}, "x"], "f", "items")
+def test_an_inner_object_is_named_by_its_place_in_the_document():
+    with pytest.raises(ImportFailed, match=r"^f: items\[1\]: must be a mapping \(got .x.\)$"):
+        read(Pod, "x", "f", "items[1]")
+    with pytest.raises(ImportFailed, match=r"^f: items\[1\].spec.containers: must be a list"):
+        read(Pod, {"spec": {"containers": 1}}, "f", "items[1]")
+    with pytest.raises(ImportFailed, match=r"^f: items\[1\]: must be a mapping \(got None\)$"):
+        read(Pod, None, "f", "items[1]")
 
 
 @given(

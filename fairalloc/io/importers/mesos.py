@@ -71,7 +71,6 @@ from fairalloc.io.importers.mesos_shapes import (
     V1Agent,
     WeightInfo,
     WeightInfos,
-    read_at,
     shown,
 )
 from fairalloc.io.importers.shapes import read
@@ -217,7 +216,7 @@ def _read(seen: _Import, doc: Document) -> None:
     elif shape == "quota-request":
         _quota_info(seen, doc, read(QuotaInfo, data, where), "")
     elif shape == "weights":
-        _weights(seen, doc, [read_at(WeightInfo, w, where, f"[{k}]") for k, w in enumerate(data)], "")
+        _weights(seen, doc, [read(WeightInfo, w, where, f"[{k}]") for k, w in enumerate(data)], "")
     elif shape == "weight-infos":
         _weights(seen, doc, read(WeightInfos, data, where).weight_infos, "weight_infos")
     elif shape == "roles":
@@ -238,19 +237,19 @@ def _read_v1(seen: _Import, doc: Document, data: dict) -> None:
         return
     where = f"{doc.where}: {kind}"
     if kind == "GET_QUOTA":
-        _quota_status(seen, doc, read_at(GetQuota, body, where, key).status, f"{key}.status")
+        _quota_status(seen, doc, read(GetQuota, body, where, key).status, f"{key}.status")
     elif kind == "UPDATE_QUOTA":
-        _quota_configs(seen, doc, read_at(UpdateQuota, body, where, key).quota_configs, f"{key}.quota_configs")
+        _quota_configs(seen, doc, read(UpdateQuota, body, where, key).quota_configs, f"{key}.quota_configs")
     elif kind == "SET_QUOTA":
-        _quota_info(seen, doc, read_at(SetQuota, body, where, key).quota_request, f"{key}.quota_request")
+        _quota_info(seen, doc, read(SetQuota, body, where, key).quota_request, f"{key}.quota_request")
     elif kind in ("GET_WEIGHTS", "UPDATE_WEIGHTS"):
-        _weights(seen, doc, read_at(WeightInfos, body, where, key).weight_infos, f"{key}.weight_infos")
+        _weights(seen, doc, read(WeightInfos, body, where, key).weight_infos, f"{key}.weight_infos")
     elif kind == "GET_ROLES":
-        _roles(seen, doc, read_at(Roles, body, where, key).roles, f"{key}.roles")
+        _roles(seen, doc, read(Roles, body, where, key).roles, f"{key}.roles")
     elif kind == "GET_AGENTS":
-        _agents(seen, doc, read_at(GetAgents, body, where, key).agents, f"{key}.agents")
+        _agents(seen, doc, read(GetAgents, body, where, key).agents, f"{key}.agents")
     else:
-        _v1_state(seen, doc, read_at(GetState, body, where, key), key)
+        _v1_state(seen, doc, read(GetState, body, where, key), key)
 
 
 # -- quota --------------------------------------------------------------------------------------
@@ -584,7 +583,7 @@ def _resources(doc: Document, obj: str, at: str, value: Any) -> list[Resource] |
     through :class:`~fairalloc.io.importers.mesos_shapes.Resource`."""
     if not isinstance(value, list):
         return value
-    return [read_at(Resource, res, f"{doc.where}: {obj}", f"{at}[{k}]") for k, res in enumerate(value)]
+    return [read(Resource, res, f"{doc.where}: {obj}", f"{at}[{k}]") for k, res in enumerate(value)]
 
 
 def _amounts(notes: Notes, doc: Document, obj: str, at: str, value: Any, keep_zero: bool = False) -> Amounts:

@@ -11,9 +11,10 @@ Resources&)``, ``json(ObjectWriter*, const Task&)``).
 A resources field is written in two shapes: a list of ``Resource`` messages (v1, ``QuotaInfo``) or
 the map ``model(const Resources&)`` writes (``{"cpus": 4, "ports": "[31000-32000]"}``; a
 ``QuotaConfig`` writes ``{"cpus": {"value": 4}}``).  :data:`Resources` checks that it is one or the
-other; the importer reads each listed ``Resource`` through :class:`Resource` (:func:`read_at`), and
-the map's amounts through its numeric gate.  A role a quota, a weight or a ``/roles`` entry names is
-kept as written (``Any``): the importer checks it by Mesos' own rule for role names
+other; the importer reads each listed ``Resource`` through :class:`Resource` (``read`` with its
+place in the document), and the map's amounts through its numeric gate.  A role a quota, a weight
+or a ``/roles`` entry names is kept as written (``Any``): the importer checks it by Mesos' own rule
+for role names
 (``roles::validate``, ``src/common/roles.cpp``), which also refuses text such as ``a/../b``.
 """
 
@@ -24,12 +25,10 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator
 
 from fairalloc.core.errors import excerpt
-from fairalloc.io.importers.common import ImportFailed
-from fairalloc.io.importers.shapes import Items, Maybe, S, Shape, Table, read
+from fairalloc.io.importers.shapes import Items, Maybe, Shape, Table
 
 __all__ = [
     "Resources",
-    "read_at",
     "shown",
     "Scalar",
     "ReservationInfo",
@@ -77,23 +76,6 @@ def _list_or_map(value: Any) -> Any:
 
 #: a resources field: a list of ``Resource`` or a ``{name: amount}`` map (``null``: none)
 Resources = Annotated[Any, BeforeValidator(_list_or_map)]
-
-
-def read_at(shape: type[S], data: Any, where: str, at: str) -> S:
-    """:func:`~fairalloc.io.importers.shapes.read` of an object found at ``at`` inside its document
-    (``slaves[0].resources[2]``), so that a wrong field's path starts there, as the importer's other
-    messages write it; a ``null`` there is not an object (it is a list's item)."""
-    if data is None:
-        raise ImportFailed(f"{where}: {at}: must be a mapping (got None)")
-    try:
-        return read(shape, data, where)
-    except ImportFailed as exc:
-        said = str(exc).removeprefix(f"{where}: ")
-        if said.startswith("the object "):
-            said = said.removeprefix("the object ")
-        elif not said.startswith("nested too deeply"):
-            said = f".{said}"
-        raise ImportFailed(f"{where}: {at}{'' if said.startswith('.') else ': '}{said}") from None
 
 
 def shown(data: Any) -> str:

@@ -31,7 +31,6 @@ __all__ = [
     "Items",
     "Table",
     "read",
-    "read_each",
     "ObjectMeta",
     "ResourceRequirements",
     "Container",
@@ -70,21 +69,21 @@ Maybe = str | None
 S = TypeVar("S", bound=Shape)
 
 
-def read(shape: type[S], data: Any, where: str) -> S:
-    """``data`` validated as ``shape`` (``None``: an empty object), or one
-    :class:`~fairalloc.io.importers.common.ImportFailed` line at ``where`` (file: object) naming the
-    field and what it must be."""
+def read(shape: type[S], data: Any, where: str, at: str = "") -> S:
+    """``data`` validated as ``shape``, or one :class:`~fairalloc.io.importers.common.ImportFailed`
+    line at ``where`` (file: object) naming the field and what it must be.
+
+    ``at``: where ``data`` sits inside its document (``slaves[0].resources[2]``), so that a wrong
+    field's path starts there; such an inner object must be there (``null`` is refused), while a
+    whole document of ``null`` reads as an empty object."""
+    if data is None and at:
+        raise ImportFailed(f"{where}: {at}: must be a mapping (got None)")
     try:
         return shape.model_validate({} if data is None else data)
     except ValidationError as exc:
-        raise ImportFailed(f"{where}: {_message(exc)}") from None
+        raise ImportFailed(f"{where}: {_message(exc, at)}") from None
     except RecursionError:
-        raise ImportFailed(f"{where}: nested too deeply for fairalloc to read") from None
-
-
-def read_each(shape: type[S], items: list, where: str, field: str) -> list[S]:
-    """Each item of the list ``field`` validated as ``shape`` (:func:`read`), each named by its index."""
-    return [read(shape, item, f"{where}: {field}[{k}]") for k, item in enumerate(items)]
+        raise ImportFailed(f"{where}: {at + ': ' if at else ''}nested too deeply for fairalloc to read") from None
 
 
 #: what each of pydantic's error types says a field must be, in the words of the importers' messages
@@ -99,11 +98,12 @@ _MUST = {
 }
 
 
-def _message(exc: ValidationError) -> str:
-    """The first error as ``field: must be ... (got ...)``: the field's path in the object as the
+def _message(exc: ValidationError, at: str) -> str:
+    """The first error as ``field: must be ... (got ...)``: the field's path in the document as the
     scheduler's files write it (``spec.tasks[0].template``), the offending value bounded."""
     err = exc.errors()[0]
     loc = field_path([p for p in err["loc"] if p != "[key]"])
+    loc = at + ("." if at and loc and not loc.startswith("[") else "") + loc
     if err["type"] == "missing":
         return f"{loc}: required field is missing"
     must = _MUST.get(err["type"]) or one_line(err["msg"].removeprefix("Value error, "), 200)
