@@ -181,10 +181,9 @@ def _config_queue(doc: Document, q: QueueConfig, parent: str | None, draft: Draf
         draft.add(draft.groups, path, {"parent": _parent(parent), **spec}, f"{where}: {obj} (queues[{k}])")
     else:
         draft.add(draft.users, path, {"group": _parent(parent), **spec}, f"{where}: {obj} (queues[{k}])")
-    for j, child in enumerate(q.queues):
-        _config_queue(
-            doc, read(QueueConfig, child, f"{where}: queue {shown(path)}: queues[{j}]"), path, draft, notes, j
-        )
+    for j, child in enumerate(q.queues):  # each a mapping with a name (NamedQueue)
+        below = read(QueueConfig, child.model_dump(), f"{where}: queue {shown(f'{path}.{child.name}')}")
+        _config_queue(doc, below, path, draft, notes, j)
 
 
 def _given(shape: Shape) -> list[str]:
@@ -212,9 +211,10 @@ def _parent(path: str | None) -> str | None:
 
 
 def _read_config(doc: Document, draft: Draft, notes: Notes) -> None:
-    partitions = read(SchedulerConfig, doc.data, doc.where).partitions
+    partitions = read(SchedulerConfig, doc.data, doc.where).partitions  # not recursive: NamedQueue
     if not partitions:
         raise ImportFailed(f"{doc.where}: partitions: no partition")
+    check_depth(doc.data["partitions"], "queues", doc.where, "name", above=-2)  # before any queue is read
     chosen = next((p for p in partitions if p.name == "default"), partitions[0])
     for p in partitions:
         if p is not chosen:
@@ -222,13 +222,10 @@ def _read_config(doc: Document, draft: Draft, notes: Notes) -> None:
     for key in ("limits", "placementrules", "preemption"):  # preemption: enabled, quotapreemptionenabled
         if getattr(chosen, key) != PartitionConfig.model_fields[key].default:
             notes.warn(doc, f"partition {chosen.name}", key, "not modelled by fairalloc: not read")
-    for k, raw in enumerate(chosen.queues):
-        where = f"{doc.where}: partition {chosen.name}: queues[{k}]"
-        root = read(QueueConfig, raw, where)
-        if root.name != "root":
+    for top in chosen.queues:
+        if top.name != "root":
             raise ImportFailed(f"{doc.where}: partition {chosen.name}: the top queue must be 'root'")
-        check_depth(raw, "queues", where, "name")
-        _config_queue(doc, root, None, draft, notes)
+        _config_queue(doc, read(QueueConfig, top.model_dump(), f"{doc.where}: queue root"), None, draft, notes)
 
 
 def _rest_queue(doc: Document, q: PartitionQueueDAOInfo, draft: Draft, notes: Notes) -> None:
@@ -257,10 +254,9 @@ def _rest_queue(doc: Document, q: PartitionQueueDAOInfo, draft: Draft, notes: No
         request = {r: usage.get(r, Decimal(0)) + pending.get(r, Decimal(0)) for r in {**usage, **pending}}
         spec |= {"request": request or None, "usage": usage or None}
         draft.add(draft.users, path, {"group": _parent(parent), **spec}, where)
-    for k, child in enumerate(q.children):
-        _rest_queue(
-            doc, read(PartitionQueueDAOInfo, child, f"{doc.where}: queue {shown(path)}: children[{k}]"), draft, notes
-        )
+    for child in q.children:  # each a mapping with a text queuename (NamedQueueDAO)
+        below = read(PartitionQueueDAOInfo, child.model_dump(), f"{doc.where}: queue {shown(child.queuename)}")
+        _rest_queue(doc, below, draft, notes)
 
 
 def _rest_capacity(docs: list[Document], draft: Draft, notes: Notes) -> None:
@@ -293,8 +289,10 @@ def convert(docs: list[Document], notes: Notes) -> Draft:
     for doc in _configs(docs):
         _read_config(doc, draft, notes)
     for doc, tree in _rest_trees(docs):
-        check_depth(tree, "children", doc.where, "queuename")
-        _rest_queue(doc, read(PartitionQueueDAOInfo, tree, doc.where), draft, notes)
+        check_depth([tree], "children", doc.where, "queuename")
+        _rest_queue(
+            doc, read(PartitionQueueDAOInfo, tree, f"{doc.where}: queue {shown(tree['queuename'])}"), draft, notes
+        )
     _rest_capacity(docs, draft, notes)
     draft.users = {u: {k: v for k, v in spec.items() if v is not None} for u, spec in draft.users.items()}
     draft.name_units(unit_of)

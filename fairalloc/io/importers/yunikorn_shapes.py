@@ -9,9 +9,10 @@ Apache-2.0): the configuration's structs in ``pkg/common/configs/config.go`` (``
 ``partition_info.go`` ``PartitionInfo`` and ``PartitionCapacity``; their ``json`` tags).
 
 Queues nest (``queues`` of a ``QueueConfig``, ``children`` of a ``PartitionQueueDAOInfo``): a queue's
-shape holds its child queues as mappings only, and the importer reads each child through the shape
-in turn, one level at a time, after :func:`check_depth` has bounded the tree without recursion; so a
-tree of any depth never nests a validation.  Quantities stay as written, for the importer's
+shape holds its child queues as named mappings only (:class:`NamedQueue`, :class:`NamedQueueDAO`),
+and the importer reads each child through the full shape in turn, one level at a time and named by
+its path, after :func:`check_depth` has bounded the tree without recursion; so a tree of any depth
+never nests a validation.  Quantities stay as written, for the importer's
 quantity parser and the numeric gate; a property's value is one value (text or a number: YuniKorn's
 ``map[string]string``, which a YAML number also fills), never a list or a mapping.
 """
@@ -88,9 +89,16 @@ class ChildTemplate(Shape):
     resources: Part[Resources] = Resources()
 
 
+class NamedQueue(Shape):
+    """A ``QueueConfig`` as its parent (or the partition) lists it: a mapping with a ``name``; the
+    importer reads the rest as a :class:`QueueConfig` named by the queue's path."""
+
+    name: str
+
+
 class QueueConfig(Shape):
-    """``QueueConfig``: one queue; its ``queues`` are mappings here, each read as a ``QueueConfig``
-    in turn by the importer (one level at a time)."""
+    """``QueueConfig``: one queue; its ``queues`` are :class:`NamedQueue` here, each read as a
+    ``QueueConfig`` in turn by the importer (one level at a time)."""
 
     name: str
     parent: bool | None = None
@@ -100,7 +108,7 @@ class QueueConfig(Shape):
     adminacl: Maybe = None
     childtemplate: Part[ChildTemplate] = ChildTemplate()
     limits: Items[Limit] = []
-    queues: Items[Table[Any]] = []
+    queues: Items[NamedQueue] = []
 
 
 class Filter(Shape):
@@ -136,10 +144,10 @@ class NodeSortingPolicy(Shape):
 
 
 class PartitionConfig(Shape):
-    """``PartitionConfig``: its ``queues`` (root) are mappings here, read as ``QueueConfig``."""
+    """``PartitionConfig``: its ``queues`` (root) are :class:`NamedQueue`, read as ``QueueConfig``."""
 
     name: Maybe = None
-    queues: Items[Table[Any]] = []
+    queues: Items[NamedQueue] = []
     placementrules: Items[PlacementRule] = []
     limits: Items[Limit] = []
     preemption: Part[PartitionPreemptionConfig] = PartitionPreemptionConfig()
@@ -172,11 +180,19 @@ class QueuesConfigMap(Shape):
 # -- REST answers: pkg/webservice/dao/ -------------------------------------------------------------
 
 
+class NamedQueueDAO(Shape):
+    """A ``PartitionQueueDAOInfo`` as its parent lists it in ``children``: a mapping whose
+    ``queuename`` (the queue's path) is text; the importer reads the rest as a
+    ``PartitionQueueDAOInfo``."""
+
+    queuename: Maybe = None
+
+
 class PartitionQueueDAOInfo(Shape):
     """``PartitionQueueDAOInfo`` (``/ws/v1/partition/{name}/queues``): amounts are whole numbers in
-    YuniKorn's units (``map[string]int64``, read by the numeric gate); its ``children`` are mappings
-    here, each read as a ``PartitionQueueDAOInfo`` in turn.  YuniKorn's documented examples write
-    ``isLeaf`` as the text "true" or "false", which reads as the boolean."""
+    YuniKorn's units (``map[string]int64``, read by the numeric gate); its ``children`` are
+    :class:`NamedQueueDAO` here, each read as a ``PartitionQueueDAOInfo`` in turn.  YuniKorn's
+    documented examples write ``isLeaf`` as the text "true" or "false", which reads as the boolean."""
 
     queuename: Maybe = None
     parent: Maybe = None
@@ -188,7 +204,7 @@ class PartitionQueueDAOInfo(Shape):
     pendingResource: Table[Any] = {}
     properties: Table[Value] = {}
     priorityOffset: Value = None
-    children: Items[Table[Any]] = []
+    children: Items[NamedQueueDAO] = []
 
 
 class NodeDAOInfo(Shape):
@@ -220,22 +236,23 @@ class PartitionInfo(Shape):
 # -- the depth of a queue tree, bounded before it is read --------------------------------------------
 
 
-def check_depth(root: Any, key: str, where: str, label: str) -> None:
-    """Refuse a queue tree (``root`` and its ``key`` lists, walked without recursion) in which a queue
-    with children has more than :data:`~fairalloc.core.limits.MAX_TREE_DEPTH` queues above it (root
-    aside): one line at ``where`` naming the queue (its ``label`` field) and the limit.  The case
-    loader refuses such a tree (its groups' depth), and the importer walks it recursively, as
-    YuniKorn does (``Queue.GetPartitionQueueDAOInfo``); a queue of the wrong shape is left for the
-    schemas to name."""
-    stack = [(root, -1)]  # root's children have no queue above them but root
+def check_depth(tops: Any, key: str, where: str, label: str, above: int = -1) -> None:
+    """Refuse a queue tree in which a queue with children has more than
+    :data:`~fairalloc.core.limits.MAX_TREE_DEPTH` queues above it (root aside), before any of it is
+    validated: one line at ``where`` naming the queue (its ``label`` field) and the limit.  The
+    objects ``tops`` (a list; anything else is left for the schemas to name) and their ``key`` lists
+    are walked without recursion, the first ``above`` levels below the count (-1: ``tops`` are root
+    queues, -2: partitions holding them).  The case loader refuses such a tree (its groups' depth),
+    and the importer walks it recursively, as YuniKorn does (``Queue.GetPartitionQueueDAOInfo``)."""
+    stack = [(top, above) for top in tops] if isinstance(tops, list) else []
     while stack:
-        queue, above = stack.pop()
+        queue, depth = stack.pop()
         children = queue.get(key) if isinstance(queue, dict) else None
         if not isinstance(children, list) or not children:
             continue
-        if above > limits.MAX_TREE_DEPTH:
+        if depth > limits.MAX_TREE_DEPTH:
             raise ImportFailed(
                 f"{where}: queue {shown(queue.get(label))}: more than {limits.MAX_TREE_DEPTH} queues above it "
                 "(root aside); fairalloc walks hierarchies recursively and refuses deeper ones (MAX_TREE_DEPTH)"
             )
-        stack += [(child, above + 1) for child in children]
+        stack += [(child, depth + 1) for child in children]
