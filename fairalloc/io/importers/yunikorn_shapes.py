@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, TypeVar
 
-from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field, StrictBool
 
 from fairalloc.core import limits
 from fairalloc.core.errors import shown
@@ -57,6 +57,15 @@ def _null_is_empty(value: Any) -> Any:
 #: a part of an object (a struct in YuniKorn's Go types) whose ``null`` reads as empty, as Go's
 #: decoders leave a struct they are given ``null`` for (``resources:`` with nothing after it)
 Part = Annotated[T, BeforeValidator(_null_is_empty)]
+
+
+def _true_or_false(value: Any) -> Any:
+    return {"true": True, "false": False}.get(value, value) if isinstance(value, str) else value
+
+
+#: a REST boolean: ``true``/``false``, or the same as text (YuniKorn's documented examples write
+#: ``"isLeaf": "true"``); nothing else (not ``"yes"``, not 1), as Go's JSON decoder refuses it
+RestBool = Annotated[StrictBool, BeforeValidator(_true_or_false)]
 
 #: a property's value (``map[string]string``): text or a number, for the numeric gate to read
 Value = Annotated[Any, AfterValidator(_one_value)]
@@ -101,7 +110,7 @@ class QueueConfig(Shape):
     ``QueueConfig`` in turn by the importer (one level at a time)."""
 
     name: str
-    parent: bool | None = None
+    parent: StrictBool | None = None  # yaml.v3 refuses text for a bool
     resources: Part[Resources] = Resources()
     properties: Table[Value] = {}
     submitacl: Maybe = None
@@ -123,7 +132,7 @@ class PlacementRule(Shape):
     """``PlacementRule`` (not modelled): its ``parent`` rule is a mapping, not read further."""
 
     name: Maybe = None
-    create: bool | None = None
+    create: StrictBool | None = None
     filter: Part[Filter] = Filter()
     parent: Table[Any] | None = None
     value: Maybe = None
@@ -132,8 +141,8 @@ class PlacementRule(Shape):
 class PartitionPreemptionConfig(Shape):
     """``PartitionPreemptionConfig`` (not modelled)."""
 
-    enabled: bool | None = None
-    quotapreemptionenabled: bool | None = None
+    enabled: StrictBool | None = None
+    quotapreemptionenabled: StrictBool | None = None
 
 
 class NodeSortingPolicy(Shape):
@@ -192,12 +201,13 @@ class PartitionQueueDAOInfo(Shape):
     """``PartitionQueueDAOInfo`` (``/ws/v1/partition/{name}/queues``): amounts are whole numbers in
     YuniKorn's units (``map[string]int64``, read by the numeric gate); its ``children`` are
     :class:`NamedQueueDAO` here, each read as a ``PartitionQueueDAOInfo`` in turn.  YuniKorn's
-    documented examples write ``isLeaf`` as the text "true" or "false", which reads as the boolean."""
+    documented examples write ``isLeaf`` as the text "true" or "false", which reads as the boolean
+    (:data:`RestBool`)."""
 
     queuename: Maybe = None
     parent: Maybe = None
     #: ``null`` reads as false, as Go's decoder leaves it
-    isLeaf: bool | None = True
+    isLeaf: RestBool | None = True
     maxResource: Table[Any] = {}
     guaranteedResource: Table[Any] = {}
     allocatedResource: Table[Any] = {}
