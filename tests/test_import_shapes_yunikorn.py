@@ -255,6 +255,14 @@ def test_a_json_tree_deeper_than_max_tree_depth_is_one_line_naming_it(tmp_path, 
     )
 
 
+@pytest.mark.timeout(60)
+def test_a_1000_level_rest_tree_is_one_line(tmp_path):
+    """1,000 queues nest 2,000 JSON levels: refused by the JSON reader (its recursion), one line."""
+    path = _write(tmp_path, "r.json", {"queuename": "root"})
+    Path(path).write_text('{"queuename": "root", "children": [' * 1000 + "{}" + "]}" * 1000)
+    assert _refused(path) == f"fairalloc: {path}: nested too deeply for fairalloc to read"
+
+
 def test_the_deepest_tree_allowed_is_read(tmp_path):
     """``MAX_TREE_DEPTH + 2`` queues in a chain below root: the last parent has ``MAX_TREE_DEPTH``
     queues above it, as deep as the case loader takes; its leaf is guaranteed one core, of 8."""
