@@ -12,9 +12,9 @@ Queues nest (``queues`` of a ``QueueConfig``, ``children`` of a ``PartitionQueue
 shape holds its child queues as named mappings only (:class:`NamedQueue`, :class:`NamedQueueDAO`),
 and the importer reads each child through the full shape in turn, one level at a time and named by
 its path, after :func:`check_depth` has bounded the tree without recursion; so a tree of any depth
-never nests a validation.  Quantities stay as written, for the importer's
-quantity parser and the numeric gate; a property's value is one value (text or a number: YuniKorn's
-``map[string]string``, which a YAML number also fills), never a list or a mapping.
+never nests a validation.  Quantities stay as written, for the importer's quantity parser and the
+numeric gate; a property's value is one value (text or a number: YuniKorn's ``map[string]string``,
+which a YAML number also fills), never a list or a mapping.
 """
 
 from __future__ import annotations
@@ -31,8 +31,10 @@ from fairalloc.io.importers.shapes import Items, Maybe, ObjectMeta, Shape, Table
 __all__ = [
     "SchedulerConfig",
     "PartitionConfig",
+    "NamedQueue",
     "QueueConfig",
     "QueuesConfigMap",
+    "NamedQueueDAO",
     "PartitionQueueDAOInfo",
     "NodesDAOInfo",
     "NodeDAOInfo",
@@ -63,8 +65,8 @@ def _true_or_false(value: Any) -> Any:
     return {"true": True, "false": False}.get(value, value) if isinstance(value, str) else value
 
 
-#: a REST boolean: ``true``/``false``, or the same as text (YuniKorn's documented examples write
-#: ``"isLeaf": "true"``); nothing else (not ``"yes"``, not 1), as Go's JSON decoder refuses it
+#: a REST boolean: ``true``/``false``, the only values Go's JSON decoder takes, or the same as text
+#: (YuniKorn's documented examples write ``"isLeaf": "true"``); not ``"yes"``, not 1
 RestBool = Annotated[StrictBool, BeforeValidator(_true_or_false)]
 
 #: a property's value (``map[string]string``): text or a number, for the numeric gate to read
