@@ -32,14 +32,19 @@ be3bb487298956dd70906fca15e577bbc12d23cb, Apache-2.0):
   to the partition's total, ``PartitionContext.updatePartitionResource``) and a configured root
   ``max``; where they disagree the nodes count
   (:func:`fairalloc.io.importers.common.chosen_source`).
+
+Each object is read through its schema (:mod:`fairalloc.io.importers.yunikorn_shapes`) before any
+field is used, a queue tree one level at a time after its depth is bounded (``check_depth``), so a
+wrong shape is one line naming the file, the queue and the field.
 """
 
 from __future__ import annotations
 
 import re
 from decimal import Decimal
+from typing import Any
 
-from fairalloc.core.errors import excerpt
+from fairalloc.core.errors import excerpt, shown
 from fairalloc.io.importers.common import (
     CONFIGURED,
     NODES,
@@ -49,10 +54,19 @@ from fairalloc.io.importers.common import (
     ImportFailed,
     Notes,
     embedded,
-    listing,
-    mapping,
     number,
-    text,
+)
+from fairalloc.io.importers.shapes import Shape, read
+from fairalloc.io.importers.yunikorn_shapes import (
+    NodeDAOInfo,
+    NodesDAOInfo,
+    PartitionConfig,
+    PartitionInfo,
+    PartitionQueueDAOInfo,
+    QueueConfig,
+    QueuesConfigMap,
+    SchedulerConfig,
+    check_depth,
 )
 from fairalloc.io.quantities import tidy
 
@@ -89,11 +103,9 @@ def quantity(value, resource: str, where: str) -> Decimal:
     return tidy(Decimal(amount) / 1000) if resource == VCORE and match.group(2) == "m" else Decimal(amount)
 
 
-def _amounts(mapping, where: str, rest: bool) -> dict[str, Decimal]:
-    if not mapping:
-        return {}
-    if not isinstance(mapping, dict):
-        raise ImportFailed(f"{where}: must be a mapping resource -> quantity")
+def _amounts(mapping: dict[str, Any], where: str, rest: bool) -> dict[str, Decimal]:
+    """Quantities by resource (their shape read by the schema): YuniKorn's configuration
+    quantities, or (``rest``) the REST answers' whole numbers."""
     if rest:  # REST answers are integers in YuniKorn's units: milli-vcores, bytes
         bad = [r for r, v in mapping.items() if not isinstance(v, int) or isinstance(v, bool) or v < 0]
         if bad:
@@ -107,6 +119,7 @@ def _configs(docs: list[Document]) -> list[Document]:
     out = []
     for doc in docs:
         if doc.kind == "ConfigMap" and doc.name in _CONFIGMAPS:
+            read(QueuesConfigMap, doc.data, f"{doc.where}: {doc.label}")
             out += embedded(doc, "queues.yaml")
         elif isinstance(doc.data, dict) and isinstance(doc.data.get("partitions"), list):
             out.append(doc)
@@ -123,64 +136,62 @@ def _items(docs: list[Document], key: str) -> list[tuple[Document, dict]]:
 
 
 def _rest_trees(docs: list[Document]) -> list[tuple[Document, dict]]:
+    """The queue trees (``PartitionQueueDAOInfo``), by the field that tells them apart."""
     return _items(docs, "queuename")
 
 
 def _rest_nodes(docs: list[Document]) -> list[tuple[Document, dict]]:
     """The nodes of ``/ws/v1/partition/{name}/nodes``: a list, or ``nodesInfo`` of ``NodesDAOInfo``."""
     wrapped = [
-        Document(d.file, d.index, d.data["nodesInfo"], d.format)
+        Document(d.file, d.index, read(NodesDAOInfo, d.data, d.where).nodesInfo, d.format)
         for d in docs
-        if isinstance(d.data, dict) and isinstance(d.data.get("nodesInfo"), list)
+        if isinstance(d.data, dict) and "nodesInfo" in d.data
     ]
     return _items([*docs, *wrapped], "nodeID")
 
 
 def _rest_partitions(docs: list[Document]) -> list[tuple[Document, dict]]:
-    return [(d, p) for d, p in _items(docs, "clusterId") if isinstance(p.get("capacity"), dict)]
+    return [(d, p) for d, p in _items(docs, "clusterId") if "capacity" in p]
 
 
 def detect(docs: list[Document]) -> int:
     return len(_configs(docs)) + len(_rest_trees(docs)) + len(_rest_nodes(docs)) + len(_rest_partitions(docs))
 
 
-def _flag(value) -> bool:
-    """A REST boolean (YuniKorn's documented examples write some as the strings "true"/"false")."""
-    return value is True or value == "true"
-
-
-def _config_queue(doc: Document, q: dict, parent: str | None, draft: Draft, notes: Notes, k: int = 0) -> None:
-    if not isinstance(q, dict) or not isinstance(q.get("name"), str):
-        raise ImportFailed(f"{doc.where}: queue under {parent or 'the partition'}: needs a name")
-    path = q["name"] if parent is None else f"{parent}.{q['name']}"
+def _config_queue(doc: Document, q: QueueConfig, parent: str | None, draft: Draft, notes: Notes, k: int = 0) -> None:
+    path = q.name if parent is None else f"{parent}.{q.name}"
     where, obj = doc.where, f"queue {path}"
-    for key in q:
+    for key in _given(q):
         if key not in _QUEUE_KEYS:
             notes.warn(doc, obj, key, "not modelled by fairalloc (YuniKorn's fair sorting does not read it)")
-    resources = mapping(q.get("resources"), f"{where}: {obj}: resources")
     spec: dict = {}
     for field, key in (("guarantee", "guaranteed"), ("limit", "max")):
-        if resources.get(key):
-            spec[field] = _amounts(resources[key], f"{where}: {obj}: resources.{key}", rest=False)
-    offset = _properties(doc, obj, mapping(q.get("properties"), f"{where}: {obj}: properties"), notes)
+        if getattr(q.resources, key):
+            spec[field] = _amounts(getattr(q.resources, key), f"{where}: {obj}: resources.{key}", rest=False)
+    offset = _properties(doc, obj, q.properties, notes)
     if offset is not None:
         spec["priority"] = int(number(offset, f"{where}: {obj}: properties.priority.offset", negative=True, whole=True))
-    children = listing(q.get("queues"), f"{where}: {obj}: queues")
     if parent is None:  # root: its max is a capacity; it is not a node of the case
         draft.offer_capacity(CONFIGURED, f"{where}: {obj}: resources.max", spec.get("limit", {}))
         if spec.get("limit"):  # configvalidator.go, Validate -> checkQueuesStructure
             notes.warn(doc, obj, "resources.max", _ROOT_MAX)
         if spec.get("guarantee"):
             notes.warn(doc, obj, "resources.guaranteed", "root's guarantee means nothing: not read")
-    elif children or q.get("parent") is True:
+    elif q.queues or q.parent:
         draft.add(draft.groups, path, {"parent": _parent(parent), **spec}, f"{where}: {obj} (queues[{k}])")
     else:
         draft.add(draft.users, path, {"group": _parent(parent), **spec}, f"{where}: {obj} (queues[{k}])")
-    for k, child in enumerate(children):
-        _config_queue(doc, child, path, draft, notes, k)
+    for j, child in enumerate(q.queues):  # each a mapping with a name (NamedQueue)
+        below = read(QueueConfig, child.model_dump(), f"{where}: queue {shown(f'{path}.{child.name}')}")
+        _config_queue(doc, below, path, draft, notes, j)
 
 
-def _properties(doc: Document, obj: str, properties: dict, notes: Notes):
+def _given(shape: Shape) -> list[str]:
+    """The fields an object gives (its schema's, in their order, then the others as written)."""
+    return [f for f in type(shape).model_fields if f in shape.model_fields_set] + list(shape.model_extra or {})
+
+
+def _properties(doc: Document, obj: str, properties: dict[str, Any], notes: Notes) -> Any:
     """The queue's ``priority.offset``; its preemption settings and unknown keys are warned about,
     the application-ordering ones (inside the queue, not its share) read silently."""
     for key in properties:
@@ -200,72 +211,77 @@ def _parent(path: str | None) -> str | None:
 
 
 def _read_config(doc: Document, draft: Draft, notes: Notes) -> None:
-    partitions = [mapping(p, f"{doc.where}: partitions[{k}]") for k, p in enumerate(doc.data["partitions"])]
+    partitions = read(SchedulerConfig, doc.data, doc.where).partitions  # not recursive: NamedQueue
     if not partitions:
         raise ImportFailed(f"{doc.where}: partitions: no partition")
-    chosen = next((p for p in partitions if p.get("name") == "default"), partitions[0])
+    check_depth(doc.data["partitions"], "queues", doc.where, "name", above=-2)  # before any queue is read
+    chosen = next((p for p in partitions if p.name == "default"), partitions[0])
     for p in partitions:
         if p is not chosen:
-            notes.warn(doc, f"partition {p.get('name')}", "", "fairalloc imports one partition (default): not read")
+            notes.warn(doc, f"partition {p.name}", "", "fairalloc imports one partition (default): not read")
     for key in ("limits", "placementrules", "preemption"):  # preemption: enabled, quotapreemptionenabled
-        if chosen.get(key):
-            notes.warn(doc, f"partition {chosen.get('name')}", key, "not modelled by fairalloc: not read")
-    roots = listing(chosen.get("queues"), f"{doc.where}: partition {chosen.get('name')}: queues")
-    for root in roots:
-        if isinstance(root, dict) and root.get("name") != "root":
-            raise ImportFailed(f"{doc.where}: partition {chosen.get('name')}: the top queue must be 'root'")
-        _config_queue(doc, root, None, draft, notes)
+        if getattr(chosen, key) != PartitionConfig.model_fields[key].default:
+            notes.warn(doc, f"partition {chosen.name}", key, "not modelled by fairalloc: not read")
+    for top in chosen.queues:
+        if top.name != "root":
+            raise ImportFailed(f"{doc.where}: partition {chosen.name}: the top queue must be 'root'")
+        _config_queue(doc, read(QueueConfig, top.model_dump(), f"{doc.where}: queue root"), None, draft, notes)
 
 
-def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
-    path = text(q.get("queuename"), f"{doc.where}: queuename")
+def _rest_queue(doc: Document, q: PartitionQueueDAOInfo, draft: Draft, notes: Notes) -> None:
+    path = q.queuename
     if not path:
         raise ImportFailed(f"{doc.where}: a queue without queuename")
     where = f"{doc.where}: queue {path}"
-    if path != "root" and q.get("guaranteedResource") and not q.get("parent") and "." not in path:
+    if path != "root" and q.guaranteedResource and not q.parent and "." not in path:
         raise ImportFailed(f"{where}: a queue below root needs a dotted path name")
     spec: dict = {}
-    if q.get("guaranteedResource"):
-        spec["guarantee"] = _amounts(q["guaranteedResource"], f"{where}: guaranteedResource", rest=True)
-    if q.get("maxResource"):
-        spec["limit"] = _amounts(q["maxResource"], f"{where}: maxResource", rest=True)
-    if q.get("priorityOffset"):
-        spec["priority"] = int(number(q["priorityOffset"], f"{where}: priorityOffset", negative=True, whole=True))
-    _properties(doc, f"queue {path}", mapping(q.get("properties"), f"{where}: properties"), notes)
-    usage = _amounts(q.get("allocatedResource"), f"{where}: allocatedResource", rest=True)
-    pending = _amounts(q.get("pendingResource"), f"{where}: pendingResource", rest=True)
-    parent = text(q.get("parent"), f"{where}: parent") or ".".join(path.split(".")[:-1]) or None
+    if q.guaranteedResource:
+        spec["guarantee"] = _amounts(q.guaranteedResource, f"{where}: guaranteedResource", rest=True)
+    if q.maxResource:
+        spec["limit"] = _amounts(q.maxResource, f"{where}: maxResource", rest=True)
+    if q.priorityOffset:
+        spec["priority"] = int(number(q.priorityOffset, f"{where}: priorityOffset", negative=True, whole=True))
+    _properties(doc, f"queue {path}", q.properties, notes)
+    usage = _amounts(q.allocatedResource, f"{where}: allocatedResource", rest=True)
+    pending = _amounts(q.pendingResource, f"{where}: pendingResource", rest=True)
+    parent = q.parent or ".".join(path.split(".")[:-1]) or None
     if path == "root":
         draft.offer_capacity(CONFIGURED, f"{where}: maxResource", spec.get("limit", {}))
-    elif q.get("children") or not _flag(q.get("isLeaf", True)):
+    elif q.children or not q.isLeaf:
         draft.add(draft.groups, path, {"parent": _parent(parent), **spec}, where)
     else:
         request = {r: usage.get(r, Decimal(0)) + pending.get(r, Decimal(0)) for r in {**usage, **pending}}
         spec |= {"request": request or None, "usage": usage or None}
         draft.add(draft.users, path, {"group": _parent(parent), **spec}, where)
-    for k, child in enumerate(listing(q.get("children"), f"{where}: children")):
-        _rest_queue(doc, mapping(child, f"{where}: children[{k}]"), draft, notes)
+    for child in q.children:  # each a mapping with a text queuename (NamedQueueDAO)
+        below = read(PartitionQueueDAOInfo, child.model_dump(), f"{doc.where}: queue {shown(child.queuename)}")
+        _rest_queue(doc, below, draft, notes)
 
 
 def _rest_capacity(docs: list[Document], draft: Draft, notes: Notes) -> None:
     """The nodes' capacities summed, and the default partition's capacity."""
     total: dict[str, Decimal] = {}
     nodes = _rest_nodes(docs)
-    for doc, node in nodes:
-        where = f"{doc.where}: node {node.get('nodeID')}: capacity"
-        for r, v in _amounts(node.get("capacity"), where, rest=True).items():
+    for doc, raw in nodes:
+        node = read(NodeDAOInfo, raw, f"{doc.where}: node {shown(raw.get('nodeID'))}")
+        where = f"{doc.where}: node {node.nodeID}: capacity"
+        for r, v in _amounts(node.capacity, where, rest=True).items():
             total[r] = total.get(r, Decimal(0)) + v
     files = ", ".join(dict.fromkeys(doc.where for doc, _ in nodes))
     draft.offer_capacity(NODES, f"{files}: {len(nodes)} nodes' capacity", total)
-    partitions = _rest_partitions(docs)
-    chosen = next((p for p in partitions if p[1].get("name") == "default"), partitions[0] if partitions else None)
+    partitions = [
+        (doc, read(PartitionInfo, raw, f"{doc.where}: partition {shown(raw.get('name'))}"))
+        for doc, raw in _rest_partitions(docs)
+    ]
+    chosen = next((p for p in partitions if p[1].name == "default"), partitions[0] if partitions else None)
     for doc, p in partitions:
-        if p is not (chosen or (None, None))[1]:
-            notes.warn(doc, f"partition {p.get('name')}", "capacity", "fairalloc imports one partition (default)")
+        if chosen is None or p is not chosen[1]:
+            notes.warn(doc, f"partition {p.name}", "capacity", "fairalloc imports one partition (default)")
     if chosen is not None:
         doc, p = chosen
-        where = f"{doc.where}: partition {p.get('name')}: capacity.capacity"
-        draft.offer_capacity(TOTALS, where, _amounts(p["capacity"].get("capacity"), where, rest=True))
+        where = f"{doc.where}: partition {p.name}: capacity.capacity"
+        draft.offer_capacity(TOTALS, where, _amounts(p.capacity.capacity, where, rest=True))
 
 
 def convert(docs: list[Document], notes: Notes) -> Draft:
@@ -273,7 +289,10 @@ def convert(docs: list[Document], notes: Notes) -> Draft:
     for doc in _configs(docs):
         _read_config(doc, draft, notes)
     for doc, tree in _rest_trees(docs):
-        _rest_queue(doc, tree, draft, notes)
+        check_depth([tree], "children", doc.where, "queuename")
+        _rest_queue(
+            doc, read(PartitionQueueDAOInfo, tree, f"{doc.where}: queue {shown(tree['queuename'])}"), draft, notes
+        )
     _rest_capacity(docs, draft, notes)
     draft.users = {u: {k: v for k, v in spec.items() if v is not None} for u, spec in draft.users.items()}
     draft.name_units(unit_of)
