@@ -30,6 +30,7 @@ __all__ = [
     "Maybe",
     "Items",
     "Table",
+    "Part",
     "read",
     "ObjectMeta",
     "ResourceRequirements",
@@ -63,6 +64,9 @@ T = TypeVar("T")
 Items = Annotated[list[T], _empty_if_null(list)]
 #: a mapping of names to values whose ``null`` reads as empty (labels, resource amounts)
 Table = Annotated[dict[str, T], _empty_if_null(dict)]
+#: a part of an object (a struct in the scheduler's Go types) whose ``null`` reads as empty, as Go's
+#: decoders leave a struct they are given ``null`` for (``resources:`` with nothing after it)
+Part = Annotated[T, _empty_if_null(dict)]
 #: text or nothing (``null`` and absent alike)
 Maybe = str | None
 

@@ -26,7 +26,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, StrictBool
 from fairalloc.core import limits
 from fairalloc.core.errors import shown
 from fairalloc.io.importers.common import ImportFailed
-from fairalloc.io.importers.shapes import Items, Maybe, ObjectMeta, Shape, Table
+from fairalloc.io.importers.shapes import Items, Maybe, ObjectMeta, Part, Shape, Table
 
 __all__ = [
     "SchedulerConfig",
@@ -50,15 +50,6 @@ def _one_value(value: Any) -> Any:
 
 
 T = TypeVar("T")
-
-
-def _null_is_empty(value: Any) -> Any:
-    return {} if value is None else value
-
-
-#: a part of an object (a struct in YuniKorn's Go types) whose ``null`` reads as empty, as Go's
-#: decoders leave a struct they are given ``null`` for (``resources:`` with nothing after it)
-Part = Annotated[T, BeforeValidator(_null_is_empty)]
 
 
 def _true_or_false(value: Any) -> Any:
