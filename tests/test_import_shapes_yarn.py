@@ -186,6 +186,15 @@ def test_a_node_list_beside_a_scheduler_answer_is_found_by_detection(tmp_path):
     assert str(caught.value) == f"{nodes}: nodes.node[1]: must be a mapping (got 'x')"
 
 
+def test_another_schedulers_answer_is_said_and_not_read(tmp_path):
+    """A FIFO scheduler's answer (``FifoSchedulerInfo``, ``type: fifoScheduler``) has no queues to read."""
+    fifo = _write(tmp_path, "fifo.json", {"scheduler": {"schedulerInfo": {"type": "fifoScheduler", "capacity": 1.0}}})
+    allocations = _write(tmp_path, "f.xml", _allocations('<queue name="a"/>'))
+    case, warnings = import_files([allocations, fifo], capacity={"memory-mb": "4096", "vcores": "4"})
+    assert list(case["users"]) == ["root.a"]
+    assert f"{fifo}: schedulerInfo: type: 'fifoScheduler' is not the FairScheduler: not read" in warnings
+
+
 def test_an_empty_xml_container_reads_as_absent(tmp_path):
     """JAXB writes an empty list as an empty element (``<resourceInformations/>``): nothing, not text."""
     xml = ("<clusterMetrics><totalMB>2048</totalMB><totalVirtualCores>2</totalVirtualCores>"

@@ -321,10 +321,8 @@ def _rest_leaf(doc: Document, q: FairSchedulerQueueInfo, path: str, spec: dict, 
 
 
 def _read_rest(doc: Document, info: dict, draft: Draft, notes: Notes) -> None:
+    """The queues of a FairScheduler REST answer (its ``schedulerInfo``) into ``draft``."""
     fair = read(FairSchedulerInfo, info, f"{doc.where}: schedulerInfo")
-    if fair.type != FAIR:
-        notes.warn(doc, "schedulerInfo", "type", f"{fair.type!r} is not the FairScheduler: not read")
-        return
     if fair.rootQueue is None:
         raise ImportFailed(f"{doc.where}: schedulerInfo: rootQueue is missing")
     notes.warn(doc, "schedulerInfo", "rootQueue", "the REST answer gives no queue weights: weight 1 assumed")
@@ -351,8 +349,14 @@ def _node_amounts(node: NodeInfo, doc: Document, obj: str, notes: Notes) -> dict
     ``resourceInformations``), else what it uses plus what it has free (older answers)."""
     if node.totalResource is not None:
         return _capacity(node.totalResource, doc, obj, "totalResource", notes)
-    given = {f: getattr(node, f) for fs in _NODE_FIELDS.values() for f in fs}
-    return {r: sum((number(given[f] or 0, doc, obj, f) for f in fs), Decimal(0)) for r, fs in _NODE_FIELDS.items()}
+    fields = _NODE_FIELDS.items()
+    return {r: sum((_amount(getattr(node, f), doc, obj, f) for f in fs), Decimal(0)) for r, fs in fields}
+
+
+def _amount(value, doc: Document, obj: str, field: str) -> Decimal:
+    """A REST answer's amount, absent (or ``null``) read as 0, as ``NodeInfo`` and
+    ``ResourceInformation`` start them."""
+    return number(0 if value is None else value, doc, obj, field)
 
 
 def _read_metrics(doc: Document, metrics: ClusterMetricsInfo, draft: Draft, notes: Notes) -> None:
@@ -378,8 +382,20 @@ def _capacity(info: ResourceInfo | None, doc: Document, obj: str, field: str, no
         if entry.units not in (None, ""):
             notes.warn(doc, obj, at, f"counted in {entry.units!r}: not converted, not read")
         else:
-            out[entry.name] = number(entry.value if entry.value is not None else 0, doc, obj, at)
+            out[entry.name] = _amount(entry.value, doc, obj, at)
     return out
+
+
+def _read_scheduler(doc: Document, draft: Draft, notes: Notes) -> None:
+    """A scheduler answer, read by its scheduler's schema: the FairScheduler's, the Capacity
+    Scheduler's (:func:`fairalloc.io.importers.yarn_capacity.read_rest`); another's is not read."""
+    scheduler, info = _scheduler(doc)
+    if scheduler == cs.REST_TYPE:
+        cs.read_rest(doc, info, draft, notes)
+    elif scheduler == FAIR:
+        _read_rest(doc, info, draft, notes)
+    else:
+        notes.warn(doc, "schedulerInfo", "type", f"{scheduler!r} is not the FairScheduler: not read")
 
 
 def _role(doc: Document) -> str | None:
@@ -407,8 +423,7 @@ def convert(docs: list[Document], notes: Notes) -> Draft:
         elif kind == "configuration":
             cs.read_configuration(doc, cs.properties(doc), draft, notes)
         elif kind == "scheduler":
-            scheduler, info = _scheduler(doc)
-            (cs.read_rest if scheduler == cs.REST_TYPE else _read_rest)(doc, info, draft, notes)
+            _read_scheduler(doc, draft, notes)
         elif kind == "metrics":
             _read_metrics(doc, _metrics(doc), draft, notes)
     _read_nodes([d for d in docs if _kind(d) == "nodes"], draft, notes)
