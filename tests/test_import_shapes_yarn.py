@@ -106,6 +106,7 @@ WRONG = {
     "cs child queue a number": ("c.json", _cs({"queueName": "a", "absoluteCapacity": 100.0, "queues": {"queue": [3]}}),
                                 "schedulerInfo: queues.queue[0]: queues.queue[0]: must be a mapping (got 3)"),
     # -- /ws/v1/cluster/nodes (NodesInfo, NodeInfo): the known defect, a node that is text or null
+    "nodes a list": ("n.json", {"nodes": [{"id": "n1"}]}, "nodes: must be a mapping (got [{'id': 'n1'}])"),
     "nodes.node a mapping": ("n.json", {"nodes": {"node": {"id": "n1"}}},
                              "nodes.node: must be a list (got {'id': 'n1'})"),
     "a node text": ("n.json", _nodes("n1:8041"), "nodes.node[0]: must be a mapping (got 'n1:8041')"),
@@ -118,6 +119,7 @@ WRONG = {
         "n.json", _nodes({"totalResource": {"memory": 1, "resourceInformations": {"resourceInformation": [None]}}}),
         "nodes.node[0]: totalResource.resourceInformations.resourceInformation[0]: must be a mapping (got None)"),
     # -- /ws/v1/cluster/metrics (ClusterMetricsInfo)
+    "metrics a list": ("m.json", {"clusterMetrics": [4096]}, "clusterMetrics: must be a mapping (got [4096])"),
     "metrics across a list": ("m.json", _metrics(totalClusterResourcesAcrossPartition=[1]),
                               "clusterMetrics.totalClusterResourcesAcrossPartition: must be a mapping (got [1])"),
     "metrics resource name a number": (

@@ -126,9 +126,10 @@ def _kind(doc: Document) -> str | None:
         return None
     if "schedulerInfo" in _unwrapped(data):
         return "scheduler"
-    if isinstance(data.get("nodes"), dict):
+    # a list where the answer's mapping belongs is a wrong shape of it (said), not another file
+    if isinstance(data.get("nodes"), (dict, list)):
         return "nodes"
-    return "metrics" if isinstance(data.get("clusterMetrics"), dict) else None
+    return "metrics" if isinstance(data.get("clusterMetrics"), (dict, list)) else None
 
 
 def _unwrapped(data: dict) -> dict:
