@@ -143,7 +143,7 @@ class _Share:
 WHOLE = _Share(percent=_HUNDRED)
 
 
-# -- detection ----------------------------------------------------------------------------------
+# -- detection and the properties -----------------------------------------------------------------
 def is_configuration(root: Element) -> bool:
     """A Hadoop ``<configuration>`` naming a Capacity Scheduler property (never raises: detection
     calls it; :func:`properties` reads the file)."""
@@ -353,9 +353,8 @@ def _all_paths(conf: _Config) -> list[str]:
 def read_rest(doc: Document, info: dict, draft: Draft, notes: Notes) -> None:
     """The queues of a Capacity Scheduler REST answer (its ``schedulerInfo``) into ``draft``."""
     where = f"{doc.where}: schedulerInfo"
-    kids = read_each(
-        CapacitySchedulerQueueInfo, read(CapacitySchedulerInfo, info, where).queues.queue, where, "queues.queue"
-    )
+    top = read(CapacitySchedulerInfo, info, where)
+    kids = read_each(CapacitySchedulerQueueInfo, top.queues.queue, where, "queues.queue")
     if not kids:
         raise ImportFailed(f"{where}: queues is missing")
     for q in kids:
