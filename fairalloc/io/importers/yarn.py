@@ -52,7 +52,7 @@ from xml.etree.ElementTree import Element
 from fairalloc.io.importers import yarn_capacity as cs
 from fairalloc.io.importers.common import NODES, TOTALS, Document, Draft, ImportFailed, Notes
 from fairalloc.io.importers.common import number as quantity_number
-from fairalloc.io.importers.shapes import read, read_each
+from fairalloc.io.importers.shapes import read
 from fairalloc.io.importers.yarn_capacity import number, rest_amounts
 from fairalloc.io.importers.yarn_shapes import (
     AllocationQueue,
@@ -66,6 +66,7 @@ from fairalloc.io.importers.yarn_shapes import (
     ResourceInfo,
     SchedulerInfo,
     SchedulerTypeInfo,
+    read_items,
     rest_twin,
     xml_fields,
 )
@@ -285,7 +286,7 @@ def _rest_queue(doc: Document, q: FairSchedulerQueueInfo, draft: Draft, notes: N
     if path is None:
         raise ImportFailed(f"{doc.where}: a queue without queueName")
     obj = f"queue {path}"
-    children = read_each(FairSchedulerQueueInfo, q.childQueues.queue, f"{doc.where}: {obj}", "childQueues.queue")
+    children = read_items(FairSchedulerQueueInfo, q.childQueues.queue, f"{doc.where}: {obj}", "childQueues.queue")
     if q.schedulingPolicy is not None and q.schedulingPolicy != "drf":
         why = _policy_said(q.schedulingPolicy) if children or path == "root" else _APPS
         notes.warn(doc, obj, "schedulingPolicy", why)
@@ -336,7 +337,7 @@ def _read_nodes(docs: list[Document], draft: Draft, notes: Notes) -> None:
     counted: dict[str, int] = {}
     for doc in docs:
         listed = read(NodesAnswer, doc.data, doc.where).nodes.node
-        for k, node in enumerate(read_each(NodeInfo, listed, doc.where, "nodes.node")):
+        for k, node in enumerate(read_items(NodeInfo, listed, doc.where, "nodes.node")):
             if (node.state or "RUNNING") == "RUNNING":
                 counted[doc.file] = counted.get(doc.file, 0) + 1
                 amounts = _node_amounts(node, doc, f"node {node.id if node.id is not None else k}", notes)

@@ -41,13 +41,14 @@ from xml.etree.ElementTree import Element
 
 from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes
 from fairalloc.io.importers.common import number as gate
-from fairalloc.io.importers.shapes import read, read_each
+from fairalloc.io.importers.shapes import read
 from fairalloc.io.importers.yarn_shapes import (
     CapacitySchedulerInfo,
     CapacitySchedulerQueueInfo,
     ConfigurationProperty,
     ResourceInfo,
     ResourcesInfo,
+    read_items,
     xml_fields,
 )
 from fairalloc.io.quantities import MEMORY, VCORES, Percent, QuantityError, parse_yarn_resources, tidy
@@ -354,7 +355,7 @@ def read_rest(doc: Document, info: dict, draft: Draft, notes: Notes) -> None:
     """The queues of a Capacity Scheduler REST answer (its ``schedulerInfo``) into ``draft``."""
     where = f"{doc.where}: schedulerInfo"
     top = read(CapacitySchedulerInfo, info, where)
-    kids = read_each(CapacitySchedulerQueueInfo, top.queues.queue, where, "queues.queue")
+    kids = read_items(CapacitySchedulerQueueInfo, top.queues.queue, where, "queues.queue")
     if not kids:
         raise ImportFailed(f"{where}: queues is missing")
     for q in kids:
@@ -377,7 +378,7 @@ def _rest_queue(doc: Document, q: CapacitySchedulerQueueInfo, parent: str, draft
     if (q.state or "RUNNING").upper() != "RUNNING":
         notes.warn(doc, obj, "state", f"{q.state}: read as a running queue")
     group = None if parent == "root" else parent
-    kids = read_each(CapacitySchedulerQueueInfo, q.queues.queue, f"{doc.where}: {obj}", "queues.queue")
+    kids = read_items(CapacitySchedulerQueueInfo, q.queues.queue, f"{doc.where}: {obj}", "queues.queue")
     if kids:
         tree = {"parent": group, "guarantee": guarantee.field(), "limit": limit.field()}
         draft.add(draft.groups, name, tree, f"{doc.where}: {obj}")

@@ -30,9 +30,10 @@ from xml.etree.ElementTree import Element
 
 from pydantic import BeforeValidator
 
-from fairalloc.io.importers.shapes import Items, Maybe, Shape
+from fairalloc.io.importers.shapes import Items, Maybe, Shape, read
 
 __all__ = [
+    "read_items",
     "xml_fields",
     "rest_twin",
     "AllocationQueue",
@@ -51,9 +52,16 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+S = TypeVar("S", bound=Shape)
 
 #: a list that older ResourceManagers write as its one item when it has one (Jersey's "mapped" JSON)
 OneOrMany = Annotated[list[T], BeforeValidator(lambda v: [] if v is None else [v] if isinstance(v, dict) else v)]
+
+
+def read_items(shape: type[S], items: list, where: str, field: str) -> list[S]:
+    """Each object of the list ``field`` (child queues, nodes) read as ``shape``, named by its index
+    (``queue root: childQueues.queue[1]: ...``): the objects are read one by one as the tree is walked."""
+    return [read(shape, item, f"{where}: {field}[{k}]") for k, item in enumerate(items)]
 
 
 # -- XML as mappings --------------------------------------------------------------------------------
