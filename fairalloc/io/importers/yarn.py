@@ -38,6 +38,10 @@ Read as ``models/yarn_fair.py`` reads a queue case (apache/hadoop, Apache-2.0;
   ``clusterResources``; where they disagree the node list counts
   (:func:`fairalloc.io.importers.common.chosen_source`).
 * Memory is ``memory-mb`` in MiB, cores ``vcores`` (REST ``memory`` and ``vCores``).
+
+Which file or answer a document is, is told by its root element or top key alone; every object in it
+is then read through its schema (:mod:`fairalloc.io.importers.yarn_shapes`), so a wrong shape is one
+line naming the file, the object and the field.
 """
 
 from __future__ import annotations
@@ -46,12 +50,30 @@ from decimal import Decimal
 from xml.etree.ElementTree import Element
 
 from fairalloc.io.importers import yarn_capacity as cs
-from fairalloc.io.importers.common import NODES, TOTALS, Document, Draft, ImportFailed, Notes, listing, mapping
+from fairalloc.io.importers.common import NODES, TOTALS, Document, Draft, ImportFailed, Notes
 from fairalloc.io.importers.common import number as quantity_number
+from fairalloc.io.importers.shapes import read
 from fairalloc.io.importers.yarn_capacity import number, rest_amounts
+from fairalloc.io.importers.yarn_shapes import (
+    AllocationQueue,
+    Allocations,
+    ClusterMetricsInfo,
+    FairSchedulerInfo,
+    FairSchedulerQueueInfo,
+    MetricsAnswer,
+    NodeInfo,
+    NodesAnswer,
+    ResourceInfo,
+    SchedulerInfo,
+    SchedulerTypeInfo,
+    read_items,
+    rest_twin,
+    xml_fields,
+)
 from fairalloc.io.quantities import MEMORY, VCORES, Percent, QuantityError, parse_yarn_resources
 
 SYSTEM = "yarn"
+FAIR = "fairScheduler"
 _SILENT = {
     "maxRunningApps",
     "maxAMShare",
@@ -79,72 +101,59 @@ _TOP_SILENT = {
     "reservation-policy",
     "reservation-planner",
 }
+#: the elements that are queues (``<pool>``: the MapReduce 1 Fair Scheduler's name, still read)
+_QUEUES = ("queue", "pool")
 #: ClusterMetricsInfo's totals, by resource
 _METRICS = {"totalMB": MEMORY, "totalVirtualCores": VCORES}
 #: a node of /ws/v1/cluster/nodes: its resources are what it uses plus what it has free
 _NODE_FIELDS = {MEMORY: ("usedMemoryMB", "availMemoryMB"), VCORES: ("usedVirtualCores", "availableVirtualCores")}
+#: the documents by their root element (XML)
+_ROOTS = {"allocations": "allocations", "scheduler": "scheduler", "clusterMetrics": "metrics"}
 
 
 def unit_of(resource: str) -> str:
     return "MiB" if resource == MEMORY else "cores" if resource == VCORES else "count"
 
 
-def _is_allocations(doc: Document) -> bool:
-    return isinstance(doc.data, Element) and doc.data.tag == "allocations"
+def _kind(doc: Document) -> str | None:
+    """Which of YARN's files or REST answers ``doc`` is, by its root element or top key alone: the
+    shape of the rest is for its schema to check (never raises: detection calls it)."""
+    data = doc.data
+    if isinstance(data, Element):
+        if data.tag == "configuration":
+            return "configuration" if cs.is_configuration(data) else None
+        return _ROOTS.get(data.tag)
+    if not isinstance(data, dict):
+        return None
+    if "schedulerInfo" in _unwrapped(data):
+        return "scheduler"
+    # a list where the answer's mapping belongs is a wrong shape of it (said), not another file
+    if isinstance(data.get("nodes"), (dict, list)):
+        return "nodes"
+    return "metrics" if isinstance(data.get("clusterMetrics"), (dict, list)) else None
 
 
-def _scheduler_info(doc: Document) -> dict | None:
-    """The ``schedulerInfo`` of a REST answer (JSON, or XML turned into the same shape)."""
-    data = _plain(doc.data) if isinstance(doc.data, Element) and doc.data.tag == "scheduler" else doc.data
-    if isinstance(data, dict) and "scheduler" in data and not isinstance(doc.data, Element):
-        data = data["scheduler"]
-    info = data.get("schedulerInfo") if isinstance(data, dict) else None
-    return info if isinstance(info, dict) else None
-
-
-def _plain(element: Element):
-    """An XML REST answer as its JSON twin: repeated ``queue`` (and ``resourceInformation``) elements
-    as a list."""
-    children = list(element)
-    if not children:
-        return (element.text or "").strip()
-    out: dict = {}
-    for child in children:
-        value = _plain(child)
-        if child.tag in ("queue", "resourceInformation"):  # the elements a JSON answer lists
-            out.setdefault(child.tag, []).append(value)
-        else:
-            out[child.tag] = value
-    for key, value in element.attrib.items():
-        if key.endswith("}type"):
-            out["type"] = value
-    return out
-
-
-def _metrics(doc: Document) -> dict | None:
-    """The ``clusterMetrics`` of a ``/ws/v1/cluster/metrics`` answer (JSON, or XML as its JSON twin)."""
-    if isinstance(doc.data, Element):
-        return _plain(doc.data) if doc.data.tag == "clusterMetrics" else None
-    metrics = doc.data.get("clusterMetrics") if isinstance(doc.data, dict) else None
-    return metrics if isinstance(metrics, dict) else None
+def _unwrapped(data: dict) -> dict:
+    """A JSON scheduler answer inside its root ``scheduler`` (which some clients leave out)."""
+    inner = data.get("scheduler")
+    return inner if isinstance(inner, dict) else data
 
 
 def detect(docs: list[Document]) -> int:
-    return sum(
-        1
-        for d in docs
-        if _is_allocations(d)
-        or _scheduler_info(d) is not None
-        or _nodes(d)
-        or _metrics(d) is not None
-        or cs.properties(d) is not None
-    )
+    return sum(1 for d in docs if _kind(d) is not None)
 
 
-def _nodes(doc: Document) -> list:
-    data = doc.data if isinstance(doc.data, dict) else {}
-    nodes = (data.get("nodes") or {}).get("node") if isinstance(data.get("nodes"), dict) else None
-    return nodes if isinstance(nodes, list) else []
+def _scheduler(doc: Document) -> tuple[str | None, dict]:
+    """The ``type`` and the ``schedulerInfo`` of a scheduler answer (JSON, or XML as its JSON twin)."""
+    data = rest_twin(doc.data) if isinstance(doc.data, Element) else _unwrapped(doc.data)
+    info = read(SchedulerTypeInfo, data, doc.where).schedulerInfo or {}
+    return read(SchedulerInfo, info, f"{doc.where}: schedulerInfo").type, info
+
+
+def _metrics(doc: Document) -> ClusterMetricsInfo:
+    """The ``clusterMetrics`` of a ``/ws/v1/cluster/metrics`` answer (JSON, or XML as its JSON twin)."""
+    data = {"clusterMetrics": rest_twin(doc.data)} if isinstance(doc.data, Element) else doc.data
+    return read(MetricsAnswer, data, doc.where).clusterMetrics
 
 
 def _resources(text: str | None, doc: Document, obj: str, field: str) -> dict[str, Decimal | Percent]:
@@ -154,35 +163,25 @@ def _resources(text: str | None, doc: Document, obj: str, field: str) -> dict[st
         raise ImportFailed(str(exc)) from None
 
 
+#: the queue elements the importer reads (the others are read silently or warned about)
+_READ = set(AllocationQueue.model_fields)
+
+
 def _xml_queue(doc: Document, element: Element, parent: str, draft: Draft, notes: Notes, default_max) -> None:
     name = element.get("name")
-    if not name:
+    if not name:  # an attribute is text (no shape to check), but it may be missing or empty
         raise ImportFailed(f"{doc.where}: a <{element.tag}> under {parent} has no name attribute")
     path = name if name.startswith("root") and parent == "" else f"{parent}.{name}" if parent else f"root.{name}"
     obj = f"queue {path}"
+    fields = xml_fields(element, skip=_QUEUES)
+    queue = read(AllocationQueue, fields, f"{doc.where}: {obj}")
     if element.tag == "pool":
         why = "the older name of <queue> (AllocationFileLoaderService reads both): read as a queue"
         notes.warn(doc, obj, "<pool>", why)
-    children = [c for c in element if c.tag in ("queue", "pool")]
-    spec: dict = {}
-    for child in element:
-        tag, text = child.tag, (child.text or "").strip()
-        if tag in ("queue", "pool") or not isinstance(tag, str):
-            continue
-        if tag == "weight":
-            spec["weight"] = _weight(text, doc, obj)
-        elif tag == "minResources":
-            spec["guarantee"] = _resources(text, doc, obj, tag)
-        elif tag == "maxResources":
-            spec["limit"] = _resources(text, doc, obj, tag)
-        elif tag == "schedulingPolicy":
-            if text != "drf":
-                leaf = not children and element.get("type") != "parent" and path != "root"
-                notes.warn(doc, obj, tag, _APPS if leaf else _policy_said(text))
-        elif tag == "maxChildResources":
-            notes.warn(doc, obj, tag, "limits queues created at run time: not modelled")
-        elif tag not in _SILENT:
-            notes.warn(doc, obj, tag, "not an allocation-file queue property fairalloc knows: not read")
+    children = [c for c in element if c.tag in _QUEUES]
+    leaf = not children and element.get("type") != "parent" and path != "root"
+    _queue_warnings(doc, obj, fields, queue, leaf, notes)
+    spec = _queue_spec(doc, obj, queue)
     if "limit" not in spec and default_max:
         spec["limit"] = default_max
     group = None if parent in ("", "root") else parent
@@ -197,6 +196,29 @@ def _xml_queue(doc: Document, element: Element, parent: str, draft: Draft, notes
         draft.add(draft.users, path, {"group": group, **spec}, _written(doc, element, parent))
     for child in children:
         _xml_queue(doc, child, path, draft, notes, default_max)
+
+
+def _queue_spec(doc: Document, obj: str, queue: AllocationQueue) -> dict:
+    """``weight``, ``minResources`` (the guarantee) and ``maxResources`` (the limit) of a queue."""
+    spec: dict = {}
+    if queue.weight is not None:
+        spec["weight"] = _weight(queue.weight, doc, obj)
+    if queue.minResources is not None:
+        spec["guarantee"] = _resources(queue.minResources, doc, obj, "minResources")
+    if queue.maxResources is not None:
+        spec["limit"] = _resources(queue.maxResources, doc, obj, "maxResources")
+    return spec
+
+
+def _queue_warnings(doc: Document, obj: str, fields: dict, queue: AllocationQueue, leaf: bool, notes: Notes) -> None:
+    """What a queue's elements say that fairalloc does not model, in the order they are written."""
+    for tag in fields:
+        if tag == "schedulingPolicy" and queue.schedulingPolicy != "drf":
+            notes.warn(doc, obj, tag, _APPS if leaf else _policy_said(queue.schedulingPolicy or ""))
+        elif tag == "maxChildResources":
+            notes.warn(doc, obj, tag, "limits queues created at run time: not modelled")
+        elif tag not in _READ | _SILENT:
+            notes.warn(doc, obj, tag, "not an allocation-file queue property fairalloc knows: not read")
 
 
 def _written(doc: Document, element: Element, parent: str) -> str:
@@ -222,27 +244,24 @@ def _weight(text: str, doc: Document, obj: str) -> Decimal:
 
 def _read_allocations(doc: Document, draft: Draft, notes: Notes) -> None:
     top = doc.data
-    default = top.find("queueMaxResourcesDefault")
-    default_max = (
-        _resources(default.text, doc, "allocations", "queueMaxResourcesDefault") if default is not None else {}
-    )
-    if top.find("defaultQueueSchedulingPolicy") is None:  # SchedulingPolicy.DEFAULT_POLICY
-        notes.warn(
-            doc,
-            "allocations",
-            "defaultQueueSchedulingPolicy",
-            "not given: the default is 'fair'; " + _policy_said("fair"),
-        )
+    fields = xml_fields(top, skip=(*_QUEUES, "user"))
+    allocations = read(Allocations, fields, f"{doc.where}: allocations")
+    default = allocations.queueMaxResourcesDefault
+    default_max = _resources(default, doc, "allocations", "queueMaxResourcesDefault") if default is not None else {}
+    policy = allocations.defaultQueueSchedulingPolicy
+    if policy is None:  # SchedulingPolicy.DEFAULT_POLICY
+        said = "not given: the default is 'fair'; " + _policy_said("fair")
+        notes.warn(doc, "allocations", "defaultQueueSchedulingPolicy", said)
+    elif policy != "drf":
+        notes.warn(doc, "allocations", "defaultQueueSchedulingPolicy", _policy_said(policy))
+    for tag in fields:
+        if tag not in _TOP_SILENT | set(Allocations.model_fields):
+            notes.warn(doc, "allocations", tag, "not an allocation-file element fairalloc knows: not read")
     for child in top:
-        if child.tag in ("queue", "pool"):
+        if child.tag in _QUEUES:
             _xml_queue(doc, child, "", draft, notes, default_max)
         elif child.tag == "user":
             notes.warn(doc, f"user {child.get('name')}", "", "per-user limits are not modelled")
-        elif child.tag == "defaultQueueSchedulingPolicy":
-            if (child.text or "").strip() != "drf":
-                notes.warn(doc, "allocations", child.tag, _policy_said((child.text or "").strip()))
-        elif isinstance(child.tag, str) and child.tag not in _TOP_SILENT | {"queueMaxResourcesDefault"}:
-            notes.warn(doc, "allocations", child.tag, "not an allocation-file element fairalloc knows: not read")
 
 
 #: a leaf queue's policy divides it among its applications (FSLeafQueue), not among queues
@@ -262,51 +281,54 @@ def _policy_said(policy: str) -> str:
     return f"{policy!r}: fairalloc computes the DRF policy's fair shares"
 
 
-def _rest_queue(doc: Document, q: dict, draft: Draft, notes: Notes) -> None:
-    path = q.get("queueName")
-    if not isinstance(path, str):
+def _rest_queue(doc: Document, q: FairSchedulerQueueInfo, draft: Draft, notes: Notes) -> None:
+    path = q.queueName
+    if path is None:
         raise ImportFailed(f"{doc.where}: a queue without queueName")
     obj = f"queue {path}"
-    policy = q.get("schedulingPolicy")
-    kids = mapping(q.get("childQueues"), f"{doc.where}: {obj}: childQueues")
-    children = [mapping(c, f"{doc.where}: {obj}: childQueues.queue[{k}]") for k, c in enumerate(
-        listing(kids.get("queue"), f"{doc.where}: {obj}: childQueues.queue"))]  # fmt: skip
-    if isinstance(policy, str) and policy != "drf":
-        notes.warn(doc, obj, "schedulingPolicy", _policy_said(policy) if children or path == "root" else _APPS)
+    children = read_items(FairSchedulerQueueInfo, q.childQueues.queue, f"{doc.where}: {obj}", "childQueues.queue")
+    if q.schedulingPolicy is not None and q.schedulingPolicy != "drf":
+        why = _policy_said(q.schedulingPolicy) if children or path == "root" else _APPS
+        notes.warn(doc, obj, "schedulingPolicy", why)
     spec: dict = {}
-    guarantee = rest_amounts(q.get("minResources"), doc, obj, "minResources")
+    guarantee = rest_amounts(q.minResources, doc, obj, "minResources")
     if any(guarantee.values()):
         spec["guarantee"] = guarantee
-    if q.get("maxResources"):
-        spec["limit"] = rest_amounts(q.get("maxResources"), doc, obj, "maxResources")
+    limit = rest_amounts(q.maxResources, doc, obj, "maxResources")
+    if limit:
+        spec["limit"] = limit
     parent = path.rsplit(".", 1)[0] if "." in path else None
     group = None if parent in (None, "root") else parent
     if path == "root":
-        cluster = rest_amounts(q.get("clusterResources"), doc, obj, "clusterResources")
+        cluster = rest_amounts(q.clusterResources, doc, obj, "clusterResources")
         draft.offer_capacity(TOTALS, f"{doc.where}: {obj}: clusterResources", cluster)
     elif children:
         draft.add(draft.groups, path, {"parent": group, **spec}, f"{doc.where}: {obj}")
     else:
-        usage = rest_amounts(q.get("usedResources"), doc, obj, "usedResources")
-        demand = rest_amounts(q.get("demandResources"), doc, obj, "demandResources") or usage
-        draft.add(draft.users, path, {"group": group, **spec}, f"{doc.where}: {obj}")
-        if any(demand.values()):
-            draft.users[path]["request"] = demand
-        if any(usage.values()):
-            draft.users[path]["usage"] = usage
+        _rest_leaf(doc, q, path, {"group": group, **spec}, draft)
     for child in children:
         _rest_queue(doc, child, draft, notes)
 
 
+def _rest_leaf(doc: Document, q: FairSchedulerQueueInfo, path: str, spec: dict, draft: Draft) -> None:
+    """A leaf queue: its ``usedResources`` the usage, its ``demandResources`` (else the usage) the request."""
+    obj = f"queue {path}"
+    usage = rest_amounts(q.usedResources, doc, obj, "usedResources")
+    demand = rest_amounts(q.demandResources, doc, obj, "demandResources") or usage
+    draft.add(draft.users, path, spec, f"{doc.where}: {obj}")
+    if any(demand.values()):
+        draft.users[path]["request"] = demand
+    if any(usage.values()):
+        draft.users[path]["usage"] = usage
+
+
 def _read_rest(doc: Document, info: dict, draft: Draft, notes: Notes) -> None:
-    if info.get("type") != "fairScheduler":
-        notes.warn(doc, "schedulerInfo", "type", f"{info.get('type')!r} is not the FairScheduler: not read")
-        return
-    root = info.get("rootQueue")
-    if not isinstance(root, dict):
+    """The queues of a FairScheduler REST answer (its ``schedulerInfo``) into ``draft``."""
+    fair = read(FairSchedulerInfo, info, f"{doc.where}: schedulerInfo")
+    if fair.rootQueue is None:
         raise ImportFailed(f"{doc.where}: schedulerInfo: rootQueue is missing")
     notes.warn(doc, "schedulerInfo", "rootQueue", "the REST answer gives no queue weights: weight 1 assumed")
-    _rest_queue(doc, root, draft, notes)
+    _rest_queue(doc, fair.rootQueue, draft, notes)
 
 
 def _read_nodes(docs: list[Document], draft: Draft, notes: Notes) -> None:
@@ -314,78 +336,99 @@ def _read_nodes(docs: list[Document], draft: Draft, notes: Notes) -> None:
     total: dict[str, Decimal] = {}
     counted: dict[str, int] = {}
     for doc in docs:
-        for k, node in enumerate(_nodes(doc)):
-            if not isinstance(node, dict):
-                raise ImportFailed(f"{doc.where}: nodes.node[{k}]: must be a mapping (got {node!r:.40})")
-            if node.get("state", "RUNNING") == "RUNNING":
+        listed = read(NodesAnswer, doc.data, doc.where).nodes.node
+        for k, node in enumerate(read_items(NodeInfo, listed, doc.where, "nodes.node")):
+            if (node.state or "RUNNING") == "RUNNING":
                 counted[doc.file] = counted.get(doc.file, 0) + 1
-                amounts = _node_amounts(node, doc, f"node {node.get('id', k)}", notes)
+                amounts = _node_amounts(node, doc, f"node {node.id if node.id is not None else k}", notes)
                 total = {r: total.get(r, Decimal(0)) + amounts.get(r, Decimal(0)) for r in {**total, **amounts}}
     where = ", ".join(f"{file}: {n} running nodes" for file, n in counted.items())
     draft.offer_capacity(NODES, where, total)
 
 
-def _node_amounts(node: dict, doc: Document, obj: str, notes: Notes) -> dict[str, Decimal]:
+def _node_amounts(node: NodeInfo, doc: Document, obj: str, notes: Notes) -> dict[str, Decimal]:
     """A node's ``totalResource`` (its whole capability, with the other resource types of its
     ``resourceInformations``), else what it uses plus what it has free (older answers)."""
-    if isinstance(node.get("totalResource"), dict):
-        return _capacity(node["totalResource"], doc, obj, "totalResource", notes)
-    return {r: sum((number(node.get(f, 0), doc, obj, f) for f in fs), Decimal(0)) for r, fs in _NODE_FIELDS.items()}
+    if node.totalResource is not None:
+        return _capacity(node.totalResource, doc, obj, "totalResource", notes)
+    fields = _NODE_FIELDS.items()
+    return {r: sum((_amount(getattr(node, f), doc, obj, f) for f in fs), Decimal(0)) for r, fs in fields}
 
 
-def _read_metrics(doc: Document, metrics: dict, draft: Draft, notes: Notes) -> None:
+def _amount(value, doc: Document, obj: str, field: str) -> Decimal:
+    """A REST answer's amount, absent (or ``null``) read as 0, as ``NodeInfo`` and
+    ``ResourceInformation`` start them."""
+    return number(0 if value is None else value, doc, obj, field)
+
+
+def _read_metrics(doc: Document, metrics: ClusterMetricsInfo, draft: Draft, notes: Notes) -> None:
     """The cluster metrics' totals: the scheduler's cluster resource, then the root queue's totals."""
     obj, field = "clusterMetrics", "totalClusterResourcesAcrossPartition"
-    across = _capacity(metrics.get(field), doc, obj, field, notes)
+    across = _capacity(metrics.totalClusterResourcesAcrossPartition, doc, obj, field, notes)
     draft.offer_capacity(TOTALS, f"{doc.where}: {obj}: {field}", across)
-    given = [k for k in _METRICS if metrics.get(k) is not None]
-    totals = {_METRICS[k]: number(metrics[k], doc, obj, k) for k in given}
+    given = {k: getattr(metrics, k) for k in _METRICS if getattr(metrics, k) is not None}
+    totals = {_METRICS[k]: number(v, doc, obj, k) for k, v in given.items()}
     draft.offer_capacity(TOTALS, f"{doc.where}: {obj}: {', '.join(given)}", totals)
 
 
-def _capacity(info, doc: Document, obj: str, field: str, notes: Notes) -> dict[str, Decimal]:
+def _capacity(info: ResourceInfo | None, doc: Document, obj: str, field: str, notes: Notes) -> dict[str, Decimal]:
     """A ``ResourceInfo`` as a capacity: ``memory`` and ``vCores``, and every other resource type
     its ``resourceInformations`` name (a GPU, ``yarn.io/gpu``), a count: one with a unit is warned
     about (fairalloc converts memory's only)."""
     out = rest_amounts(info, doc, obj, field)
-    listed = (info.get("resourceInformations") or {}) if isinstance(info, dict) else {}
-    entries = listed.get("resourceInformation") if isinstance(listed, dict) else None
-    for entry in entries if isinstance(entries, list) else []:
-        name = entry.get("name") if isinstance(entry, dict) else None
-        if not isinstance(name, str) or name in (MEMORY, VCORES):
+    listed = info.resourceInformations if info is not None else None
+    for entry in listed.resourceInformation if listed is not None else []:
+        if entry.name is None or entry.name in (MEMORY, VCORES):
             continue
-        at = f"{field}.resourceInformations.{name}"
-        if entry.get("units") not in (None, ""):
-            notes.warn(doc, obj, at, f"counted in {entry['units']!r}: not converted, not read")
+        at = f"{field}.resourceInformations.{entry.name}"
+        if entry.units not in (None, ""):
+            notes.warn(doc, obj, at, f"counted in {entry.units!r}: not converted, not read")
         else:
-            out[name] = number(entry.get("value", 0), doc, obj, at)
+            out[entry.name] = _amount(entry.value, doc, obj, at)
     return out
+
+
+def _read_scheduler(doc: Document, draft: Draft, notes: Notes) -> None:
+    """A scheduler answer, read by its scheduler's schema: the FairScheduler's, the Capacity
+    Scheduler's (:func:`fairalloc.io.importers.yarn_capacity.read_rest`); another's is not read."""
+    scheduler, info = _scheduler(doc)
+    if scheduler == cs.REST_TYPE:
+        cs.read_rest(doc, info, draft, notes)
+    elif scheduler == FAIR:
+        _read_rest(doc, info, draft, notes)
+    else:
+        notes.warn(doc, "schedulerInfo", "type", f"{scheduler!r} is not the FairScheduler: not read")
+
+
+def _role(doc: Document) -> str | None:
+    """What ``doc`` is: a scheduler answer by its scheduler's ``type`` (``fairScheduler``,
+    ``capacityScheduler``, another's), the others by :func:`_kind`."""
+    kind = _kind(doc)
+    return (_scheduler(doc)[0] or "scheduler") if kind == "scheduler" else kind
 
 
 def convert(docs: list[Document], notes: Notes) -> Draft:
     """The FairScheduler's files make a ``yarn-fair`` case, the Capacity Scheduler's (handed to
     :mod:`fairalloc.io.importers.yarn_capacity`) a ``yarn-capacity`` one; not both at once."""
-    capacity = [d for d in docs if cs.properties(d) is not None or cs.is_capacity_rest(_scheduler_info(d) or {})]
-    fair = [d for d in docs if _is_allocations(d) or (_scheduler_info(d) or {}).get("type") == "fairScheduler"]
+    roles = [_role(doc) for doc in docs]
+    capacity = [d for d, role in zip(docs, roles) if role in ("configuration", cs.REST_TYPE)]
+    fair = [d for d, role in zip(docs, roles) if role in ("allocations", FAIR)]
     if capacity and fair:
         raise ImportFailed(
             f"{capacity[0].where} is the Capacity Scheduler's, {fair[0].where} the FairScheduler's: import them apart"
         )
     draft = Draft(SYSTEM, cs.POLICY if capacity else "yarn-fair", list(dict.fromkeys(d.file for d in docs)))
     for doc in docs:
-        info = _scheduler_info(doc)
-        props = cs.properties(doc)
-        if _is_allocations(doc):
+        kind = _kind(doc)
+        if kind == "allocations":
             _read_allocations(doc, draft, notes)
-        elif props is not None:
-            cs.read_configuration(doc, props, draft, notes)
-        elif info is not None and cs.is_capacity_rest(info):
-            cs.read_rest(doc, info, draft, notes)
-        elif info is not None:
-            _read_rest(doc, info, draft, notes)
-        elif (metrics := _metrics(doc)) is not None:
-            _read_metrics(doc, metrics, draft, notes)
-    _read_nodes(docs, draft, notes)
+        elif kind == "configuration":
+            cs.read_configuration(doc, cs.properties(doc), draft, notes)
+        elif kind == "scheduler":
+            _read_scheduler(doc, draft, notes)
+        elif kind == "metrics":
+            _read_metrics(doc, _metrics(doc), draft, notes)
+    _read_nodes([d for d in docs if _kind(d) == "nodes"], draft, notes)
     draft.name_units(unit_of)
     draft.description.append(f"{len(draft.users)} leaf queues and {len(draft.groups)} parent queues.")
     return draft

@@ -29,7 +29,8 @@ CapacityScheduler.md``, "Setting up queues" and "Queue Properties"; ``ResourceMa
 Whatever changes where assignment settles and is not modelled (node labels, queue priorities,
 the ``DominantResourceCalculator``, queue creation at run time, stopped queues) is warned about,
 naming file, queue and property; what does not (ACLs, application limits, locality, mappings) is
-read silently.
+read silently.  Each object (a ``<property>``, a REST queue, a resource amount) is read through its
+schema (:mod:`fairalloc.io.importers.yarn_shapes`) before a field is used.
 """
 
 from __future__ import annotations
@@ -40,10 +41,22 @@ from xml.etree.ElementTree import Element
 
 from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes
 from fairalloc.io.importers.common import number as gate
+from fairalloc.io.importers.shapes import read
+from fairalloc.io.importers.yarn_shapes import (
+    CapacitySchedulerInfo,
+    CapacitySchedulerQueueInfo,
+    ConfigurationProperty,
+    ResourceInfo,
+    ResourcesInfo,
+    read_items,
+    xml_fields,
+)
 from fairalloc.io.quantities import MEMORY, VCORES, Percent, QuantityError, parse_yarn_resources, tidy
 
 PREFIX = "yarn.scheduler.capacity."
 POLICY = "yarn-capacity"
+#: the ``schedulerInfo.type`` of the Capacity Scheduler's REST answer
+REST_TYPE = "capacityScheduler"
 _HUNDRED = Decimal(100)
 #: queue properties that do not move where assignment settles: read silently
 _QUEUE_SILENT = {
@@ -131,22 +144,23 @@ class _Share:
 WHOLE = _Share(percent=_HUNDRED)
 
 
-# -- detection ----------------------------------------------------------------------------------
-def properties(doc: Document) -> dict[str, str] | None:
-    """A Hadoop ``<configuration>`` with Capacity Scheduler properties: ``{name: value}``."""
-    data = doc.data
-    if not isinstance(data, Element) or data.tag != "configuration":
-        return None
+# -- detection and the properties -----------------------------------------------------------------
+def is_configuration(root: Element) -> bool:
+    """A Hadoop ``<configuration>`` naming a Capacity Scheduler property (never raises: detection
+    calls it; :func:`properties` reads the file)."""
+    names = ((p.findtext("name") or "").strip() for p in root.iter("property"))
+    return root.tag == "configuration" and any(n.startswith(PREFIX) for n in names)
+
+
+def properties(doc: Document) -> dict[str, str]:
+    """The ``{name: value}`` of a Hadoop ``<configuration>``, each ``<property>`` read through its
+    schema (a property without a name is skipped, as Hadoop's ``Configuration`` skips it)."""
     out: dict[str, str] = {}
-    for prop in data.iter("property"):
-        name, value = prop.findtext("name"), prop.findtext("value")
-        if name is not None:
-            out[name.strip()] = (value or "").strip()
-    return out if any(k.startswith(PREFIX) for k in out) else None
-
-
-def is_capacity_rest(info: dict) -> bool:
-    return info.get("type") == "capacityScheduler"
+    for k, element in enumerate(doc.data.iter("property")):
+        prop = read(ConfigurationProperty, xml_fields(element), f"{doc.where}: configuration: property[{k}]")
+        if prop.name is not None:
+            out[prop.name] = prop.value or ""
+    return out
 
 
 # -- capacity-scheduler.xml -----------------------------------------------------------------------
@@ -338,54 +352,47 @@ def _all_paths(conf: _Config) -> list[str]:
 
 # -- the REST answer ----------------------------------------------------------------------------
 def read_rest(doc: Document, info: dict, draft: Draft, notes: Notes) -> None:
-    """The queues of a Capacity Scheduler REST answer into ``draft``."""
-    kids = _rest_children(info)
+    """The queues of a Capacity Scheduler REST answer (its ``schedulerInfo``) into ``draft``."""
+    where = f"{doc.where}: schedulerInfo"
+    top = read(CapacitySchedulerInfo, info, where)
+    kids = read_items(CapacitySchedulerQueueInfo, top.queues.queue, where, "queues.queue")
     if not kids:
-        raise ImportFailed(f"{doc.where}: schedulerInfo: queues is missing")
+        raise ImportFailed(f"{where}: queues is missing")
     for q in kids:
         _rest_queue(doc, q, "root", draft, notes)
 
 
-def _rest_children(q: dict) -> list[dict]:
-    queues = q.get("queues")
-    found = queues.get("queue") if isinstance(queues, dict) else None
-    if isinstance(found, dict):
-        found = [found]
-    return [c for c in found or [] if isinstance(c, dict)]
-
-
-def _percent(doc: Document, obj: str, q: dict, field: str, default: Decimal | None = None) -> Decimal:
-    value = q.get(field)
+def _percent(doc: Document, obj: str, value, field: str, default: Decimal | None = None) -> Decimal:
     if value is None and default is not None:
         return default
     return tidy(gate(value, f"{doc.where}: {obj}: {field}"))
 
 
-def _rest_queue(doc: Document, q: dict, parent: str, draft: Draft, notes: Notes) -> None:
-    name = q.get("queuePath") or (f"{parent}.{q['queueName']}" if isinstance(q.get("queueName"), str) else None)
-    if not isinstance(name, str):
+def _rest_queue(doc: Document, q: CapacitySchedulerQueueInfo, parent: str, draft: Draft, notes: Notes) -> None:
+    name = q.queuePath or (f"{parent}.{q.queueName}" if q.queueName is not None else None)
+    if name is None:
         raise ImportFailed(f"{doc.where}: a queue under {parent} without queueName")
     obj = f"queue {name}"
-    guarantee = _Share(percent=_percent(doc, obj, q, "absoluteCapacity"))
-    limit = _Share(percent=_percent(doc, obj, q, "absoluteMaxCapacity", _HUNDRED))
-    if str(q.get("state", "RUNNING")).upper() != "RUNNING":
-        notes.warn(doc, obj, "state", f"{q.get('state')}: read as a running queue")
+    guarantee = _Share(percent=_percent(doc, obj, q.absoluteCapacity, "absoluteCapacity"))
+    limit = _Share(percent=_percent(doc, obj, q.absoluteMaxCapacity, "absoluteMaxCapacity", _HUNDRED))
+    if (q.state or "RUNNING").upper() != "RUNNING":
+        notes.warn(doc, obj, "state", f"{q.state}: read as a running queue")
     group = None if parent == "root" else parent
-    kids = _rest_children(q)
+    kids = read_items(CapacitySchedulerQueueInfo, q.queues.queue, f"{doc.where}: {obj}", "queues.queue")
     if kids:
         tree = {"parent": group, "guarantee": guarantee.field(), "limit": limit.field()}
         draft.add(draft.groups, name, tree, f"{doc.where}: {obj}")
         for child in kids:
             _rest_queue(doc, child, name, draft, notes)
         return
-    factor = _percent(doc, obj, q, "userLimitFactor", Decimal(1)) if q.get("userLimitFactor") != -1 else None
+    factor = _percent(doc, obj, q.userLimitFactor, "userLimitFactor", Decimal(1)) if q.userLimitFactor != -1 else None
     cap = limit if factor is None else (limit.smaller(guarantee.scaled(factor)) or limit)
-    if q.get("userLimit") not in (None, 100, 100.0, "100"):
+    if q.userLimit not in (None, 100, 100.0, "100"):
         notes.warn(doc, obj, "userLimit", "one user per leaf queue: minimum-user-limit-percent does not bind")
     spec: dict = {"group": group, "guarantee": guarantee.field(), "limit": cap.field()}
-    usage = rest_amounts(q.get("resourcesUsed"), doc, obj, "resourcesUsed")
-    pending = _pending(doc, obj, q)
-    if pending is None and number(q.get("numPendingApplications") or 0, doc, obj, "numPendingApplications") > 0:
+    usage = rest_amounts(q.resourcesUsed, doc, obj, "resourcesUsed")
+    pending = _pending(doc, obj, q.resources)
+    if pending is None and number(q.numPendingApplications or 0, doc, obj, "numPendingApplications") > 0:
         notes.warn(doc, obj, "numPendingApplications", "the answer gives no pending resources: request = usage")
     request = {r: usage.get(r, Decimal(0)) + (pending or {}).get(r, Decimal(0)) for r in (*usage, *(pending or {}))}
     if any(usage.values()):
@@ -395,33 +402,19 @@ def _rest_queue(doc: Document, q: dict, parent: str, draft: Draft, notes: Notes)
     draft.add(draft.users, name, spec, f"{doc.where}: {obj}")
 
 
-def _pending(doc: Document, obj: str, q: dict) -> dict[str, Decimal] | None:
+def _pending(doc: Document, obj: str, resources: ResourcesInfo) -> dict[str, Decimal] | None:
     """The default partition's ``pending`` of ``resources.resourceUsagesByPartition``."""
-    resources = q.get("resources")
-    rows = resources.get("resourceUsagesByPartition") if isinstance(resources, dict) else None
-    if isinstance(rows, dict):
-        rows = [rows]
-    for row in rows or []:
-        if isinstance(row, dict) and row.get("partitionName", "") in ("", None):
-            return rest_amounts(row.get("pending"), doc, obj, "pending")
+    for row in resources.resourceUsagesByPartition:
+        if row.partitionName in ("", None):
+            return rest_amounts(row.pending, doc, obj, "pending")
     return None
 
 
-#: the REST answers' resource names (both schedulers')
-_REST_NAMES = {"memory": MEMORY, "vCores": VCORES}
-
-
-def rest_amounts(mapping, doc: Document, obj: str, field: str) -> dict[str, Decimal]:
-    """Memory and vcores of a ResourceManager REST ``ResourceInfo`` (either scheduler's answer)."""
-    if not isinstance(mapping, dict):
-        return {}
-    out = {}
-    for key, value in mapping.items():
-        name = _REST_NAMES.get(key)
-        if name is None:
-            continue  # resourceInformations repeats memory and vcores in another shape
-        out[name] = number(value, doc, obj, f"{field}.{key}")
-    return out
+def rest_amounts(info: ResourceInfo | None, doc: Document, obj: str, field: str) -> dict[str, Decimal]:
+    """Memory and vcores of a ResourceManager REST ``ResourceInfo`` (either scheduler's answer; its
+    ``resourceInformations`` repeats them in another shape)."""
+    given = {MEMORY: ("memory", info.memory), VCORES: ("vCores", info.vCores)} if info is not None else {}
+    return {r: number(v, doc, obj, f"{field}.{key}") for r, (key, v) in given.items() if v is not None}
 
 
 def number(value, doc: Document, obj: str, field: str) -> Decimal:
@@ -432,7 +425,8 @@ def number(value, doc: Document, obj: str, field: str) -> Decimal:
 __all__ = [
     "POLICY",
     "PREFIX",
-    "is_capacity_rest",
+    "REST_TYPE",
+    "is_configuration",
     "properties",
     "read_configuration",
     "read_rest",
