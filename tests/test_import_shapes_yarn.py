@@ -82,29 +82,29 @@ WRONG = {
     "queueName a number": ("s.json", _fair({"queueName": 7}),
                            "schedulerInfo: rootQueue.queueName: must be text (got 7)"),
     "minResources a list": ("s.json", _fair_child(minResources=[1024]),
-                            "queue root: childQueues.queue[0]: minResources: must be a mapping (got [1024])"),
+                            "queue root: childQueues.queue[0].minResources: must be a mapping (got [1024])"),
     "usedResources text": ("s.json", _fair_child(usedResources="lots"),
-                           "queue root: childQueues.queue[0]: usedResources: must be a mapping (got 'lots')"),
+                           "queue root: childQueues.queue[0].usedResources: must be a mapping (got 'lots')"),
     "schedulingPolicy a mapping": ("s.json", _fair_child(schedulingPolicy={"name": "drf"}),
-                                   "queue root: childQueues.queue[0]: schedulingPolicy: must be text "
+                                   "queue root: childQueues.queue[0].schedulingPolicy: must be text "
                                    "(got {'name': 'drf'})"),
     "a grandchild null": ("s.json", _fair_child(childQueues={"queue": [None]}),
-                          "queue root: childQueues.queue[0]: childQueues.queue[0]: must be a mapping (got None)"),
+                          "queue root: childQueues.queue[0].childQueues.queue[0]: must be a mapping (got None)"),
     # -- the Capacity Scheduler's REST answer (CapacitySchedulerInfo, CapacitySchedulerQueueInfo)
     "cs queues a list": ("c.json", {"schedulerInfo": {"type": "capacityScheduler", "queues": []}},
                          "schedulerInfo: queues: must be a mapping (got [])"),
     "cs queue null": ("c.json", _cs(None), "schedulerInfo: queues.queue[0]: must be a mapping (got None)"),
     "cs queueName a number": ("c.json", _cs({"queueName": 5}),
-                              "schedulerInfo: queues.queue[0]: queueName: must be text (got 5)"),
+                              "schedulerInfo: queues.queue[0].queueName: must be text (got 5)"),
     "cs state a list": ("c.json", _cs(_cs_leaf(state=["RUNNING"])),
-                        "schedulerInfo: queues.queue[0]: state: must be text (got ['RUNNING'])"),
+                        "schedulerInfo: queues.queue[0].state: must be text (got ['RUNNING'])"),
     "cs resourcesUsed text": ("c.json", _cs(_cs_leaf(resourcesUsed="none")),
-                              "schedulerInfo: queues.queue[0]: resourcesUsed: must be a mapping (got 'none')"),
+                              "schedulerInfo: queues.queue[0].resourcesUsed: must be a mapping (got 'none')"),
     "cs partition text": ("c.json", _cs(_cs_leaf(resources={"resourceUsagesByPartition": ["x"]})),
-                          "schedulerInfo: queues.queue[0]: resources.resourceUsagesByPartition[0]: must be a "
+                          "schedulerInfo: queues.queue[0].resources.resourceUsagesByPartition[0]: must be a "
                           "mapping (got 'x')"),
     "cs child queue a number": ("c.json", _cs({"queueName": "a", "absoluteCapacity": 100.0, "queues": {"queue": [3]}}),
-                                "schedulerInfo: queues.queue[0]: queues.queue[0]: must be a mapping (got 3)"),
+                                "schedulerInfo: queues.queue[0].queues.queue[0]: must be a mapping (got 3)"),
     # -- /ws/v1/cluster/nodes (NodesInfo, NodeInfo): the known defect, a node that is text or null
     "nodes a list": ("n.json", {"nodes": [{"id": "n1"}]}, "nodes: must be a mapping (got [{'id': 'n1'}])"),
     "nodes.node a mapping": ("n.json", {"nodes": {"node": {"id": "n1"}}},
@@ -112,12 +112,12 @@ WRONG = {
     "a node text": ("n.json", _nodes("n1:8041"), "nodes.node[0]: must be a mapping (got 'n1:8041')"),
     "a node null": ("n.json", _nodes({"id": "n0"}, None), "nodes.node[1]: must be a mapping (got None)"),
     "a node a list": ("n.json", _nodes([1]), "nodes.node[0]: must be a mapping (got [1])"),
-    "node id a number": ("n.json", _nodes({"id": 12}), "nodes.node[0]: id: must be text (got 12)"),
+    "node id a number": ("n.json", _nodes({"id": 12}), "nodes.node[0].id: must be text (got 12)"),
     "node totalResource a list": ("n.json", _nodes({"totalResource": [4096, 4]}),
-                                  "nodes.node[0]: totalResource: must be a mapping (got [4096, 4])"),
+                                  "nodes.node[0].totalResource: must be a mapping (got [4096, 4])"),
     "node resourceInformation null": (
         "n.json", _nodes({"totalResource": {"memory": 1, "resourceInformations": {"resourceInformation": [None]}}}),
-        "nodes.node[0]: totalResource.resourceInformations.resourceInformation[0]: must be a mapping (got None)"),
+        "nodes.node[0].totalResource.resourceInformations.resourceInformation[0]: must be a mapping (got None)"),
     # -- /ws/v1/cluster/metrics (ClusterMetricsInfo)
     "metrics a list": ("m.json", {"clusterMetrics": [4096]}, "clusterMetrics: must be a mapping (got [4096])"),
     "metrics across a list": ("m.json", _metrics(totalClusterResourcesAcrossPartition=[1]),
@@ -148,9 +148,9 @@ WRONG = {
         "allocations: defaultQueueSchedulingPolicy: must be text (got {'p': 'drf'})"),
     # -- capacity-scheduler.xml (Configuration): a property's name and value are text
     "property value holding elements": ("cs.xml", _cs_xml(f"{PREFIX}root.a.state", "<v>RUNNING</v>"),
-                                        "configuration: property[2]: value: must be text (got {'v': 'RUNNING'})"),
+                                        "configuration: property[2].value: must be text (got {'v': 'RUNNING'})"),
     "property name holding elements": ("cs.xml", _cs_xml("<n>x</n>", "1"),
-                                       "configuration: property[2]: name: must be text (got {'n': 'x'})"),
+                                       "configuration: property[2].name: must be text (got {'n': 'x'})"),
 }  # fmt: skip
 
 

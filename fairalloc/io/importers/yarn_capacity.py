@@ -157,7 +157,7 @@ def properties(doc: Document) -> dict[str, str]:
     schema (a property without a name is skipped, as Hadoop's ``Configuration`` skips it)."""
     out: dict[str, str] = {}
     for k, element in enumerate(doc.data.iter("property")):
-        prop = read(ConfigurationProperty, xml_fields(element), f"{doc.where}: configuration: property[{k}]")
+        prop = read(ConfigurationProperty, xml_fields(element), f"{doc.where}: configuration", f"property[{k}]")
         if prop.name is not None:
             out[prop.name] = prop.value or ""
     return out

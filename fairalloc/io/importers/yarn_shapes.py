@@ -60,8 +60,9 @@ OneOrMany = Annotated[list[T], BeforeValidator(lambda v: [] if v is None else [v
 
 def read_items(shape: type[S], items: list, where: str, field: str) -> list[S]:
     """Each object of the list ``field`` (child queues, nodes) read as ``shape``, named by its index
-    (``queue root: childQueues.queue[1]: ...``): the objects are read one by one as the tree is walked."""
-    return [read(shape, item, f"{where}: {field}[{k}]") for k, item in enumerate(items)]
+    (``queue root: childQueues.queue[1].name: ...``; a null item is refused): the objects are read
+    one by one as the tree is walked."""
+    return [read(shape, item, where, f"{field}[{k}]") for k, item in enumerate(items)]
 
 
 # -- XML as mappings --------------------------------------------------------------------------------
