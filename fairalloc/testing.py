@@ -78,6 +78,20 @@ def instances(
     return Instance(capacity, demand, weights=w, max_tasks=T, shared=q, name="hypothesis")
 
 
+@st.composite
+def queue_trees(draw, max_queues: int = 50, max_depth: int = 6, max_resources: int = 3) -> Instance:
+    """Random queue trees of 1..``max_queues`` queues under 0..``max_depth`` levels of groups, with
+    weights, guarantees, limits and Kueue's borrowing and lending limits
+    (:func:`fairalloc.analysis.falsify.random_queue_tree`, drawn from a seed Hypothesis shrinks)."""
+    from fairalloc.analysis.falsify import random_queue_tree  # the analysis layer, only when drawn
+
+    n = draw(st.integers(1, max_queues))
+    depth = draw(st.integers(0, max_depth))
+    m = draw(st.integers(1, max_resources))
+    seed = draw(st.integers(0, 2**32 - 1))
+    return random_queue_tree(np.random.default_rng(seed), n, depth, m, name=f"tree-{n}-{depth}-{m}-{seed}")
+
+
 def close(a, b, tol: float = AGREEMENT) -> bool:
     """Elementwise ``|a - b| <= tol * max(1, |a|, |b|)``."""
     a, b = np.asarray(a, float), np.asarray(b, float)

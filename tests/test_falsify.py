@@ -2,12 +2,15 @@
 
 import json
 
+import numpy as np
 import pytest
 import yaml
+from hypothesis import given, settings
 
 import fairalloc
 from fairalloc.analysis.falsify import InstanceSpace, falsify, table2
 from fairalloc.analysis.properties import check_property
+from fairalloc.testing import queue_trees
 from fairalloc.testing import run_cli as run
 
 # Table 2 of the DRF paper: the "no" entries
@@ -140,3 +143,18 @@ def test_bad_input_to_new_commands(capsys, argv, field):
     assert code == 2 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"fairalloc: {field}"), err
+
+
+@settings(max_examples=30, deadline=None)
+@given(tree=queue_trees(max_queues=30, max_depth=4))
+def test_random_queue_trees_are_configurations_a_case_file_can_hold(tree):
+    """The trees the speed work is checked on: a case file writes and loads them back whole, every
+    leaf sits at the drawn depth, and a limit never lies below the guarantees it must hold."""
+    from fairalloc.io.cases import parse_case
+
+    again = parse_case(tree.to_dict(), "tree").instance
+    assert again.users == tree.users and np.array_equal(again.demand, tree.demand)
+    q = tree.queues
+    assert len({len(q.path(u)) for u in tree.users}) == 1
+    for node in [*tree.users, *q.groups]:
+        assert not (np.nan_to_num(q.guarantee[node]) > q.limit[node]).any()

@@ -217,6 +217,75 @@ def random_queue_instance(space: InstanceSpace, prop: str, rng: np.random.Genera
     )
 
 
+def random_queue_tree(
+    rng: np.random.Generator, queues: int, depth: int = 0, resources: int = 2, name: str = "tree"
+) -> Instance:
+    """A random queue tree of an operator's size: ``queues`` leaf queues under ``depth`` levels of
+    groups (0: flat), over ``resources`` resources, every queue with a request, most with a weight,
+    guarantee, limit and some with Kueue's borrowing and lending limits (:func:`_queue_config`),
+    groups with weights and some with guarantees and limits that hold their children's guarantees.
+    The capacity grows with the queues so that about half of what is requested fits: the policies'
+    bounds, not the capacity alone, decide the answer.
+
+    Level ``l`` of ``depth`` has about ``queues ** (l / (depth + 1))`` groups, each under a random
+    group of the level above; every leaf is under a random group of the deepest level.
+
+    >>> tree = random_queue_tree(np.random.default_rng(1), 40, depth=3)
+    >>> tree.n, len(tree.queues.groups) > 3, {len(tree.queues.path(u)) for u in tree.users}
+    (40, True, {3})
+    """
+    m = min(resources, len(QUEUE_RESOURCES))
+    R = rng.integers(10 * queues, 40 * queues + 1, m).astype(float)
+    D = np.floor(rng.uniform(2, 60, (queues, m))) + 1
+    if m > 1:  # a queue may leave a resource out of its request
+        D[rng.random((queues, m)) < 0.15] = 0.0
+        D[~(D > 0).any(axis=1), 0] = 1.0
+    spec = _queue_config(rng, R, queues)
+    levels = [[f"g{level}_{k}" for k in range(max(1, round(queues ** (level / (depth + 1)))))]
+              for level in range(1, depth + 1)]  # fmt: skip
+    parents: dict[str, str | None] = {g: None for g in levels[0]} if levels else {}
+    for upper, lower in zip(levels, levels[1:], strict=False):
+        parents |= {g: upper[int(rng.integers(len(upper)))] for g in lower}
+    users = [f"q{i + 1}" for i in range(queues)]
+    for u in users:
+        spec[u]["parent"] = levels[-1][int(rng.integers(len(levels[-1])))] if levels else None
+    groups = _tree_groups(rng, R, spec, parents, [g for level in levels for g in level])
+    nodes = {g: spec[g] for g in groups} | {u: spec[u] for u in users}
+    hierarchy = None
+    if groups:
+        hierarchy = {
+            "parent": {v: nodes[v].get("parent") for v in nodes},
+            "weight": {v: nodes[v]["weight"] for v in nodes},
+        }
+    return Instance(
+        R, D, resources=QUEUE_RESOURCES[:m], users=users, weights=[spec[u]["weight"] for u in users], name=name,
+        groups=hierarchy, queues=Queues.build(QUEUE_RESOURCES[:m], nodes, groups),
+    )  # fmt: skip
+
+
+def _tree_groups(
+    rng: np.random.Generator, R: np.ndarray, spec: dict[str, dict[str, Any]], parents: dict, order: list[str]
+) -> list[str]:
+    """The groups that hold a queue (empty ones dropped), each with a weight and perhaps a
+    guarantee and a limit; a group's limit holds its children's guarantees (no configuration has
+    less), so the limits are set from the deepest level up."""
+    held = {spec[u]["parent"] for u in spec if spec[u].get("parent")}
+    for g in reversed(order):  # a group is kept when a kept group or a queue is under it
+        if g in held and parents[g]:
+            held.add(parents[g])
+    groups = [g for g in order if g in held]
+    for g in reversed(groups):
+        node: dict[str, Any] = {"parent": parents[g], "weight": float(rng.integers(1, 4))}
+        if rng.random() < 0.3:
+            node["guarantee"] = _amounts(rng, R / len(groups), 0.2, 1.0)
+        if rng.random() < 0.3:
+            under = [s["guarantee"] for s in spec.values() if s.get("parent") == g and "guarantee" in s]
+            floor = np.nansum(under, axis=0) if under else 0.0
+            node["limit"] = _limit(_amounts(rng, R, 0.3, 0.9), np.fmax(floor, node.get("guarantee", 0.0)))
+        spec[g] = node
+    return groups
+
+
 def falsify_trial(
     trial: int, *, mechanism: Mechanism, prop: str, space: InstanceSpace, seed: int, budget: int, method: str
 ) -> dict:
