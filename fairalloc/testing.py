@@ -2,7 +2,9 @@
 :func:`check_mechanism`, the conformance battery a plug-in author runs on her mechanism (as
 scikit-learn's ``check_estimator``).  Instances are generated and failures shrunk by Hypothesis
 (MacIver, Hatfield-Dodds et al., "Hypothesis: A new approach to property-based testing", Journal of
-Open Source Software 4(43), 2019).
+Open Source Software 4(43), 2019).  For the importers' tests, a valid document with one field given
+a value of the wrong type (:func:`places`, :func:`replaced`, :func:`wrong_values`) and the one check
+such a document must pass (:func:`assert_imports_or_one_line`).
 
 Useful for your own mechanisms too::
 
@@ -18,7 +20,10 @@ Requires ``hypothesis`` (the ``dev`` extra).
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -120,6 +125,116 @@ def run_cli(capsys, *argv) -> tuple[int, str, str]:
     code = main(list(argv))
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+# -- a document with one field of the wrong type ---------------------------------------------------
+
+
+def places(document: Any) -> list[tuple]:
+    """Every place in a nested dict/list ``document``: the path (keys and list indices) to each field
+    and item, a parent before its children; the document itself (the empty path) is not one of them.
+
+    >>> places({"spec": {"containers": [{"name": "c"}]}, "kind": "Pod"})
+    [('spec',), ('spec', 'containers'), ('spec', 'containers', 0), ('spec', 'containers', 0, 'name'), ('kind',)]
+    >>> places("text")
+    []
+    """
+    if isinstance(document, dict):
+        items: Iterable = document.items()
+    elif isinstance(document, list):
+        items = enumerate(document)
+    else:
+        return []
+    out: list[tuple] = []
+    for key, value in items:
+        out += [(key,), *((key, *below) for below in places(value))]
+    return out
+
+
+def replaced(document: Any, path: Sequence, value: Any) -> Any:
+    """A deep copy of ``document`` with the field at ``path`` (as :func:`places` gives it) set to
+    ``value``; ``document`` is left as it was, and the empty path is the whole document.
+
+    >>> pod = {"spec": {"containers": [{"name": "c"}]}}
+    >>> replaced(pod, ("spec", "containers", 0), None)
+    {'spec': {'containers': [None]}}
+    >>> pod
+    {'spec': {'containers': [{'name': 'c'}]}}
+    """
+    if not path:
+        return value
+    out = copy.deepcopy(document)
+    parent = out
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = value
+    return out
+
+
+def wrong_values(
+    *samples: Any, keys: Sequence[str] = (), amounts: bool = True, alphabet: st.SearchStrategy[str] | None = None
+) -> st.SearchStrategy[Any]:
+    """Values a field of a JSON or YAML document may be given in place of its own, of every type:
+    ``None``, true and false, integers (negative ones too), finite floats, text (of ``alphabet``'s
+    characters, by default any), lists (empty, holding ``None`` or an empty mapping) and mappings,
+    and ``samples``, drawn as they are (the texts and objects a system's files hold: a state, a
+    quantity with its unit, a resource map).  A mapping's keys are drawn from ``keys`` if given, else
+    are any short text; its values are lists only when not ``amounts``, so that a mapping in a
+    resource map's place names no resource (the capacity given may lack it).
+
+    >>> from hypothesis import find
+    >>> find(wrong_values("Running"), lambda v: isinstance(v, list) and None in v)
+    [None]
+    >>> find(wrong_values(keys=["resource"], amounts=False), lambda v: isinstance(v, dict) and len(v) > 0)
+    {'resource': []}
+    """
+    text = st.characters() if alphabet is None else alphabet
+    scalars = (
+        st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.floats(allow_nan=False, allow_infinity=False)
+    )
+    inner = st.none() | st.integers(0, 9) | st.text(text, max_size=3)
+    held = (inner | st.lists(inner, max_size=1)) if amounts else st.lists(inner, max_size=1)
+    out: st.SearchStrategy[Any] = st.one_of(
+        scalars,
+        st.text(text, max_size=8),
+        st.lists(inner | st.just({}), max_size=3),
+        st.dictionaries(st.sampled_from(list(keys)) if keys else st.text(text, max_size=4), held, max_size=3),
+    )
+    return out | st.sampled_from(samples) if samples else out
+
+
+def assert_imports_or_one_line(paths: Sequence[str], named: Callable[[str], bool] | None = None, **options) -> None:
+    """Import the files ``paths`` (:func:`fairalloc.io.importers.import_files` with ``options``):
+    either the case passes the case loader (:func:`fairalloc.io.cases.parse_case`), or the import is
+    refused in one :class:`ImportFailed` line that ``named`` accepts (by default: one starting with a
+    file's name).  Any other exception is no answer: it is raised as it is.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = str(Path(folder.name) / "queues.yaml")
+    >>> queues = "partitions: [{name: default, queues: [{name: root, queues: %s}]}]"
+    >>> _ = Path(path).write_text(queues % "[{name: a, resources: {guaranteed: {vcore: 2}}}]")
+    >>> assert_imports_or_one_line([path], system="yunikorn", capacity={"vcore": "8"})
+    >>> _ = Path(path).write_text(queues % "x")
+    >>> assert_imports_or_one_line([path], system="yunikorn", capacity={"vcore": "8"})
+    >>> assert_imports_or_one_line([path], named=lambda line: False, system="yunikorn")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    AssertionError: .../queues.yaml: queue root: queues: must be a list (got 'x')
+    >>> folder.cleanup()
+    """
+    from fairalloc.io.cases import parse_case
+    from fairalloc.io.importers import ImportFailed, import_files
+
+    try:
+        case, _ = import_files(list(paths), **options)
+    except ImportFailed as refused:
+        line = str(refused)
+        accepted = named(line) if named is not None else line.startswith(tuple(paths))
+        if "\n" in line or not accepted:
+            raise AssertionError(line) from None
+    else:
+        parse_case(case)
 
 
 # -- the conformance battery ---------------------------------------------------------------------

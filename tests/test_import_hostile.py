@@ -3,7 +3,6 @@ case or one ImportFailed line (exit 2 on the command line), never a traceback.""
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from hypothesis import strategies as st
 
 from fairalloc.core.errors import FairallocError
 from fairalloc.io.importers import import_files
+from fairalloc.testing import places, replaced
 
 GALLERY = Path(__file__).resolve().parent.parent / "cases" / "imported"
 WRONG = [None, 1, "x", [], [1], {"a": 1}, True, -1, "1Gi", 1.5, {"cpu": "1"}, [{"name": 1}], "500m", ""]
@@ -37,25 +37,14 @@ def _examples() -> list[tuple[dict, list[tuple[str, object]]]]:
 EXAMPLES = _examples()
 
 
-def _paths(value, path=()):
-    yield path
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, child in items:
-        yield from _paths(child, (*path, key))
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(example=st.sampled_from(range(len(EXAMPLES))), data=st.data())
 def test_a_wrong_shape_anywhere_is_one_line(tmp_path, example, data):
     spec, loaded = EXAMPLES[example]
-    docs = copy.deepcopy(loaded)
+    docs = list(loaded)
     k = data.draw(st.sampled_from(range(len(docs))))
-    paths = [p for p in _paths(docs[k][1]) if p]
-    path = data.draw(st.sampled_from(paths))
-    target = docs[k][1]
-    for key in path[:-1]:
-        target = target[key]
-    target[path[-1]] = data.draw(st.sampled_from(WRONG))
+    fmt, value = docs[k]
+    docs[k] = (fmt, replaced(value, data.draw(st.sampled_from(places(value))), data.draw(st.sampled_from(WRONG))))
     files = []
     for j, (fmt, value) in enumerate(docs):
         f = tmp_path / f"m{j}.{fmt}"

@@ -3,6 +3,7 @@ wrong shape is one line naming the file, the object and the field; ``null`` read
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from fairalloc.io.importers.common import ImportFailed
 from fairalloc.io.importers.shapes import Items, Maybe, Shape, Table, read
+from fairalloc.testing import places, replaced, wrong_values
 
 
 class Resources(Shape):
@@ -88,3 +90,47 @@ def test_a_node_cordoned_by_text_is_refused_as_the_api_server_refuses_it():
     assert read(Node, {"spec": {"unschedulable": True}}, "f").spec.unschedulable is True
     with pytest.raises(ImportFailed, match=r"^f: spec.unschedulable: must be true or false \(got 'yes'\)$"):
         read(Node, {"spec": {"unschedulable": "yes"}}, "f")
+
+
+# -- the helpers the importers' shape tests mutate documents with (fairalloc.testing) -----------------
+
+
+def test_places_are_every_key_and_index_below_the_document():
+    document = {"spec": {"containers": [{"name": "c"}, None]}, "kind": "Pod", "items": []}
+    assert places(document) == [
+        ("spec",),
+        ("spec", "containers"),
+        ("spec", "containers", 0),
+        ("spec", "containers", 0, "name"),
+        ("spec", "containers", 1),
+        ("kind",),
+        ("items",),
+    ]
+    assert places([[1]]) == [(0,), (0, 0)] and places(7) == [] and places({}) == []
+
+
+def test_replaced_is_a_copy_and_leaves_the_original_as_it_was():
+    document = {"spec": {"containers": [{"name": "c"}]}, "kind": "Pod"}
+    before = copy.deepcopy(document)
+    changed = replaced(document, ("spec", "containers", 0, "name"), 3)
+    assert changed == {"spec": {"containers": [{"name": 3}]}, "kind": "Pod"}
+    assert document == before
+    changed["kind"] = "Node"  # nothing shared with the original, however deep
+    assert document == before and replaced(document, (), None) is None
+    assert replaced([0, [1]], [1, 0], "x") == [0, ["x"]]
+
+
+@given(st.data())
+def test_a_wrong_value_at_any_place_changes_that_place_only(data):
+    """The value is where the path says; every place outside its subtree is as it was."""
+    document = {"a": [1, {"b": "x"}], "c": {"d": None}}
+    path = data.draw(st.sampled_from(places(document)))
+    value = data.draw(wrong_values("Running", keys=["cpu"]))
+    changed = replaced(document, path, value)
+    at = changed
+    for key in path:
+        at = at[key]
+    assert at == value  # no NaN is drawn
+    assert {p for p in places(changed) if p[: len(path)] != path} == {
+        p for p in places(document) if p[: len(path)] != path
+    }

@@ -9,7 +9,6 @@ that one line.
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
@@ -19,9 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fairalloc.cli import main
-from fairalloc.io.cases import parse_case
 from fairalloc.io.importers import import_files
-from fairalloc.io.importers.common import ImportFailed
+from fairalloc.testing import assert_imports_or_one_line, places, replaced, wrong_values
 
 GALLERY = Path(__file__).resolve().parent.parent / "cases" / "imported" / "mesos"
 
@@ -212,23 +210,26 @@ def _gallery() -> list[tuple[list, dict | None]]:
 EXAMPLES = [*_gallery(), ([STATE], None), ([V1_STATE], None)]
 
 
-def _paths(value, path=()):
-    yield path
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, child in items:
-        yield from _paths(child, (*path, key))
-
-
-def _import(docs, folder: Path, capacity=None):
+def _written(docs, folder: Path) -> list[str]:
     files = []
     for j, value in enumerate(docs):
         f = folder / f"m{j}.json"
         f.write_text(json.dumps(value))
         files.append(str(f))
-    return import_files(files, system="mesos", capacity=capacity)
+    return files
 
 
-_WRONG_TYPE = st.sampled_from([None, 0, 2.5, -1, "x", "4Gi", [], [1], [None], {}, {"cpus": []}, {"value": "1"}])
+def _import(docs, folder: Path, capacity=None):
+    return import_files(_written(docs, folder), system="mesos", capacity=capacity)
+
+
+#: every type, and the values a Mesos answer's fields hold: a quantity with a unit, a resource map, a
+#: scalar; text without line breaks, since a role name that is no valid one is shown as it is (mesos.py
+#: ``_role_name``), a line break in it breaking the one line
+_WRONG_TYPE = wrong_values(
+    None, 0, 2.5, -1, "x", "4Gi", [], [1], [None], {}, {"cpus": []}, {"value": "1"},
+    alphabet=st.characters(exclude_characters="\n"),
+)  # fmt: skip
 #: a wrong field can leave the case's capacity short (a resource name the agents do not offer, an
 #: agent's cpus gone below what a role holds): said once for the case, whose capacity no one file gives
 _CAPACITY = "capacity: "
@@ -237,20 +238,13 @@ _CAPACITY = "capacity: "
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(example=st.sampled_from(range(len(EXAMPLES))), data=st.data())
 def test_a_wrong_type_anywhere_imports_or_is_one_line(tmp_path, example, data):
-    docs, capacity = copy.deepcopy(EXAMPLES[example])
+    docs, capacity = list(EXAMPLES[example][0]), EXAMPLES[example][1]
     k = data.draw(st.sampled_from(range(len(docs))))
-    path = data.draw(st.sampled_from([p for p in _paths(docs[k]) if p]))
-    target = docs[k]
-    for key in path[:-1]:
-        target = target[key]
-    target[path[-1]] = data.draw(_WRONG_TYPE)
-    try:
-        case, _ = _import(docs, tmp_path, capacity)
-    except ImportFailed as exc:
-        said = str(exc)
-        assert "\n" not in said and said.startswith((str(tmp_path / "m"), _CAPACITY)), said
-    else:
-        parse_case(case)
+    docs[k] = replaced(docs[k], data.draw(st.sampled_from(places(docs[k]))), data.draw(_WRONG_TYPE))
+    paths = _written(docs, tmp_path)
+    assert_imports_or_one_line(
+        paths, lambda said: said.startswith((*paths, _CAPACITY)), system="mesos", capacity=capacity
+    )
 
 
 def test_a_set_quota_call_names_its_request_in_the_path(tmp_path, capsys):
