@@ -498,6 +498,16 @@ class Instance:
             raise CaseError(f"demand: expected {self.m} values ({', '.join(self._resources)}), got {vec.shape}")
         return vec
 
+    def with_max_tasks(self, user: str | int, bound: float) -> Instance:
+        """The instance in which ``user`` may run at most ``bound`` tasks.
+
+        >>> Instance([4], [[1], [1]], users=["a", "b"]).with_max_tasks("b", 0).bounds().tolist()
+        [inf, 0.0]
+        """
+        T = np.array(self.bounds())
+        T[self.user_index(user)] = bound
+        return self._replace(max_tasks=T)
+
     def with_demand(self, user: str | int, demand: Mapping[str, float] | ArrayLike) -> Instance:
         """The instance in which ``user`` reports ``demand`` instead (a misreport).
 

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from fairalloc.core.errors import excerpt
+from fairalloc.core.errors import excerpt, shown
 from fairalloc.io.importers.common import Document, Draft, ImportFailed, Notes, once
 from fairalloc.io.importers.common import number as gate
 from fairalloc.io.importers.mesos_shapes import (
@@ -71,7 +71,7 @@ from fairalloc.io.importers.mesos_shapes import (
     V1Agent,
     WeightInfo,
     WeightInfos,
-    shown,
+    fields_shown,
 )
 from fairalloc.io.importers.shapes import read
 from fairalloc.io.quantities import tidy
@@ -604,7 +604,7 @@ def _amounts(notes: Notes, doc: Document, obj: str, at: str, value: Any, keep_ze
 def _resource(notes: Notes, doc: Document, obj: str, at: str, res: Resource) -> tuple[str, Decimal] | None:
     """One ``Resource`` message (``include/mesos/v1/mesos.proto``)."""
     if not res.name:
-        raise ImportFailed(f"{doc.where}: {obj}: {at}: a Resource needs a name (got {shown(res)})")
+        raise ImportFailed(f"{doc.where}: {obj}: {at}: a Resource needs a name (got {fields_shown(res)})")
     name = res.name
     given = res.model_fields_set
     kind = res.type if "type" in given else ("SCALAR" if "scalar" in given else None)
@@ -664,7 +664,7 @@ def _role_name(name: Any, doc: Document, at: str) -> str:
         raise ImportFailed(f"{doc.where}: role: {at or 'role'}: must be a role name (got {excerpt(name)})")
     bad = [p for p in name.split("/") if p in ("", ".", "..")]
     if bad or any(c.isspace() for c in name):
-        raise ImportFailed(f"{doc.where}: role {name}: {at or 'role'}: not a valid Mesos role name")
+        raise ImportFailed(f"{doc.where}: role {shown(name)}: {at or 'role'}: not a valid Mesos role name")
     return name
 
 

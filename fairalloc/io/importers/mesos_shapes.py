@@ -29,7 +29,7 @@ from fairalloc.io.importers.shapes import Items, Maybe, Shape, Table
 
 __all__ = [
     "Resources",
-    "shown",
+    "fields_shown",
     "Scalar",
     "ReservationInfo",
     "AllocationInfo",
@@ -78,7 +78,7 @@ def _list_or_map(value: Any) -> Any:
 Resources = Annotated[Any, BeforeValidator(_list_or_map)]
 
 
-def shown(data: Any) -> str:
+def fields_shown(data: Any) -> str:
     """An object's fields as written, bounded: for a message about an object that lacks one."""
     return excerpt(data.model_dump(exclude_unset=True, exclude_defaults=True) if isinstance(data, Shape) else data)
 
