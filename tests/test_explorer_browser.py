@@ -32,12 +32,12 @@ import fairalloc
 from fairalloc.analysis.manipulation import probe
 from fairalloc.explorer import close_app, make_server
 from fairalloc.io.cases import bundled_cases, load_case, parse_case, read_yaml_text
-from fairalloc.testing import CHROMIUM_FLAGS
+from fairalloc.testing import CHROMIUM_FLAGS, HANG
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
 WIDTHS = {"laptop": (1280, 800), "phone": (390, 844)}
-TIMEOUT = 60_000
+TIMEOUT = int(HANG * 1000)  # milliseconds a page may take to show something: generous, a loaded machine is slow
 
 
 def chromium() -> str:
@@ -64,7 +64,8 @@ def chromium() -> str:
 # -- fixtures --------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def server():
-    srv = make_server(None, "127.0.0.1", 0)
+    # what the page shows, not how fast: a lie search on a loaded machine may outlast the lanes' limits
+    srv = make_server(None, "127.0.0.1", 0, quick_seconds=HANG, slow_seconds=HANG, wait_seconds=HANG)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{srv.port}/"

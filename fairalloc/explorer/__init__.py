@@ -15,6 +15,7 @@ Belongs here: the web app.  Imports: any layer below; nothing imports the explor
 from __future__ import annotations
 
 from fairalloc.core.errors import FairallocError, shown
+from fairalloc.core.limits import EXPLORER_QUICK_SECONDS, EXPLORER_SLOW_SECONDS, EXPLORER_WAIT_SECONDS
 from fairalloc.explorer.app import close_app, create_app
 from fairalloc.explorer.form import case_from_page, case_mapping, page_form
 
@@ -41,16 +42,33 @@ def _listening_socket(host: str, port: int):
     return sock
 
 
-def make_server(case: str | None, host: str = "127.0.0.1", port: int = 8050, allow_hosts: tuple[str, ...] = ()):
+def make_server(
+    case: str | None,
+    host: str = "127.0.0.1",
+    port: int = 8050,
+    allow_hosts: tuple[str, ...] = (),
+    *,
+    quick_seconds: float = EXPLORER_QUICK_SECONDS,
+    slow_seconds: float = EXPLORER_SLOW_SECONDS,
+    wait_seconds: float = EXPLORER_WAIT_SECONDS,
+):
     """The explorer's server (:class:`~fairalloc.explorer.server.ExplorerServer`, waitress) bound to
     ``host:port`` (port 0: any free port), not yet serving; its app answers to the address it is
-    bound to.  ``serve_forever()`` serves, ``shutdown()`` stops it, ``server_close()`` frees it."""
+    bound to.  ``serve_forever()`` serves, ``shutdown()`` stops it, ``server_close()`` frees it.
+    ``quick_seconds``, ``slow_seconds``, ``wait_seconds``: the lanes' time limits (:func:`create_app`)."""
     import logging
 
     from fairalloc.explorer.server import ExplorerServer
 
     logging.getLogger("waitress").setLevel(logging.ERROR)  # a refused connection is not the user's news
-    app = create_app(case, host=host, allow_hosts=allow_hosts)
+    app = create_app(
+        case,
+        host=host,
+        allow_hosts=allow_hosts,
+        quick_seconds=quick_seconds,
+        slow_seconds=slow_seconds,
+        wait_seconds=wait_seconds,
+    )
     sock = _listening_socket(host, port)
     try:
         server = ExplorerServer(app, sock)
