@@ -18,6 +18,13 @@ the numbers, never from a template that could be wrong for the case:
 
 The checks use :data:`~fairalloc.core.tolerances.PROPERTY` relative to each resource's capacity.
 
+Cost: one solve of the policy and one of each contrast mechanism, then O(n d m) for every node's
+bundle, request and level (``n`` queues, ``d`` the depth of the tree, ``m`` resources, each computed
+once), O(s log s) to sort each sibling set's levels once, and beyond that what the sentences say: a
+queue's peers are found by a binary search and listed, Kueue's lenders and lending limits are found
+once per cohort tree and resource and listed.  (The sentences used to look every queue up with
+``list.index`` and recompute each sibling's bundle for each queue: cubic in the queues.)
+
 >>> from fairalloc.io.cases import load_case
 >>> report = explain(load_case("report-volcano-1619"))
 >>> report.queues["test"].why[0]
