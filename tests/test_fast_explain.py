@@ -74,7 +74,7 @@ def _explained(module_explain, case, policy: str, demand: str):
 
 
 @pytest.mark.parametrize("policy", POLICIES)
-@settings(max_examples=6)
+@settings(max_examples=5)
 @given(data=st.data(), demand=st.sampled_from(["observed", "backlogged"]))
 def test_explain_says_what_the_previous_explain_said(policy, data, demand):
     inst = data.draw(queue_trees(max_queues=MAX_QUEUES.get(policy, 50)), label="tree")
@@ -105,7 +105,7 @@ def _fields_equal(old: Queues, new: Queues) -> None:
             assert not b[node].flags.writeable
 
 
-@settings(max_examples=40)
+@settings(max_examples=30)
 @given(inst=queue_trees(max_queues=50), data=st.data())
 def test_tree_queries_answer_as_before(inst, data):
     Q = inst.queues
