@@ -134,6 +134,8 @@ class _Tree:
         # which resources each subtree's leaves ask for, once (the bounds read them at every event)
         self.asks: dict[str, NDArray[np.bool_]] = {}
         self._asks(None)
+        self._guarantee: dict[str, _Floats] = {}
+        self._limit: dict[str, _Floats] = {}
 
     def _asks(self, node: str | None) -> NDArray[np.bool_]:
         if node is not None and not self.q.is_group(node):
@@ -148,16 +150,19 @@ class _Tree:
 
     def guarantee(self, node: str) -> _Floats:
         """The node's guarantee on the resources it names (``inf`` elsewhere: what the named ones
-        need comes with them); none (0) when it names no resource its leaves ask for."""
-        given = np.asarray(self.q.guarantee[node], float)
-        named = ~np.isnan(given)
-        if not (named & self.asks[node]).any():
-            return np.zeros_like(given)
-        bound: _Floats = np.where(named, given, np.inf)
-        return bound
+        need comes with them); none (0) when it names no resource its leaves ask for.  Read at every
+        event, so kept."""
+        if node not in self._guarantee:
+            given = np.asarray(self.q.guarantee[node], float)
+            named = ~np.isnan(given)
+            none = not (named & self.asks[node]).any()
+            self._guarantee[node] = np.zeros_like(given) if none else np.where(named, given, np.inf)
+        return self._guarantee[node]
 
     def limit(self, node: str) -> _Floats:
-        return np.asarray(self.q.limit[node], float)
+        if node not in self._limit:
+            self._limit[node] = np.asarray(self.q.limit[node], float)
+        return self._limit[node]
 
 
 def fluid_hdrf(instance: Instance) -> FluidResult:
@@ -219,7 +224,8 @@ def _curve(tree: _Tree, node: str, frozen: NDArray[np.bool_], x: _Floats) -> _Cu
         )
     floor, k = _cut(points, tree.guarantee(node))
     rest = tuple(np.concatenate([f[-1:], p[k:]]) for f, p in zip(floor, points))
-    return _levels(rest, tree.scale * tree.weight[node], path)  # type: ignore[arg-type]
+    # a leaf's shares are all proportional to its task count: they never cross on its path
+    return _levels(rest, tree.scale * tree.weight[node], path, crossings=path.tasks is None)  # type: ignore[arg-type]
 
 
 _Points = tuple[_Floats, _Ints, _Floats]  # points on a path: their uses, and where they lie on it
@@ -250,12 +256,20 @@ def _cut(points: _Points, bound: _Floats) -> tuple[_Points, int]:
     return tuple(np.concatenate([p[:k], q]) for p, q in zip(points, point)), k  # type: ignore[return-value]
 
 
-def _levels(points: _Points, unit: _Floats, path: _Path) -> _Curve:
+def _levels(points: _Points, unit: _Floats, path: _Path, crossings: bool = True) -> _Curve:
     """The curve of ``points`` on ``path``: level ``max_j A_j / unit_j`` at every point, with a point
     added wherever two resources' shares cross on a segment (so the level is linear between points);
     a path whose first point has a positive level starts with that point at level 0 (the node's
-    floor).  All segments at once: ``O(K m^2)`` for ``K`` points."""
+    floor).  All segments at once: ``O(K m^2)`` for ``K`` points (none looked for without
+    ``crossings``)."""
     shares = points[0] / unit
+    if not crossings:
+        theta = np.maximum.accumulate(shares.max(axis=1))
+        A, seg, frac = points
+        if theta[0] > 0:
+            theta, A = np.concatenate([[0.0], theta]), np.vstack([A[:1], A])
+            seg, frac = np.concatenate([seg[:1], seg]), np.concatenate([frac[:1], frac])
+        return _Curve(theta, A, seg, frac, path)
     a0, slope = shares[:-1], np.diff(shares, axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         cross = (a0[:, None, :] - a0[:, :, None]) / (slope[:, :, None] - slope[:, None, :])
