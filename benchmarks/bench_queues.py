@@ -235,18 +235,27 @@ def child_growth(opts) -> None:
 
 
 def child_program(opts) -> None:
-    """Each size's tree, fast answer against the program, the largest difference over capacity."""
+    """Each size's tree, fast answer against the program, the largest difference over capacity; a
+    tree that both refuse (with the same error class) agrees."""
+
+    def bundles(inst, method: str):
+        return np.asarray(fairalloc.solve(copy.deepcopy(inst), opts.policy, method=method).bundles, dtype=float)
+
     for depth in DEPTHS:
         for n in opts.sizes:
             inst = tree(n, depth)
 
             def work(inst=inst):
-                fast = np.asarray(fairalloc.solve(copy.deepcopy(inst), opts.policy).bundles, dtype=float)
-                prog = np.asarray(
-                    fairalloc.solve(copy.deepcopy(inst), opts.policy, method="program").bundles, dtype=float
-                )
+                try:
+                    fast = bundles(inst, "auto")
+                except fairalloc.FairallocError as refused:
+                    try:
+                        bundles(inst, "program")
+                    except type(refused):
+                        return {"difference": 0.0, "both_refuse": str(refused).splitlines()[0][:300]}
+                    raise
                 scale = np.where(inst.capacity > 0, inst.capacity, 1.0)
-                return {"difference": float(np.max(np.abs(fast - prog) / scale, initial=0.0))}
+                return {"difference": float(np.max(np.abs(fast - bundles(inst, "program")) / scale, initial=0.0))}
 
             row = {"policy": opts.policy, "depth": depth, "queues": n, **capped(work)}
             print(json.dumps(row), flush=True)
@@ -368,12 +377,12 @@ def exponent(points: list[tuple[int, float]]) -> float:
     return float(np.polyfit(x, y, 1)[0])
 
 
-def growth_rows(runs: list[dict], sizes, policies) -> list[dict]:
+def growth_rows(runs: list[dict], sizes, policies, depths=DEPTHS) -> list[dict]:
     """Per policy and depth: the exponent of time and of memory (missed when a size did not finish)
     and the ratio to drf at RATIO_AT queues."""
     out = []
     for policy in policies:
-        for depth in DEPTHS:
+        for depth in depths:
             mine = {r["queues"]: r for r in runs if r.get("policy") == policy and r.get("depth") == depth}
             done = [(n, mine[n]) for n in sizes if mine.get(n, {}).get("status") == "ok"]
             stopped = {n: mine[n]["status"] if n in mine else "not run" for n in sizes if (n, mine.get(n)) not in done}
@@ -427,12 +436,14 @@ def row(workload, figure, reference, ratio, target, *, at_most=True, complete=Tr
 
 
 def section_growth(args, cases: Path, sizes) -> tuple[list[dict], list[dict]]:
+    depths = [int(d) for d in args.depths.split(",")]
+    case_path(cases, 100, 0)  # the children's warm-up
     for n in sizes:
-        for depth in DEPTHS:
+        for depth in depths:
             case_path(cases, n, depth)
     runs = []
     for policy in args.policies:
-        for depth in DEPTHS:
+        for depth in depths:
             got = run_child(
                 "growth", cases, args.cap, sizes, (4 * args.cap + 120) * len(sizes), policy=policy, depth=depth
             )
@@ -443,7 +454,7 @@ def section_growth(args, cases: Path, sizes) -> tuple[list[dict], list[dict]]:
                 r.update(policy=policy, depth=depth)
                 print(f"  {_line(r)}", flush=True)
             runs += got
-    return growth_rows(runs, sizes, args.policies), runs
+    return growth_rows(runs, sizes, args.policies, depths), runs
 
 
 def section_program(args, cases: Path, sizes) -> tuple[list[dict], list[dict]]:
@@ -459,6 +470,9 @@ def section_program(args, cases: Path, sizes) -> tuple[list[dict], list[dict]]:
         bad = [r for r in got if r.get("status") != "ok"]
         worst = max((r["difference"] for r in done), default=None)
         note = "; ".join(f"{r.get('queues', '?')} queues depth {r.get('depth', '?')}: {r['status']}" for r in bad)
+        refused = sum("both_refuse" in r for r in done)
+        note = note or f"{len(done)} trees" + (f", {refused} refused by both alike" if refused else "")
+        differs = getattr(fairalloc.get(policy), "program_differs", "")
         out.append(
             row(
                 f"{policy}: fast against its program, trees of {min(sizes)}-{max(sizes)} queues",
@@ -467,7 +481,7 @@ def section_program(args, cases: Path, sizes) -> tuple[list[dict], list[dict]]:
                 worst,
                 TARGETS["program"],
                 complete=not bad,
-                note=note or f"{len(done)} trees",
+                note=f"{note}; by design: {differs}" if differs else note,
             )
         )
     return out, runs
@@ -528,7 +542,9 @@ def main() -> int:
     parser.add_argument("--strict", action="store_true", help="exit status 1 when a target is missed")
     parser.add_argument("--only", default=",".join(SECTIONS), help=f"sections, comma-separated ({', '.join(SECTIONS)})")
     parser.add_argument("--policies", default=",".join(POLICIES), help="policies, comma-separated (default: all nine)")
+    parser.add_argument("--min-queues", type=int, help="leave out the growth sizes below this many queues")
     parser.add_argument("--max-queues", type=int, help="leave out the sizes above this many queues")
+    parser.add_argument("--depths", default="0,6", help="depths of the growth section's trees (default 0,6)")
     parser.add_argument("--cap", type=float, default=None, help="seconds per size and policy (default 120, quick 20)")
     parser.add_argument("--child", choices=SECTIONS, help=argparse.SUPPRESS)
     parser.add_argument("--cases", help=argparse.SUPPRESS)
@@ -543,6 +559,8 @@ def main() -> int:
         CHILDREN[args.child](args)
         return 0
     mode = "quick" if args.quick else "full"
+    if args.min_queues:
+        SIZES[mode] = tuple(n for n in SIZES[mode] if n >= args.min_queues)
     if args.max_queues:
         for sizes in (SIZES, PROGRAM_SIZES):
             sizes[mode] = tuple(n for n in sizes[mode] if n <= args.max_queues) or sizes[mode][:1]
