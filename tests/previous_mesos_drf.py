@@ -1,6 +1,10 @@
 """The mesos-drf equilibrium at commit 67d9578 (fairalloc/models/mesos_drf.py), kept as the oracle
 for the fast filling: round by round at each node of the role tree, each round's level found by
-evaluating the charges at every breakpoint.  Its functions are copied verbatim.
+evaluating the charges at every breakpoint.  Its functions are copied verbatim, with one change made
+the same way as in the module, so that it stays an oracle of the right answers: a guarantee is a
+quantity per resource, not a bundle (a group's lower bound adds its children's up resource by
+resource; when the children's guaranteed bundles do not fit together a first filling shares them;
+only guarantees beyond the capacity are refused).
 The registered class is left out; :func:`bundles` is its ``entitlement``.
 """
 
@@ -20,7 +24,7 @@ from fairalloc.core.tolerances import FEASIBILITY, SATURATION
 
 def bundles(instance: Instance) -> np.ndarray:
     """``(n, m)``: the equilibrium's bundles (``MesosDRF.entitlement`` at that commit)."""
-    units, _ = _equilibrium(_Named(), instance, _exact_level)
+    units, _, _ = _equilibrium(_Named(), instance, _exact_level)
     return units[:, None] * instance.demand
 
 
@@ -38,6 +42,7 @@ class _Node:
     cap: float  # units the request allows (a group: until its last child reaches its bound)
     guarantee: np.ndarray  # 0 where not guaranteed
     limit: np.ndarray  # inf where none
+    owed: np.ndarray  # (m,) its guarantee or its children's, whichever is more, per resource
     leaf: int | None = None
     kids: list[_Node] = field(default_factory=list)
     lo: float = 0.0
@@ -66,6 +71,7 @@ class _Round:
     leaves: list[bool]  # which children are leaf queues (their LP variables are tasks_<queue>)
     resources: list[str]
     at_root: bool
+    guarantees: bool = False  # a first filling up to the lower bounds (they do not fit together)
 
 
 def _queues(mech: Any, instance: Instance) -> Queues:
@@ -117,6 +123,7 @@ def _tree(mech: Any, instance: Instance) -> _Node:
         cap = max((k.hi / a for a, k in per_unit), default=0.0)
         node = _node(q, name, shape, 1.0 if name is None else q.weight[name], cap, None)
         node.kids = kids
+        node.owed = np.maximum(node.guarantee, np.sum([k.owed for k in kids], axis=0))
         return _bounded(node, R, per_unit)
 
     return build(None)
@@ -131,35 +138,42 @@ def _node(q: Queues, name: str | None, shape: np.ndarray, weight: float, cap: fl
     m = len(q.resources)
     g = np.zeros(m) if name is None else np.nan_to_num(np.asarray(q.guarantee[name], dtype=float), nan=0.0)
     lim = np.full(m, np.inf) if name is None else np.asarray(q.limit[name], dtype=float)
-    return _Node(name or "root", np.asarray(shape, dtype=float), weight, cap, g, lim, leaf)
+    return _Node(name or "root", np.asarray(shape, dtype=float), weight, cap, g, lim, g, leaf)
 
 
 def _bounded(node: _Node, R: np.ndarray, per_unit: list[tuple[float, _Node]]) -> _Node:
     """``hi``: request and limit (nothing when it needs a resource of capacity 0); ``lo``: its
-    guarantee, or for a group what holds its children's guarantees; never above ``hi``."""
+    guarantee, or for a group what holds its children's lower bounds, added up resource by
+    resource (a guarantee is a quantity per resource: each child's ``lo_c / a_c`` would scale
+    every other child up with it); never above ``hi``."""
     A = node.shape
     need = A > 0
     hi = 0.0 if (need & (R <= 0)).any() else node.cap
     hi = min(hi, float(np.min(node.limit[need] / A[need], initial=np.inf)))
     guaranteed = need & (node.guarantee > 0)
     lo = float(np.min(node.guarantee[guaranteed] / A[guaranteed])) if guaranteed.any() else 0.0
-    lo = max([lo, *(k.lo / a for a, k in per_unit)])
+    held = np.sum([k.lo * k.shape for _, k in per_unit], axis=0) if per_unit else np.zeros_like(A)
+    lo = max(lo, float(np.max(held[need] / A[need], initial=0.0)))
     node.lo, node.hi = min(lo, hi), hi
     return node
 
 
 # -- the filling, node by node ----------------------------------------------------------------
-def _equilibrium(mech: Any, instance: Instance, level: _Level) -> tuple[np.ndarray, int]:
+def _equilibrium(mech: Any, instance: Instance, level: _Level) -> tuple[np.ndarray, int, list[str]]:
+    """Each leaf's units, the rounds, and the nodes whose children's guarantees did not fit together."""
     root = _tree(mech, instance)
+    _refuse_guarantees_beyond(root, instance)
     units = np.zeros(instance.n)
     rounds = 0
+    cut: list[str] = []
 
     def split(node: _Node, capacity: np.ndarray, at_root: bool) -> None:
         nonlocal rounds
         if not node.kids:
             return
-        u, r = _fill(_first_round(instance, node, capacity, at_root), level)
+        u, r, shared = _fill_node(instance, node, capacity, at_root, level)
         rounds += r
+        cut.extend([node.name] if shared else [])
         for k, uk in zip(node.kids, u):
             if k.leaf is not None:
                 units[k.leaf] = uk
@@ -167,7 +181,47 @@ def _equilibrium(mech: Any, instance: Instance, level: _Level) -> tuple[np.ndarr
                 split(k, uk * k.shape, False)
 
     split(root, instance.capacity.astype(float), True)
-    return units, rounds
+    return units, rounds, cut
+
+
+def _refuse_guarantees_beyond(root: _Node, instance: Instance) -> None:
+    """Guarantees beyond the capacity, per resource, are refused: Mesos' headroom
+    (``__generateOffers``, ``requiredHeadroom``) could never hold them."""
+    need, capacity = np.sum([k.owed for k in root.kids], axis=0), instance.capacity
+    over = need > capacity * (1 + FEASIBILITY)
+    if over.any():
+        j = int(np.argmax(over))
+        raise CaseError(
+            f"guarantee: the guarantees under root need {need[j]:g} {instance.resources[j]}, "
+            f"more than the {capacity[j]:g} there are"
+        )
+
+
+def _fill_node(
+    instance: Instance, node: _Node, capacity: np.ndarray, at_root: bool, level: _Level
+) -> tuple[np.ndarray, int, bool]:
+    """The units of ``node``'s children and the rounds: from their lower bounds, or, when those
+    do not fit together (then also ``True``), from what a first filling up to them reaches."""
+    rd = _opening_round(instance, node, capacity, at_root)
+    units, rounds = _fill(rd, level)
+    if not rd.guarantees:
+        return units, rounds, False
+    rest = _first_round(instance, node, capacity, at_root)
+    rest.lo, rest.units, rest.index = units, units, rounds
+    units, more = _fill(rest, level)
+    return units, rounds + more, True
+
+
+def _opening_round(instance: Instance, node: _Node, capacity: np.ndarray, at_root: bool) -> _Round:
+    """The first round at ``node``: its children at their lower bounds, or, when those bundles
+    do not fit together (a guarantee on one resource brings the others its shape needs), a first
+    filling from 0 up to them."""
+    rd = _first_round(instance, node, capacity, at_root)
+    if (_charges(rd, 0.0) <= capacity * (1 + FEASIBILITY)).all():
+        return rd
+    rd.active, rd.guarantees = rd.active & (rd.lo > 0), True
+    rd.lo, rd.hi, rd.units = np.zeros_like(rd.lo), np.where(rd.active, rd.lo, 0.0), np.zeros_like(rd.lo)
+    return rd
 
 
 def _first_round(instance: Instance, node: _Node, capacity: np.ndarray, at_root: bool) -> _Round:
@@ -184,7 +238,7 @@ def _first_round(instance: Instance, node: _Node, capacity: np.ndarray, at_root:
     leaves = [k.leaf is not None for k in kids]
     units = np.where(active, lo, 0.0)
     resources = list(instance.resources)
-    return _Round(node.name, 1, A, key, lo, hi, held, capacity, units, active, names, leaves, resources, at_root)
+    return _Round(node.name, 0, A, key, lo, hi, held, capacity, units, active, names, leaves, resources, at_root)
 
 
 def _charges(rd: _Round, t: float) -> np.ndarray:
@@ -196,18 +250,10 @@ def _charges(rd: _Round, t: float) -> np.ndarray:
 def _fill(rd: _Round, level: _Level) -> tuple[np.ndarray, int]:
     """Max-min of ``key * u`` over the children of a node, with bounds and held-back guarantees."""
     A, key, lo, hi, held, capacity, node = rd.shapes, rd.key, rd.lo, rd.hi, rd.held, rd.capacity, rd.node
-    slack = FEASIBILITY * capacity
-    start = _charges(rd, 0.0)
-    if (start > capacity + slack).any():
-        j = int(np.argmax(start > capacity + slack))
-        raise CaseError(
-            f"guarantee: the guarantees under {node} need {start[j]:g} {rd.resources[j]}, "
-            f"more than the {capacity[j]:g} there are"
-        )
     rounds = 0
     while rd.active.any():
         rounds += 1
-        rd.index = rounds
+        rd.index += 1
         t = level(rd)
         u = np.clip(t / np.where(key > 0, key, np.inf), lo, hi)
         u = np.where(rd.active, u, rd.units)
