@@ -95,7 +95,7 @@ CPUs held back, the rest shared by DRF (both a and b at 8/9 of their request):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -134,8 +134,10 @@ class _Node:
     hi: float = 0.0
 
 
-#: a round's highest level at a node (exact breakpoints, or an LP)
+#: a round's highest level at a node (an LP)
 _Level = Callable[["_Round"], float]
+#: the filling at a node: its children's units and the rounds (a sweep, or rounds of LPs)
+_Filling = Callable[["_Round"], tuple[np.ndarray, int]]
 
 
 @dataclass
@@ -201,7 +203,7 @@ class MesosDRF(QueuePolicy):
 
     # -- the equilibrium ----------------------------------------------------------------------
     def entitlement(self, instance: Instance) -> tuple[np.ndarray, dict[str, Any]]:
-        units, rounds, cut = _equilibrium(self, instance, _exact_level)
+        units, rounds, cut = _equilibrium(self, instance, _sweep)
         return units[:, None] * instance.demand, {"rounds": rounds, "guarantees_cut": cut}
 
     def program(self, instance: Instance) -> Program:
@@ -228,7 +230,7 @@ k_c = max_j A_cj / R_j / w_c; after each round children at hi or needing a satur
         def solve(p: Program) -> Allocation:
             del p.models[1:]  # a solve that failed half-way starts again
             solvers: set[str] = set()
-            units, rounds, cut = _equilibrium(self, instance, lambda rd: level(rd, p, solvers))
+            units, rounds, cut = _equilibrium(self, instance, lambda rd: _fill(rd, lambda r: level(r, p, solvers)))
             bundles = units[:, None] * instance.demand
             info = {"rounds": rounds, "lps": len(p.models), "guarantees_cut": cut}
             return Allocation.from_bundles(instance, bundles, self.name, "program", "pulp+" + "/".join(solvers), info)
@@ -253,17 +255,19 @@ def _refuse_guarantee_above_limit(q: Queues) -> None:
     """A quota whose guarantee exceeds its limit is one Mesos refuses (apache/mesos at c1b42f79,
     ``src/master/quota.cpp``, ``validate(const QuotaConfig&)``: "'QuotaConfig.guarantees' ... is not
     contained within the 'QuotaConfig.limits'"), so no answer is given for it."""
-    for node in q.limit:
-        above = np.nan_to_num(q.guarantee[node], nan=0.0) > q.limit[node]
-        if above.any():
-            r = int(np.argmax(above))
-            table = "groups" if q.is_group(node) else "users"
-            raise CaseError(
-                f"{table}.{node}.guarantee.{q.resources[r]}: {q.guarantee[node][r]:g} is above the limit "
-                f"{q.limit[node][r]:g}: "
-                "Mesos refuses such a quota (src/master/quota.cpp, validate(QuotaConfig): the guarantees must lie "
-                "within the limits)"
-            )
+    names = list(q.limit)
+    g, lim = _quota(q, names, len(q.resources))
+    above = g > lim
+    if above.any():
+        v, r = divmod(int(np.argmax(above)), len(q.resources))  # the first node, as listed
+        node = names[v]
+        table = "groups" if q.is_group(node) else "users"
+        raise CaseError(
+            f"{table}.{node}.guarantee.{q.resources[r]}: {q.guarantee[node][r]:g} is above the limit "
+            f"{q.limit[node][r]:g}: "
+            "Mesos refuses such a quota (src/master/quota.cpp, validate(QuotaConfig): the guarantees must lie "
+            "within the limits)"
+        )
 
 
 def _share(usage: np.ndarray, capacity: np.ndarray, weight: float) -> float:
@@ -273,61 +277,83 @@ def _share(usage: np.ndarray, capacity: np.ndarray, weight: float) -> float:
 
 # -- the tree ---------------------------------------------------------------------------------
 def _tree(mech: MesosDRF, instance: Instance) -> _Node:
-    """The role tree, every node with its shape and bounds, built from the leaves up."""
+    """The role tree, every node with its shape and bounds, built from the leaves up (the leaves'
+    in one pass over arrays, then each group from its children's: O(n m) in all)."""
     q = _queues(mech, instance)
-    D, T, R = instance.demand, instance.bounds(), instance.capacity
-    index = {u: i for i, u in enumerate(instance.users)}
+    R = instance.capacity
+    leaves = _leaves(q, instance)
 
     def build(name: str | None) -> _Node:
         if name is not None and not q.is_group(name):
-            i = index[name]
-            on = bool((D[i] > 0).any() and T[i] > 0)
-            leaf = _node(q, name, D[i] if on else np.zeros(instance.m), q.weight[name], float(T[i]) if on else 0.0, i)
-            return _bounded(leaf, R, [])
+            return leaves[name]
         kids = [build(c) for c in q.children(name)]
+        S = np.array([k.shape for k in kids]).reshape(len(kids), instance.m)
+        hi, lo = np.array([k.hi for k in kids]), np.array([k.lo for k in kids])
         # one unit of a group: every growing child at one unit of weighted dominant share
-        per_unit = [(k.weight / _dominant(k.shape, R), k) for k in kids if k.hi > 0 and _dominant(k.shape, R) > 0]
-        shape = np.sum([a * k.shape for a, k in per_unit], axis=0) if per_unit else np.zeros(instance.m)
-        cap = max((k.hi / a for a, k in per_unit), default=0.0)
-        node = _node(q, name, shape, 1.0 if name is None else q.weight[name], cap, None)
+        kappa = _dominant(S, R)
+        grow = (hi > 0) & (kappa > 0)
+        per_unit = np.where(grow, np.array([k.weight for k in kids]) / np.where(grow, kappa, 1.0), 0.0)
+        shape = per_unit @ S
+        cap = float(np.max(hi[grow] / per_unit[grow], initial=0.0))
+        g, lim = _quota(q, [name] if name is not None else [], instance.m)
+        held = (np.where(grow, lo, 0.0) @ S)[None, :]  # the children's lower bounds, per resource
+        bounds = _bounds(shape[None, :], np.array([cap]), g, lim, held, R)
+        node = _Node(name or "root", shape, 1.0 if name is None else q.weight[name], cap, g[0], lim[0], g[0])
+        node.lo, node.hi = float(bounds[0][0]), float(bounds[1][0])
         node.kids = kids
         node.owed = np.maximum(node.guarantee, np.sum([k.owed for k in kids], axis=0))
-        return _bounded(node, R, per_unit)
+        return node
 
     return build(None)
 
 
-def _dominant(shape: np.ndarray, R: np.ndarray) -> float:
+def _leaves(q: Queues, instance: Instance) -> dict[str, _Node]:
+    """Every leaf queue's node, its shape its request (none when it asks for nothing)."""
+    D, T = instance.demand, instance.bounds()
+    on = (D > 0).any(axis=1) & (T > 0)
+    shape, cap = np.where(on[:, None], D, 0.0), np.where(on, T, 0.0)
+    g, lim = _quota(q, instance.users, instance.m)
+    lo, hi = _bounds(shape, cap, g, lim, np.zeros_like(shape), instance.capacity)
+    return {
+        u: _Node(u, shape[i], q.weight[u], float(cap[i]), g[i], lim[i], g[i], i, lo=float(lo[i]), hi=float(hi[i]))
+        for i, u in enumerate(instance.users)
+    }
+
+
+def _quota(q: Queues, names: Sequence[str], m: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(k, m)`` guarantees (0 where none) and limits (inf where none) of ``names`` (none: the root)."""
+    if not names:
+        return np.zeros((1, m)), np.full((1, m), np.inf)
+    g = np.array([q.guarantee[v] for v in names], dtype=float).reshape(len(names), m)
+    return np.nan_to_num(g, nan=0.0), np.array([q.limit[v] for v in names], dtype=float).reshape(len(names), m)
+
+
+def _dominant(shapes: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """``(k,)``: each row's dominant share of the capacity (resources of capacity 0 left out)."""
     on = R > 0
-    return float(np.max(shape[on] / R[on], initial=0.0))
+    return np.max(shapes[:, on] / R[on], axis=1, initial=0.0)
 
 
-def _node(q: Queues, name: str | None, shape: np.ndarray, weight: float, cap: float, leaf: int | None) -> _Node:
-    m = len(q.resources)
-    g = np.zeros(m) if name is None else np.nan_to_num(np.asarray(q.guarantee[name], dtype=float), nan=0.0)
-    lim = np.full(m, np.inf) if name is None else np.asarray(q.limit[name], dtype=float)
-    return _Node(name or "root", np.asarray(shape, dtype=float), weight, cap, g, lim, g, leaf)
-
-
-def _bounded(node: _Node, R: np.ndarray, per_unit: list[tuple[float, _Node]]) -> _Node:
-    """``hi``: request and limit (nothing when it needs a resource of capacity 0); ``lo``: its
-    guarantee, or for a group what holds its children's lower bounds, added up resource by
-    resource (a guarantee is a quantity per resource: each child's ``lo_c / a_c`` would scale
-    every other child up with it); never above ``hi``."""
-    A = node.shape
+def _bounds(
+    A: np.ndarray, cap: np.ndarray, g: np.ndarray, lim: np.ndarray, held: np.ndarray, R: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``lo, hi`` of nodes of shapes ``A`` (rows).  ``hi``: request and limit (nothing when it
+    needs a resource of capacity 0); ``lo``: its guarantee, or for a group what holds its
+    children's lower bounds ``held``, added up resource by resource (a guarantee is a quantity
+    per resource: each child's ``lo_c / a_c`` would scale every other child up with it); never
+    above ``hi``."""
     need = A > 0
-    hi = 0.0 if (need & (R <= 0)).any() else node.cap
-    hi = min(hi, float(np.min(node.limit[need] / A[need], initial=np.inf)))
-    guaranteed = need & (node.guarantee > 0)
-    lo = float(np.min(node.guarantee[guaranteed] / A[guaranteed])) if guaranteed.any() else 0.0
-    held = np.sum([k.lo * k.shape for _, k in per_unit], axis=0) if per_unit else np.zeros_like(A)
-    lo = max(lo, float(np.max(held[need] / A[need], initial=0.0)))
-    node.lo, node.hi = min(lo, hi), hi
-    return node
+    safe = np.where(need, A, 1.0)
+    hi = np.where((need & (R <= 0)).any(axis=1), 0.0, cap)
+    hi = np.minimum(hi, np.min(np.where(need, lim / safe, np.inf), axis=1))
+    guaranteed = need & (g > 0)
+    lo = np.where(guaranteed.any(axis=1), np.min(np.where(guaranteed, g / safe, np.inf), axis=1), 0.0)
+    lo = np.maximum(lo, np.max(np.where(need, held / safe, 0.0), axis=1))
+    return np.minimum(lo, hi), hi
 
 
 # -- the filling, node by node ----------------------------------------------------------------
-def _equilibrium(mech: MesosDRF, instance: Instance, level: _Level) -> tuple[np.ndarray, int, list[str]]:
+def _equilibrium(mech: MesosDRF, instance: Instance, fill: _Filling) -> tuple[np.ndarray, int, list[str]]:
     """Each leaf's units, the rounds, and the nodes whose children's guarantees did not fit together."""
     root = _tree(mech, instance)
     _refuse_guarantees_beyond(root, instance)
@@ -339,7 +365,7 @@ def _equilibrium(mech: MesosDRF, instance: Instance, level: _Level) -> tuple[np.
         nonlocal rounds
         if not node.kids:
             return
-        u, r, shared = _fill_node(instance, node, capacity, at_root, level)
+        u, r, shared = _fill_node(instance, node, capacity, at_root, fill)
         rounds += r
         cut.extend([node.name] if shared else [])
         for k, uk in zip(node.kids, u):
@@ -366,17 +392,17 @@ def _refuse_guarantees_beyond(root: _Node, instance: Instance) -> None:
 
 
 def _fill_node(
-    instance: Instance, node: _Node, capacity: np.ndarray, at_root: bool, level: _Level
+    instance: Instance, node: _Node, capacity: np.ndarray, at_root: bool, fill: _Filling
 ) -> tuple[np.ndarray, int, bool]:
     """The units of ``node``'s children and the rounds: from their lower bounds, or, when those
     do not fit together (then also ``True``), from what a first filling up to them reaches."""
     rd = _opening_round(instance, node, capacity, at_root)
-    units, rounds = _fill(rd, level)
+    units, rounds = fill(rd)
     if not rd.guarantees:
         return units, rounds, False
     rest = _first_round(instance, node, capacity, at_root)
     rest.lo, rest.units, rest.index = units, units, rounds
-    units, more = _fill(rest, level)
+    units, more = fill(rest)
     return units, rounds + more, True
 
 
@@ -397,8 +423,7 @@ def _first_round(instance: Instance, node: _Node, capacity: np.ndarray, at_root:
     R = instance.capacity
     kids = node.kids
     A = np.array([k.shape for k in kids])
-    on = R > 0
-    key = np.array([np.max(k.shape[on] / R[on], initial=0.0) / k.weight for k in kids])
+    key = _dominant(A, R) / np.array([k.weight for k in kids])
     lo, hi = np.array([k.lo for k in kids]), np.array([k.hi for k in kids])
     held = np.array([k.guarantee for k in kids]) if at_root else np.zeros_like(A)
     active = (key > 0) & (hi > 0)
@@ -436,30 +461,117 @@ def _fill(rd: _Round, level: _Level) -> tuple[np.ndarray, int]:
     return rd.units, rounds
 
 
-def _exact_level(rd: _Round) -> float:
-    """The highest level whose charges fit: the charges are piecewise linear in the level, with
-    breakpoints where a child leaves a bound or starts using more than its guarantee."""
-    act = rd.active
-    k, A = rd.key[act], rd.shapes[act]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        over = k[:, None] * rd.held[act] / A
-    points = np.concatenate([k * rd.lo[act], k * rd.hi[act], over[np.isfinite(over)]])
-    # beyond every finite breakpoint some active child alone outgrows the capacity
-    need = A > 0
-    grow = np.where(need, (rd.capacity + rd.held.sum(axis=0) + 1.0) / np.where(need, A, 1.0), np.inf).min(axis=1)
-    points = np.unique(np.concatenate([points[np.isfinite(points)], k * np.maximum(grow, rd.lo[act]) * 2 + 1.0]))
-    prev = 0.0
-    fits = rd.capacity * (1 + SATURATION)
-    c_prev = _charges(rd, prev)
-    for t in points[points > 0]:
-        c = _charges(rd, t)
-        if (c > fits).any():
-            slope = (c - c_prev) / (t - prev)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                cross = np.where(c > fits, prev + (rd.capacity - c_prev) / slope, np.inf)
-            return float(max(prev, cross.min()))
-        prev, c_prev = float(t), c
-    return prev
+def _sweep(rd: _Round) -> tuple[np.ndarray, int]:
+    """The filling at a node in one sweep of its breakpoints (the same answer as its rounds, each
+    round's level found exactly): the charges are piecewise linear in the level ``t``, with
+    breakpoints where a child starts taking more of resource ``j`` than it holds
+    (``t = k_c max(lo_c, g_cj / A_cj)``) and where it reaches ``hi_c``.  They are sorted once and
+    passed in order, each resource's charge and slope kept up to date; when a resource fills
+    (``capacity - charge`` over the slope comes before the next breakpoint) the children taking
+    more of it freeze, and a child that would start taking more of a full resource freezes there.
+    Cost: O(k m log(k m)) for the sort, O(m) per breakpoint, O(k m) per resource that fills."""
+    sw = _Sweep(rd)
+    times, codes = sw.breakpoints()
+    m = rd.shapes.shape[1]
+    for te, code in zip(times.tolist(), codes.tolist()):
+        c, j = divmod(code, m + 1)
+        if not sw.active[c]:
+            continue
+        sw.fill_until(te)
+        if not sw.active[c]:
+            continue
+        if j == m:
+            sw.freeze(c, float(rd.hi[c]))
+        elif sw.saturated[j]:  # taking more of a full resource: it stops here
+            sw.freeze(c, min(max(te / float(rd.key[c]), float(rd.lo[c])), float(rd.hi[c])))
+        else:
+            sw.rise(c, j)
+    sw.fill_until(np.inf)
+    return sw.units, len(sw.moments)
+
+
+class _Sweep:
+    """The state of :func:`_sweep`: the level, each resource's charge and slope (Python lists: a
+    breakpoint touches one or a few resources), who still grows on what."""
+
+    def __init__(self, rd: _Round) -> None:
+        self.rd = rd
+        self.active = rd.active.copy()
+        self.units = rd.units.astype(float).copy()
+        self.key = np.where(self.active, rd.key, 1.0)
+        self.rate = (rd.shapes / self.key[:, None]).tolist()  # d charge_j / d level while c grows on j
+        self.capacity = rd.capacity.astype(float).tolist()
+        self.t = 0.0
+        self.moments: set[float] = set()
+        self.growing = np.zeros(rd.shapes.shape, dtype=bool)  # (c, j): c's charge on j grows with t
+        self.saturated = np.zeros(rd.shapes.shape[1], dtype=bool)
+        self.resaturate()
+
+    def breakpoints(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every child's rises (``(c, j)`` coded ``c (m + 1) + j``) and stop at ``hi`` (``j = m``),
+        in order of level (a rise at or after ``hi`` never happens)."""
+        rd, key = self.rd, self.key
+        top = np.where(self.active, key * rd.hi, np.inf)
+        A = rd.shapes
+        with np.errstate(divide="ignore", invalid="ignore"):
+            start = key[:, None] * np.maximum(np.where(A > 0, rd.held / A, np.inf), rd.lo[:, None])
+        start[~(A > 0) | (start >= top[:, None])] = np.inf
+        times = np.concatenate([start, top[:, None]], axis=1).ravel()
+        order = np.argsort(times, kind="stable")
+        order = order[np.isfinite(times[order])]
+        return times[order], order
+
+    def resaturate(self) -> None:
+        """At the current level: mark the full resources, freeze the children at ``hi`` or taking
+        more of a full resource (the rule of a round's end), and recount the slopes."""
+        rd = self.rd
+        u = np.where(self.active, np.clip(self.t / self.key, rd.lo, rd.hi), self.units)
+        use = u[:, None] * rd.shapes
+        charge = np.maximum(rd.held, use).sum(axis=0)
+        self.saturated |= charge >= rd.capacity * (1 - SATURATION)
+        own = use >= rd.held * (1 - SATURATION)
+        stop = self.active & ((u >= rd.hi * (1 - SATURATION)) | ((rd.shapes > 0) & self.saturated & own).any(axis=1))
+        if stop.any():
+            self.units[stop] = u[stop]
+            self.active &= ~stop
+            self.moments.add(self.t)
+        self.growing &= self.active[:, None]
+        self.charge = charge.tolist()
+        self.slope = (rd.shapes / self.key[:, None] * self.growing).sum(axis=0).tolist()
+        self.count = self.growing.sum(axis=0).tolist()
+
+    def fill_until(self, te: float) -> None:
+        """Raise the level to ``te``, stopping where a resource fills."""
+        m = len(self.capacity)
+        while True:
+            ts = np.inf
+            for j in range(m):
+                if self.slope[j] > 0:
+                    ts = min(ts, self.t + (self.capacity[j] - self.charge[j]) / self.slope[j])
+            if ts > te or ts == np.inf:
+                break
+            self.t = max(self.t, ts)
+            self.resaturate()
+        if te < np.inf:
+            dt = te - self.t
+            self.charge = [c + s * dt for c, s in zip(self.charge, self.slope)]
+            self.t = te
+
+    def rise(self, c: int, j: int) -> None:
+        if not self.growing[c, j]:
+            self.growing[c, j] = True
+            self.slope[j] += self.rate[c][j]
+            self.count[j] += 1
+
+    def freeze(self, c: int, u: float) -> None:
+        self.units[c] = u
+        self.active[c] = False
+        self.moments.add(self.t)
+        for j, on in enumerate(self.growing[c].tolist()):
+            if on:
+                self.count[j] -= 1
+                self.slope[j] = self.slope[j] - self.rate[c][j] if self.count[j] else 0.0
+        self.growing[c] = False
 
 
 def _round_lp(name: str, rd: _Round) -> tuple[pulp.LpProblem, pulp.LpVariable]:
