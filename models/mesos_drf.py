@@ -58,9 +58,14 @@ One round at a node::
                                                         C = the node's bundle)
 
 after which children at ``hi`` or needing a saturated resource (beyond their own guarantee)
-freeze.  :meth:`MesosDRF.fast` finds each round's level exactly from the breakpoints of the
-piecewise-linear charges; :meth:`MesosDRF.program` solves the same rounds as pulp LPs.  With no
-group, guarantee or limit it is DRF (``drf``) exactly.
+freeze.  :meth:`MesosDRF.program` solves these rounds as pulp LPs.  :meth:`MesosDRF.fast` passes
+them all in one sweep (:func:`_sweep`): the charges are piecewise linear in the level, with
+breakpoints where a child reaches ``hi`` or starts taking more of a resource than it holds; sorted
+once per node, each passed once with every resource's charge and slope kept, a resource that
+fills freezing the children taking more of it.  Cost: O(k m log(k m)) at a node of k children
+(the sort; O(m) per breakpoint, O(k m) per resource that fills), O(n m log n) for the tree, and
+memory O(n m) (the rounds were a pass over every breakpoint each, O(k^2 m), and their number grew
+with the queues).  With no group, guarantee or limit it is DRF (``drf``) exactly.
 
 Limits of the model: in the real sorter a subtree's allocation takes whatever shape its children's
 allocations give it; one shape per group, fixed for the whole filling, is the level-by-level
@@ -203,6 +208,9 @@ class MesosDRF(QueuePolicy):
 
     # -- the equilibrium ----------------------------------------------------------------------
     def entitlement(self, instance: Instance) -> tuple[np.ndarray, dict[str, Any]]:
+        """Info: ``rounds``, the levels at which children froze (one sweep per node; the program's
+        are its LP rounds), and ``guarantees_cut``, the nodes whose children's guaranteed bundles
+        did not fit together."""
         units, rounds, cut = _equilibrium(self, instance, _sweep)
         return units[:, None] * instance.demand, {"rounds": rounds, "guarantees_cut": cut}
 
@@ -515,7 +523,7 @@ class _Sweep:
         A = rd.shapes
         with np.errstate(divide="ignore", invalid="ignore"):
             start = key[:, None] * np.maximum(np.where(A > 0, rd.held / A, np.inf), rd.lo[:, None])
-        start[~(A > 0) | (start >= top[:, None])] = np.inf
+        start[~(A > 0) | (start >= top[:, None]) | ~self.active[:, None]] = np.inf
         times = np.concatenate([start, top[:, None]], axis=1).ravel()
         order = np.argsort(times, kind="stable")
         order = order[np.isfinite(times[order])]
