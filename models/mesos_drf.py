@@ -101,7 +101,7 @@ CPUs held back, the rest shared by DRF (both a and b at 8/9 of their request):
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -120,23 +120,6 @@ if TYPE_CHECKING:
     import pulp
 else:
     pulp = deferred("pulp")
-
-
-@dataclass
-class _Node:
-    """A node of the role tree for the equilibrium: its shape, weight, bounds (in units of shape)."""
-
-    name: str
-    shape: np.ndarray  # leaf: D_i; group: sum_c (w_c / kappa_c) A_c over its growing children
-    weight: float
-    cap: float  # units the request allows (a group: until its last child reaches its bound)
-    guarantee: np.ndarray  # 0 where not guaranteed
-    limit: np.ndarray  # inf where none
-    owed: np.ndarray  # (m,) its guarantee or its children's, whichever is more, per resource
-    leaf: int | None = None
-    kids: list[_Node] = field(default_factory=list)
-    lo: float = 0.0
-    hi: float = 0.0
 
 
 #: a round's highest level at a node (an LP)
@@ -222,8 +205,8 @@ role tree from the root, round by round at each node (children c of the node, un
                sum_c A_cj u_c <= C_j                                  (below: C = the node's bundle)
 k_c = max_j A_cj / R_j / w_c; after each round children at hi or needing a saturated resource freeze."""
 
-        root = _tree(self, instance)
-        first = _round_lp(self.name, _opening_round(instance, root, instance.capacity.astype(float), True))
+        tree = _tree(self, instance)
+        first = _round_lp(self.name, _opening_round(instance, tree, tree.root, instance.capacity.astype(float), True))
         title = "root round 1"
 
         def level(rd: _Round, p: Program, solvers: set[str]) -> float:
@@ -284,48 +267,79 @@ def _share(usage: np.ndarray, capacity: np.ndarray, weight: float) -> float:
 
 
 # -- the tree ---------------------------------------------------------------------------------
-def _tree(mech: MesosDRF, instance: Instance) -> _Node:
-    """The role tree, every node with its shape and bounds, built from the leaves up (the leaves'
-    in one pass over arrays, then each group from its children's: O(n m) in all)."""
+def _tree(mech: MesosDRF, instance: Instance) -> _Table:
+    """The role tree, every node with its shape and bounds, built from the leaves up: the leaves
+    in one pass over arrays, then the groups a level of depth at a time, deepest first, each level
+    in one pass over its children's rows (O(n m) in all)."""
     q = _queues(mech, instance)
-    R = instance.capacity
-    leaves = _leaves(q, instance)
+    t = _Table(q, instance)
+    for rows in t.levels():
+        t.gather(rows)
+    return t
 
-    def build(name: str | None) -> _Node:
-        if name is not None and not q.is_group(name):
-            return leaves[name]
-        kids = [build(c) for c in q.children(name)]
-        S = np.array([k.shape for k in kids]).reshape(len(kids), instance.m)
-        hi, lo = np.array([k.hi for k in kids]), np.array([k.lo for k in kids])
-        # one unit of a group: every growing child at one unit of weighted dominant share
-        kappa = _dominant(S, R)
+
+class _Table:
+    """Every node of the tree as a row (leaves, then groups, then the root): shape, weight, cap,
+    guarantee, limit, owed (its guarantee or its children's, whichever is more, per resource),
+    bounds (``lo``, ``hi``, in units of its shape), and each group's children's rows."""
+
+    def __init__(self, q: Queues, instance: Instance) -> None:
+        n, m, R = instance.n, instance.m, instance.capacity
+        self.names = [*instance.users, *q.groups]
+        self.row = {v: r for r, v in enumerate(self.names)}
+        self.root, self.n, self.R = len(self.names), n, R
+        top = self.root
+        up = [q.parent[v] for v in self.names]
+        self.parent: np.ndarray = np.array([top if p is None else self.row[p] for p in up] + [-1], dtype=int)
+        D, T = instance.demand, instance.bounds()
+        on = (D > 0).any(axis=1) & (T > 0)
+        self.shape = np.zeros((top + 1, m))
+        self.shape[:n] = np.where(on[:, None], D, 0.0)
+        self.cap = np.zeros(top + 1)
+        self.cap[:n] = np.where(on, T, 0.0)
+        self.weight = np.array([q.weight[v] for v in self.names] + [1.0], dtype=float)
+        g, lim = _quota(q, self.names, m)
+        self.g, self.lim = np.vstack([g, np.zeros((1, m))]), np.vstack([lim, np.full((1, m), np.inf)])
+        self.lo, self.hi = np.zeros(top + 1), np.zeros(top + 1)
+        self.lo[:n], self.hi[:n] = _bounds(self.shape[:n], self.cap[:n], g[:n], lim[:n], np.zeros((n, m)), R)
+        self.held, self.owed = np.zeros((top + 1, m)), self.g.copy()
+        self.kids = {  # each group's children in file order
+            r: np.array([self.row[c] for c in q.children(None if r == top else self.names[r])], dtype=int)
+            for r in range(n, top + 1)
+        }
+
+    def name(self, r: int) -> str:
+        return "root" if r == self.root else self.names[r]
+
+    def levels(self) -> list[np.ndarray]:
+        """The groups' rows by depth, deepest first, the root last."""
+        depth = {self.root: 0}
+        for r in range(self.n, self.root):
+            chain = [r]
+            while chain[-1] not in depth:
+                chain.append(int(self.parent[chain[-1]]))
+            for v in reversed(chain[:-1]):
+                depth[v] = depth[int(self.parent[v])] + 1
+        by = np.array([depth[r] for r in range(self.n, self.root + 1)])
+        rows = np.arange(self.n, self.root + 1)
+        return [rows[by == d] for d in range(int(by.max(initial=0)), -1, -1)]
+
+    def gather(self, rows: np.ndarray) -> None:
+        """The groups ``rows`` from their children: one unit of a group is every growing child at
+        one unit of weighted dominant share; its lower bound holds its children's, per resource."""
+        kids = np.flatnonzero(np.isin(self.parent, rows))
+        up, S, hi = self.parent[kids], self.shape[kids], self.hi[kids]
+        kappa = _dominant(S, self.R)
         grow = (hi > 0) & (kappa > 0)
-        per_unit = np.where(grow, np.array([k.weight for k in kids]) / np.where(grow, kappa, 1.0), 0.0)
-        shape = per_unit @ S
-        cap = float(np.max(hi[grow] / per_unit[grow], initial=0.0))
-        g, lim = _quota(q, [name] if name is not None else [], instance.m)
-        held = (np.where(grow, lo, 0.0) @ S)[None, :]  # the children's lower bounds, per resource
-        bounds = _bounds(shape[None, :], np.array([cap]), g, lim, held, R)
-        node = _Node(name or "root", shape, 1.0 if name is None else q.weight[name], cap, g[0], lim[0], g[0])
-        node.lo, node.hi = float(bounds[0][0]), float(bounds[1][0])
-        node.kids = kids
-        node.owed = np.maximum(node.guarantee, np.sum([k.owed for k in kids], axis=0))
-        return node
-
-    return build(None)
-
-
-def _leaves(q: Queues, instance: Instance) -> dict[str, _Node]:
-    """Every leaf queue's node, its shape its request (none when it asks for nothing)."""
-    D, T = instance.demand, instance.bounds()
-    on = (D > 0).any(axis=1) & (T > 0)
-    shape, cap = np.where(on[:, None], D, 0.0), np.where(on, T, 0.0)
-    g, lim = _quota(q, instance.users, instance.m)
-    lo, hi = _bounds(shape, cap, g, lim, np.zeros_like(shape), instance.capacity)
-    return {
-        u: _Node(u, shape[i], q.weight[u], float(cap[i]), g[i], lim[i], g[i], i, lo=float(lo[i]), hi=float(hi[i]))
-        for i, u in enumerate(instance.users)
-    }
+        per_unit = np.where(grow, self.weight[kids] / np.where(grow, kappa, 1.0), 0.0)
+        np.add.at(self.shape, up, per_unit[:, None] * S)
+        np.maximum.at(self.cap, up[grow], hi[grow] / per_unit[grow])
+        np.add.at(self.held, up, np.where(grow, self.lo[kids], 0.0)[:, None] * S)
+        under = np.zeros((len(self.owed), self.owed.shape[1]))
+        np.add.at(under, up, self.owed[kids])
+        self.owed[rows] = np.maximum(self.g[rows], under[rows])
+        bounds = _bounds(self.shape[rows], self.cap[rows], self.g[rows], self.lim[rows], self.held[rows], self.R)
+        self.lo[rows], self.hi[rows] = bounds
 
 
 def _quota(q: Queues, names: Sequence[str], m: int) -> tuple[np.ndarray, np.ndarray]:
@@ -363,33 +377,33 @@ def _bounds(
 # -- the filling, node by node ----------------------------------------------------------------
 def _equilibrium(mech: MesosDRF, instance: Instance, fill: _Filling) -> tuple[np.ndarray, int, list[str]]:
     """Each leaf's units, the rounds, and the nodes whose children's guarantees did not fit together."""
-    root = _tree(mech, instance)
-    _refuse_guarantees_beyond(root, instance)
+    tree = _tree(mech, instance)
+    _refuse_guarantees_beyond(tree, instance)
     units = np.zeros(instance.n)
     rounds = 0
     cut: list[str] = []
 
-    def split(node: _Node, capacity: np.ndarray, at_root: bool) -> None:
+    def split(row: int, capacity: np.ndarray, at_root: bool) -> None:
         nonlocal rounds
-        if not node.kids:
+        kids = tree.kids.get(row)
+        if kids is None or not len(kids):
             return
-        u, r, shared = _fill_node(instance, node, capacity, at_root, fill)
+        u, r, shared = _fill_node(instance, tree, row, capacity, at_root, fill)
         rounds += r
-        cut.extend([node.name] if shared else [])
-        for k, uk in zip(node.kids, u):
-            if k.leaf is not None:
-                units[k.leaf] = uk
-            else:
-                split(k, uk * k.shape, False)
+        cut.extend([tree.name(row)] if shared else [])
+        leaf = kids < tree.n
+        units[kids[leaf]] = u[leaf]
+        for k, uk in zip(kids[~leaf].tolist(), u[~leaf].tolist()):
+            split(k, uk * tree.shape[k], False)
 
-    split(root, instance.capacity.astype(float), True)
+    split(tree.root, instance.capacity.astype(float), True)
     return units, rounds, cut
 
 
-def _refuse_guarantees_beyond(root: _Node, instance: Instance) -> None:
+def _refuse_guarantees_beyond(tree: _Table, instance: Instance) -> None:
     """Guarantees beyond the capacity, per resource, are refused: Mesos' headroom
     (``__generateOffers``, ``requiredHeadroom``) could never hold them."""
-    need, capacity = np.sum([k.owed for k in root.kids], axis=0), instance.capacity
+    need, capacity = tree.owed[tree.kids[tree.root]].sum(axis=0), instance.capacity
     over = need > capacity * (1 + FEASIBILITY)
     if over.any():
         j = int(np.argmax(over))
@@ -400,25 +414,25 @@ def _refuse_guarantees_beyond(root: _Node, instance: Instance) -> None:
 
 
 def _fill_node(
-    instance: Instance, node: _Node, capacity: np.ndarray, at_root: bool, fill: _Filling
+    instance: Instance, tree: _Table, row: int, capacity: np.ndarray, at_root: bool, fill: _Filling
 ) -> tuple[np.ndarray, int, bool]:
     """The units of ``node``'s children and the rounds: from their lower bounds, or, when those
     do not fit together (then also ``True``), from what a first filling up to them reaches."""
-    rd = _opening_round(instance, node, capacity, at_root)
+    rd = _opening_round(instance, tree, row, capacity, at_root)
     units, rounds = fill(rd)
     if not rd.guarantees:
         return units, rounds, False
-    rest = _first_round(instance, node, capacity, at_root)
+    rest = _first_round(instance, tree, row, capacity, at_root)
     rest.lo, rest.units, rest.index = units, units, rounds
     units, more = fill(rest)
     return units, rounds + more, True
 
 
-def _opening_round(instance: Instance, node: _Node, capacity: np.ndarray, at_root: bool) -> _Round:
+def _opening_round(instance: Instance, tree: _Table, row: int, capacity: np.ndarray, at_root: bool) -> _Round:
     """The first round at ``node``: its children at their lower bounds, or, when those bundles
     do not fit together (a guarantee on one resource brings the others its shape needs), a first
     filling from 0 up to them."""
-    rd = _first_round(instance, node, capacity, at_root)
+    rd = _first_round(instance, tree, row, capacity, at_root)
     if (_charges(rd, 0.0) <= capacity * (1 + FEASIBILITY)).all():
         return rd
     rd.active, rd.guarantees = rd.active & (rd.lo > 0), True
@@ -426,20 +440,19 @@ def _opening_round(instance: Instance, node: _Node, capacity: np.ndarray, at_roo
     return rd
 
 
-def _first_round(instance: Instance, node: _Node, capacity: np.ndarray, at_root: bool) -> _Round:
-    """The filling among ``node``'s children before its first round: every child at its guarantee."""
-    R = instance.capacity
-    kids = node.kids
-    A = np.array([k.shape for k in kids])
-    key = _dominant(A, R) / np.array([k.weight for k in kids])
-    lo, hi = np.array([k.lo for k in kids]), np.array([k.hi for k in kids])
-    held = np.array([k.guarantee for k in kids]) if at_root else np.zeros_like(A)
+def _first_round(instance: Instance, tree: _Table, row: int, capacity: np.ndarray, at_root: bool) -> _Round:
+    """The filling among ``row``'s children before its first round: every child at its guarantee."""
+    kids = tree.kids[row]
+    A = tree.shape[kids]
+    key = _dominant(A, instance.capacity) / tree.weight[kids]
+    lo, hi = tree.lo[kids], tree.hi[kids]
+    held = tree.g[kids] if at_root else np.zeros_like(A)
     active = (key > 0) & (hi > 0)
-    names = [k.name for k in kids]
-    leaves = [k.leaf is not None for k in kids]
+    names = [tree.names[k] for k in kids.tolist()]
+    leaves = (kids < tree.n).tolist()
     units = np.where(active, lo, 0.0)
     resources = list(instance.resources)
-    return _Round(node.name, 0, A, key, lo, hi, held, capacity, units, active, names, leaves, resources, at_root)
+    return _Round(tree.name(row), 0, A, key, lo, hi, held, capacity, units, active, names, leaves, resources, at_root)
 
 
 def _charges(rd: _Round, t: float) -> np.ndarray:
