@@ -550,6 +550,137 @@ def read_yaml_documents(text: str, where: str) -> list[Any]:
 
 
 def _read_yaml_documents(text: str, where: str, single: bool) -> Any:
+    if _CParser is not None:
+        try:
+            documents = _read_plain(text)
+        except Exception:  # anything beyond plain data, or any refusal: the composer says it, as before
+            pass
+        else:
+            if not single:
+                return documents
+            if len(documents) <= 1:
+                return documents[0] if documents else None
+    return _compose_documents(text, where, single)
+
+
+class _NotPlain(Exception):
+    """What :func:`_read_plain` leaves to the composer: an anchor, an alias, a tag, a merge key, a
+    key that is not a scalar, or what the composer refuses (a duplicate key, a document too deep or
+    too large, a number out of range)."""
+
+
+#: the tags :func:`_read_plain` builds; any other resolved tag (a merge key ``<<``, ``=``) is the composer's
+_PLAIN_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp"))
+_STR, _INT, _FLOAT = "tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+#: a decimal integer SafeConstructor reads as ``int(text)`` (no ``_``, base prefix, octal ``0`` or ``:``)
+_DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
+
+
+def _read_plain(text: str) -> list[Any]:
+    """Every document of ``text``, built straight from libyaml's parser events, when the text is
+    plain data (what fairalloc, its importers and YAML dumpers write): no anchor, alias or tag.
+    Anything else raises, and :func:`_compose_documents` reads the text again.
+
+    Why: PyYAML's Python composer builds a node per scalar (and the checks then walk the nodes
+    twice), about 4x the time of ``yaml.load`` with libyaml's loader on a 100,000-queue case.  Here
+    each event becomes its value at once, with :class:`CaseLoader`'s own resolver table and
+    constructors, so the data is the same as the composer's; the composer's checks are made on the
+    way (nesting and node counts, duplicate keys by :func:`_key`'s reading), and whatever they
+    refuse is left to the composer, so every message is the composer's.  Cost: one pass over the
+    events, O(1) per event; the composer remains the reader of record for everything else (aliases
+    above all, whose expansions it bounds).
+    """
+    loader = CaseLoader(text)
+    try:
+        get = loader.get_event
+        get()  # the stream's start
+        documents: list[Any] = []
+        nodes = [0]  # counted over the whole stream, as CaseLoader.compose_node counts
+        while not isinstance(get(), yaml.StreamEndEvent):  # a document's start
+            documents.append(_plain_document(loader, get, nodes))
+        return documents
+    finally:
+        loader.dispose()
+
+
+def _plain_document(loader, get, nodes: list[int]) -> Any:
+    """One document's data from its events (the document's start read), iteratively: a stack of the
+    open mappings and sequences, each mapping with its keys as :func:`_key` reads them."""
+    open_: list[list[Any]] = []  # [container, keys seen (mappings) or None, the pending key or _NO_KEY]
+    root: Any = None
+    while True:
+        event = get()
+        kind = type(event)
+        if kind is yaml.ScalarEvent:
+            value, text = _plain_scalar(loader, event)
+        elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            if event.anchor is not None or event.tag is not None or len(open_) >= limits.MAX_YAML_DEPTH:
+                raise _NotPlain
+            value, text = ({} if kind is yaml.MappingStartEvent else []), None
+        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+            open_.pop()
+            continue
+        elif kind is yaml.DocumentEndEvent:
+            return root
+        else:  # an alias
+            raise _NotPlain
+        nodes[0] += 1
+        if nodes[0] > limits.MAX_YAML_NODES:
+            raise _NotPlain
+        if not open_:
+            root = value
+        else:
+            _place(open_[-1], value, text)
+        if text is None:
+            open_.append([value, set() if kind is yaml.MappingStartEvent else None, _NO_KEY])
+
+
+_NO_KEY = object()
+
+
+def _place(frame: list[Any], value: Any, text: str | None) -> None:
+    """``value`` into the open container ``frame``: a sequence's next item, a mapping's next key
+    (``text``: the key as :func:`_key` reads it, ``None`` for a mapping or sequence) or its value."""
+    container, seen, key = frame
+    if seen is None:
+        container.append(value)
+    elif key is _NO_KEY:
+        if text is None or text in seen:  # a complex key, or a duplicate: the composer's refusals
+            raise _NotPlain
+        seen.add(text)
+        frame[2] = value
+    else:
+        container[key] = value
+        frame[2] = _NO_KEY
+
+
+def _plain_scalar(loader, event) -> tuple[Any, str]:
+    """A scalar's value as :class:`CaseLoader` constructs it, and its text as a key (:func:`_key`)."""
+    if event.anchor is not None or event.tag is not None:
+        raise _NotPlain
+    text = event.value
+    if not event.implicit[0]:  # quoted: text
+        return text, text
+    tag = loader.resolve(yaml.ScalarNode, text, event.implicit) if _WILDCARD or text[:1] in _RESOLVED else _STR
+    if tag == _STR:
+        return text, text
+    if tag not in _PLAIN_TAGS:
+        raise _NotPlain
+    if tag == _INT and _DECIMAL.match(text) and len(text.lstrip("+-")) <= limits.MAX_EXACT_DIGITS:
+        value = int(text)
+    else:
+        value = loader.yaml_constructors[tag](loader, yaml.ScalarNode(tag, text))
+    return value, (str(value) if tag in (_INT, _FLOAT) and not isinstance(value, bool) else text)
+
+
+#: the first characters for which CaseLoader's resolver may find a tag other than text (``name``,
+#: ``q17``, ``cpu`` start with none of them: text at once); with a resolver for any first character
+#: (none today) every scalar is resolved
+_RESOLVED = frozenset(CaseLoader.yaml_implicit_resolvers)
+_WILDCARD = None in _RESOLVED
+
+
+def _compose_documents(text: str, where: str, single: bool) -> Any:
     loader = None
     try:
         loader = CaseLoader(text)
