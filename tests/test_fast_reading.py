@@ -5,7 +5,8 @@ replaces (tests/previous_reader.py, the reader at commit 67d9578): every text gi
 Random queue trees (fairalloc.testing.queue_trees) are dumped in block and in flow (JSON) style;
 hostile variants add a duplicate queue, an alias, nesting beyond the limit or a number beyond what
 fairalloc reads; and random flow-style texts mix every scalar YAML resolves (octal, hex, ``1_000``,
-booleans, nulls, dates, ``<<``, ``=``), anchors, aliases, tags and duplicate keys.
+booleans, nulls, dates, ``<<``, ``=``), anchors, aliases, tags and duplicate keys.  And what
+fairalloc writes with libyaml's emitter is what PyYAML's writes.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fairalloc.cli.render import yaml_doc
 from fairalloc.core import limits
+from fairalloc.core.decimals import plain
 from fairalloc.core.errors import CaseError
 from fairalloc.io import cases
 from fairalloc.testing import queue_trees
@@ -48,11 +51,19 @@ def outcome(read, text: str, where: str = "f.yaml"):
         return typed(read(text, where))
     except CaseError as exc:
         return ("refused", str(exc))
+    except Exception as exc:  # the previous reader's tracebacks (an impossible date, ``!!int x``)
+        return ("crashed", type(exc).__name__)
 
 
 def same_reading(text: str) -> None:
-    assert outcome(cases._read_yaml, text) == outcome(previous_reader._read_yaml, text)
-    assert outcome(cases.read_yaml_documents, text) == outcome(previous_reader.read_yaml_documents, text)
+    readers = [(cases._read_yaml, previous_reader._read_yaml)]
+    readers += [(cases.read_yaml_documents, previous_reader.read_yaml_documents)]
+    for new_reader, old_reader in readers:
+        new, old = outcome(new_reader, text), outcome(old_reader, text)
+        if old[0] == "crashed":  # now refused in one line naming the file and line
+            assert new[0] == "refused" and new[1].startswith("f.yaml: line ") and "\n" not in new[1], new
+        else:
+            assert new == old
 
 
 def case_outcome(read, text: str):
@@ -166,3 +177,42 @@ def test_random_texts_read_alike(text):
 )
 def test_known_texts_read_alike(text):
     same_reading(text)
+
+
+#: texts where libyaml's emitter and PyYAML's differ (line breaks, non-ASCII, empty or long keys) and
+#: plain ones where they agree
+TEXTS = st.one_of(
+    st.text(st.characters(codec="ascii", exclude_categories=["Cc"]), max_size=150),
+    st.text(max_size=20),
+    st.sampled_from(["", "yes", "a: b", "#c", "- x", "'q'", '"d"', "é", "a\nb", "x" * 130, "emoji 😀", "\x85"]),
+)
+DATA = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXTS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXTS, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(DATA)
+def test_yaml_written_as_pyyaml_writes_it(data):
+    """What fairalloc writes (cli.render.yaml_doc: libyaml's emitter where it writes the same text)
+    is PyYAML's safe dump, byte for byte."""
+    assert yaml_doc(data) == yaml.safe_dump(plain(data), sort_keys=False, allow_unicode=True)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a: 2001-13-45\n", "f.yaml: line 1: '2001-13-45' is not a valid timestamp (month must be in 1..12)"),
+        ("a:\n  b: !!int x\n", "f.yaml: line 2: 'x' is not a valid int (invalid literal for int() with base 10: 'x')"),
+        ("a: !!bool maybe\n", "f.yaml: line 1: 'maybe' is not a valid bool"),
+    ],
+)
+def test_unreadable_scalars_refused_in_one_line(text, message):
+    """The previous reader let the constructor's ValueError (KeyError for a bool) out as a traceback."""
+    with pytest.raises(CaseError) as caught:
+        cases._read_yaml(text, "f.yaml")
+    assert str(caught.value) == message
+    with pytest.raises((ValueError, KeyError)):
+        previous_reader._read_yaml(text, "f.yaml")
