@@ -131,15 +131,17 @@ class Queues:
             raise TypeError(f"nodes: expected a mapping {{name: {{field: value}}}}, got {type(nodes).__name__}")
         m = len(resources)
         tables: dict[str, dict[str, object]] = {f: {} for f in ("parent", "weight", "priority", *RESOURCE_FIELDS)}
+        # one read-only "not given" row per field, shared by every node that leaves the field out
+        blank = {f: _frozen(np.full(m, missing)) for f, missing in RESOURCE_FIELDS.items()}
         for name, spec in nodes.items():
             if not isinstance(spec, Mapping):
                 raise TypeError(f"nodes.{name}: expected a mapping {{field: value}}, got {type(spec).__name__}")
             tables["parent"][name] = spec.get("parent")
             tables["weight"][name] = _scalar(spec.get("weight", 1.0), f"nodes.{name}.weight", signed=False)
             tables["priority"][name] = _scalar(spec.get("priority", 0.0), f"nodes.{name}.priority", signed=True)
-            for f, missing in RESOURCE_FIELDS.items():
+            for f, none_given in blank.items():
                 given = spec.get(f)
-                tables[f][name] = np.full(m, missing) if given is None else _amounts(given, f"nodes.{name}.{f}", m)
+                tables[f][name] = none_given if given is None else _amounts(given, f"nodes.{name}.{f}", m)
         _check_tree(cast("dict[str, str | None]", tables["parent"]), groups)
         return cls(
             resources,

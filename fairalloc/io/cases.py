@@ -30,6 +30,7 @@ import math
 import os
 import re
 import stat
+import sys
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -669,7 +670,7 @@ def _place(frame: list[Any], value: Any, text: str | None) -> None:
         if text is None or text in seen:  # a complex key, or a duplicate: the composer's refusals
             raise _NotPlain
         seen.add(text)
-        frame[2] = value
+        frame[2] = sys.intern(value) if type(value) is str else value  # request, cpu, ...: held once
     else:
         container[key] = value
         frame[2] = _NO_KEY
@@ -992,7 +993,7 @@ def _queues(spec, vector) -> Queues:
     def amounts(mapping, where: str, missing: float):
         if mapping is None:
             return None
-        return np.array(vector(_plain_amounts(mapping, capacity), where, missing))
+        return vector(_plain_amounts(mapping, capacity), where, missing)  # Queues.build makes the array
 
     nodes: dict[str, dict[str, object]] = {}
     for kind, table in (("groups", spec.groups), ("users", spec.users)):
