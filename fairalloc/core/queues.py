@@ -143,10 +143,11 @@ class Queues:
                 given = spec.get(f)
                 tables[f][name] = none_given if given is None else _amounts(given, f"nodes.{name}.{f}", m)
         _check_tree(cast("dict[str, str | None]", tables["parent"]), groups)
+        internal = set(groups)  # a set: a tuple's `in` made building a deep tree quadratic
         return cls(
             resources,
             groups,
-            tuple(n for n in nodes if n not in groups),
+            tuple(n for n in nodes if n not in internal),
             **tables,  # type: ignore[arg-type]
             configured=configured,
         )
