@@ -294,9 +294,9 @@ def _tree_groups(
             held.add(parents[g])
     groups = [g for g in order if g in held]
     need: dict[str, np.ndarray] = {g: np.zeros(len(R)) for g in groups}
-    for u, node in spec.items():  # the queues (groups are not in spec yet)
-        if node.get("parent"):
-            need[node["parent"]] += leaf_need[u]
+    for u, queue in spec.items():  # the queues (groups are not in spec yet)
+        if queue.get("parent"):
+            need[queue["parent"]] += leaf_need[u]
     for g in reversed(groups):  # deepest first: a group's need is whole when it is reached
         node: dict[str, Any] = {"parent": parents[g], "weight": float(rng.integers(1, 4))}
         if rng.random() < 0.3:
