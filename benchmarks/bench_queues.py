@@ -55,19 +55,10 @@ from provenance import commit, load_average, machine, update_json  # noqa: E402
 from tabulate import tabulate  # noqa: E402
 
 import fairalloc  # noqa: E402
+from fairalloc.analysis.falsify import QUEUE_POLICIES  # noqa: E402
 
 SEED = 20260036
-POLICIES = (
-    "drf",
-    "volcano-proportion",
-    "volcano-capacity",
-    "yarn-fair",
-    "yarn-capacity",
-    "kueue",
-    "yunikorn-fair",
-    "mesos-drf",
-    "hdrf-fluid",
-)
+POLICIES = QUEUE_POLICIES
 DEPTHS = (0, 6)
 SIZES = {"full": (100, 1_000, 10_000, 100_000), "quick": (100, 1_000)}
 PROGRAM_SIZES = {"full": (10, 50, 200), "quick": (10, 50)}

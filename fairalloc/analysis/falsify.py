@@ -103,6 +103,20 @@ def random_instance(space: InstanceSpace, prop: str, rng: np.random.Generator, n
     return Instance(R, D, weights=weights, max_tasks=bounds, name=name)
 
 
+#: the production policies, the schedulers' own: what operator-sized queue trees
+#: (:func:`random_queue_tree`) are solved and explained with in the speed work's tests and benchmarks
+QUEUE_POLICIES = (
+    "drf",
+    "volcano-proportion",
+    "volcano-capacity",
+    "yarn-fair",
+    "yarn-capacity",
+    "kueue",
+    "yunikorn-fair",
+    "mesos-drf",
+    "hdrf-fluid",
+)
+
 #: resource names of random queue instances (as schedulers name them)
 QUEUE_RESOURCES = ("cpu", "memory", "gpu")
 
@@ -196,7 +210,14 @@ def random_queue_instance(space: InstanceSpace, prop: str, rng: np.random.Genera
     spec = _queue_config(rng, R, n)
     groups = _groups(rng, R, spec)
     users = [f"q{i + 1}" for i in range(n)]
-    weights = [spec[u]["weight"] for u in users]
+    return _queue_instance(R, D, spec, users, groups, name, max_tasks=live.astype(float))
+
+
+def _queue_instance(
+    R: np.ndarray, D: np.ndarray, spec: dict, users: list[str], groups: list[str], name: str, max_tasks=None
+) -> Instance:
+    """The instance of queues ``users`` under ``groups``, configured by ``spec``, as a loaded case is."""
+    m = len(R)
     nodes = {g: spec[g] for g in groups} | {u: spec[u] for u in users}
     hierarchy = None
     if groups:
@@ -205,16 +226,9 @@ def random_queue_instance(space: InstanceSpace, prop: str, rng: np.random.Genera
             "weight": {v: nodes[v]["weight"] for v in nodes},
         }
     return Instance(
-        R,
-        D,
-        resources=QUEUE_RESOURCES[:m],
-        users=users,
-        weights=weights,
-        max_tasks=live.astype(float),
-        name=name,
-        groups=hierarchy,
-        queues=Queues.build(QUEUE_RESOURCES[:m], nodes, groups),
-    )
+        R, D, resources=QUEUE_RESOURCES[:m], users=users, weights=[spec[u]["weight"] for u in users], name=name,
+        max_tasks=max_tasks, groups=hierarchy, queues=Queues.build(QUEUE_RESOURCES[:m], nodes, groups),
+    )  # fmt: skip
 
 
 def random_queue_tree(
@@ -250,17 +264,7 @@ def random_queue_tree(
     for u in users:
         spec[u]["parent"] = levels[-1][int(rng.integers(len(levels[-1])))] if levels else None
     groups = _tree_groups(rng, R, spec, parents, [g for level in levels for g in level], _leaf_needs(spec, users, D))
-    nodes = {g: spec[g] for g in groups} | {u: spec[u] for u in users}
-    hierarchy = None
-    if groups:
-        hierarchy = {
-            "parent": {v: nodes[v].get("parent") for v in nodes},
-            "weight": {v: nodes[v]["weight"] for v in nodes},
-        }
-    return Instance(
-        R, D, resources=QUEUE_RESOURCES[:m], users=users, weights=[spec[u]["weight"] for u in users], name=name,
-        groups=hierarchy, queues=Queues.build(QUEUE_RESOURCES[:m], nodes, groups),
-    )  # fmt: skip
+    return _queue_instance(R, D, spec, users, groups, name)
 
 
 def _leaf_needs(spec: dict[str, dict[str, Any]], users: list[str], D: np.ndarray) -> dict[str, np.ndarray]:
