@@ -611,6 +611,10 @@ def main() -> int:
     if args.json:
         figures = {
             "commit": commit(),
+            # a file assembled from parts run side by side says so here (the baseline's does); one run
+            # writes its own, so an earlier file's account is not left beside new figures
+            "code_measured": f"fairalloc at {commit()}",
+            "how": f"one run: benchmarks/bench_queues.py {' '.join(sys.argv[1:])}",
             "machine": machine(),
             "load_average": {"start": start_load, "end": load_average()},
             "mode": mode,
