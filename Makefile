@@ -55,7 +55,7 @@ constraints:
 bench: $(STAMP) chromium
 	$(BIN)/python benchmarks/bench_static.py --json benchmarks/results_full.json
 	$(BIN)/python benchmarks/bench_verifier.py --json benchmarks/results_verifier.json
-	$(BIN)/python benchmarks/bench_sweep.py
+	$(BIN)/python benchmarks/bench_sweep.py --json benchmarks/results_sweep.json
 	$(BIN)/python benchmarks/bench_explorer.py --json benchmarks/results_explorer.json
 	$(BIN)/python benchmarks/bench_explorer_http.py --json benchmarks/results_explorer_http.json
 	$(BIN)/python benchmarks/bench_dynamic.py --json benchmarks/results_dynamic.json
@@ -64,6 +64,10 @@ bench: $(STAMP) chromium
 	$(BIN)/python benchmarks/bench_memory.py --json benchmarks/results_memory.json
 	$(BIN)/python benchmarks/bench_queues.py --json benchmarks/results_queues.json
 	$(BIN)/python benchmarks/bench_table2.py --json benchmarks/results_table2.json
+	$(BIN)/python benchmarks/bench_scheduling.py --json benchmarks/results_scheduling.json
+	$(BIN)/python benchmarks/bench_hdrf.py --json benchmarks/results_hdrf.json
+	$(BIN)/python benchmarks/bench_alpha.py --json benchmarks/results_alpha.json
+	$(BIN)/python benchmarks/table.py
 
 # bench_explorer.py drives Debian's chromium: as root, install it when missing (as the browser test does)
 chromium:

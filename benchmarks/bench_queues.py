@@ -147,29 +147,44 @@ def _alarm(signum, frame):
 
 
 def _timed(fn, *args):
-    """Seconds of one call, stopped by :class:`CapReached` at ``CAP`` seconds."""
+    """Wall-clock and CPU seconds of one call (``time.process_time``: this process, its threads
+    included), stopped by :class:`CapReached` at ``CAP`` wall-clock seconds."""
     gc.collect()
     gc.disable()
     signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, CAP)
     try:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         out = fn(*args)
-        return time.perf_counter() - start, out
+        return time.perf_counter() - start, time.process_time() - cpu, out
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         gc.enable()
 
 
-def interleaved(fn, ref, make_arg) -> tuple[list[float], list[float]]:
-    """Times of ``ref`` and ``fn`` on fresh arguments (made outside the timer), rep by rep, while
-    the reps' timed seconds stay within the cap."""
-    times: list[float] = []
-    refs: list[float] = []
-    while len(times) < MAX_REPS and sum(times) + sum(refs) < CAP:
-        refs.append(_timed(ref, make_arg())[0])
-        times.append(_timed(fn, make_arg())[0])
-    return times, refs
+def interleaved(fn, ref, make_arg, name: str) -> dict:
+    """``fn`` against ``ref`` on fresh arguments (made outside the timer), rep by rep, while the
+    reps' wall-clock seconds stay within the cap: the medians of each one's wall-clock seconds
+    (``seconds``, ``<name>_seconds``) and CPU seconds (``cpu_seconds``, ``<name>_cpu_seconds``),
+    and the fastest of each.  The figures are read from the CPU seconds: on a loaded machine a
+    call of a few milliseconds spends most of its wall-clock time waiting for a core."""
+    times: list[tuple[float, float]] = []
+    refs: list[tuple[float, float]] = []
+    while len(times) < MAX_REPS and sum(t[0] for t in times + refs) < CAP:
+        refs.append(_timed(ref, make_arg())[:2])
+        times.append(_timed(fn, make_arg())[:2])
+    out: dict = {"reps": len(times)}
+    for prefix, got in (("", times), (f"{name}_", refs)):
+        wall, cpu = [t[0] for t in got], [t[1] for t in got]
+        out[f"{prefix}seconds"], out[f"{prefix}cpu_seconds"] = statistics.median(wall), statistics.median(cpu)
+        out[f"{prefix}min_seconds"] = min(wall)
+    return out
+
+
+def cpu_key(r: dict, prefix: str = "") -> str:
+    """The key of a run's CPU seconds, or of its wall-clock seconds in a run measured before
+    the benchmark read CPU time (``results_queues.json``'s baseline)."""
+    return f"{prefix}cpu_seconds" if f"{prefix}cpu_seconds" in r else f"{prefix}seconds"
 
 
 def peak_bytes(seconds: float, fn, *args) -> int | None:
@@ -209,12 +224,10 @@ def child_growth(opts) -> None:
         pristine = pickle.loads(Path(opts.cases, f"tree-{n}-d{depth}.pickle").read_bytes())
 
         def work(pristine=pristine):
-            times, drf = interleaved(
+            row = interleaved(
                 lambda inst: fairalloc.solve(inst, policy), lambda inst: fairalloc.solve(inst, "drf"),
-                lambda: copy.deepcopy(pristine),
+                lambda: copy.deepcopy(pristine), "drf",
             )  # fmt: skip
-            row = {"seconds": statistics.median(times), "drf_seconds": statistics.median(drf), "reps": len(times)}
-            row["min_seconds"], row["drf_min_seconds"] = min(times), min(drf)
             inst = copy.deepcopy(pristine)
             row["memory_bytes"] = peak_bytes(row["seconds"], fairalloc.solve, inst, policy)
             return row
@@ -262,11 +275,10 @@ def child_explain(opts) -> None:
 
     def work():
         explain(copy.deepcopy(warm), opts.policy)
-        times, solves = interleaved(
+        return interleaved(
             lambda inst: explain(inst, opts.policy), lambda inst: fairalloc.solve(inst, opts.policy),
-            lambda: copy.deepcopy(pristine),
+            lambda: copy.deepcopy(pristine), "solve",
         )  # fmt: skip
-        return {"seconds": statistics.median(times), "solve_seconds": statistics.median(solves), "reps": len(times)}
 
     print(json.dumps({"policy": opts.policy, "depth": opts.depth, "queues": n, **capped(work)}), flush=True)
 
@@ -289,8 +301,7 @@ def child_yarn(opts) -> None:
 
     def work():
         import_explain(Path(__file__).parent.parent / "cases/imported/yarn/allocation-file/fair-scheduler.xml")
-        times, parses = interleaved(import_explain, ET.parse, lambda: path)
-        return {"seconds": statistics.median(times), "parse_seconds": statistics.median(parses), "reps": len(times)}
+        return interleaved(import_explain, ET.parse, lambda: path, "parse")
 
     print(json.dumps({"queues": n, "bytes": path.stat().st_size, **capped(work)}), flush=True)
 
@@ -311,20 +322,14 @@ def child_read(opts) -> None:
 
     def work():
         fairalloc.load_case(Path(opts.cases, "tree-100.yaml"))
-        times, loads = interleaved(fairalloc.load_case, c_load, lambda: path)
+        row = interleaved(fairalloc.load_case, c_load, lambda: path, "yaml")
         gc.collect()
         tracemalloc.start()
         held = c_load(path)
         objects = tracemalloc.get_traced_memory()[0]
         tracemalloc.stop()
         del held
-        return {
-            "seconds": statistics.median(times),
-            "yaml_seconds": statistics.median(loads),
-            "reps": len(times),
-            "memory_bytes": peak_bytes(statistics.median(times), fairalloc.load_case, path),
-            "objects_bytes": objects,
-        }
+        return {**row, "memory_bytes": peak_bytes(row["seconds"], fairalloc.load_case, path), "objects_bytes": objects}
 
     small = pickle.loads(Path(opts.cases, "tree-100-d0.pickle").read_bytes())
     Path(opts.cases, "tree-100.yaml").write_text(yaml.dump(small.to_dict(), Dumper=yaml.CSafeDumper))
@@ -369,8 +374,9 @@ def exponent(points: list[tuple[int, float]]) -> float:
 
 
 def growth_rows(runs: list[dict], sizes, policies, depths=DEPTHS) -> list[dict]:
-    """Per policy and depth: the exponent of time and of memory (missed when a size did not finish)
-    and the ratio to drf at RATIO_AT queues."""
+    """Per policy and depth: the exponent of time (CPU seconds) and of memory (missed when a size
+    did not finish) and the ratio to drf at RATIO_AT queues; each row names its ``policy``,
+    ``depth`` and ``measure`` (time, memory, drf ratio) for benchmarks/table.py."""
     out = []
     for policy in policies:
         for depth in depths:
@@ -378,8 +384,9 @@ def growth_rows(runs: list[dict], sizes, policies, depths=DEPTHS) -> list[dict]:
             done = [(n, mine[n]) for n in sizes if mine.get(n, {}).get("status") == "ok"]
             stopped = {n: mine[n]["status"] if n in mine else "not run" for n in sizes if (n, mine.get(n)) not in done}
             where = f"{policy}, {'flat' if depth == 0 else f'depth {depth}'}"
-            for figure, key, target in (("time", "seconds", "exponent"), ("memory", "memory_bytes", "memory_exponent")):
-                points = [(n, r[key]) for n, r in done if r.get(key) is not None]
+            keys = {"policy": policy, "depth": depth}
+            for figure, key, target in (("time", None, "exponent"), ("memory", "memory_bytes", "memory_exponent")):
+                points = [(n, r[key or cpu_key(r)]) for n, r in done if r.get(key or cpu_key(r)) is not None]
                 value = exponent(points) if len(points) >= 2 else None
                 span = f"{points[0][0]:,}-{points[-1][0]:,}" if points else "none"
                 out.append(
@@ -391,29 +398,36 @@ def growth_rows(runs: list[dict], sizes, policies, depths=DEPTHS) -> list[dict]:
                         TARGETS[target],
                         complete=not stopped and len(points) == len(done),
                         note="; ".join([*map(_size_note, done), *(f"{n:,}: {s}" for n, s in stopped.items())]),
+                        measure=figure,
+                        queues=[n for n, _ in points],
+                        **keys,
                     )
                 )
             if RATIO_AT in sizes:
                 r = mine.get(RATIO_AT, {"status": "not run"})
-                out.append(timed_row(f"{where}: solve at {RATIO_AT:,} queues", r, "drf", "drf_seconds", "drf_ratio"))
+                ratio = timed_row(f"{where}: solve at {RATIO_AT:,} queues", r, "drf", "drf", "drf_ratio")
+                out.append({**ratio, "measure": "drf ratio", **keys})
     return out
 
 
-def timed_row(workload: str, r: dict, reference: str, ref_key: str, target: str, note: str = "") -> dict:
-    """The row of a child's timing ``r`` (``seconds`` against ``r[ref_key]``), or of what stopped it."""
+def timed_row(workload: str, r: dict, reference: str, ref: str, target: str, note: str = "") -> dict:
+    """The row of a child's timing ``r`` (its CPU seconds against ``ref``'s), or of what stopped it."""
     if r.get("status") != "ok":
         return row(workload, r.get("status", "failed"), reference, None, TARGETS[target], note=r.get("error", ""))
-    figure, ref = f"{r['seconds']:.3g} s", f"{reference} {r[ref_key]:.3g} s"
-    return row(workload, figure, ref, r["seconds"] / r[ref_key], TARGETS[target], note=note)
+    mine, theirs = r[cpu_key(r)], r[cpu_key(r, f"{ref}_")]
+    clock = " CPU" if cpu_key(r) == "cpu_seconds" else ""
+    figure, reference = f"{mine:.3g} s{clock}", f"{reference} {theirs:.3g} s{clock}"
+    return row(workload, figure, reference, mine / theirs, TARGETS[target], note=note)
 
 
 def _size_note(point: tuple[int, dict]) -> str:
     n, r = point
     memory = "memory not measured" if r["memory_bytes"] is None else f"{r['memory_bytes'] / 2**20:.3g} MiB"
-    return f"{n:,}: {r['seconds']:.3g} s, {memory}"
+    return f"{n:,}: {r[cpu_key(r)]:.3g} s, {memory}"
 
 
-def row(workload, figure, reference, ratio, target, *, at_most=True, complete=True, note="") -> dict:
+def row(workload, figure, reference, ratio, target, *, at_most=True, complete=True, note="", **keys) -> dict:
+    """One figure beside its target; ``keys`` (policy, depth, ...) say what it is of."""
     met = ratio is not None and complete and (ratio <= target if at_most else ratio >= target)
     return {
         "workload": workload,
@@ -423,6 +437,7 @@ def row(workload, figure, reference, ratio, target, *, at_most=True, complete=Tr
         "target": f"{'<=' if at_most else '>='} {target:g}",
         "met": met,
         "note": note,
+        **keys,
     }
 
 
@@ -479,18 +494,26 @@ def section_program(args, cases: Path, sizes) -> tuple[list[dict], list[dict]]:
 
 
 def section_explain(args, cases: Path, n: int) -> tuple[list[dict], list[dict]]:
-    out, runs = [], []
+    runs = []
     for depth in DEPTHS:
         case_path(cases, 100, depth)
         case_path(cases, n, depth)
     for policy in args.policies:
         for depth in DEPTHS:
             got = run_child("explain", cases, args.cap, [n], 4 * args.cap + 120, policy=policy, depth=depth)
-            runs += got
-            r = got[0] if got else {"status": "failed"}
-            where = f"explain {policy}, {n:,} queues, {'flat' if depth == 0 else f'depth {depth}'}"
-            out.append(timed_row(where, r, "solve", "solve_seconds", "explain"))
-    return out, runs
+            runs += [{"policy": policy, "depth": depth, **(got[0] if got else {"status": "failed"})}]
+    return explain_rows(runs, n), runs
+
+
+def explain_rows(runs: list[dict], n: int) -> list[dict]:
+    """A row per policy and depth of the explain section's runs, naming its ``policy`` and ``depth``."""
+    out = []
+    for r in runs:
+        depth = "flat" if r["depth"] == 0 else f"depth {r['depth']}"
+        where = f"explain {r['policy']}, {n:,} queues, {depth}"
+        got = timed_row(where, r, "solve", "solve", "explain")
+        out.append({**got, "policy": r["policy"], "depth": r["depth"]})
+    return out
 
 
 def section_yarn(args, cases: Path, n: int) -> tuple[list[dict], list[dict]]:
@@ -498,7 +521,7 @@ def section_yarn(args, cases: Path, n: int) -> tuple[list[dict], list[dict]]:
     r = got[0] if got else {"status": "failed"}
     note = f"{r['bytes'] / 2**20:.3g} MiB file" if "bytes" in r else ""
     return [timed_row(f"import + explain of a {n:,}-queue YARN fair-scheduler.xml", r, "xml.etree parse",
-                      "parse_seconds", "yarn", note)], got  # fmt: skip
+                      "parse", "yarn", note)], got  # fmt: skip
 
 
 def section_read(args, cases: Path, n: int) -> tuple[list[dict], list[dict]]:
@@ -509,7 +532,7 @@ def section_read(args, cases: Path, n: int) -> tuple[list[dict], list[dict]]:
     ok = r.get("status") == "ok" and r["memory_bytes"] is not None
     note = r.get("error", "") or (f"{r['bytes'] / 2**20:.3g} MiB file, flat" if "bytes" in r else "")
     return [
-        timed_row(f"load_case of {n:,} queues (YAML)", r, "yaml.load CSafeLoader", "yaml_seconds", "read", note),
+        timed_row(f"load_case of {n:,} queues (YAML)", r, "yaml.load CSafeLoader", "yaml", "read", note),
         row(
             f"load_case of {n:,} queues: peak memory",
             f"{r['memory_bytes'] / 2**20:.3g} MiB" if ok else r.get("status", "failed").replace("ok", "not measured"),
@@ -588,6 +611,10 @@ def main() -> int:
     if args.json:
         figures = {
             "commit": commit(),
+            # a file assembled from parts run side by side says so here (the baseline's does); one run
+            # writes its own, so an earlier file's account is not left beside new figures
+            "code_measured": f"fairalloc at {commit()}",
+            "how": f"one run: benchmarks/bench_queues.py {' '.join(sys.argv[1:])}",
             "machine": machine(),
             "load_average": {"start": start_load, "end": load_average()},
             "mode": mode,
