@@ -514,6 +514,8 @@ def _number(value: Decimal | Percent | float | int) -> int | float | str:
     ``"50%"``."""
     if isinstance(value, Percent):
         return str(value)
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        return int(value)  # what tidy's whole number would give, without its copies (a case has 100,000s)
     d = tidy(Decimal(value)) if not isinstance(value, float) else Decimal(repr(value))
     return int(d) if d == d.to_integral_value() else float(d)
 
