@@ -189,6 +189,8 @@ class Percent:
 MEMORY, VCORES = "memory-mb", "vcores"
 _NUMBER = r"(\d+(?:\.\d+)?)"
 _OLD = {MEMORY: re.compile(_NUMBER + r"\s*mb\b", re.I), VCORES: re.compile(_NUMBER + r"\s*vcores?\b", re.I)}
+#: the old syntax as written almost always: memory then cores, whole numbers, a comma between
+_OLD_BOTH = re.compile(r"(\d+)\s*mb\s*,\s*(\d+)\s*vcores?", re.I)
 _OLD_PERCENT = {
     MEMORY: re.compile(_NUMBER + r"\s*%\s*memory\b", re.I),
     VCORES: re.compile(_NUMBER + r"\s*%\s*(?:cpu|vcores?)\b", re.I),
@@ -209,6 +211,12 @@ def parse_yarn_resources(text: str, where: str) -> dict[str, Decimal | Percent]:
     if not isinstance(text, str) or not text.strip():
         raise QuantityError(f"{where}: {excerpt(text)} is not a YARN resource string (like '1024 mb, 2 vcores')")
     value = text.strip()
+    both = _OLD_BOTH.fullmatch(value)
+    if both:  # the usual "1024 mb, 2 vcores": what _OLD's patterns find in it, found at once
+        return {
+            MEMORY: _resource_amount(both[1], f"{where}: {MEMORY}"),
+            VCORES: _resource_amount(both[2], f"{where}: {VCORES}"),
+        }
     if "=" in value:
         return _yarn_new(value, where)
     whole = _SHARE.fullmatch(value) if "%" in value else None
@@ -235,10 +243,10 @@ _WHOLE_DIGITS = int(math.log10(MAX_MAGNITUDE))
 def _resource_amount(text: str, where: str) -> Decimal:
     """A resource string's number (the text ``_NUMBER`` found), exactly and tidy: a whole number of
     at most ``_WHOLE_DIGITS`` digits, what allocation files write almost always, straight (it is
-    within every bound of :func:`number`, and ``Decimal(int(text))`` is what ``tidy`` makes of it);
-    any other through the gate.  An allocation file of 10,000 queues holds 40,000 of them."""
+    within every bound of :func:`number`, and its ``Decimal``, exponent 0 and no leading zero, is what
+    ``tidy`` makes of it); any other through the gate.  A file of 10,000 queues holds 40,000."""
     if text.isdecimal() and len(text) <= _WHOLE_DIGITS:
-        return Decimal(int(text))
+        return Decimal(text)
     return tidy(number(text, where))
 
 

@@ -259,11 +259,15 @@ class Notes:
 
     def __init__(self) -> None:
         self.warnings: list[str] = []
+        #: the lines said, for the check that each is said once (a scan of the list made a file of
+        #: 10,000 queues, each warned about, take 10,000 x 10,000 comparisons)
+        self._said: set[str] = set()
 
     def warn(self, doc: Document | str, obj: str, field: str, message: str) -> None:
         where = doc.where if isinstance(doc, Document) else doc
         line = ": ".join(p for p in (where, obj, field, message) if p)
-        if line not in self.warnings:
+        if line not in self._said:
+            self._said.add(line)
             self.warnings.append(line)
 
 
