@@ -202,3 +202,16 @@ def _gallery_files():
 @pytest.mark.parametrize(("paths", "capacity"), list(_gallery_files()))
 def test_the_gallery_imports_as_before(paths, capacity):
     assert same_import(paths, capacity)[0] != "refused"
+
+
+def test_a_wrong_string_written_twice_is_refused_at_its_first_queue(tmp_path):
+    """Each distinct resource string and weight is read once: a wrong one is still refused naming
+    the first queue that writes it, the message the previous importer gave."""
+    path = tmp_path / "fair-scheduler.xml"
+    queue = '<queue name="{}"><weight>{}</weight><minResources>{}</minResources></queue>'
+    for weight, amounts, field in (("2", "1024 mb", "minResources"), ("0", "1024 mb, 1 vcores", "weight")):
+        good = queue.format("a", "2", "1024 mb, 1 vcores")
+        path.write_text(f"<allocations>{good}{queue.format('b', weight, amounts)}{queue.format('c', weight, amounts)}"
+                        "</allocations>")  # fmt: skip
+        refused = same_import([str(path)], {"memory-mb": "4096", "vcores": "4"})
+        assert refused[0] == "refused" and f"{path}: queue root.b: {field}: " in refused[2]

@@ -187,7 +187,7 @@ class _File:
     def resources(self, text: str, obj: str, field: str) -> dict[str, Decimal | Percent]:
         if text not in self.amounts:
             self.amounts[text] = _resources(text, self.doc, obj, field)
-        return dict(self.amounts[text])  # a queue's own: the draft's specs are never shared
+        return self.amounts[text]  # shared, as queueMaxResourcesDefault's always was: nothing changes them
 
     def weight(self, text: str, obj: str) -> Decimal:
         if text not in self.weights:
