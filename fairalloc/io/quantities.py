@@ -24,6 +24,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -188,10 +189,16 @@ class Percent:
 MEMORY, VCORES = "memory-mb", "vcores"
 _NUMBER = r"(\d+(?:\.\d+)?)"
 _OLD = {MEMORY: re.compile(_NUMBER + r"\s*mb\b", re.I), VCORES: re.compile(_NUMBER + r"\s*vcores?\b", re.I)}
+#: the old syntax as written almost always: memory then cores, whole numbers, a comma between
+_OLD_BOTH = re.compile(r"(\d+)\s*mb\s*,\s*(\d+)\s*vcores?", re.I)
 _OLD_PERCENT = {
     MEMORY: re.compile(_NUMBER + r"\s*%\s*memory\b", re.I),
     VCORES: re.compile(_NUMBER + r"\s*%\s*(?:cpu|vcores?)\b", re.I),
 }
+#: one share of every resource (``50%``)
+_SHARE = re.compile(_NUMBER + r"\s*%")
+#: a pair of the newer syntax (``memory-mb=4Gi``, ``vcores=50%``)
+_PAIR = re.compile(r"([A-Za-z][\w./-]*)\s*=\s*" + _NUMBER + r"\s*(%|[A-Za-z]*)")
 #: YARN unit suffixes (UnitsConversionUtil.KNOWN_UNITS) in bytes, for memory-mb values (kept in MiB)
 _BYTES = {
     **{u: Decimal(1024) ** (k + 1) for k, u in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi"))},
@@ -204,9 +211,15 @@ def parse_yarn_resources(text: str, where: str) -> dict[str, Decimal | Percent]:
     if not isinstance(text, str) or not text.strip():
         raise QuantityError(f"{where}: {excerpt(text)} is not a YARN resource string (like '1024 mb, 2 vcores')")
     value = text.strip()
+    both = _OLD_BOTH.fullmatch(value)
+    if both:  # the usual "1024 mb, 2 vcores": what _OLD's patterns find in it, found at once
+        return {
+            MEMORY: _resource_amount(both[1], f"{where}: {MEMORY}"),
+            VCORES: _resource_amount(both[2], f"{where}: {VCORES}"),
+        }
     if "=" in value:
         return _yarn_new(value, where)
-    whole = re.fullmatch(_NUMBER + r"\s*%", value)
+    whole = _SHARE.fullmatch(value) if "%" in value else None
     if whole:
         share = Percent(tidy(number(whole.group(1), where)))
         return {MEMORY: share, VCORES: share}
@@ -220,18 +233,32 @@ def _one(pattern: re.Pattern[str], text: str, name: str, where: str) -> Decimal:
     if len(found) != 1:
         what = "missing" if not found else "given twice"
         raise QuantityError(f"{where}: {excerpt(text)}: {name} is {what} (YARN writes '1024 mb, 2 vcores')")
-    return tidy(number(found[0], f"{where}: {name}"))
+    return _resource_amount(found[0], f"{where}: {name}")
+
+
+#: a whole number of this many digits or fewer is below MAX_MAGNITUDE, so within every bound of the gate
+_WHOLE_DIGITS = int(math.log10(MAX_MAGNITUDE))
+
+
+def _resource_amount(text: str, where: str) -> Decimal:
+    """A resource string's number (the text ``_NUMBER`` found), exactly and tidy: a whole number of
+    at most ``_WHOLE_DIGITS`` digits, what allocation files write almost always, straight (it is
+    within every bound of :func:`number`, and its ``Decimal``, exponent 0 and no leading zero, is what
+    ``tidy`` makes of it); any other through the gate.  A file of 10,000 queues holds 40,000."""
+    if text.isdecimal() and len(text) <= _WHOLE_DIGITS:
+        return Decimal(text)
+    return tidy(number(text, where))
 
 
 def _yarn_new(text: str, where: str) -> dict[str, Decimal | Percent]:
     """``name=value[unit]`` pairs, comma-separated; a value may be a percentage."""
     out: dict[str, Decimal | Percent] = {}
     for part in (p.strip() for p in text.split(",")):
-        match = re.fullmatch(r"([A-Za-z][\w./-]*)\s*=\s*" + _NUMBER + r"\s*(%|[A-Za-z]*)", part)
+        match = _PAIR.fullmatch(part)
         if not match:
             raise QuantityError(f"{where}: {excerpt(part)} is not name=value (YARN writes 'memory-mb=4096, vcores=1')")
         name, unit = match.group(1), match.group(3)
-        amount = tidy(number(match.group(2), f"{where}: {name}"))
+        amount = _resource_amount(match.group(2), f"{where}: {name}")
         if name in out:
             raise QuantityError(f"{where}: {name} is given twice in {excerpt(text)}")
         if unit == "%":

@@ -259,11 +259,15 @@ class Notes:
 
     def __init__(self) -> None:
         self.warnings: list[str] = []
+        #: the lines said, for the check that each is said once (a scan of the list made a file of
+        #: 10,000 queues, each warned about, take 10,000 x 10,000 comparisons)
+        self._said: set[str] = set()
 
     def warn(self, doc: Document | str, obj: str, field: str, message: str) -> None:
         where = doc.where if isinstance(doc, Document) else doc
         line = ": ".join(p for p in (where, obj, field, message) if p)
-        if line not in self.warnings:
+        if line not in self._said:
+            self._said.add(line)
             self.warnings.append(line)
 
 
@@ -514,6 +518,8 @@ def _number(value: Decimal | Percent | float | int) -> int | float | str:
     ``"50%"``."""
     if isinstance(value, Percent):
         return str(value)
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        return int(value)  # what tidy's whole number would give, without its copies (a case has 100,000s)
     d = tidy(Decimal(value)) if not isinstance(value, float) else Decimal(repr(value))
     return int(d) if d == d.to_integral_value() else float(d)
 

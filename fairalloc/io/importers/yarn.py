@@ -46,6 +46,7 @@ line naming the file, the object and the field.
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 from xml.etree.ElementTree import Element
 
@@ -165,9 +166,39 @@ def _resources(text: str | None, doc: Document, obj: str, field: str) -> dict[st
 
 #: the queue elements the importer reads (the others are read silently or warned about)
 _READ = set(AllocationQueue.model_fields)
+#: the queue elements not warned about
+_KNOWN = _READ | _SILENT
 
 
-def _xml_queue(doc: Document, element: Element, parent: str, draft: Draft, notes: Notes, default_max) -> None:
+@dataclasses.dataclass
+class _File:
+    """One allocation file being read: where, the draft and warnings it adds to, the default
+    maximum, and each resource string and weight read so far by its text: a file of 10,000 queues
+    writes a few thousand distinct ones, each read once (a wrong one is refused when first met,
+    naming its queue and field as before)."""
+
+    doc: Document
+    draft: Draft
+    notes: Notes
+    default_max: dict = dataclasses.field(default_factory=dict)
+    amounts: dict[str, dict[str, Decimal | Percent]] = dataclasses.field(default_factory=dict)
+    weights: dict[str, Decimal] = dataclasses.field(default_factory=dict)
+
+    def resources(self, text: str, obj: str, field: str) -> dict[str, Decimal | Percent]:
+        if text not in self.amounts:
+            self.amounts[text] = _resources(text, self.doc, obj, field)
+        return self.amounts[text]  # shared, as queueMaxResourcesDefault's always was: nothing changes them
+
+    def weight(self, text: str, obj: str) -> Decimal:
+        if text not in self.weights:
+            self.weights[text] = _weight(text, self.doc, obj)
+        return self.weights[text]
+
+
+def _xml_queue(f: _File, element: Element, parent: str) -> None:
+    """A ``<queue>`` and, depth first, the queues under it.  Cost: O(its elements) per queue, the
+    amounts of a text already read a look-up."""
+    doc, draft, notes = f.doc, f.draft, f.notes
     name = element.get("name")
     if not name:  # an attribute is text (no shape to check), but it may be missing or empty
         raise ImportFailed(f"{doc.where}: a <{element.tag}> under {parent} has no name attribute")
@@ -181,9 +212,9 @@ def _xml_queue(doc: Document, element: Element, parent: str, draft: Draft, notes
     children = [c for c in element if c.tag in _QUEUES]
     leaf = not children and element.get("type") != "parent" and path != "root"
     _queue_warnings(doc, obj, fields, queue, leaf, notes)
-    spec = _queue_spec(doc, obj, queue)
-    if "limit" not in spec and default_max:
-        spec["limit"] = default_max
+    spec = _queue_spec(f, obj, queue)
+    if "limit" not in spec and f.default_max:
+        spec["limit"] = f.default_max
     group = None if parent in ("", "root") else parent
     if path == "root":
         if spec:
@@ -195,18 +226,18 @@ def _xml_queue(doc: Document, element: Element, parent: str, draft: Draft, notes
             notes.warn(doc, obj, "type", _CHILDLESS)
         draft.add(draft.users, path, {"group": group, **spec}, _written(doc, element, parent))
     for child in children:
-        _xml_queue(doc, child, path, draft, notes, default_max)
+        _xml_queue(f, child, path)
 
 
-def _queue_spec(doc: Document, obj: str, queue: AllocationQueue) -> dict:
+def _queue_spec(f: _File, obj: str, queue: AllocationQueue) -> dict:
     """``weight``, ``minResources`` (the guarantee) and ``maxResources`` (the limit) of a queue."""
     spec: dict = {}
     if queue.weight is not None:
-        spec["weight"] = _weight(queue.weight, doc, obj)
+        spec["weight"] = f.weight(queue.weight, obj)
     if queue.minResources is not None:
-        spec["guarantee"] = _resources(queue.minResources, doc, obj, "minResources")
+        spec["guarantee"] = f.resources(queue.minResources, obj, "minResources")
     if queue.maxResources is not None:
-        spec["limit"] = _resources(queue.maxResources, doc, obj, "maxResources")
+        spec["limit"] = f.resources(queue.maxResources, obj, "maxResources")
     return spec
 
 
@@ -217,7 +248,7 @@ def _queue_warnings(doc: Document, obj: str, fields: dict, queue: AllocationQueu
             notes.warn(doc, obj, tag, _APPS if leaf else _policy_said(queue.schedulingPolicy or ""))
         elif tag == "maxChildResources":
             notes.warn(doc, obj, tag, "limits queues created at run time: not modelled")
-        elif tag not in _READ | _SILENT:
+        elif tag not in _KNOWN:
             notes.warn(doc, obj, tag, "not an allocation-file queue property fairalloc knows: not read")
 
 
@@ -243,11 +274,16 @@ def _weight(text: str, doc: Document, obj: str) -> Decimal:
 
 
 def _read_allocations(doc: Document, draft: Draft, notes: Notes) -> None:
+    """The queues of an allocation file into ``draft``.  Cost: O(the file's elements); each queue
+    element is still read through its schema (a few microseconds, less than reading its strings
+    was), each distinct resource string and weight once (:class:`_File`)."""
     top = doc.data
     fields = xml_fields(top, skip=(*_QUEUES, "user"))
     allocations = read(Allocations, fields, f"{doc.where}: allocations")
+    f = _File(doc, draft, notes)
     default = allocations.queueMaxResourcesDefault
-    default_max = _resources(default, doc, "allocations", "queueMaxResourcesDefault") if default is not None else {}
+    if default is not None:
+        f.default_max = _resources(default, doc, "allocations", "queueMaxResourcesDefault")
     policy = allocations.defaultQueueSchedulingPolicy
     if policy is None:  # SchedulingPolicy.DEFAULT_POLICY
         said = "not given: the default is 'fair'; " + _policy_said("fair")
@@ -259,7 +295,7 @@ def _read_allocations(doc: Document, draft: Draft, notes: Notes) -> None:
             notes.warn(doc, "allocations", tag, "not an allocation-file element fairalloc knows: not read")
     for child in top:
         if child.tag in _QUEUES:
-            _xml_queue(doc, child, "", draft, notes, default_max)
+            _xml_queue(f, child, "")
         elif child.tag == "user":
             notes.warn(doc, f"user {child.get('name')}", "", "per-user limits are not modelled")
 
