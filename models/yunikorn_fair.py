@@ -65,6 +65,17 @@ its request or a cap binds (a bisection over the knots, then a linear step).  At
 freeze.  The test suite cross-checks it with :func:`simulate`, the discrete loop itself in pieces of
 1/300 of each request (agreement within the crumbs a piece leaves).
 
+Cost: about ``0.45 n`` events.  At each, a group ``v`` with ``L_v`` leaves below builds its response
+on its own leaves only (``K_v ~ 3 L_v`` knots x ``L_v``, the share's cuts for all segments at once),
+and keeps it from the previous event when none of its leaves moved or stopped; the root is read at
+the ``O(log K)`` knots its bisection visits only (``O(n)`` each), and the caps a growing queue asks
+for are found in one pass over the caps' members (``O(n x depth x m)``).  So an event costs
+``O(n log n)`` flat and ``O(sum_v L_v^2)`` on a tree (quadratic in the largest group), where every
+group and the root used to build ``K x n`` arrays (cubic per event, and a ``(caps, n)`` table).  The
+event structure is kept as it was: the answer at a tie (a group's share exactly flat while its
+children grow, a cap met exactly at a knot) depends on the last bits of the shares
+(``tests/test_fast_yunikorn.py``).
+
 How it differs from DRF (Ghodsi et al., NSDI 2011): the denominator of a share is the queue's own
 guarantee, not the cluster, so queues fill in proportion to their guarantees (all reach their
 guarantee together when the cluster allows); a queue without a guarantee is measured against its
@@ -348,6 +359,12 @@ class YuniKornFair(QueuePolicy):
         return x[:, None] * instance.demand, {"events": events}
 
 
+#: a group's response: the knots of its share level ``(K,)`` and of its leaves' units ``(K, leaves)``
+Response = tuple[np.ndarray, np.ndarray]
+#: how a group's children's responses are read: ``(group, x0, growable) -> Response``
+Responses = Callable[[str, np.ndarray, np.ndarray], Response]
+
+
 class _Shape:
     """What the filling reads of a queue tree and a capacity, whatever the demands: every node's
     leaves, fair max, share denominators and caps.  Kept per tree (:func:`_shape_of`): the
@@ -363,9 +380,10 @@ class _Shape:
         # caps: (leaves under, limit vector) of every node with a limit, and the root's capacity
         self.caps = [(np.arange(len(users)), R)]
         self.caps += [(self.under[v], np.asarray(q.limit[v])) for v in fm if np.isfinite(q.limit[v]).any()]
-        self.member = np.zeros((len(self.caps), len(users)), dtype=bool)  #: (caps, n): the leaves under each cap
-        for k, (leaves, _) in enumerate(self.caps):
-            self.member[k, leaves] = True
+        #: the leaves under each cap, one after another (``starts``: where each cap's begin): linear
+        #: in the tree's size, where a (caps, n) table was quadratic
+        self.members = np.concatenate([leaves for leaves, _ in self.caps])
+        self.starts = np.cumsum([0] + [len(leaves) for leaves, _ in self.caps[:-1]])
         self.finite = np.array([np.isfinite(cap) for _, cap in self.caps])  #: (caps, m)
 
         # fair_share's arithmetic, precomputed per node: 1 / d_j where d_j > 0, and where d_j <= 0
@@ -432,10 +450,12 @@ class _Fluid(_Tree):
         d, asks = self.shape.leaf_d, self.D > 0
         with np.errstate(divide="ignore", invalid="ignore"):
             self.k = np.where(asks & (d > 0), self.D / d, 0.0).max(axis=1)
-        self._responses: dict[tuple[str, bytes, bytes], tuple[np.ndarray, np.ndarray]] = {}
+        self._responses: dict[tuple[str, bytes, bytes], Response] = {}
+        self._previous: dict[tuple[str, bytes, bytes], Response] = {}  #: the previous event's
         self._columns: dict[bytes, list[tuple[float, list[tuple[int, float]]]]] = {}
         self._terms: dict[tuple[int, int], list[tuple[int, float]]] = {}
         self._leaves_served: dict[tuple[str | None, bytes], tuple[np.ndarray, list[str]]] = {}
+        self._order: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.jump = np.asarray((asks & (d <= 0)).any(axis=1))
         self.full = self.T * self.k  #: the level at which each leaf reaches its bound
 
@@ -463,86 +483,122 @@ class _Fluid(_Tree):
         """Where :meth:`leaves_at` bends or jumps: ``x0 k``, ``T k`` and 1 for a jumping share."""
         return [x0[idx] * self.k[idx], self.full[idx], np.where(self.jump[idx], 1.0, 0.0)]
 
-    def response_of(self, v: str, x0: np.ndarray, growable: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`response`, kept for the event (cleared by :meth:`fill` when ``x0`` changes)."""
-        key = (v, x0.tobytes(), growable.tobytes())
+    def response_of(self, v: str, x0: np.ndarray, growable: np.ndarray) -> Response:
+        """:meth:`response`, kept while the leaves under ``v`` neither move nor stop: from one event
+        to the next (:meth:`fill` keeps the previous event's), a subtree that waits (a lower
+        priority, a group not served) or has stopped is not built again."""
+        under = self.under[v]
+        key = (v, x0[under].tobytes(), growable[under].tobytes())
         if key not in self._responses:
-            self._responses[key] = self.response(v, x0, growable)
+            kept = self._previous.pop(key, None)
+            self._responses[key] = kept if kept is not None else self.response(v, x0, growable, self.response_of)
         return self._responses[key]
 
-    def response(self, v: str, x0: np.ndarray, growable: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def response(self, v: str, x0: np.ndarray, growable: np.ndarray, of: Responses) -> Response:
         """``(levels (K,), units (K, leaves under v))``: the knots of what group ``v``'s leaves hold
         when ``v``'s share is brought to a level (the largest allocation whose share is within it;
-        right-continuous, two knots at one level where it jumps)."""
-        points, left, right = self.children_at(v, x0, growable)
-        knots: list[tuple[float, np.ndarray]] = []
-        for p, a, b in zip(points, left, right):
-            knots += [(p, b)] if np.array_equal(a, b) else [(p, a), (p, b)]
-        return self.as_share_of(v, knots)
+        right-continuous, two knots at one level where it jumps); ``of`` gives a child's."""
+        points, left, right = self.children_at(v, x0, growable, of)
+        rows: list[np.ndarray] = []  # the knots' allocations: rows of left and right, as they are
+        for a, b in zip(left, right):
+            rows += [b] if np.array_equal(a, b) else [a, b]
+        counts = np.where((left == right).all(axis=1), 1, 2)  # a jump: its left limit, then its value
+        return self.as_share_of(v, np.repeat(points, counts), rows)
 
     def children_at(
-        self, v: str | None, x0: np.ndarray, growable: np.ndarray
+        self, v: str | None, x0: np.ndarray, growable: np.ndarray, of: Responses | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The children served at ``v`` (the root: ``None``) brought to a common share, at every
         knot of theirs: ``(points (K,), left limits (K, leaves), values (K, leaves))`` over the
-        leaves under ``v``, which are linear in the share between two points (the others keep ``x0``)."""
+        leaves under ``v`` (the root: all), which are linear in the share between two points (the
+        others keep ``x0``).  ``of`` gives a child group's response (:meth:`response_of`)."""
         served, groups = self._served_leaves(v, growable)
-        parts = [(self.under[g], *self.response_of(g, x0, growable)) for g in groups]
+        parts = [(g, *(of or self.response_of)(g, x0, growable)) for g in groups]
         points = _distinct(np.concatenate([[0.0], *self.leaf_knots(served, x0), *[p[1] for p in parts]]))
-        left = np.empty((len(points), self.n))  # every leaf's column; those under v are returned
-        left[:] = x0
+        columns = self._columns_of(v)
+        left = np.empty((len(points), len(columns)))
+        left[:] = x0[columns]
         right = left.copy()
-        left[:, served], right[:, served] = self.leaves_at(served, points, x0)
-        for sub, levels, units in parts:
-            left[:, sub], right[:, sub] = _left_at(levels, units, points), _right_at(levels, units, points)
+        at = self._local(v, served)
+        left[:, at], right[:, at] = self.leaves_at(served, points, x0)
+        for g, levels, units in parts:
+            at = self._local(v, self.under[g])
+            left[:, at], right[:, at] = _left_at(levels, units, points), _right_at(levels, units, points)
+        return points, left, right
+
+    def _columns_of(self, v: str | None) -> np.ndarray:
+        return np.arange(self.n) if v is None else self.under[v]
+
+    def _local(self, v: str | None, leaves: np.ndarray) -> np.ndarray:
+        """The columns of ``leaves`` among the leaves under ``v`` (:meth:`children_at`'s arrays)."""
         if v is None:
-            return points, left, right
-        return points, left[:, self.under[v]], right[:, self.under[v]]
+            return leaves
+        if v not in self._order:
+            columns = self.under[v]
+            by = np.argsort(columns, kind="stable")
+            self._order[v] = columns[by], by
+        ordered, by = self._order[v]
+        return by[np.searchsorted(ordered, leaves)]
 
     def _served_leaves(self, v: str | None, growable: np.ndarray) -> tuple[np.ndarray, list[str]]:
         """The children served at ``v``: the leaves among them (indices) and the groups."""
-        key = (v, growable.tobytes())
+        key = (v, growable.tobytes() if v is None else growable[self.under[v]].tobytes())
         if key not in self._leaves_served:
             served = self.growing_children(v, growable)
             leaves = np.array([self.index[c] for c in served if not self.q.is_group(c)], dtype=int)
             self._leaves_served[key] = leaves, [c for c in served if self.q.is_group(c)]
         return self._leaves_served[key]
 
-    def as_share_of(self, v: str, knots: list[tuple[float, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-        """Re-parametrise ``v``'s allocation from its children's level to ``v``'s own share."""
-        leaves, inv, zero = self.under[v], self.inverse[v], self.zero[v]
-        D = self.D[leaves]
-        out: list[tuple[float, np.ndarray]] = [(self.share(v, self._full(v, knots[0][1])), knots[0][1])]
-        for (pa, xa), (pb, xb) in zip(knots, knots[1:]):
-            ba, db = xa @ D, (xb - xa) @ D
-            if pa == pb:  # a jump: the share jumps too, the allocation waits below it
-                out += [(self._s(ba + db, inv, zero), xa), (self._s(ba + db, inv, zero), xb)]
-                continue
-            cuts = {0.0, 1.0}
-            lines = [(ba[j] * inv[j], db[j] * inv[j]) for j in range(len(inv)) if inv[j] > 0]
-            lines += [(1.0, 0.0)] if zero.any() else []
-            for a1, b1 in lines:  # where the largest line may change
-                for a2, b2 in lines:
-                    if b1 != b2 and 0 < (a2 - a1) / (b1 - b2) < 1:
-                        cuts.add((a2 - a1) / (b1 - b2))
-            starts = bool((zero & (ba <= 0) & (db > 0)).any())  # the share jumps to 1 just after t = 0
-            if starts and self._s(ba, inv, zero) < 1.0:
-                out.append((1.0, xa))
-            for t in sorted(cuts):
-                b = ba + t * db
-                out.append((max(self._s(b, inv, zero), 1.0 if starts else 0.0), xa + t * (xb - xa)))
-        levels = np.maximum.accumulate(np.array([lv for lv, _ in out]))
-        return levels, np.array([u for _, u in out])
-
-    def _full(self, v: str, units: np.ndarray) -> np.ndarray:
-        x = np.zeros(self.n)
-        x[self.under[v]] = units
-        return x
+    def as_share_of(self, v: str, points: np.ndarray, rows: list[np.ndarray]) -> Response:
+        """Re-parametrise ``v``'s allocation from its children's level (knots ``points``, ``rows``)
+        to ``v``'s own share, every segment between two knots at once: a jump (two knots at one
+        level) jumps the share too, the allocation waiting below it; elsewhere the share is the
+        largest of ``v``'s resources' lines, cut where the largest may change (and where an
+        explicit 0 denominator makes it jump to 1 just after the segment's start)."""
+        inv, zero, m = self.inverse[v], self.zero[v], len(self.R)
+        D = self.D[self.under[v]]
+        # one allocation at a time, as a share is computed: a product of matrices may add in
+        # another order, and a share a bit off turns a jump into a steep line (another answer)
+        base = np.array([a @ D for a in rows]).reshape(len(rows), m)
+        delta = np.array([(b - a) @ D for a, b in zip(rows, rows[1:])]).reshape(len(rows) - 1, m)
+        jump = points[:-1] == points[1:]
+        seg, t, level = self._cuts(base[:-1], delta, inv, zero, jump)
+        levels = np.maximum.accumulate(np.concatenate([_shares(base[:1], inv, zero), level]))
+        units = np.array(rows)
+        a = units[seg]
+        out = np.concatenate([units[:1], a + t[:, None] * (units[seg + 1] - a)])
+        ends = np.flatnonzero(jump[seg] & (t == 1.0))  # a jump's value, as given
+        out[ends + 1] = units[seg[ends] + 1]
+        return levels, out
 
     @staticmethod
-    def _s(bundle: np.ndarray, inv: np.ndarray, zero: np.ndarray) -> float:
-        s = float((bundle * inv).max(initial=0.0))
-        return max(s, 1.0) if (zero & (bundle > 0)).any() else s
+    def _cuts(
+        base: np.ndarray, delta: np.ndarray, inv: np.ndarray, zero: np.ndarray, jump: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(segment, t, share)`` of every knot of :meth:`as_share_of` after the first, in order."""
+        S = len(base)
+        lines = np.flatnonzero(inv > 0)
+        a, b = base[:, lines] * inv[lines], delta[:, lines] * inv[lines]
+        if zero.any():
+            a = np.concatenate([a, np.ones((S, 1))], axis=1)
+            b = np.concatenate([b, np.zeros((S, 1))], axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):  # where the largest line may change
+            cross = (a[:, None, :] - a[:, :, None]) / (b[:, :, None] - b[:, None, :])
+        inside = (b[:, :, None] != b[:, None, :]) & (cross > 0) & (cross < 1) & ~jump[:, None, None]
+        seg_c, _, _ = np.nonzero(inside)
+        seg = np.concatenate([np.arange(S), np.arange(S), seg_c])
+        t = np.concatenate([np.zeros(S), np.ones(S), cross[inside]])
+        seg, t = _distinct_pairs(seg, t)
+        end = base + delta
+        bundles = np.where(jump[seg, None], end[seg], base[seg] + t[:, None] * delta[seg])
+        starts = (zero & (base <= 0) & (delta > 0)).any(axis=1) & ~jump
+        level = np.maximum(_shares(bundles, inv, zero), np.where(starts[seg], 1.0, 0.0))
+        waits = np.flatnonzero(starts & (_shares(base, inv, zero) < 1.0))  # the share jumps to 1 at once
+        seg = np.concatenate([seg, waits])
+        t = np.concatenate([t, np.zeros(len(waits))])
+        level = np.concatenate([level, np.ones(len(waits))])
+        order = np.lexsort((t, np.concatenate([np.ones(len(seg) - len(waits)), np.zeros(len(waits))]), seg))
+        return seg[order], t[order], level[order]
 
     def over(self, x: np.ndarray, x0: np.ndarray, growable: np.ndarray) -> bool:
         """An event has happened at ``x``: a growing leaf at its bound, or a cap exceeded."""
@@ -572,8 +628,12 @@ class _Fluid(_Tree):
 
     def _asks(self, growable: np.ndarray) -> np.ndarray:
         """``(caps, m)``: the limited resources of each cap that a growable leaf under it requests."""
-        under = self.shape.member & growable
-        return (under[:, :, None] & (self.D > 0)).any(axis=1) & self.shape.finite
+        members, starts = self.shape.members, self.shape.starts
+        asks = np.zeros((len(members) + 1, self.m), dtype=bool)  # a last row: a cap without leaves
+        asks[:-1] = (self.D[members] > 0) & growable[members, None]
+        some = np.logical_or.reduceat(asks, starts, axis=0)
+        some[np.diff(np.append(starts, len(members))) == 0] = False  # reduceat reads one row there
+        return some & self.shape.finite
 
     def fill(self) -> tuple[np.ndarray, int]:
         x = np.zeros(self.n)
@@ -582,24 +642,48 @@ class _Fluid(_Tree):
         while growable.any() and events <= 4 * self.n + 8:
             events += 1
             x0 = x.copy()
-            self._responses = {}
+            self._previous, self._responses, self._leaves_served, self._columns = self._responses, {}, {}, {}
             x = self.step(*self.event(x0, growable), growable)
             growable = self.freeze(x, growable)
         return x, events
 
     def event(self, x0: np.ndarray, growable: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Two allocations with the next event between them on one line: the holdings are linear
-        between the root's knots (:meth:`children_at`) and :meth:`over` is monotone in the level,
-        so a bisection over the knots finds the first one at or past the event; the event is on
-        the segment up to it, or at its jump (then :meth:`step` shares the jump)."""
-        _, left, right = self.children_at(None, x0, growable)
-        lo, hi = -1, len(right) - 1  # past the last knot nothing changes: as if over there
+        between the root's knots and :meth:`over` is monotone in the level, so a bisection over
+        the knots finds the first one at or past the event; the event is on the segment up to it,
+        or at its jump (then :meth:`step` shares the jump).  The holdings are evaluated at the
+        knots the bisection reads only (:meth:`root_at`), each in O(n)."""
+        served, groups = self._served_leaves(None, growable)
+        parts = [(self.under[g], *self.response_of(g, x0, growable)) for g in groups]
+        points = _distinct(np.concatenate([[0.0], *self.leaf_knots(served, x0), *[p[1] for p in parts]]))
+
+        def at(k: int, side: int) -> np.ndarray:
+            return self.root_at(points[k : k + 1], side, x0, served, parts)
+
+        lo, hi = -1, len(points) - 1  # past the last knot nothing changes: as if over there
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            lo, hi = (lo, mid) if self.over(right[mid], x0, growable) else (mid, hi)
-        if hi == 0 or not self.over(left[hi], x0, growable):
-            return left[hi], right[hi]
-        return right[lo], left[hi]
+            lo, hi = (lo, mid) if self.over(at(mid, 1), x0, growable) else (mid, hi)
+        if hi == 0 or not self.over(at(hi, 0), x0, growable):
+            return at(hi, 0), at(hi, 1)
+        return at(lo, 1), at(hi, 0)
+
+    def root_at(
+        self,
+        point: np.ndarray,
+        side: int,
+        x0: np.ndarray,
+        served: np.ndarray,
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    ) -> np.ndarray:
+        """Every leaf's holding when the root's served children are at ``point`` (one level):
+        its limit from below (``side`` 0) or its value (1)."""
+        x = x0.copy()
+        x[served] = self.leaves_at(served, point, x0)[side][0]
+        read = _right_at if side else _left_at
+        for under, levels, units in parts:
+            x[under] = read(levels, units, point)[0]
+        return x
 
     def step(self, x_lo: np.ndarray, x_hi: np.ndarray, growable: np.ndarray) -> np.ndarray:
         """The point between ``x_lo`` and ``x_hi`` where the first cap binds (all of the way if
@@ -634,6 +718,22 @@ def _load(units: list[float], terms: list[tuple[int, float]]) -> float:
     for i, d in rest:
         load += units[i] * d
     return load
+
+
+def _shares(bundles: np.ndarray, inv: np.ndarray, zero: np.ndarray) -> np.ndarray:
+    """:func:`fair_share` of each row of ``bundles`` (``inv``: ``1 / d_j`` where ``d_j > 0``, else 0;
+    ``zero``: ``d_j <= 0``, where any use gives share 1)."""
+    s = (bundles * inv).max(axis=1, initial=0.0)
+    return np.where((zero & (bundles > 0)).any(axis=1), np.maximum(s, 1.0), s)
+
+
+def _distinct_pairs(seg: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct pairs ``(seg, t)``, ordered by ``seg`` then ``t``."""
+    order = np.lexsort((t, seg))
+    seg, t = seg[order], t[order]
+    keep = np.ones(len(seg), dtype=bool)
+    keep[1:] = (seg[1:] != seg[:-1]) | (t[1:] != t[:-1])
+    return seg[keep], t[keep]
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:
