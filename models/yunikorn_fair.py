@@ -71,10 +71,17 @@ and keeps it from the previous event when none of its leaves moved or stopped; t
 the ``O(log K)`` knots its bisection visits only (``O(n)`` each), and the caps a growing queue asks
 for are found in one pass over the caps' members (``O(n x depth x m)``).  So an event costs
 ``O(n log n)`` flat and ``O(sum_v L_v^2)`` on a tree (quadratic in the largest group), where every
-group and the root used to build ``K x n`` arrays (cubic per event, and a ``(caps, n)`` table).  The
-event structure is kept as it was: the answer at a tie (a group's share exactly flat while its
-children grow, a cap met exactly at a knot) depends on the last bits of the shares
-(``tests/test_fast_yunikorn.py``).
+group and the root used to build ``K x n`` arrays (cubic per event, and a ``(caps, n)`` table).
+
+Ties: levels within ``LEVEL_TIE`` of each other are one level (:meth:`_Fluid.knots`).  When a cap
+freezes some queues of groups that were growing at one share, the groups whose frozen queues set
+their share all wait at that share while their other queues catch up: they jump at one level and
+share the jump in proportion (:meth:`_Fluid.step`).  Their shares, summed over different subtrees,
+differ in their last bits; the previous filling let the lower rounding jump first and take what
+the others would have had, an answer that followed the bits (``test_two_groups_waiting_at_one_share_jump_together``).
+YuniKorn itself serves first whichever its sort puts first among equal shares (pending, then the
+order of a Go map: random); the fluid model's proportion is the one answer that does not depend on
+the queues' names or order.
 
 How it differs from DRF (Ghodsi et al., NSDI 2011): the denominator of a share is the queue's own
 guarantee, not the cluster, so queues fill in proportion to their guarantees (all reach their
@@ -120,7 +127,7 @@ from fairalloc.core.errors import UnknownNameError
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import Queues, queues_of, request
 from fairalloc.core.registry import refuse_beyond, register
-from fairalloc.core.tolerances import SATURATION
+from fairalloc.core.tolerances import LEVEL_TIE, SATURATION
 from fairalloc.engines.queue_policy import QueuePolicy
 
 #: ``configs.MinPriority`` / ``MaxPriority``: a parent without applications below has the minimum
@@ -356,7 +363,7 @@ class YuniKornFair(QueuePolicy):
         instance.scalar_weights(self.name)  # YuniKorn has no weights; per-resource ones are refused
         fluid = _Fluid(instance, self.priority_first)
         x, events = fluid.fill()
-        return x[:, None] * instance.demand, {"events": events}
+        return x[:, None] * instance.demand, {"events": events, "ties": fluid.ties}
 
 
 #: a group's response: the knots of its share level ``(K,)`` and of its leaves' units ``(K, leaves)``
@@ -458,17 +465,22 @@ class _Fluid(_Tree):
         self._order: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.jump = np.asarray((asks & (d <= 0)).any(axis=1))
         self.full = self.T * self.k  #: the level at which each leaf reaches its bound
+        self.ties = 0  #: levels :meth:`knots` took as one with another
 
     @cached_property
     def top(self) -> float:
         """A level above every share any node can reach (the tests' bisection of the level starts there)."""
         return 1.0 + max([self.share(v, self.T) for v in [*self.q.groups, *self.users]], default=0.0)
 
-    def leaves_at(self, idx: np.ndarray, points: np.ndarray, x0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def leaves_at(
+        self, idx: np.ndarray, points: np.ndarray, x0: np.ndarray, full: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """``(K, len(idx))`` twice: the most of its shape each leaf ``idx`` holds at each share of
         ``points`` (at least ``x0``, at most ``T``; ``level / k`` between, 0 below 1 where the share
-        jumps), its limits from below and its values."""
-        k, full, p, jump = self.k[idx], self.full[idx], points[:, None], self.jump[idx]
+        jumps), its limits from below and its values.  ``full``: the levels at which they reach
+        ``T`` (default ``T k``; :meth:`knots` gives them tied to the others)."""
+        k, p, jump = self.k[idx], points[:, None], self.jump[idx]
+        full = self.full[idx] if full is None else full
         grows = np.where(k > 0, p / np.where(k > 0, k, 1.0), np.inf)
         high = self.T[idx]
 
@@ -513,18 +525,39 @@ class _Fluid(_Tree):
         leaves under ``v`` (the root: all), which are linear in the share between two points (the
         others keep ``x0``).  ``of`` gives a child group's response (:meth:`response_of`)."""
         served, groups = self._served_leaves(v, growable)
-        parts = [(g, *(of or self.response_of)(g, x0, growable)) for g in groups]
-        points = _distinct(np.concatenate([[0.0], *self.leaf_knots(served, x0), *[p[1] for p in parts]]))
+        points, full, parts = self.knots(served, [(g, *(of or self.response_of)(g, x0, growable)) for g in groups], x0)
         columns = self._columns_of(v)
         left = np.empty((len(points), len(columns)))
         left[:] = x0[columns]
         right = left.copy()
         at = self._local(v, served)
-        left[:, at], right[:, at] = self.leaves_at(served, points, x0)
+        left[:, at], right[:, at] = self.leaves_at(served, points, x0, full)
         for g, levels, units in parts:
             at = self._local(v, self.under[g])
             left[:, at], right[:, at] = _left_at(levels, units, points), _right_at(levels, units, points)
         return points, left, right
+
+    def knots(
+        self, served: np.ndarray, parts: list[tuple[str, np.ndarray, np.ndarray]], x0: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, list[tuple[str, np.ndarray, np.ndarray]]]:
+        """The levels at which the served leaves (``served``) and groups (``parts``: their
+        responses) bend or jump, levels within ``LEVEL_TIE`` of each other taken as one (the first):
+        ``(points, the leaves' levels of reaching T, the parts with their levels so tied)``.  Two
+        groups whose shares were equal when a cap froze some of their queues both wait at that
+        share; computed over different subtrees, the two numbers differ in their last bits, and
+        which group jumps first (taking what the other would have had) must not follow them."""
+        full = self.full[served]
+        values = _distinct(np.concatenate([[0.0], *self.leaf_knots(served, x0), full, *[p[1] for p in parts]]))
+        first = np.ones(len(values), dtype=bool)
+        first[1:] = np.diff(values) > LEVEL_TIE * np.maximum(1.0, np.abs(values[1:]))
+        points = values[first]
+        cluster = np.cumsum(first) - 1
+        self.ties += len(values) - len(points)
+
+        def tied(levels: np.ndarray) -> np.ndarray:
+            return points[cluster[np.searchsorted(values, levels)]]
+
+        return points, tied(full), [(g, tied(levels), units) for g, levels, units in parts]
 
     def _columns_of(self, v: str | None) -> np.ndarray:
         return np.arange(self.n) if v is None else self.under[v]
@@ -654,11 +687,11 @@ class _Fluid(_Tree):
         or at its jump (then :meth:`step` shares the jump).  The holdings are evaluated at the
         knots the bisection reads only (:meth:`root_at`), each in O(n)."""
         served, groups = self._served_leaves(None, growable)
-        parts = [(self.under[g], *self.response_of(g, x0, growable)) for g in groups]
-        points = _distinct(np.concatenate([[0.0], *self.leaf_knots(served, x0), *[p[1] for p in parts]]))
+        points, full, tied = self.knots(served, [(g, *self.response_of(g, x0, growable)) for g in groups], x0)
+        parts = [(self.under[g], levels, units) for g, levels, units in tied]
 
         def at(k: int, side: int) -> np.ndarray:
-            return self.root_at(points[k : k + 1], side, x0, served, parts)
+            return self.root_at(points[k : k + 1], side, x0, served, full, parts)
 
         lo, hi = -1, len(points) - 1  # past the last knot nothing changes: as if over there
         while hi - lo > 1:
@@ -674,12 +707,14 @@ class _Fluid(_Tree):
         side: int,
         x0: np.ndarray,
         served: np.ndarray,
+        full: np.ndarray,
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
     ) -> np.ndarray:
         """Every leaf's holding when the root's served children are at ``point`` (one level):
-        its limit from below (``side`` 0) or its value (1)."""
+        its limit from below (``side`` 0) or its value (1); ``full``: the served leaves' levels
+        of reaching their bounds, as :meth:`knots` ties them."""
         x = x0.copy()
-        x[served] = self.leaves_at(served, point, x0)[side][0]
+        x[served] = self.leaves_at(served, point, x0, full)[side][0]
         read = _right_at if side else _left_at
         for under, levels, units in parts:
             x[under] = read(levels, units, point)[0]
