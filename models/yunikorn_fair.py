@@ -65,13 +65,16 @@ its request or a cap binds (a bisection over the knots, then a linear step).  At
 freeze.  The test suite cross-checks it with :func:`simulate`, the discrete loop itself in pieces of
 1/300 of each request (agreement within the crumbs a piece leaves).
 
-Cost: about ``0.45 n`` events.  At each, a group ``v`` with ``L_v`` leaves below builds its response
-on its own leaves only (``K_v ~ 3 L_v`` knots x ``L_v``, the share's cuts for all segments at once),
-and keeps it from the previous event when none of its leaves moved or stopped; the root is read at
-the ``O(log K)`` knots its bisection visits only (``O(n)`` each), and the caps a growing queue asks
-for are found in one pass over the caps' members (``O(n x depth x m)``).  So an event costs
-``O(n log n)`` flat and ``O(sum_v L_v^2)`` on a tree (quadratic in the largest group), where every
-group and the root used to build ``K x n`` arrays (cubic per event, and a ``(caps, n)`` table).
+Cost: about ``0.45 n`` events.  At each, a group ``v`` builds its response by its bundles
+(:class:`_Knots`): its served children are read at the ``K_v`` knots of their own responses (``O(K_v
+log K_v)`` per child group, ``O(K_v)`` per leaf child, ``m`` numbers each), then cut at its share's
+breakpoints (all segments at once); the units of its leaves at a knot are rebuilt only where the
+root's bisection reads them (``O(log K)`` knots, each ``O(n)`` down the tree).  A response is kept
+from the previous event when none of its leaves moved or stopped, and the caps a growing queue
+asks for are found in one pass over the caps' members (``O(n x depth x m)``).  So an event costs
+``O(n log n)`` per level of the tree, where a group used to carry the units of all its leaves at all
+its knots (``O(sum_v L_v^2)`` per event, ``L_v`` the leaves below ``v``: quadratic in the largest
+group) and before that every group and the root built ``K x n`` arrays (cubic).
 
 Ties: levels within ``LEVEL_TIE`` of each other are one level (:meth:`_Fluid.knots`).  When a cap
 freezes some queues of groups that were growing at one share, the groups whose frozen queues set
@@ -374,8 +377,6 @@ class YuniKornFair(QueuePolicy):
 
 #: a group's response: the knots of its share level ``(K,)`` and of its leaves' units ``(K, leaves)``
 Response = tuple[np.ndarray, np.ndarray]
-#: how a group's children's responses are read: ``(group, x0, growable) -> Response``
-Responses = Callable[[str, np.ndarray, np.ndarray], Response]
 
 
 class _Shape:
@@ -457,6 +458,35 @@ class _Tree:
         return kids
 
 
+class _Knots:
+    """A group's response kept by its bundles: at knot ``k`` the group's share is ``levels[k]`` and
+    its leaves hold ``bundles[k]`` together; their units there (:meth:`_Fluid.units`) lie ``t[k]``
+    of the way from row ``a[k]`` of its children's growth to the next, a row being the children at
+    one level (``row_points``: the value there, or its limit from below where ``row_side`` is 0),
+    rebuilt from ``x0``, the served leaves (their levels of reaching T: ``full``) and the served
+    child groups (``parts``: name, levels as tied here, response), and kept once read."""
+
+    def __init__(
+        self,
+        levels: np.ndarray,
+        bundles: np.ndarray,
+        a: np.ndarray,
+        t: np.ndarray,
+        row_points: np.ndarray,
+        row_side: np.ndarray,
+        x0: np.ndarray,
+        v: str,
+        served: np.ndarray,
+        full: np.ndarray,
+        parts: list[tuple[str, np.ndarray, _Knots]],
+    ) -> None:
+        self.levels, self.bundles, self.a, self.t = levels, bundles, a, t
+        self.row_points, self.row_side, self.x0, self.v = row_points, row_side, x0, v
+        self.served, self.full, self.parts = served, full, parts
+        self.units: dict[int, np.ndarray] = {}
+        self.rows: dict[int, np.ndarray] = {}
+
+
 class _Fluid(_Tree):
     """The event-driven filling of :meth:`YuniKornFair.entitlement`."""
 
@@ -465,8 +495,8 @@ class _Fluid(_Tree):
         d, asks = self.shape.leaf_d, self.D > 0
         with np.errstate(divide="ignore", invalid="ignore"):
             self.k = np.where(asks & (d > 0), self.D / d, 0.0).max(axis=1)
-        self._responses: dict[tuple[str, bytes, bytes], Response] = {}
-        self._previous: dict[tuple[str, bytes, bytes], Response] = {}  #: the previous event's
+        self._responses: dict[tuple[str, bytes, bytes], _Knots] = {}
+        self._previous: dict[tuple[str, bytes, bytes], _Knots] = {}  #: the previous event's
         self._columns: dict[bytes, list[tuple[float, list[tuple[int, float]]]]] = {}
         self._terms: dict[tuple[int, int], list[tuple[int, float]]] = {}
         self._leaves_served: dict[tuple[str | None, bytes], tuple[np.ndarray, list[str]]] = {}
@@ -504,6 +534,12 @@ class _Fluid(_Tree):
         return [x0[idx] * self.k[idx], self.full[idx], np.where(self.jump[idx], 1.0, 0.0)]
 
     def response_of(self, v: str, x0: np.ndarray, growable: np.ndarray) -> Response:
+        """Group ``v``'s response whole: ``(levels (K,), units (K, leaves under v))``, every knot's
+        units rebuilt (for a reader of all of them; the filling reads the knots it needs only)."""
+        r = self.knots_of(v, x0, growable)
+        return r.levels, np.array([self.units(r, k) for k in range(len(r.levels))])
+
+    def knots_of(self, v: str, x0: np.ndarray, growable: np.ndarray) -> _Knots:
         """:meth:`response`, kept while the leaves under ``v`` neither move nor stop: from one event
         to the next (:meth:`fill` keeps the previous event's), a subtree that waits (a lower
         priority, a group not served) or has stopped is not built again."""
@@ -511,43 +547,79 @@ class _Fluid(_Tree):
         key = (v, x0[under].tobytes(), growable[under].tobytes())
         if key not in self._responses:
             kept = self._previous.pop(key, None)
-            self._responses[key] = kept if kept is not None else self.response(v, x0, growable, self.response_of)
+            self._responses[key] = kept if kept is not None else self.response(v, x0, growable)
         return self._responses[key]
 
-    def response(self, v: str, x0: np.ndarray, growable: np.ndarray, of: Responses) -> Response:
-        """``(levels (K,), units (K, leaves under v))``: the knots of what group ``v``'s leaves hold
-        when ``v``'s share is brought to a level (the largest allocation whose share is within it;
-        right-continuous, two knots at one level where it jumps); ``of`` gives a child's."""
-        points, left, right = self.children_at(v, x0, growable, of)
-        rows: list[np.ndarray] = []  # the knots' allocations: rows of left and right, as they are
-        for a, b in zip(left, right):
-            rows += [b] if np.array_equal(a, b) else [a, b]
-        counts = np.where((left == right).all(axis=1), 1, 2)  # a jump: its left limit, then its value
-        return self.as_share_of(v, np.repeat(points, counts), rows)
+    def response(self, v: str, x0: np.ndarray, growable: np.ndarray) -> _Knots:
+        """What group ``v``'s leaves hold when ``v``'s share is brought to a level (the largest
+        allocation whose share is within it; right-continuous, two knots at one level where it
+        jumps), by its bundles: the served children brought to a common share at every knot of
+        theirs (a served leaf's holding is closed-form, a child group's bundle is read on its own
+        knots), then re-read at ``v``'s share (:meth:`as_share_of`).  A point where the bundle
+        jumps gives two rows, its limit from below and its value."""
+        served, groups, points, full, parts = self._children(v, x0, growable)
+        D = self.D[served]
+        left, right = (held @ D for held in self.leaves_at(served, points, x0, full))
+        for _, levels, child in parts:
+            left += _left_at(levels, child.bundles, points)
+            right += _right_at(levels, child.bundles, points)
+        waiting = self._waiting(v, served, groups)
+        left += x0[waiting] @ self.D[waiting]
+        right += x0[waiting] @ self.D[waiting]
+        counts = np.where((left == right).all(axis=1), 1, 2)
+        row_point = np.repeat(np.arange(len(points)), counts)
+        row_side = np.ones(len(row_point), dtype=int)
+        row_side[np.cumsum(counts)[counts == 2] - 2] = 0  # a jump: its left limit, then its value
+        rows = np.where(row_side[:, None] == 1, right[row_point], left[row_point])
+        levels, bundles, a, t = self.as_share_of(v, points[row_point], rows)
+        return _Knots(levels, bundles, a, t, points[row_point], row_side, x0, v, served, full, parts)
 
-    def children_at(
-        self, v: str | None, x0: np.ndarray, growable: np.ndarray, of: Responses | None = None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The children served at ``v`` (the root: ``None``) brought to a common share, at every
-        knot of theirs: ``(points (K,), left limits (K, leaves), values (K, leaves))`` over the
-        leaves under ``v`` (the root: all), which are linear in the share between two points (the
-        others keep ``x0``).  ``of`` gives a child group's response (:meth:`response_of`)."""
+    def _children(
+        self, v: str | None, x0: np.ndarray, growable: np.ndarray
+    ) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray, list[tuple[str, np.ndarray, _Knots]]]:
+        """The children served at ``v`` (the root: ``None``): the leaves, the groups, and
+        :meth:`knots` of the leaves and of the groups' responses."""
         served, groups = self._served_leaves(v, growable)
-        points, full, parts = self.knots(served, [(g, *(of or self.response_of)(g, x0, growable)) for g in groups], x0)
-        columns = self._columns_of(v)
-        left = np.empty((len(points), len(columns)))
-        left[:] = x0[columns]
-        right = left.copy()
-        at = self._local(v, served)
-        left[:, at], right[:, at] = self.leaves_at(served, points, x0, full)
-        for g, levels, units in parts:
-            at = self._local(v, self.under[g])
-            left[:, at], right[:, at] = _left_at(levels, units, points), _right_at(levels, units, points)
-        return points, left, right
+        responses = [self.knots_of(g, x0, growable) for g in groups]
+        return served, groups, *self.knots(served, [(g, r.levels, r) for g, r in zip(groups, responses)], x0)
+
+    def _waiting(self, v: str, served: np.ndarray, groups: list[str]) -> np.ndarray:
+        """The leaves under ``v`` that keep their holding: under none of its served children."""
+        waiting = np.ones(len(self.under[v]), dtype=bool)
+        waiting[self._local(v, served)] = False
+        for g in groups:
+            waiting[self._local(v, self.under[g])] = False
+        return self.under[v][waiting]
+
+    def units(self, r: _Knots, k: int) -> np.ndarray:
+        """The units of the leaves under ``r``'s group at its knot ``k`` (kept with ``r``)."""
+        if k not in r.units:
+            lo = self._row(r, int(r.a[k]))
+            t = float(r.t[k])
+            r.units[k] = lo if t == 0.0 else lo + t * (self._row(r, int(r.a[k]) + 1) - lo)
+        return r.units[k]
+
+    def _row(self, r: _Knots, j: int) -> np.ndarray:
+        """The units of the leaves under ``r``'s group at row ``j`` of its children's growth."""
+        if j not in r.rows:
+            point, side = r.row_points[j : j + 1], int(r.row_side[j])
+            x = r.x0[self.under[r.v]]
+            x[self._local(r.v, r.served)] = self.leaves_at(r.served, point, r.x0, r.full)[side][0]
+            for g, levels, child in r.parts:
+                x[self._local(r.v, self.under[g])] = self._read(levels, child, point, side)
+            r.rows[j] = x
+        return r.rows[j]
+
+    def _read(self, levels: np.ndarray, r: _Knots, point: np.ndarray, side: int) -> np.ndarray:
+        """The units of ``r``'s leaves at one level of its group's share (knots at ``levels``):
+        its limit from below (``side`` 0) or its value (1)."""
+        k, tau, inner = _position(levels, point, side)
+        lo = self.units(r, int(k[0]))
+        return lo + float(tau[0]) * (self.units(r, int(k[0]) + 1) - lo) if inner[0] else lo
 
     def knots(
-        self, served: np.ndarray, parts: list[tuple[str, np.ndarray, np.ndarray]], x0: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, list[tuple[str, np.ndarray, np.ndarray]]]:
+        self, served: np.ndarray, parts: list[tuple[str, np.ndarray, _Knots]], x0: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, list[tuple[str, np.ndarray, _Knots]]]:
         """The levels at which the served leaves (``served``) and groups (``parts``: their
         responses) bend or jump, levels within ``LEVEL_TIE`` of each other taken as one (the first):
         ``(points, the leaves' levels of reaching T, the parts with their levels so tied)``.  Two
@@ -565,13 +637,10 @@ class _Fluid(_Tree):
         def tied(levels: np.ndarray) -> np.ndarray:
             return points[cluster[np.searchsorted(values, levels)]]
 
-        return points, tied(full), [(g, tied(levels), units) for g, levels, units in parts]
-
-    def _columns_of(self, v: str | None) -> np.ndarray:
-        return np.arange(self.n) if v is None else self.under[v]
+        return points, tied(full), [(g, tied(levels), r) for g, levels, r in parts]
 
     def _local(self, v: str | None, leaves: np.ndarray) -> np.ndarray:
-        """The columns of ``leaves`` among the leaves under ``v`` (:meth:`children_at`'s arrays)."""
+        """The positions of ``leaves`` among the leaves under ``v``."""
         if v is None:
             return leaves
         if v not in self._order:
@@ -590,27 +659,26 @@ class _Fluid(_Tree):
             self._leaves_served[key] = leaves, [c for c in served if self.q.is_group(c)]
         return self._leaves_served[key]
 
-    def as_share_of(self, v: str, points: np.ndarray, rows: list[np.ndarray]) -> Response:
-        """Re-parametrise ``v``'s allocation from its children's level (knots ``points``, ``rows``)
-        to ``v``'s own share, every segment between two knots at once: a jump (two knots at one
-        level) jumps the share too, the allocation waiting below it; elsewhere the share is the
-        largest of ``v``'s resources' lines, cut where the largest may change (and where an
-        explicit 0 denominator makes it jump to 1 just after the segment's start)."""
-        inv, zero, m = self.inverse[v], self.zero[v], len(self.R)
-        D = self.D[self.under[v]]
-        # one allocation at a time, as a share is computed: a product of matrices may add in
-        # another order, and a share a bit off turns a jump into a steep line (another answer)
-        base = np.array([a @ D for a in rows]).reshape(len(rows), m)
-        delta = np.array([(b - a) @ D for a, b in zip(rows, rows[1:])]).reshape(len(rows) - 1, m)
+    def as_share_of(
+        self, v: str, points: np.ndarray, rows: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Re-parametrise ``v``'s bundle from its children's level (knots ``points``, bundles
+        ``rows``) to ``v``'s own share, every segment between two knots at once: a jump (two knots
+        at one level) jumps the share too, the allocation waiting below it; elsewhere the share is
+        the largest of ``v``'s resources' lines, cut where the largest may change (and where an
+        explicit 0 denominator makes it jump to 1 just after the segment's start).  Returns
+        ``(levels, bundles, a, t)``: knot ``k`` lies ``t_k`` of the way from row ``a_k`` to the next."""
+        inv, zero = self.inverse[v], self.zero[v]
+        delta = rows[1:] - rows[:-1]
         jump = points[:-1] == points[1:]
-        seg, t, level = self._cuts(base[:-1], delta, inv, zero, jump)
-        levels = np.maximum.accumulate(np.concatenate([_shares(base[:1], inv, zero), level]))
-        units = np.array(rows)
-        a = units[seg]
-        out = np.concatenate([units[:1], a + t[:, None] * (units[seg + 1] - a)])
+        seg, t, level = self._cuts(rows[:-1], delta, inv, zero, jump)
+        levels = np.maximum.accumulate(np.concatenate([_shares(rows[:1], inv, zero), level]))
+        bundles = np.concatenate([rows[:1], rows[seg] + t[:, None] * delta[seg]])
         ends = np.flatnonzero(jump[seg] & (t == 1.0))  # a jump's value, as given
-        out[ends + 1] = units[seg[ends] + 1]
-        return levels, out
+        bundles[ends + 1] = rows[seg[ends] + 1]
+        a, t = np.concatenate([[0], seg]), np.concatenate([[0.0], t])
+        a[ends + 1], t[ends + 1] = seg[ends] + 1, 0.0
+        return levels, bundles, a, t
 
     @staticmethod
     def _cuts(
@@ -694,9 +762,7 @@ class _Fluid(_Tree):
         the knots finds the first one at or past the event; the event is on the segment up to it,
         or at its jump (then :meth:`step` shares the jump).  The holdings are evaluated at the
         knots the bisection reads only (:meth:`root_at`), each in O(n)."""
-        served, groups = self._served_leaves(None, growable)
-        points, full, tied = self.knots(served, [(g, *self.response_of(g, x0, growable)) for g in groups], x0)
-        parts = [(self.under[g], levels, units) for g, levels, units in tied]
+        served, _, points, full, parts = self._children(None, x0, growable)
 
         def at(k: int, side: int) -> np.ndarray:
             return self.root_at(points[k : k + 1], side, x0, served, full, parts)
@@ -716,16 +782,15 @@ class _Fluid(_Tree):
         x0: np.ndarray,
         served: np.ndarray,
         full: np.ndarray,
-        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+        parts: list[tuple[str, np.ndarray, _Knots]],
     ) -> np.ndarray:
         """Every leaf's holding when the root's served children are at ``point`` (one level):
         its limit from below (``side`` 0) or its value (1); ``full``: the served leaves' levels
         of reaching their bounds, as :meth:`knots` ties them."""
         x = x0.copy()
         x[served] = self.leaves_at(served, point, x0, full)[side][0]
-        read = _right_at if side else _left_at
-        for under, levels, units in parts:
-            x[under] = read(levels, units, point)[0]
+        for g, levels, r in parts:
+            x[self.under[g]] = self._read(levels, r, point, side)
         return x
 
     def step(self, x_lo: np.ndarray, x_hi: np.ndarray, growable: np.ndarray) -> np.ndarray:
@@ -792,24 +857,33 @@ def _distinct(values: np.ndarray) -> np.ndarray:
 def _right_at(levels: np.ndarray, units: np.ndarray, points: np.ndarray) -> np.ndarray:
     """A piecewise-linear function given by knots, right-continuous, constant beyond its ends, at
     each of ``points`` (rows)."""
-    k = np.searchsorted(levels, points, side="right") - 1
-    return _between(levels, units, points, k, (k >= 0) & (k < len(levels) - 1))
+    return _between(units, *_position(levels, points, 1))
 
 
 def _left_at(levels: np.ndarray, units: np.ndarray, points: np.ndarray) -> np.ndarray:
     """Its limits from the left at ``points``."""
-    k = np.searchsorted(levels, points, side="left")
-    return _between(levels, units, points, k - 1, (k > 0) & (k < len(levels)))
+    return _between(units, *_position(levels, points, 0))
 
 
-def _between(levels: np.ndarray, units: np.ndarray, points: np.ndarray, k: np.ndarray, inner: np.ndarray) -> np.ndarray:
-    """``units`` at ``points``: on the segment from knot ``k`` where ``inner`` (``levels[k] <= point
-    <= levels[k + 1]``, the two apart), else at the nearest end."""
-    out = units[np.minimum(np.maximum(k, 0), len(levels) - 1)]  # np.clip's wrapper costs more
+def _position(levels: np.ndarray, points: np.ndarray, side: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where ``points`` fall among knots at ``levels`` (``side`` 1: the value there, 0: the limit
+    from the left): ``(k, t, inner)``, on the segment from knot ``k`` at ``t`` of its length where
+    ``inner`` (``levels[k] <= point <= levels[k + 1]``, the two apart), else at the nearest end ``k``."""
+    k = np.searchsorted(levels, points, side="right" if side else "left") - 1
+    inner = (k >= 0) & (k < len(levels) - 1)
+    k = np.minimum(np.maximum(k, 0), len(levels) - 1)  # np.clip's wrapper costs more
+    t = np.zeros(len(points))
+    a = k[inner]
+    t[inner] = (points[inner] - levels[a]) / (levels[a + 1] - levels[a])
+    return k, t, inner
+
+
+def _between(units: np.ndarray, k: np.ndarray, t: np.ndarray, inner: np.ndarray) -> np.ndarray:
+    """``units`` at the positions :func:`_position` gives."""
+    out = units[k]
     if inner.any():
         a = k[inner]
-        t = (points[inner] - levels[a]) / (levels[a + 1] - levels[a])
-        out[inner] = units[a] + t[:, None] * (units[a + 1] - units[a])
+        out[inner] = units[a] + t[inner, None] * (units[a + 1] - units[a])
     return out
 
 
