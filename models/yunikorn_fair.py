@@ -135,6 +135,9 @@ from fairalloc.engines.queue_policy import QueuePolicy
 
 #: ``configs.MinPriority`` / ``MaxPriority``: a parent without applications below has the minimum
 MIN_PRIORITY, MAX_PRIORITY = float(-(2**31)), float(2**31 - 1)
+#: knots x leaves of a group's response up to which it keeps its leaves' units at every knot: numpy on
+#: a small table costs less than rebuilding its knots one by one where the root reads them
+DENSE_CELLS = 2**16
 #: the parameter of ``yunikorn-fair:priority-disabled`` (``application.sort.priority: disabled``)
 PRIORITY_DISABLED = "priority-disabled"
 
@@ -464,7 +467,8 @@ class _Knots:
     of the way from row ``a[k]`` of its children's growth to the next, a row being the children at
     one level (``row_points``: the value there, or its limit from below where ``row_side`` is 0),
     rebuilt from ``x0``, the served leaves (their levels of reaching T: ``full``) and the served
-    child groups (``parts``: name, levels as tied here, response), and kept once read."""
+    child groups (``parts``: name, levels as tied here, response), and kept once read; a small
+    response keeps them all (``dense``, at most ``DENSE_CELLS``)."""
 
     def __init__(
         self,
@@ -485,6 +489,7 @@ class _Knots:
         self.served, self.full, self.parts = served, full, parts
         self.units: dict[int, np.ndarray] = {}
         self.rows: dict[int, np.ndarray] = {}
+        self.dense: np.ndarray | None = None  #: the units at every knot, for a small response
 
 
 class _Fluid(_Tree):
@@ -572,7 +577,25 @@ class _Fluid(_Tree):
         row_side[np.cumsum(counts)[counts == 2] - 2] = 0  # a jump: its left limit, then its value
         rows = np.where(row_side[:, None] == 1, right[row_point], left[row_point])
         levels, bundles, a, t = self.as_share_of(v, points[row_point], rows)
-        return _Knots(levels, bundles, a, t, points[row_point], row_side, x0, v, served, full, parts)
+        r = _Knots(levels, bundles, a, t, points[row_point], row_side, x0, v, served, full, parts)
+        if len(levels) * len(self.under[v]) <= DENSE_CELLS and all(c.dense is not None for _, _, c in parts):
+            r.dense = self._dense(r)
+        return r
+
+    def _dense(self, r: _Knots) -> np.ndarray:
+        """``(K, leaves under r's group)``: the units at every knot of a small response at once
+        (its children's small too)."""
+        rows = np.empty((len(r.row_points), len(self.under[r.v])))
+        rows[:] = r.x0[self.under[r.v]]
+        value = r.row_side[:, None] == 1
+        left, right = self.leaves_at(r.served, r.row_points, r.x0, r.full)
+        rows[:, self._local(r.v, r.served)] = np.where(value, right, left)
+        for g, levels, child in r.parts:
+            at, units = self._local(r.v, self.under[g]), child.dense
+            assert units is not None  # a small response's children are small
+            rows[:, at] = np.where(value, _right_at(levels, units, r.row_points), _left_at(levels, units, r.row_points))
+        lo, hi = rows[r.a], rows[np.minimum(r.a + 1, len(rows) - 1)]
+        return np.where(r.t[:, None] == 0.0, lo, lo + r.t[:, None] * (hi - lo))
 
     def _children(
         self, v: str | None, x0: np.ndarray, growable: np.ndarray
@@ -593,6 +616,8 @@ class _Fluid(_Tree):
 
     def units(self, r: _Knots, k: int) -> np.ndarray:
         """The units of the leaves under ``r``'s group at its knot ``k`` (kept with ``r``)."""
+        if r.dense is not None:
+            return r.dense[k]
         if k not in r.units:
             lo = self._row(r, int(r.a[k]))
             t = float(r.t[k])
@@ -613,9 +638,12 @@ class _Fluid(_Tree):
     def _read(self, levels: np.ndarray, r: _Knots, point: np.ndarray, side: int) -> np.ndarray:
         """The units of ``r``'s leaves at one level of its group's share (knots at ``levels``):
         its limit from below (``side`` 0) or its value (1)."""
-        k, tau, inner = _position(levels, point, side)
-        lo = self.units(r, int(k[0]))
-        return lo + float(tau[0]) * (self.units(r, int(k[0]) + 1) - lo) if inner[0] else lo
+        p = point[0]  # :func:`_position` of one point, without its arrays (read at every part at every knot)
+        k = int(levels.searchsorted(p, side="right" if side else "left")) - 1
+        if 0 <= k < len(levels) - 1:
+            lo = self.units(r, k)
+            return lo + (p - levels[k]) / (levels[k + 1] - levels[k]) * (self.units(r, k + 1) - lo)
+        return self.units(r, min(max(k, 0), len(levels) - 1))
 
     def knots(
         self, served: np.ndarray, parts: list[tuple[str, np.ndarray, _Knots]], x0: np.ndarray
