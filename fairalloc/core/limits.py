@@ -189,11 +189,10 @@ MAX_HDRF_DECISIONS = 300_000
 #: they share cohorts (measured 6 to 21 s at 5,000 queues in 100 cohorts, on a loaded machine the
 #: latter, 25 s at 10,000; flat, 10,000 take under a second); more are refused before the fill
 MAX_KUEUE_COHORT_QUEUES = 3_000
-#: queues x groups of a YuniKorn case (``yunikorn-fair``): its fill builds each group's response on
-#: the group's own leaves, quadratic in the largest (measured on a loaded machine: 8 s at 10,000
-#: queues in 100 groups, 29 s in 1,000; 1.5 s at 10,000 flat; six levels deep 2 s at 1,000 queues,
-#: 19 s at 5,000 in 2,010 groups, 70 s at 10,000 in 3,559); more are refused before the fill
-MAX_YUNIKORN_QUEUE_GROUPS = 10_000_000
+#: queues x groups of a YuniKorn case (``yunikorn-fair``): with guarantees and usage its fill grows
+#: with both (measured 1 s at 5,000 queues in 10 groups, 5.5 s in 100 groups, 28 s at 10,000 in
+#: 100; 10,000 in one group: 0.3 s); more are refused before the fill
+MAX_YUNIKORN_QUEUE_GROUPS = 500_000
 #: users of a dynamic mechanism solved as a program (one LP per arrival, the k-th with k
 #: variables: quadratic work); more are refused before the first LP (the fast path has no limit)
 MAX_DYNAMIC_PROGRAM_USERS = 2_000
