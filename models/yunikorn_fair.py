@@ -65,6 +65,27 @@ its request or a cap binds (a bisection over the knots, then a linear step).  At
 freeze.  The test suite cross-checks it with :func:`simulate`, the discrete loop itself in pieces of
 1/300 of each request (agreement within the crumbs a piece leaves).
 
+Cost: about ``0.45 n`` events.  At each, a group ``v`` builds its response by its bundles
+(:class:`_Knots`): its served children are read at the ``K_v`` knots of their own responses (``O(K_v
+log K_v)`` per child group, ``O(K_v)`` per leaf child, ``m`` numbers each), then cut at its share's
+breakpoints (all segments at once); the units of its leaves at a knot are rebuilt only where the
+root's bisection reads them (``O(log K)`` knots, each ``O(n)`` down the tree).  A response is kept
+from the previous event when none of its leaves moved or stopped, and the caps a growing queue
+asks for are found in one pass over the caps' members (``O(n x depth x m)``).  So an event costs
+``O(n log n)`` per level of the tree, where a group used to carry the units of all its leaves at all
+its knots (``O(sum_v L_v^2)`` per event, ``L_v`` the leaves below ``v``: quadratic in the largest
+group) and before that every group and the root built ``K x n`` arrays (cubic).
+
+Ties: levels within ``LEVEL_TIE`` of each other are one level (:meth:`_Fluid.knots`).  When a cap
+freezes some queues of groups that were growing at one share, the groups whose frozen queues set
+their share all wait at that share while their other queues catch up: they jump at one level and
+share the jump in proportion (:meth:`_Fluid.step`).  Their shares, summed over different subtrees,
+differ in their last bits; the previous filling let the lower rounding jump first and take what
+the others would have had, an answer that followed the bits (``test_two_groups_waiting_at_one_share_jump_together``).
+YuniKorn itself serves first whichever its sort puts first among equal shares (pending, then the
+order of a Go map: random); the fluid model's proportion is the one answer that does not depend on
+the queues' names or order.
+
 How it differs from DRF (Ghodsi et al., NSDI 2011): the denominator of a share is the queue's own
 guarantee, not the cluster, so queues fill in proportion to their guarantees (all reach their
 guarantee together when the cluster allows); a queue without a guarantee is measured against its
@@ -109,11 +130,14 @@ from fairalloc.core.errors import UnknownNameError
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import Queues, queues_of, request
 from fairalloc.core.registry import refuse_beyond, register
-from fairalloc.core.tolerances import SATURATION
+from fairalloc.core.tolerances import LEVEL_TIE, SATURATION
 from fairalloc.engines.queue_policy import QueuePolicy
 
 #: ``configs.MinPriority`` / ``MaxPriority``: a parent without applications below has the minimum
 MIN_PRIORITY, MAX_PRIORITY = float(-(2**31)), float(2**31 - 1)
+#: knots x leaves of a group's response up to which it keeps its leaves' units at every knot: numpy on
+#: a small table costs less than rebuilding its knots one by one where the root reads them
+DENSE_CELLS = 2**16
 #: the parameter of ``yunikorn-fair:priority-disabled`` (``application.sort.priority: disabled``)
 PRIORITY_DISABLED = "priority-disabled"
 
@@ -156,12 +180,12 @@ def current_priority(q: Queues, active: dict[str, bool]) -> dict[str, float]:
 
     def of(node: str) -> float:
         if not q.is_group(node):
-            out[node] = float(np.clip(q.priority[node], MIN_PRIORITY, MAX_PRIORITY))
+            out[node] = _clamped(q.priority[node])
             return out[node]
         kids = [of(c) for c in q.children(node)]
         live = [p for c, p in zip(q.children(node), kids) if active_below(c)]
         top = max(live, default=MIN_PRIORITY)
-        out[node] = top if top == MIN_PRIORITY else float(np.clip(q.priority[node] + top, MIN_PRIORITY, MAX_PRIORITY))
+        out[node] = top if top == MIN_PRIORITY else _clamped(q.priority[node] + top)
         return out[node]
 
     def active_below(node: str) -> bool:
@@ -170,6 +194,12 @@ def current_priority(q: Queues, active: dict[str, bool]) -> dict[str, float]:
     for c in q.children(None):
         of(c)
     return out
+
+
+def _clamped(priority: float) -> float:
+    """``priority`` within [MIN_PRIORITY, MAX_PRIORITY] (``np.clip`` on one number, without its
+    per-call cost: a tree of 10,000 queues took a third of a second)."""
+    return float(min(max(priority, MIN_PRIORITY), MAX_PRIORITY))
 
 
 def go_stable_sort(items: list[Any], less: Callable[[list[Any], int, int], bool]) -> list[Any]:
@@ -345,7 +375,11 @@ class YuniKornFair(QueuePolicy):
         instance.scalar_weights(self.name)  # YuniKorn has no weights; per-resource ones are refused
         fluid = _Fluid(instance, self.priority_first)
         x, events = fluid.fill()
-        return x[:, None] * instance.demand, {"events": events}
+        return x[:, None] * instance.demand, {"events": events, "ties": fluid.ties}
+
+
+#: a group's response: the knots of its share level ``(K,)`` and of its leaves' units ``(K, leaves)``
+Response = tuple[np.ndarray, np.ndarray]
 
 
 class _Shape:
@@ -359,24 +393,26 @@ class _Shape:
         self.guarantee = {v: np.asarray(q.guarantee[v]) for v in fm}
         self.fair_max = fm
         self.under = {v: np.array([self.index[u] for u in q.leaves(v)], dtype=int) for v in q.groups}
-        self.under.update({u: np.array([i]) for u, i in self.index.items()})
+        self.under.update(zip(users, np.arange(len(users)).reshape(-1, 1)))  # one row each, not an array each
         # caps: (leaves under, limit vector) of every node with a limit, and the root's capacity
         self.caps = [(np.arange(len(users)), R)]
-        self.caps += [(self.under[v], np.asarray(q.limit[v])) for v in fm if np.isfinite(q.limit[v]).any()]
-        self.member = np.zeros((len(self.caps), len(users)), dtype=bool)  #: (caps, n): the leaves under each cap
-        for k, (leaves, _) in enumerate(self.caps):
-            self.member[k, leaves] = True
-        self.finite = np.array([np.isfinite(cap) for _, cap in self.caps])  #: (caps, m)
+        nodes = list(fm)
+        limit = np.array([q.limit[v] for v in nodes]).reshape(len(nodes), len(R))
+        self.caps += [(self.under[nodes[k]], limit[k]) for k in np.flatnonzero(np.isfinite(limit).any(axis=1))]
+        #: the leaves under each cap, one after another (``starts``: where each cap's begin): linear
+        #: in the tree's size, where a (caps, n) table was quadratic
+        self.members = np.concatenate([leaves for leaves, _ in self.caps])
+        self.starts = np.cumsum([0] + [len(leaves) for leaves, _ in self.caps[:-1]])
+        self.finite = np.isfinite(np.array([cap for _, cap in self.caps]))  #: (caps, m)
 
-        # fair_share's arithmetic, precomputed per node: 1 / d_j where d_j > 0, and where d_j <= 0
-        self.inverse: dict[str, np.ndarray] = {}
-        self.zero: dict[str, np.ndarray] = {}
-        denominators: dict[str, np.ndarray] = {}
-        for v in fm:
-            denominators[v] = d = np.where(np.isnan(self.guarantee[v]), fm[v], self.guarantee[v])
-            self.inverse[v] = np.where(d > 0, 1.0 / np.where(d > 0, d, 1.0), 0.0)
-            self.zero[v] = d <= 0
-        self.leaf_d = np.array([denominators[u] for u in users]).reshape(len(users), len(R))  #: (n, m)
+        # fair_share's arithmetic, precomputed per node (one row each, computed for all nodes at
+        # once): 1 / d_j where d_j > 0, and where d_j <= 0
+        guarantee = np.array([self.guarantee[v] for v in nodes]).reshape(len(nodes), len(R))
+        d = np.where(np.isnan(guarantee), np.array([fm[v] for v in nodes]).reshape(len(nodes), len(R)), guarantee)
+        self.inverse: dict[str, np.ndarray] = dict(zip(nodes, np.where(d > 0, 1.0 / np.where(d > 0, d, 1.0), 0.0)))
+        self.zero: dict[str, np.ndarray] = dict(zip(nodes, d <= 0))
+        row = {v: k for k, v in enumerate(nodes)}
+        self.leaf_d = d[[row[u] for u in users]].reshape(len(users), len(R))  #: (n, m)
         self.priorities: dict[bytes, dict[str, float]] = {}  #: current_priority per set of active leaves
 
 
@@ -417,11 +453,43 @@ class _Tree:
     def growing_children(self, node: str | None, growable: np.ndarray) -> list[str]:
         """The children served at ``node``: those with a leaf that can grow, of the highest
         current priority among them when priority comes first."""
-        kids = [c for c in self.q.children(node) if growable[self.under[c]].any()]
+        index, under = self.index, self.under  # a leaf's own flag is read without a numpy call
+        kids = [c for c in self.q.children(node) if (growable[index[c]] if c in index else growable[under[c]].any())]
         if self.priority_first and kids:
             top = max(self.prio[c] for c in kids)
             kids = [c for c in kids if self.prio[c] == top]
         return kids
+
+
+class _Knots:
+    """A group's response kept by its bundles: at knot ``k`` the group's share is ``levels[k]`` and
+    its leaves hold ``bundles[k]`` together; their units there (:meth:`_Fluid.units`) lie ``t[k]``
+    of the way from row ``a[k]`` of its children's growth to the next, a row being the children at
+    one level (``row_points``: the value there, or its limit from below where ``row_side`` is 0),
+    rebuilt from ``x0``, the served leaves (their levels of reaching T: ``full``) and the served
+    child groups (``parts``: name, levels as tied here, response), and kept once read; a small
+    response keeps them all (``dense``, at most ``DENSE_CELLS``)."""
+
+    def __init__(
+        self,
+        levels: np.ndarray,
+        bundles: np.ndarray,
+        a: np.ndarray,
+        t: np.ndarray,
+        row_points: np.ndarray,
+        row_side: np.ndarray,
+        x0: np.ndarray,
+        v: str,
+        served: np.ndarray,
+        full: np.ndarray,
+        parts: list[tuple[str, np.ndarray, _Knots]],
+    ) -> None:
+        self.levels, self.bundles, self.a, self.t = levels, bundles, a, t
+        self.row_points, self.row_side, self.x0, self.v = row_points, row_side, x0, v
+        self.served, self.full, self.parts = served, full, parts
+        self.units: dict[int, np.ndarray] = {}
+        self.rows: dict[int, np.ndarray] = {}
+        self.dense: np.ndarray | None = None  #: the units at every knot, for a small response
 
 
 class _Fluid(_Tree):
@@ -432,23 +500,30 @@ class _Fluid(_Tree):
         d, asks = self.shape.leaf_d, self.D > 0
         with np.errstate(divide="ignore", invalid="ignore"):
             self.k = np.where(asks & (d > 0), self.D / d, 0.0).max(axis=1)
-        self._responses: dict[tuple[str, bytes, bytes], tuple[np.ndarray, np.ndarray]] = {}
+        self._responses: dict[tuple[str, bytes, bytes], _Knots] = {}
+        self._previous: dict[tuple[str, bytes, bytes], _Knots] = {}  #: the previous event's
         self._columns: dict[bytes, list[tuple[float, list[tuple[int, float]]]]] = {}
         self._terms: dict[tuple[int, int], list[tuple[int, float]]] = {}
         self._leaves_served: dict[tuple[str | None, bytes], tuple[np.ndarray, list[str]]] = {}
+        self._order: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.jump = np.asarray((asks & (d <= 0)).any(axis=1))
         self.full = self.T * self.k  #: the level at which each leaf reaches its bound
+        self.ties = 0  #: levels :meth:`knots` took as one with another
 
     @cached_property
     def top(self) -> float:
         """A level above every share any node can reach (the tests' bisection of the level starts there)."""
         return 1.0 + max([self.share(v, self.T) for v in [*self.q.groups, *self.users]], default=0.0)
 
-    def leaves_at(self, idx: np.ndarray, points: np.ndarray, x0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def leaves_at(
+        self, idx: np.ndarray, points: np.ndarray, x0: np.ndarray, full: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """``(K, len(idx))`` twice: the most of its shape each leaf ``idx`` holds at each share of
         ``points`` (at least ``x0``, at most ``T``; ``level / k`` between, 0 below 1 where the share
-        jumps), its limits from below and its values."""
-        k, full, p, jump = self.k[idx], self.full[idx], points[:, None], self.jump[idx]
+        jumps), its limits from below and its values.  ``full``: the levels at which they reach
+        ``T`` (default ``T k``; :meth:`knots` gives them tied to the others)."""
+        k, p, jump = self.k[idx], points[:, None], self.jump[idx]
+        full = self.full[idx] if full is None else full
         grows = np.where(k > 0, p / np.where(k > 0, k, 1.0), np.inf)
         high = self.T[idx]
 
@@ -463,86 +538,204 @@ class _Fluid(_Tree):
         """Where :meth:`leaves_at` bends or jumps: ``x0 k``, ``T k`` and 1 for a jumping share."""
         return [x0[idx] * self.k[idx], self.full[idx], np.where(self.jump[idx], 1.0, 0.0)]
 
-    def response_of(self, v: str, x0: np.ndarray, growable: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`response`, kept for the event (cleared by :meth:`fill` when ``x0`` changes)."""
-        key = (v, x0.tobytes(), growable.tobytes())
+    def response_of(self, v: str, x0: np.ndarray, growable: np.ndarray) -> Response:
+        """Group ``v``'s response whole: ``(levels (K,), units (K, leaves under v))``, every knot's
+        units rebuilt (for a reader of all of them; the filling reads the knots it needs only)."""
+        r = self.knots_of(v, x0, growable)
+        return r.levels, np.array([self.units(r, k) for k in range(len(r.levels))])
+
+    def knots_of(self, v: str, x0: np.ndarray, growable: np.ndarray) -> _Knots:
+        """:meth:`response`, kept while the leaves under ``v`` neither move nor stop: from one event
+        to the next (:meth:`fill` keeps the previous event's), a subtree that waits (a lower
+        priority, a group not served) or has stopped is not built again."""
+        under = self.under[v]
+        key = (v, x0[under].tobytes(), growable[under].tobytes())
         if key not in self._responses:
-            self._responses[key] = self.response(v, x0, growable)
+            kept = self._previous.pop(key, None)
+            self._responses[key] = kept if kept is not None else self.response(v, x0, growable)
         return self._responses[key]
 
-    def response(self, v: str, x0: np.ndarray, growable: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(levels (K,), units (K, leaves under v))``: the knots of what group ``v``'s leaves hold
-        when ``v``'s share is brought to a level (the largest allocation whose share is within it;
-        right-continuous, two knots at one level where it jumps)."""
-        points, left, right = self.children_at(v, x0, growable)
-        knots: list[tuple[float, np.ndarray]] = []
-        for p, a, b in zip(points, left, right):
-            knots += [(p, b)] if np.array_equal(a, b) else [(p, a), (p, b)]
-        return self.as_share_of(v, knots)
+    def response(self, v: str, x0: np.ndarray, growable: np.ndarray) -> _Knots:
+        """What group ``v``'s leaves hold when ``v``'s share is brought to a level (the largest
+        allocation whose share is within it; right-continuous, two knots at one level where it
+        jumps), by its bundles: the served children brought to a common share at every knot of
+        theirs (a served leaf's holding is closed-form, a child group's bundle is read on its own
+        knots), then re-read at ``v``'s share (:meth:`as_share_of`).  A point where the bundle
+        jumps gives two rows, its limit from below and its value."""
+        served, groups, points, full, parts = self._children(v, x0, growable)
+        D = self.D[served]
+        left, right = (held @ D for held in self.leaves_at(served, points, x0, full))
+        for _, levels, child in parts:
+            left += _left_at(levels, child.bundles, points)
+            right += _right_at(levels, child.bundles, points)
+        waiting = self._waiting(v, served, groups)
+        left += x0[waiting] @ self.D[waiting]
+        right += x0[waiting] @ self.D[waiting]
+        counts = np.where((left == right).all(axis=1), 1, 2)
+        row_point = np.repeat(np.arange(len(points)), counts)
+        row_side = np.ones(len(row_point), dtype=int)
+        row_side[np.cumsum(counts)[counts == 2] - 2] = 0  # a jump: its left limit, then its value
+        rows = np.where(row_side[:, None] == 1, right[row_point], left[row_point])
+        levels, bundles, a, t = self.as_share_of(v, points[row_point], rows)
+        r = _Knots(levels, bundles, a, t, points[row_point], row_side, x0, v, served, full, parts)
+        if len(levels) * len(self.under[v]) <= DENSE_CELLS and all(c.dense is not None for _, _, c in parts):
+            r.dense = self._dense(r)
+        return r
 
-    def children_at(
+    def _dense(self, r: _Knots) -> np.ndarray:
+        """``(K, leaves under r's group)``: the units at every knot of a small response at once
+        (its children's small too)."""
+        rows = np.empty((len(r.row_points), len(self.under[r.v])))
+        rows[:] = r.x0[self.under[r.v]]
+        value = r.row_side[:, None] == 1
+        left, right = self.leaves_at(r.served, r.row_points, r.x0, r.full)
+        rows[:, self._local(r.v, r.served)] = np.where(value, right, left)
+        for g, levels, child in r.parts:
+            at, units = self._local(r.v, self.under[g]), child.dense
+            assert units is not None  # a small response's children are small
+            rows[:, at] = np.where(value, _right_at(levels, units, r.row_points), _left_at(levels, units, r.row_points))
+        lo, hi = rows[r.a], rows[np.minimum(r.a + 1, len(rows) - 1)]
+        return np.where(r.t[:, None] == 0.0, lo, lo + r.t[:, None] * (hi - lo))
+
+    def _children(
         self, v: str | None, x0: np.ndarray, growable: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The children served at ``v`` (the root: ``None``) brought to a common share, at every
-        knot of theirs: ``(points (K,), left limits (K, leaves), values (K, leaves))`` over the
-        leaves under ``v``, which are linear in the share between two points (the others keep ``x0``)."""
+    ) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray, list[tuple[str, np.ndarray, _Knots]]]:
+        """The children served at ``v`` (the root: ``None``): the leaves, the groups, and
+        :meth:`knots` of the leaves and of the groups' responses."""
         served, groups = self._served_leaves(v, growable)
-        parts = [(self.under[g], *self.response_of(g, x0, growable)) for g in groups]
-        points = _distinct(np.concatenate([[0.0], *self.leaf_knots(served, x0), *[p[1] for p in parts]]))
-        left = np.empty((len(points), self.n))  # every leaf's column; those under v are returned
-        left[:] = x0
-        right = left.copy()
-        left[:, served], right[:, served] = self.leaves_at(served, points, x0)
-        for sub, levels, units in parts:
-            left[:, sub], right[:, sub] = _left_at(levels, units, points), _right_at(levels, units, points)
+        responses = [self.knots_of(g, x0, growable) for g in groups]
+        return served, groups, *self.knots(served, [(g, r.levels, r) for g, r in zip(groups, responses)], x0)
+
+    def _waiting(self, v: str, served: np.ndarray, groups: list[str]) -> np.ndarray:
+        """The leaves under ``v`` that keep their holding: under none of its served children."""
+        waiting = np.ones(len(self.under[v]), dtype=bool)
+        waiting[self._local(v, served)] = False
+        for g in groups:
+            waiting[self._local(v, self.under[g])] = False
+        return self.under[v][waiting]
+
+    def units(self, r: _Knots, k: int) -> np.ndarray:
+        """The units of the leaves under ``r``'s group at its knot ``k`` (kept with ``r``)."""
+        if r.dense is not None:
+            return r.dense[k]
+        if k not in r.units:
+            lo = self._row(r, int(r.a[k]))
+            t = float(r.t[k])
+            r.units[k] = lo if t == 0.0 else lo + t * (self._row(r, int(r.a[k]) + 1) - lo)
+        return r.units[k]
+
+    def _row(self, r: _Knots, j: int) -> np.ndarray:
+        """The units of the leaves under ``r``'s group at row ``j`` of its children's growth."""
+        if j not in r.rows:
+            point, side = r.row_points[j : j + 1], int(r.row_side[j])
+            x = r.x0[self.under[r.v]]
+            x[self._local(r.v, r.served)] = self.leaves_at(r.served, point, r.x0, r.full)[side][0]
+            for g, levels, child in r.parts:
+                x[self._local(r.v, self.under[g])] = self._read(levels, child, point, side)
+            r.rows[j] = x
+        return r.rows[j]
+
+    def _read(self, levels: np.ndarray, r: _Knots, point: np.ndarray, side: int) -> np.ndarray:
+        """The units of ``r``'s leaves at one level of its group's share (knots at ``levels``):
+        its limit from below (``side`` 0) or its value (1)."""
+        p = point[0]  # :func:`_position` of one point, without its arrays (read at every part at every knot)
+        k = int(levels.searchsorted(p, side="right" if side else "left")) - 1
+        if 0 <= k < len(levels) - 1:
+            lo = self.units(r, k)
+            return lo + (p - levels[k]) / (levels[k + 1] - levels[k]) * (self.units(r, k + 1) - lo)
+        return self.units(r, min(max(k, 0), len(levels) - 1))
+
+    def knots(
+        self, served: np.ndarray, parts: list[tuple[str, np.ndarray, _Knots]], x0: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, list[tuple[str, np.ndarray, _Knots]]]:
+        """The levels at which the served leaves (``served``) and groups (``parts``: their
+        responses) bend or jump, levels within ``LEVEL_TIE`` of each other taken as one (the first):
+        ``(points, the leaves' levels of reaching T, the parts with their levels so tied)``.  Two
+        groups whose shares were equal when a cap froze some of their queues both wait at that
+        share; computed over different subtrees, the two numbers differ in their last bits, and
+        which group jumps first (taking what the other would have had) must not follow them."""
+        full = self.full[served]
+        values = _distinct(np.concatenate([[0.0], *self.leaf_knots(served, x0), full, *[p[1] for p in parts]]))
+        first = np.ones(len(values), dtype=bool)
+        first[1:] = np.diff(values) > LEVEL_TIE * np.maximum(1.0, np.abs(values[1:]))
+        points = values[first]
+        cluster = np.cumsum(first) - 1
+        self.ties += len(values) - len(points)
+
+        def tied(levels: np.ndarray) -> np.ndarray:
+            return points[cluster[np.searchsorted(values, levels)]]
+
+        return points, tied(full), [(g, tied(levels), r) for g, levels, r in parts]
+
+    def _local(self, v: str | None, leaves: np.ndarray) -> np.ndarray:
+        """The positions of ``leaves`` among the leaves under ``v``."""
         if v is None:
-            return points, left, right
-        return points, left[:, self.under[v]], right[:, self.under[v]]
+            return leaves
+        if v not in self._order:
+            columns = self.under[v]
+            by = np.argsort(columns, kind="stable")
+            self._order[v] = columns[by], by
+        ordered, by = self._order[v]
+        return by[np.searchsorted(ordered, leaves)]
 
     def _served_leaves(self, v: str | None, growable: np.ndarray) -> tuple[np.ndarray, list[str]]:
         """The children served at ``v``: the leaves among them (indices) and the groups."""
-        key = (v, growable.tobytes())
+        key = (v, growable.tobytes() if v is None else growable[self.under[v]].tobytes())
         if key not in self._leaves_served:
             served = self.growing_children(v, growable)
             leaves = np.array([self.index[c] for c in served if not self.q.is_group(c)], dtype=int)
             self._leaves_served[key] = leaves, [c for c in served if self.q.is_group(c)]
         return self._leaves_served[key]
 
-    def as_share_of(self, v: str, knots: list[tuple[float, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-        """Re-parametrise ``v``'s allocation from its children's level to ``v``'s own share."""
-        leaves, inv, zero = self.under[v], self.inverse[v], self.zero[v]
-        D = self.D[leaves]
-        out: list[tuple[float, np.ndarray]] = [(self.share(v, self._full(v, knots[0][1])), knots[0][1])]
-        for (pa, xa), (pb, xb) in zip(knots, knots[1:]):
-            ba, db = xa @ D, (xb - xa) @ D
-            if pa == pb:  # a jump: the share jumps too, the allocation waits below it
-                out += [(self._s(ba + db, inv, zero), xa), (self._s(ba + db, inv, zero), xb)]
-                continue
-            cuts = {0.0, 1.0}
-            lines = [(ba[j] * inv[j], db[j] * inv[j]) for j in range(len(inv)) if inv[j] > 0]
-            lines += [(1.0, 0.0)] if zero.any() else []
-            for a1, b1 in lines:  # where the largest line may change
-                for a2, b2 in lines:
-                    if b1 != b2 and 0 < (a2 - a1) / (b1 - b2) < 1:
-                        cuts.add((a2 - a1) / (b1 - b2))
-            starts = bool((zero & (ba <= 0) & (db > 0)).any())  # the share jumps to 1 just after t = 0
-            if starts and self._s(ba, inv, zero) < 1.0:
-                out.append((1.0, xa))
-            for t in sorted(cuts):
-                b = ba + t * db
-                out.append((max(self._s(b, inv, zero), 1.0 if starts else 0.0), xa + t * (xb - xa)))
-        levels = np.maximum.accumulate(np.array([lv for lv, _ in out]))
-        return levels, np.array([u for _, u in out])
-
-    def _full(self, v: str, units: np.ndarray) -> np.ndarray:
-        x = np.zeros(self.n)
-        x[self.under[v]] = units
-        return x
+    def as_share_of(
+        self, v: str, points: np.ndarray, rows: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Re-parametrise ``v``'s bundle from its children's level (knots ``points``, bundles
+        ``rows``) to ``v``'s own share, every segment between two knots at once: a jump (two knots
+        at one level) jumps the share too, the allocation waiting below it; elsewhere the share is
+        the largest of ``v``'s resources' lines, cut where the largest may change (and where an
+        explicit 0 denominator makes it jump to 1 just after the segment's start).  Returns
+        ``(levels, bundles, a, t)``: knot ``k`` lies ``t_k`` of the way from row ``a_k`` to the next."""
+        inv, zero = self.inverse[v], self.zero[v]
+        delta = rows[1:] - rows[:-1]
+        jump = points[:-1] == points[1:]
+        seg, t, level = self._cuts(rows[:-1], delta, inv, zero, jump)
+        levels = np.maximum.accumulate(np.concatenate([_shares(rows[:1], inv, zero), level]))
+        bundles = np.concatenate([rows[:1], rows[seg] + t[:, None] * delta[seg]])
+        ends = np.flatnonzero(jump[seg] & (t == 1.0))  # a jump's value, as given
+        bundles[ends + 1] = rows[seg[ends] + 1]
+        a, t = np.concatenate([[0], seg]), np.concatenate([[0.0], t])
+        a[ends + 1], t[ends + 1] = seg[ends] + 1, 0.0
+        return levels, bundles, a, t
 
     @staticmethod
-    def _s(bundle: np.ndarray, inv: np.ndarray, zero: np.ndarray) -> float:
-        s = float((bundle * inv).max(initial=0.0))
-        return max(s, 1.0) if (zero & (bundle > 0)).any() else s
+    def _cuts(
+        base: np.ndarray, delta: np.ndarray, inv: np.ndarray, zero: np.ndarray, jump: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(segment, t, share)`` of every knot of :meth:`as_share_of` after the first, in order."""
+        S = len(base)
+        lines = np.flatnonzero(inv > 0)
+        a, b = base[:, lines] * inv[lines], delta[:, lines] * inv[lines]
+        if zero.any():
+            a = np.concatenate([a, np.ones((S, 1))], axis=1)
+            b = np.concatenate([b, np.zeros((S, 1))], axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):  # where the largest line may change
+            cross = (a[:, None, :] - a[:, :, None]) / (b[:, :, None] - b[:, None, :])
+        inside = (b[:, :, None] != b[:, None, :]) & (cross > 0) & (cross < 1) & ~jump[:, None, None]
+        seg_c, _, _ = np.nonzero(inside)
+        seg = np.concatenate([np.arange(S), np.arange(S), seg_c])
+        t = np.concatenate([np.zeros(S), np.ones(S), cross[inside]])
+        seg, t = _distinct_pairs(seg, t)
+        end = base + delta
+        bundles = np.where(jump[seg, None], end[seg], base[seg] + t[:, None] * delta[seg])
+        starts = (zero & (base <= 0) & (delta > 0)).any(axis=1) & ~jump
+        level = np.maximum(_shares(bundles, inv, zero), np.where(starts[seg], 1.0, 0.0))
+        waits = np.flatnonzero(starts & (_shares(base, inv, zero) < 1.0))  # the share jumps to 1 at once
+        seg = np.concatenate([seg, waits])
+        t = np.concatenate([t, np.zeros(len(waits))])
+        level = np.concatenate([level, np.ones(len(waits))])
+        order = np.lexsort((t, np.concatenate([np.ones(len(seg) - len(waits)), np.zeros(len(waits))]), seg))
+        return seg[order], t[order], level[order]
 
     def over(self, x: np.ndarray, x0: np.ndarray, growable: np.ndarray) -> bool:
         """An event has happened at ``x``: a growing leaf at its bound, or a cap exceeded."""
@@ -572,8 +765,12 @@ class _Fluid(_Tree):
 
     def _asks(self, growable: np.ndarray) -> np.ndarray:
         """``(caps, m)``: the limited resources of each cap that a growable leaf under it requests."""
-        under = self.shape.member & growable
-        return (under[:, :, None] & (self.D > 0)).any(axis=1) & self.shape.finite
+        members, starts = self.shape.members, self.shape.starts
+        asks = np.zeros((len(members) + 1, self.m), dtype=bool)  # a last row: a cap without leaves
+        asks[:-1] = (self.D[members] > 0) & growable[members, None]
+        some = np.logical_or.reduceat(asks, starts, axis=0)
+        some[np.diff(np.append(starts, len(members))) == 0] = False  # reduceat reads one row there
+        return some & self.shape.finite
 
     def fill(self) -> tuple[np.ndarray, int]:
         x = np.zeros(self.n)
@@ -582,24 +779,47 @@ class _Fluid(_Tree):
         while growable.any() and events <= 4 * self.n + 8:
             events += 1
             x0 = x.copy()
-            self._responses = {}
+            self._previous, self._responses, self._leaves_served, self._columns = self._responses, {}, {}, {}
             x = self.step(*self.event(x0, growable), growable)
             growable = self.freeze(x, growable)
         return x, events
 
     def event(self, x0: np.ndarray, growable: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Two allocations with the next event between them on one line: the holdings are linear
-        between the root's knots (:meth:`children_at`) and :meth:`over` is monotone in the level,
-        so a bisection over the knots finds the first one at or past the event; the event is on
-        the segment up to it, or at its jump (then :meth:`step` shares the jump)."""
-        _, left, right = self.children_at(None, x0, growable)
-        lo, hi = -1, len(right) - 1  # past the last knot nothing changes: as if over there
+        between the root's knots and :meth:`over` is monotone in the level, so a bisection over
+        the knots finds the first one at or past the event; the event is on the segment up to it,
+        or at its jump (then :meth:`step` shares the jump).  The holdings are evaluated at the
+        knots the bisection reads only (:meth:`root_at`), each in O(n)."""
+        served, _, points, full, parts = self._children(None, x0, growable)
+
+        def at(k: int, side: int) -> np.ndarray:
+            return self.root_at(points[k : k + 1], side, x0, served, full, parts)
+
+        lo, hi = -1, len(points) - 1  # past the last knot nothing changes: as if over there
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            lo, hi = (lo, mid) if self.over(right[mid], x0, growable) else (mid, hi)
-        if hi == 0 or not self.over(left[hi], x0, growable):
-            return left[hi], right[hi]
-        return right[lo], left[hi]
+            lo, hi = (lo, mid) if self.over(at(mid, 1), x0, growable) else (mid, hi)
+        if hi == 0 or not self.over(at(hi, 0), x0, growable):
+            return at(hi, 0), at(hi, 1)
+        return at(lo, 1), at(hi, 0)
+
+    def root_at(
+        self,
+        point: np.ndarray,
+        side: int,
+        x0: np.ndarray,
+        served: np.ndarray,
+        full: np.ndarray,
+        parts: list[tuple[str, np.ndarray, _Knots]],
+    ) -> np.ndarray:
+        """Every leaf's holding when the root's served children are at ``point`` (one level):
+        its limit from below (``side`` 0) or its value (1); ``full``: the served leaves' levels
+        of reaching their bounds, as :meth:`knots` ties them."""
+        x = x0.copy()
+        x[served] = self.leaves_at(served, point, x0, full)[side][0]
+        for g, levels, r in parts:
+            x[self.under[g]] = self._read(levels, r, point, side)
+        return x
 
     def step(self, x_lo: np.ndarray, x_hi: np.ndarray, growable: np.ndarray) -> np.ndarray:
         """The point between ``x_lo`` and ``x_hi`` where the first cap binds (all of the way if
@@ -636,6 +856,22 @@ def _load(units: list[float], terms: list[tuple[int, float]]) -> float:
     return load
 
 
+def _shares(bundles: np.ndarray, inv: np.ndarray, zero: np.ndarray) -> np.ndarray:
+    """:func:`fair_share` of each row of ``bundles`` (``inv``: ``1 / d_j`` where ``d_j > 0``, else 0;
+    ``zero``: ``d_j <= 0``, where any use gives share 1)."""
+    s = (bundles * inv).max(axis=1, initial=0.0)
+    return np.where((zero & (bundles > 0)).any(axis=1), np.maximum(s, 1.0), s)
+
+
+def _distinct_pairs(seg: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct pairs ``(seg, t)``, ordered by ``seg`` then ``t``."""
+    order = np.lexsort((t, seg))
+    seg, t = seg[order], t[order]
+    keep = np.ones(len(seg), dtype=bool)
+    keep[1:] = (seg[1:] != seg[:-1]) | (t[1:] != t[:-1])
+    return seg[keep], t[keep]
+
+
 def _distinct(values: np.ndarray) -> np.ndarray:
     """``np.unique(values)`` for values without NaN, without its general machinery (the event
     search calls it on a few numbers at every knot)."""
@@ -649,24 +885,33 @@ def _distinct(values: np.ndarray) -> np.ndarray:
 def _right_at(levels: np.ndarray, units: np.ndarray, points: np.ndarray) -> np.ndarray:
     """A piecewise-linear function given by knots, right-continuous, constant beyond its ends, at
     each of ``points`` (rows)."""
-    k = np.searchsorted(levels, points, side="right") - 1
-    return _between(levels, units, points, k, (k >= 0) & (k < len(levels) - 1))
+    return _between(units, *_position(levels, points, 1))
 
 
 def _left_at(levels: np.ndarray, units: np.ndarray, points: np.ndarray) -> np.ndarray:
     """Its limits from the left at ``points``."""
-    k = np.searchsorted(levels, points, side="left")
-    return _between(levels, units, points, k - 1, (k > 0) & (k < len(levels)))
+    return _between(units, *_position(levels, points, 0))
 
 
-def _between(levels: np.ndarray, units: np.ndarray, points: np.ndarray, k: np.ndarray, inner: np.ndarray) -> np.ndarray:
-    """``units`` at ``points``: on the segment from knot ``k`` where ``inner`` (``levels[k] <= point
-    <= levels[k + 1]``, the two apart), else at the nearest end."""
-    out = units[np.minimum(np.maximum(k, 0), len(levels) - 1)]  # np.clip's wrapper costs more
+def _position(levels: np.ndarray, points: np.ndarray, side: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where ``points`` fall among knots at ``levels`` (``side`` 1: the value there, 0: the limit
+    from the left): ``(k, t, inner)``, on the segment from knot ``k`` at ``t`` of its length where
+    ``inner`` (``levels[k] <= point <= levels[k + 1]``, the two apart), else at the nearest end ``k``."""
+    k = np.searchsorted(levels, points, side="right" if side else "left") - 1
+    inner = (k >= 0) & (k < len(levels) - 1)
+    k = np.minimum(np.maximum(k, 0), len(levels) - 1)  # np.clip's wrapper costs more
+    t = np.zeros(len(points))
+    a = k[inner]
+    t[inner] = (points[inner] - levels[a]) / (levels[a + 1] - levels[a])
+    return k, t, inner
+
+
+def _between(units: np.ndarray, k: np.ndarray, t: np.ndarray, inner: np.ndarray) -> np.ndarray:
+    """``units`` at the positions :func:`_position` gives."""
+    out = units[k]
     if inner.any():
         a = k[inner]
-        t = (points[inner] - levels[a]) / (levels[a + 1] - levels[a])
-        out[inner] = units[a] + t[:, None] * (units[a + 1] - units[a])
+        out[inner] = units[a] + t[inner, None] * (units[a + 1] - units[a])
     return out
 
 

@@ -244,6 +244,34 @@ def test_a_group_limit_caps_its_subtree_and_the_rest_goes_elsewhere():
     assert FAIR.entitlement(inst)[0][:, 0] == pytest.approx([15, 15, 60], rel=1e-12)
 
 
+def _two_groups_tied(fpga: float) -> fairalloc.Instance:
+    """Groups A and B, each a queue on a resource of its own under a guarantee (a1: gpu, 40; b1:
+    fpga, 4 x its capacity) and a queue on the shared cpu (a2, b2), 7 cpu, 10 gpu."""
+    specs = {
+        "A": {}, "B": {}, "a1": {"parent": "A", "guarantee": [np.nan, 40, np.nan]}, "a2": {"parent": "A"},
+        "b1": {"parent": "B", "guarantee": [np.nan, np.nan, 4 * fpga]}, "b2": {"parent": "B"},
+    }  # fmt: skip
+    resources = ["cpu", "gpu", "fpga"]
+    return fairalloc.Instance(
+        [7, 10, fpga], [[0, 1, 0], [1, 0, 0], [0, 0, 1], [1, 0, 0]], users=["a1", "a2", "b1", "b2"],
+        resources=resources, max_tasks=[6, 7, 0.6 * fpga, 7], queues=Queues.build(resources, specs, ["A", "B"]),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("fpga", [3, 10, 30, 70])
+def test_two_groups_waiting_at_one_share_jump_together(fpga):
+    """At a share level mu of their children, a1 holds 40 mu gpu (its share gpu / 40) and a2 7 mu
+    cpu, so A's share is max(7 mu / 7, 40 mu / 10) = 4 mu; B likewise.  a1 and b1 reach their
+    requests (6 gpu, 0.6 fpga's capacity) at mu = 0.15: A and B at share 0.6, a2 and b2 at
+    1.05 cpu.  A's share then stays 0.6 (its gpu) while a2 grows to 0.6 x 7 = 4.2 cpu, and so for
+    B: the two jump at one level, to 8.4 cpu of 7, and share the jump in proportion: 3.5 each.
+    0.6 fpga / fpga rounds to 0.6 or one ulp away depending on fpga: the previous filling let the
+    lower of the two roundings jump first (4.2 and 2.8, or 2.8 and 4.2)."""
+    bundles = FAIR.entitlement(_two_groups_tied(fpga))[0]
+    assert bundles[:, 0] == pytest.approx([0, 3.5, 0, 3.5], rel=1e-12, abs=1e-12)
+    assert bundles[[0, 2], [1, 2]] == pytest.approx([6, 0.6 * fpga], rel=1e-12)
+
+
 def test_priority_first_serves_the_higher_priority_to_its_request():
     inst = _instance([100, 100], {"lo": [80, 10], "hi": [60, 60]}, {"hi": {"priority": 1}})
     assert FAIR.entitlement(inst)[0].ravel() == pytest.approx([40, 5, 60, 60], rel=1e-12)

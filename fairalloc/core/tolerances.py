@@ -19,6 +19,10 @@ PROPERTY = 1e-6
 #: Differences below this (absolute, in tasks or shares) are floating-point noise: a margin of
 #: -1.1e-16 prints as 0.
 NOISE = 1e-12
+#: yunikorn-fair's filling: two shares within this (relative, floor 1) are one level.  Equal shares
+#: computed over different subtrees differ in their last bits (sums in another order), and which
+#: group's jump comes first must not follow them.
+LEVEL_TIE = 1e-12
 #: Numbers written to JSON and YAML are the shortest decimal within this many units in the last
 #: place of the computed double: 0.6000000000000001 (one ulp above 0.6) is written 0.6.
 NOISE_ULPS = 2
