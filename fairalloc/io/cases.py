@@ -19,6 +19,8 @@ bounds the user's tasks; ``shared`` is her DMFA-SRQ shared quantity in ``(0, 1]`
 Files are read with PyYAML's safe loader (no tag builds an object) and duplicate keys are
 refused; plain data (no anchor, alias or tag) is built straight from libyaml's parser events
 (:func:`_read_plain`), the rest through PyYAML's composer, with the same data and messages.
+A JSON text (a ``.json`` case, or JSON wherever YAML is read) is YAML and reads as the same data,
+through the standard library's C decoder when it is plain (:func:`_read_json`).
 Every problem is a :class:`~fairalloc.core.errors.CaseError` whose message starts with the exact
 field: ``users.B.demand.gpu: unknown resource 'gpu' (resources: cpu, mem)``.
 """
@@ -1415,7 +1417,7 @@ def as_instance(value: object, argument: str = "instance") -> Instance:
 
 
 def load_case(path_or_name: str | Path) -> Case:
-    """Load a case from a YAML file, or a bundled case by name (see :func:`bundled_cases`)."""
+    """Load a case from a YAML (or JSON) file, or a bundled case by name (see :func:`bundled_cases`)."""
     if not isinstance(path_or_name, (str, os.PathLike)):
         raise TypeError(
             f"path_or_name: expected a file path (str or os.PathLike) or a bundled case name, "
