@@ -19,6 +19,8 @@ bounds the user's tasks; ``shared`` is her DMFA-SRQ shared quantity in ``(0, 1]`
 Files are read with PyYAML's safe loader (no tag builds an object) and duplicate keys are
 refused; plain data (no anchor, alias or tag) is built straight from libyaml's parser events
 (:func:`_read_plain`), the rest through PyYAML's composer, with the same data and messages.
+A JSON text (a ``.json`` case, or JSON wherever YAML is read) is YAML and reads as the same data,
+through the standard library's C decoder when it is plain (:func:`_read_json`).
 Every problem is a :class:`~fairalloc.core.errors.CaseError` whose message starts with the exact
 field: ``users.B.demand.gpu: unknown resource 'gpu' (resources: cpu, mem)``.
 """
@@ -26,6 +28,7 @@ field: ``users.B.demand.gpu: unknown resource 'gpu' (resources: cpu, mem)``.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 import re
@@ -566,6 +569,13 @@ def read_yaml_documents(text: str, where: str) -> list[Any]:
 
 
 def _read_yaml_documents(text: str, where: str, single: bool) -> Any:
+    if _JSON_START.match(text):
+        try:
+            data = _read_json(text)
+        except (_NotPlain, ValueError, RecursionError):  # not JSON, or beyond plain data: read as YAML
+            pass
+        else:
+            return data if single else [data]
     if _CParser is not None:
         try:
             documents = _read_plain(text)
@@ -577,6 +587,103 @@ def _read_yaml_documents(text: str, where: str, single: bool) -> Any:
             if len(documents) <= 1:
                 return documents[0] if documents else None
     return _compose_documents(text, where, single)
+
+
+#: where a JSON text starts (after a byte-order mark and white space): an object or an array
+_JSON_START = re.compile(r"\ufeff?[ \t\r\n]*[{\[]")
+
+
+def _read_json(text: str) -> Any:
+    """The data of a JSON text (JSON is YAML: the same data :func:`_read_plain` builds from it),
+    read by the standard library's C decoder, when the text stays within what fairalloc reads
+    (:func:`_json_keys`) and has no duplicate key.  Anything else raises: ``ValueError`` for a text
+    that is not JSON, :class:`_NotPlain` for one beyond plain data, and the YAML reader reads the
+    text again, with its messages (a duplicate key's lines, a number's line).
+
+    Why: libyaml's parser events cost about 10x ``json.load`` on a 100,000-queue JSON case.  The C
+    decoder keeps the last of two equal keys silently, and an ``object_pairs_hook`` to see them
+    costs 0.7x ``json.load`` more; instead the keys the text writes (its colons outside strings)
+    are counted with the bounds and compared with the keys the objects kept (an ``object_hook``
+    that adds their lengths, nearly free).  Cost: O(n) in the text's length, memory the data's
+    plus a few byte masks of the text.
+    """
+    text = text.removeprefix("\ufeff")
+    written = _json_keys(text)
+    if written is None:
+        raise _NotPlain
+    kept = 0
+
+    def counted(mapping: dict[str, Any]) -> dict[str, Any]:
+        nonlocal kept
+        kept += len(mapping)
+        return mapping
+
+    data = json.loads(text, object_hook=counted, parse_constant=_json_constant)
+    if kept < written:  # an object kept fewer keys than it was written with: a duplicate key
+        raise _NotPlain
+    return data
+
+
+def _json_constant(name: str) -> float:
+    """``NaN``, ``Infinity``: Python's JSON extensions, which YAML reads as text."""
+    raise _NotPlain
+
+
+#: digits of a number the C decoder may read as :class:`CaseLoader` does: more (an integer longer
+#: than fairalloc reads, a float mantissa that overflows) are the YAML reader's to refuse; with
+#: exponents of at most two digits, every float read is finite and non-zero unless written as zero
+_JSON_DIGITS = min(limits.MAX_EXACT_DIGITS, 300)
+#: a ``\\uXXXX`` escape of half a surrogate pair (libyaml refuses every surrogate escape; a whole
+#: pair, an emoji written by ``json.dumps``, is JSON's to read)
+_LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F]"
+)
+#: a character YAML does not allow, or one of its line breaks beyond ASCII (in a string, JSON reads
+#: the character, YAML folds it into a space)
+_NOT_JSON_ONLY = re.compile(f"{yaml.reader.Reader.NON_PRINTABLE.pattern}|[\x85\u2028\u2029]")
+_BRACKET = np.zeros(256, np.int8)
+_BRACKET[[ord("{"), ord("[")]], _BRACKET[[ord("}"), ord("]")]] = 1, -1
+
+
+def _json_keys(text: str) -> int | None:
+    """The number of keys the JSON ``text`` writes (its colons outside strings), or ``None`` when
+    it is nested deeper than :data:`~fairalloc.core.limits.MAX_YAML_DEPTH`, may have more than
+    :data:`~fairalloc.core.limits.MAX_YAML_NODES` nodes (an upper bound: every node but the root is
+    followed by ``,`` ``:`` or a closing bracket), has a run of more than :data:`_JSON_DIGITS`
+    digits, an exponent of three digits or more, a lone surrogate escape (what the YAML reader
+    refuses) or a character YAML does not allow or reads as a line break: a few vectorized passes
+    over the bytes, no Python per character."""
+    if "\x7f" in text or not text.isascii() and _NOT_JSON_ONLY.search(text):
+        return None
+    if "\\" in text:  # escapes: drop escaped backslashes, then escaped quotes (string bounds stay)
+        if _LONE_SURROGATE.search(text):
+            return None
+        text = text.replace("\\\\", "").replace('\\"', "")
+    data = np.frombuffer(text.encode("utf-8"), np.uint8)
+    syntax = data[np.bitwise_xor.accumulate(data == ord('"')) == 0]  # outside strings (and closing quotes)
+    keys, *ends = (int(np.count_nonzero(syntax == ord(c))) for c in ":,]}")
+    steps = _BRACKET[syntax]
+    depth = np.cumsum(steps[steps != 0], dtype=np.int32).max(initial=0)
+    if depth > limits.MAX_YAML_DEPTH or keys + sum(ends) + 1 > limits.MAX_YAML_NODES:
+        return None
+    return keys if _json_numbers_bounded(data) else None
+
+
+def _json_numbers_bounded(data: np.ndarray) -> bool:
+    """No run of more than :data:`_JSON_DIGITS` digits in the bytes ``data``, and no run of three
+    or more after ``e``, ``E`` or their sign (an exponent of three digits)."""
+    digit = np.concatenate(([False], (data >= ord("0")) & (data <= ord("9")), [False]))
+    edges = np.flatnonzero(digit[1:] != digit[:-1])
+    starts, lengths = edges[::2], edges[1::2] - edges[::2]
+    if lengths.max(initial=0) > _JSON_DIGITS:
+        return False
+    starts = starts[(lengths >= 3) & (starts >= 3)]  # a JSON text starts with a bracket
+    signed = (data[starts - 1] == ord("+")) | (data[starts - 1] == ord("-"))
+    e = starts - 1 - signed
+    mantissa = data[e - 1]  # a digit or a point before the e: a number's ("queue-100" is a name's)
+    in_number = ((mantissa >= ord("0")) & (mantissa <= ord("9"))) | (mantissa == ord("."))
+    exponent = ((data[e] == ord("e")) | (data[e] == ord("E"))) & in_number
+    return not exponent.any()
 
 
 class _NotPlain(Exception):
@@ -1310,7 +1417,7 @@ def as_instance(value: object, argument: str = "instance") -> Instance:
 
 
 def load_case(path_or_name: str | Path) -> Case:
-    """Load a case from a YAML file, or a bundled case by name (see :func:`bundled_cases`)."""
+    """Load a case from a YAML (or JSON) file, or a bundled case by name (see :func:`bundled_cases`)."""
     if not isinstance(path_or_name, (str, os.PathLike)):
         raise TypeError(
             f"path_or_name: expected a file path (str or os.PathLike) or a bundled case name, "
