@@ -16,7 +16,8 @@
    (target <= 5).
 5. read: ``fairalloc.load_case`` of a 100,000-queue YAML case against ``yaml.load`` with the C
    loader (target <= 3), and the peak memory of ``load_case`` against the file as Python objects
-   (what ``yaml.load`` returns, held; target <= 3).
+   (what ``yaml.load`` returns, held; target <= 3); the same case written as JSON, read
+   (``read_yaml_file``) and loaded (``load_case``) against ``json.load`` (target <= 3).
 
 Every measurement runs in a child process of this script, each timed call under a time cap
 (``--cap`` seconds; the reps at a size stop once their seconds pass it): a size a policy refuses (a
@@ -307,22 +308,34 @@ def child_yarn(opts) -> None:
 
 
 def child_read(opts) -> None:
-    """``load_case`` of a YAML case against the C YAML loader, in time and in memory."""
+    """``load_case`` of a YAML case against the C YAML loader, in time and in memory; the same
+    case as JSON read (``read_yaml_file``) and loaded against ``json.load``."""
     import yaml
 
     (n,) = opts.sizes
     path = Path(opts.cases, f"case-{n}.yaml")
     pristine = pickle.loads(Path(opts.cases, f"tree-{n}-d0.pickle").read_bytes())
     path.write_text(yaml.dump(pristine.to_dict(), Dumper=yaml.CSafeDumper, sort_keys=False))
+    json_path = Path(opts.cases, f"case-{n}.json")
+    json_path.write_text(json.dumps(pristine.to_dict()))
     del pristine
 
     def c_load(p):
         with open(p) as fh:
             return yaml.load(fh, Loader=yaml.CSafeLoader)
 
+    def json_load(p):
+        with open(p, "rb") as fh:
+            return json.load(fh)
+
+    def read_json(p):
+        return fairalloc.io.cases.read_yaml_file(p, "case")
+
     def work():
         fairalloc.load_case(Path(opts.cases, "tree-100.yaml"))
         row = interleaved(fairalloc.load_case, c_load, lambda: path, "yaml")
+        for key, fn in (("json_read", read_json), ("json_load_case", fairalloc.load_case)):
+            row[key] = {**interleaved(fn, json_load, lambda: json_path, "json"), "status": "ok"}
         gc.collect()
         tracemalloc.start()
         held = c_load(path)
@@ -333,7 +346,7 @@ def child_read(opts) -> None:
 
     small = pickle.loads(Path(opts.cases, "tree-100-d0.pickle").read_bytes())
     Path(opts.cases, "tree-100.yaml").write_text(yaml.dump(small.to_dict(), Dumper=yaml.CSafeDumper))
-    row = {"queues": n, "bytes": path.stat().st_size, **capped(work)}
+    row = {"queues": n, "bytes": path.stat().st_size, "json_bytes": json_path.stat().st_size, **capped(work)}
     print(json.dumps(row), flush=True)
 
 
@@ -531,6 +544,7 @@ def section_read(args, cases: Path, n: int) -> tuple[list[dict], list[dict]]:
     r = got[0] if got else {"status": "failed"}
     ok = r.get("status") == "ok" and r["memory_bytes"] is not None
     note = r.get("error", "") or (f"{r['bytes'] / 2**20:.3g} MiB file, flat" if "bytes" in r else "")
+    json_note = r.get("error", "") or (f"{r['json_bytes'] / 2**20:.3g} MiB file, flat" if "json_bytes" in r else "")
     return [
         timed_row(f"load_case of {n:,} queues (YAML)", r, "yaml.load CSafeLoader", "yaml", "read", note),
         row(
@@ -540,6 +554,10 @@ def section_read(args, cases: Path, n: int) -> tuple[list[dict], list[dict]]:
             r["memory_bytes"] / r["objects_bytes"] if ok else None,
             TARGETS["read_memory"],
             note=note,
+        ),
+        *(
+            timed_row(f"{what} of {n:,} queues (JSON)", r.get(key, r), "json.load", "json", "read", json_note)
+            for what, key in (("read", "json_read"), ("load_case", "json_load_case"))
         ),
     ], got
 
