@@ -31,7 +31,7 @@ inactive: a zero row with ``max_tasks: 0``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol, TypeVar, cast
@@ -266,6 +266,22 @@ class Queues:
         if node in self._leaves:
             return list(self._leaves[node])
         return [node] if node in self.parent else []
+
+    def generations(self, top: str | None = None) -> Iterator[tuple[list[str | None], list[str], NDArray[np.intp]]]:
+        """From ``top`` (``None``: the root) down, one generation at a time: ``(parents, children,
+        owner)``, the parents with children, all their children (parent by parent, each in
+        :meth:`children` order) and the index in ``parents`` of each child's parent.  For policies
+        that treat every sibling set of a generation at once (numpy over the children, segmented by
+        ``owner``): O(n) over the whole tree."""
+        parents: list[str | None] = [top]
+        while parents:
+            parents = [p for p in parents if self._children.get(p)]
+            counts = [len(self._children[p]) for p in parents]
+            children = [c for p in parents for c in self._children[p]]
+            if not children:
+                return
+            yield parents, children, np.repeat(np.arange(len(parents)), counts)
+            parents = list(children)
 
     def path(self, leaf: str) -> list[str]:
         """The groups above ``leaf``, root-most first."""
