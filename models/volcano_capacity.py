@@ -43,6 +43,10 @@ and a queue without a request deserves nothing.  **Hierarchical.**  With ``realC
 for every queue, with a request or not.  The top group of a case whose top level is one group is
 Volcano's ``root`` queue; otherwise the case's root is, without a capability.
 
+**Cost.**  The hierarchical attributes are built a generation of the tree at a time (numpy over
+every sibling set of a depth) and a queue's attributes are read from those tables when asked:
+O(queues x resources), linear in the queues whatever the tree's shape.
+
 **Shares and order** (:meth:`VolcanoCapacity.shares`, :meth:`VolcanoCapacity.order`): a queue's
 share is ``max_j usage_j / deserved_j`` over the resources it deserves (at least 0.1 in Volcano's
 units), and 1 when it deserves nothing (a *best-effort* queue).  Queues are served by priority

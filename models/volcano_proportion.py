@@ -80,7 +80,7 @@ from numpy.typing import NDArray
 
 from fairalloc.core.errors import FairallocError
 from fairalloc.core.instance import Instance
-from fairalloc.core.queues import active, queues_of, request
+from fairalloc.core.queues import active, queues_of, request, runs
 from fairalloc.core.registry import register
 from fairalloc.engines.queue_policy import QueuePolicy
 
@@ -138,7 +138,7 @@ def exceeded_part(
     if owner is None:
         total_guarantee = g.sum(axis=0)
     else:
-        total_guarantee = np.add.reduceat(g, np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]), axis=0)[owner]
+        total_guarantee = np.add.reduceat(g, runs(owner), axis=0)[owner]
     # ExceededPart (Diff with Zero) keeps a resource only where the total exceeds the guarantees
     exceeded = present & (total > total_guarantee)
     values = np.where(exceeded, total - total_guarantee, 0.0) + g

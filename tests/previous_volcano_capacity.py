@@ -129,3 +129,10 @@ def bundles(instance: Instance) -> tuple[np.ndarray, dict[str, Any]]:
     if not attrs.hierarchical:  # a queue without a job has no attributes: it deserves nothing
         out = np.where(active(instance)[:, None], out, 0.0)
     return out, {"hierarchical": attrs.hierarchical}
+
+
+def bundles_as_solved(instance: Instance) -> tuple[np.ndarray, dict[str, Any]]:
+    """:func:`bundles` as ``fairalloc.solve`` calls an entitlement: under ``np.errstate(all="ignore")``
+    (a request of 0 memory with an unbounded ``max_tasks`` multiplies 0 by ``inf``)."""
+    with np.errstate(all="ignore"):
+        return bundles(instance)

@@ -205,3 +205,10 @@ def bundles(instance: Instance, steady: bool = False) -> tuple[np.ndarray, dict[
     tree = yarn_tree(instance, name)
     shares = _down(tree, _yarn_split(steady))
     return _leaf_bundles(instance, shares), _group_info(tree, shares)
+
+
+def bundles_as_solved(instance: Instance, steady: bool = False) -> tuple[np.ndarray, dict[str, Any]]:
+    """:func:`bundles` as ``fairalloc.solve`` calls an entitlement: under ``np.errstate(all="ignore")``
+    (a request of 0 memory with an unbounded ``max_tasks`` multiplies 0 by ``inf``)."""
+    with np.errstate(all="ignore"):
+        return bundles(instance, steady)

@@ -36,9 +36,9 @@ def test_the_side_by_side_searches_equal_the_one_by_one_searches(inst, steady):
     fast = _fast_or_refusal(inst, name)
     if isinstance(fast, FairallocError):
         with pytest.raises(type(fast)):
-            previous_yarn_fair.bundles(inst, steady)
+            previous_yarn_fair.bundles_as_solved(inst, steady)
         return
-    before, info = previous_yarn_fair.bundles(inst, steady)
+    before, info = previous_yarn_fair.bundles_as_solved(inst, steady)
     assert np.array_equal(fast.bundles, before), (fast.bundles, before, inst.to_dict())
     assert fast.info["group_shares"] == info["group_shares"]
     assert close(fast.bundles, before, SATURATION)

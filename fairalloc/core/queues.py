@@ -310,6 +310,12 @@ class Queues:
         return np.sum([self.usage[u] for u in under], axis=0) if under else np.zeros(len(self.resources))
 
 
+def runs(owner: NDArray[np.intp]) -> NDArray[np.intp]:
+    """Where each sibling set of a generation (:meth:`Queues.generations`' ``owner``) begins: the
+    ``indices`` of ``np.add.reduceat`` over the children."""
+    return np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+
+
 def _restricted(table: Mapping[str, _T], names: list[str]) -> dict[str, _T]:
     return {n: table[n] for n in names}
 
@@ -407,4 +413,4 @@ def active(instance: Instance) -> NDArray[np.bool_]:
     return mask
 
 
-__all__ = ["QUEUE_FIELDS", "RESOURCE_FIELDS", "Queues", "active", "queues_of", "request"]
+__all__ = ["QUEUE_FIELDS", "RESOURCE_FIELDS", "Queues", "active", "queues_of", "request", "runs"]
