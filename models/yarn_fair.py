@@ -219,13 +219,17 @@ class _Tree:
         return YarnSchedulable(float(self.weight[i]), lo, hi, bool(self.active[i]))
 
 
+def _long(x: NDArray[np.float64]) -> NDArray[np.int64]:
+    """:func:`java_long` of non-negative doubles, elementwise."""
+    big = x >= 2.0**63
+    return np.where(big, LONG_MAX, np.where(big, 0.0, x).astype(np.int64))
+
+
 def _whole(v: NDArray[np.float64], missing: int) -> NDArray[np.int64]:
-    """Each amount floored to a whole unit as Java's ``(long)`` cast saturates it (not finite:
-    ``missing``)."""
-    f = np.floor(np.where(np.isfinite(v), v, 0.0))
-    big = f >= 2.0**63
-    whole = np.where(big, LONG_MAX, np.where(big, 0.0, f).astype(np.int64))
-    return np.where(np.isfinite(v), np.maximum(whole, 0), missing)
+    """Each amount floored to a whole unit as Java's ``(long)`` cast saturates it, at least 0 (not
+    finite: ``missing``)."""
+    finite = np.isfinite(v)
+    return np.where(finite, _long(np.maximum(np.floor(np.where(finite, v, 0.0)), 0.0)), missing)
 
 
 def yarn_tree(instance: Instance, name: str = "yarn-fair") -> _Tree:
@@ -240,8 +244,9 @@ def yarn_tree(instance: Instance, name: str = "yarn-fair") -> _Tree:
     alive = np.zeros(len(nodes), dtype=bool)
     alive[[index[u] for u in instance.users]] = active(instance)
     for parents, kids, owner in reversed(list(q.generations())):  # a group is active when a child is
-        up = np.bincount(owner, weights=alive[[index[c] for c in kids]], minlength=len(parents)) > 0
-        alive[[index[p] for p in parents if p is not None]] |= up[[k for k, p in enumerate(parents) if p is not None]]
+        if parents != [None]:  # the root has no row
+            up = np.bincount(owner, weights=alive[[index[c] for c in kids]], minlength=len(parents)) > 0
+            alive[[index[p] for p in parents if p is not None]] |= up
     weight = np.array([q.weight[v] for v in nodes], dtype=float).astype(np.float32).astype(float)  # java_float
     capacity = [int(c) for c in _whole(np.asarray(instance.capacity, dtype=float), 0)]
     return _Tree(q, capacity, index, weight, lo, hi, alive)
@@ -250,12 +255,6 @@ def yarn_tree(instance: Instance, name: str = "yarn-fair") -> _Tree:
 # -- every sibling set of a generation at once -----------------------------------------------
 #: the low 31 bits of a ``long``
 _LOW = 2**31 - 1
-
-
-def _long(x: NDArray[np.float64]) -> NDArray[np.int64]:
-    """:func:`java_long` of non-negative doubles, elementwise."""
-    big = x >= 2.0**63
-    return np.where(big, LONG_MAX, np.where(big, 0.0, x).astype(np.int64))
 
 
 def _sums(values: NDArray[np.int64], seg: NDArray[np.intp], sets: int) -> NDArray[np.int64]:
@@ -375,7 +374,7 @@ def _down(tree: _Tree, split: _Split) -> dict[str, np.ndarray]:
 
 def yarn_fair_shares(instance: Instance, steady: bool = False, name: str = "yarn-fair") -> dict[str, np.ndarray]:
     """Every queue's (group's and leaf's) fair share per resource, as YARN computes it."""
-    return dict(_at_once(yarn_tree(instance, name), steady))
+    return _at_once(yarn_tree(instance, name), steady)
 
 
 # -- the water level as LPs ------------------------------------------------------------------
