@@ -272,7 +272,12 @@ class Queues:
         owner)``, the parents with children, all their children (parent by parent, each in
         :meth:`children` order) and the index in ``parents`` of each child's parent.  For policies
         that treat every sibling set of a generation at once (numpy over the children, segmented by
-        ``owner``): O(n) over the whole tree."""
+        ``owner``): O(n) over the whole tree.
+
+        >>> q = Queues.build(["cpu"], {"org": {}, "a": {"parent": "org"}, "b": {}, "c": {"parent": "org"}}, ["org"])
+        >>> [(parents, children, owner.tolist()) for parents, children, owner in q.generations()]
+        [([None], ['org', 'b'], [0, 0]), (['org'], ['a', 'c'], [0, 0])]
+        """
         parents: list[str | None] = [top]
         while parents:
             parents = [p for p in parents if self._children.get(p)]
@@ -312,7 +317,11 @@ class Queues:
 
 def runs(owner: NDArray[np.intp]) -> NDArray[np.intp]:
     """Where each sibling set of a generation (:meth:`Queues.generations`' ``owner``) begins: the
-    ``indices`` of ``np.add.reduceat`` over the children."""
+    ``indices`` of ``np.add.reduceat`` over the children.
+
+    >>> runs(np.array([0, 0, 1, 2, 2])).tolist()
+    [0, 2, 3]
+    """
     return np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
 
 
