@@ -43,6 +43,10 @@ and a queue without a request deserves nothing.  **Hierarchical.**  With ``realC
 for every queue, with a request or not.  The top group of a case whose top level is one group is
 Volcano's ``root`` queue; otherwise the case's root is, without a capability.
 
+**Cost.**  The hierarchical attributes are built a generation of the tree at a time (numpy over
+every sibling set of a depth) and a queue's attributes are read from those tables when asked:
+O(queues x resources), linear in the queues whatever the tree's shape.
+
 **Shares and order** (:meth:`VolcanoCapacity.shares`, :meth:`VolcanoCapacity.order`): a queue's
 share is ``max_j usage_j / deserved_j`` over the resources it deserves (at least 0.1 in Volcano's
 units), and 1 when it deserves nothing (a *best-effort* queue).  Queues are served by priority
@@ -97,9 +101,9 @@ its guarantee.  The memory promised, 14 GiB, is more than the cluster's 12:
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -113,6 +117,7 @@ from .volcano_proportion import CPU_NAMES, IGNORED, MEMORY_NAMES, MIN_RESOURCE, 
 
 _Floats = NDArray[np.float64]
 _Mask = NDArray[np.bool_]
+_V = TypeVar("_V")
 
 
 @dataclass(frozen=True)
@@ -164,33 +169,70 @@ def _root_capability(q: Queues, root: str | None, unit: _Floats, scalar: _Mask) 
 
 
 def hierarchical_attrs(q: Queues, unit: _Floats, scalar: _Mask) -> CapacityAttrs:
-    """``buildHierarchicalQueueAttrs`` and ``checkHierarchicalQueue``, from the root down."""
+    """``buildHierarchicalQueueAttrs`` and ``checkHierarchicalQueue``, from the root down, every
+    queue of a generation of the tree at once (one row per queue; the root's row last): O(queues x
+    resources) numpy work and O(queues x depth) for the ancestor lists."""
     root = _root(q)
-    cap0, present0 = _root_capability(q, root, unit, scalar)
-    deserved: dict[str | None, _Floats] = {}
-    real: dict[str | None, _Floats] = {root: cap0}
-    present: dict[str | None, _Mask] = {root: present0}
-    capability: dict[str | None, _Floats] = {root: cap0}
-    ancestors: dict[str | None, list[str | None]] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        kids = q.children(node)
-        if not kids:
-            continue
-        g = np.array([q.guarantee[c] for c in kids]) * unit
-        values, keys = exceeded_part(real[node], present[node], g, scalar)
-        for k, c in enumerate(kids):
-            own = q.limit[c] * unit
-            inherit = ~np.isfinite(own) | (~scalar & (own <= 0))
-            capability[c] = np.where(inherit, capability[node], own)
-            real[c], present[c] = np.minimum(values[k], capability[c]), keys[k]
-            deserved[c] = np.maximum(_nan0(q.deserved[c] * unit), _nan0(g[k]))
-            ancestors[c] = [*(ancestors[node] if node in ancestors else []), node]  # the root: nobody's child
-            stack.append(c)
-        if node == root:
-            deserved[root] = np.sum([deserved[c] for c in kids], axis=0)
-    return CapacityAttrs(True, deserved, real, present, ancestors)
+    names: list[str | None] = [*q.groups, *q.leaf_names]
+    if root is None:
+        names.append(None)
+    row = {v: i for i, v in enumerate(names)}
+    m = len(unit)
+
+    def table(field: str) -> _Floats:
+        return np.array([getattr(q, field)[v] for v in names[: len(q.parent)]], dtype=float).reshape(-1, m) * unit
+
+    guarantee, limit, configured = table("guarantee"), table("limit"), table("deserved")
+    real, present = np.zeros((len(names), m)), np.zeros((len(names), m), dtype=bool)
+    capability, deserved = np.zeros((len(names), m)), np.zeros((len(names), m))
+    real[row[root]], present[row[root]] = _root_capability(q, root, unit, scalar)
+    capability[row[root]] = real[row[root]]
+    below: list[str] = []  # every queue under the root, generation by generation
+    for parents, kids, owner in q.generations(root):
+        up = np.array([row[p] for p in parents])[owner]
+        rows = np.array([row[c] for c in kids])
+        g = guarantee[rows]
+        values, keys = exceeded_part(real[up], present[up], g, scalar, owner)
+        own = limit[rows]
+        inherit = ~np.isfinite(own) | (~scalar & (own <= 0))
+        capability[rows] = np.where(inherit, capability[up], own)
+        real[rows], present[rows] = np.minimum(values, capability[rows]), keys
+        deserved[rows] = np.maximum(_nan0(configured[rows]), _nan0(g))
+        below += kids
+        if parents == [root]:
+            deserved[row[root]] = np.sum(deserved[rows], axis=0)
+    tops = [root] if below else []  # the root deserves its children's sum once it has children
+
+    def ancestors(v: str | None) -> list[str | None]:
+        return [*([None] if root is None else []), *q.path(cast(str, v))]
+
+    return CapacityAttrs(
+        True,
+        _Rows([*below, *tops], lambda v: deserved[row[v]]),
+        _Rows([root, *below], lambda v: real[row[v]]),
+        _Rows([root, *below], lambda v: present[row[v]]),
+        _Rows(below, ancestors),
+    )
+
+
+class _Rows(Mapping[str | None, _V]):
+    """A read-only mapping over ``keys`` whose values are made when read (a row of a table, a path):
+    the attributes of 10^5 queues are not made as 10^5 objects for the few the caller reads."""
+
+    def __init__(self, keys: list[str | None] | list[str], value: Callable[[str | None], _V]) -> None:
+        self._keys = dict.fromkeys(keys)
+        self._value = value
+
+    def __getitem__(self, key: str | None) -> _V:
+        if key not in self._keys:
+            raise KeyError(key)
+        return self._value(key)
+
+    def __iter__(self) -> Iterator[str | None]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
 
 
 def _ignored(resources: tuple[str, ...]) -> _Mask:

@@ -80,7 +80,7 @@ from numpy.typing import NDArray
 
 from fairalloc.core.errors import FairallocError
 from fairalloc.core.instance import Instance
-from fairalloc.core.queues import active, queues_of, request
+from fairalloc.core.queues import active, queues_of, request, runs
 from fairalloc.core.registry import register
 from fairalloc.engines.queue_policy import QueuePolicy
 
@@ -122,14 +122,23 @@ class ProportionInput:
 
 
 def exceeded_part(
-    total: _Floats, present: NDArray[np.bool_], guarantee: _Floats, scalar: NDArray[np.bool_]
+    total: _Floats,
+    present: NDArray[np.bool_],
+    guarantee: _Floats,
+    scalar: NDArray[np.bool_],
+    owner: NDArray[np.intp] | None = None,
 ) -> tuple[_Floats, NDArray[np.bool_]]:
     """``ExceededPart(total, sum of guarantee).Add(guarantee_i)`` for each row ``i`` of
     ``guarantee`` (NaN: not given): ``(values, present)``, ``present`` False where Volcano's
-    ``Resource`` has no such key (``total`` has keys where ``present``; cpu and memory always)."""
+    ``Resource`` has no such key (``total`` has keys where ``present``; cpu and memory always).
+    With ``owner`` (each row's sibling set, numbered 0, 1, ... in runs) the rows are several sets,
+    each summing its own guarantees, and ``total`` and ``present`` are given per row."""
     given = ~np.isnan(guarantee)
     g = np.where(given, guarantee, 0.0)
-    total_guarantee = g.sum(axis=0)
+    if owner is None:
+        total_guarantee = g.sum(axis=0)
+    else:
+        total_guarantee = np.add.reduceat(g, runs(owner), axis=0)[owner]
     # ExceededPart (Diff with Zero) keeps a resource only where the total exceeds the guarantees
     exceeded = present & (total > total_guarantee)
     values = np.where(exceeded, total - total_guarantee, 0.0) + g

@@ -52,6 +52,11 @@ the calculator never limits, is granted whole when it is bounded).  (The preempt
 ``AbstractPreemptableResourceCalculator.computeFixpointAllocation``, is a similar water-filling but
 starts from the current usage: it is not this fixed point and is not modelled.)
 
+**Cost.**  The fast path fills every parent of one generation of the tree at once
+(:func:`fixed_point_at_once`: the breakpoints of all its sibling sets sorted together, numpy over
+the generation's queues), and reads the caps from the leaves up the same way: O(n log n) over the
+tree, whatever its shape (a parent's own Python call cost more than its children's numbers).
+
 **The program** (:meth:`YarnCapacity.program`) states each level as LP rounds, for each parent
 from the root down: ``max level`` s.t. ``x_c >= G_c level`` (children not frozen), ``0 <= x_c <=
 cap_c``, ``sum_c x_c <= A``; the children reaching their cap freeze and the next round raises the
@@ -85,12 +90,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from fairalloc.core.allocation import Allocation
 from fairalloc.core.backends import Program, lp_name, lp_names, solve_lp
 from fairalloc.core.deferred import deferred
 from fairalloc.core.instance import Instance
-from fairalloc.core.queues import Queues, queues_of
+from fairalloc.core.queues import Queues, queues_of, runs
 from fairalloc.core.registry import register
 from fairalloc.core.tolerances import SATURATION
 from fairalloc.engines.queue_policy import QueuePolicy
@@ -100,6 +106,8 @@ if TYPE_CHECKING:
 else:
     pulp = deferred("pulp")
 
+
+_Floats = NDArray[np.float64]
 
 #: what a program holds before it is solved
 LATER = "the later rounds, and those of the parents below the root, are built as the levels are solved"
@@ -176,21 +184,38 @@ class CapacityTree:
 
 
 def capacity_tree(instance: Instance) -> CapacityTree:
+    """The tree in memory units: caps from the leaves up, a generation at a time (each group's
+    want the sum of its children's caps, in their order): O(queues)."""
     q = queues_of(instance)
     j = memory_index(instance.resources)
     total = float(instance.capacity[j])
-    asks = dict(zip(instance.users, (instance.demand[:, j] * instance.bounds()).tolist(), strict=True))
-    guarantee = {v: float(np.nan_to_num(q.guarantee[v][j])) for v in q.parent}
-    cap: dict[str, float] = {}
+    nodes = list(q.parent)
+    row = {v: i for i, v in enumerate(nodes)}
+    guarantee = np.nan_to_num(np.array([q.guarantee[v][j] for v in nodes], dtype=float))
+    limit = np.array([q.limit[v][j] for v in nodes], dtype=float)
+    want = np.zeros(len(nodes))  # a group without children wants nothing
+    want[[row[u] for u in instance.users]] = instance.demand[:, j] * instance.bounds()
+    cap = np.zeros(len(nodes))
+    leaves = np.array([row[u] for u in q.leaf_names], dtype=np.intp)
+    cap[leaves] = _clamp(limit[leaves], want[leaves], total)
+    above = set(q.parent.values())
+    childless = np.array([row[g] for g in q.groups if g not in above], dtype=np.intp)
+    cap[childless] = _clamp(limit[childless], want[childless], total)
+    for parents, kids, owner in reversed(list(q.generations())):
+        if parents == [None]:
+            continue  # the root has no cap
+        up = np.array([row[p] for p in parents if p is not None], dtype=np.intp)
+        want[up] = np.add.reduceat(cap[[row[c] for c in kids]], runs(owner))
+        cap[up] = _clamp(limit[up], want[up], total)
+    return CapacityTree(
+        q, instance.resources[j], total, dict(zip(nodes, guarantee.tolist())), dict(zip(nodes, cap.tolist()))
+    )
 
-    def walk(node: str) -> float:
-        want = sum(walk(c) for c in q.children(node)) if q.is_group(node) else asks[node]
-        cap[node] = max(min(float(q.limit[node][j]), want, total), 0.0)
-        return cap[node]
 
-    for top in q.children(None):
-        walk(top)
-    return CapacityTree(q, instance.resources[j], total, guarantee, cap)
+def _clamp(limit: _Floats, want: _Floats, total: float) -> _Floats:
+    """``max(min(limit, want, total), 0)`` as Python's ``min`` takes it: a NaN want (0 memory of an
+    unbounded request) is passed over."""
+    return np.maximum(np.minimum(np.fmin(limit, want), total), 0.0)
 
 
 def fixed_point(tree: CapacityTree, water: Callable[[str | None], Water] | None = None) -> dict[str, float]:
@@ -208,6 +233,62 @@ def fixed_point(tree: CapacityTree, water: Callable[[str | None], Water] | None 
             if tree.q.is_group(c):
                 stack.append((c, v))
     return out
+
+
+def fixed_point_at_once(tree: CapacityTree) -> dict[str, float]:
+    """:func:`fixed_point` with the exact levels, every parent of a generation of the tree at once:
+    each sibling set's breakpoints sorted together (O(k log k) for the generation's k queues), so
+    O(n log n) over the tree, in numpy."""
+    nodes = list(tree.cap)
+    row = {v: i for i, v in enumerate(nodes)}
+    g = np.array(list(tree.guarantee.values()))
+    cap = np.array(list(tree.cap.values()))
+    memory = np.zeros(len(nodes))
+    for parents, kids, owner in tree.q.generations():
+        if parents == [None]:
+            amount = np.array([tree.total])
+        else:
+            amount = memory[[row[p] for p in parents if p is not None]]
+        rows = np.array([row[c] for c in kids], dtype=np.intp)
+        left = np.maximum(amount, 0.0)
+        x = np.zeros(len(kids))
+        for members, rate in ((g[rows] > 0, g[rows]), (g[rows] <= 0, np.ones(len(kids)))):
+            if members.any():
+                x[members] = _waters(rate[members], cap[rows][members], owner[members], left)
+                used = np.zeros(len(left))
+                used[owner[members][runs(owner[members])]] = np.add.reduceat(x[members], runs(owner[members]))
+                left = np.where(
+                    np.bincount(owner[members], minlength=len(left)) > 0, np.maximum(left - used, 0.0), left
+                )
+        memory[rows] = x
+    return dict(zip(nodes, memory.tolist()))
+
+
+def _waters(rate: _Floats, cap: _Floats, owner: NDArray[np.intp], amount: _Floats) -> _Floats:
+    """:func:`_water` of every set (``owner``, in runs) at once, on ``amount[owner]``: each set's
+    breakpoints ``cap / rate`` in order; its level where the filling first reaches its amount."""
+    starts = runs(owner)
+    sets = owner[starts]
+    whole = np.zeros(len(amount))
+    whole[sets] = np.add.reduceat(cap, starts)
+    order = np.lexsort((cap / rate, owner))  # stable: ties in configuration order, as sorted() keeps them
+    o, c, r = owner[order], cap[order], rate[order]
+    stop = c / r
+    first = np.zeros(len(amount), dtype=np.intp)
+    first[sets] = starts  # the sets' runs start at the same places in sorted order
+    fixed = np.cumsum(c) - c
+    fixed -= fixed[first[o]]  # the caps below each breakpoint, within its set
+    below = np.cumsum(r) - r
+    rest = np.zeros(len(amount))
+    rest[sets] = np.add.reduceat(r, starts)
+    rest = rest[o] - (below - below[first[o]])
+    reached = fixed + stop * rest >= amount[o]
+    level = np.zeros(len(amount))
+    past = np.flatnonzero(reached)
+    hit = past[np.unique(o[past], return_index=True)[1]]  # each set's first breakpoint past its amount
+    level[o[hit]] = (amount[o[hit]] - fixed[hit]) / rest[hit]
+    x = np.minimum(level[owner] * rate, cap)
+    return np.where(whole[owner] <= amount[owner], cap, x)
 
 
 def used_capacity(usage: float, guarantee: float, total: float) -> float:
@@ -233,7 +314,7 @@ class YarnCapacity(QueuePolicy):
 
     def entitlement(self, instance: Instance) -> tuple[np.ndarray, dict[str, Any]]:
         tree = capacity_tree(instance)
-        return _bundles(instance, tree, fixed_point(tree))
+        return _bundles(instance, tree, fixed_point_at_once(tree))
 
     def program(self, instance: Instance) -> Program:
         description = f"""{self.name}: the YARN Capacity Scheduler's fixed point (memory), one LP sequence per parent
@@ -292,13 +373,15 @@ round by round: max level s.t. x_c >= G_c level (unfrozen); children at their ca
 def _bundles(instance: Instance, tree: CapacityTree, memory: dict[str, float]) -> tuple[np.ndarray, dict[str, Any]]:
     """Each leaf's request scaled to its memory; the groups' used capacities."""
     j = memory_index(instance.resources)
-    bundles = np.zeros((instance.n, instance.m))
-    for i, u in enumerate(instance.users):
-        d = instance.demand[i]
-        if d[j] > 0:
-            bundles[i] = d * (memory[u] / d[j])
-        elif np.isfinite(instance.bounds()[i]):  # no memory asked: the calculator sees nothing to limit
-            bundles[i] = d * instance.bounds()[i]
+    d, bound = instance.demand, instance.bounds()
+    held = np.array([memory[u] for u in instance.users], dtype=float)
+    asks = d[:, j] > 0
+    scale = np.where(asks, held / np.where(asks, d[:, j], 1.0), 0.0)
+    bundles = np.where(asks[:, None], d * scale[:, None], 0.0)
+    # no memory asked: the calculator sees nothing to limit
+    bundles = np.where(
+        (~asks & np.isfinite(bound))[:, None], d * np.where(np.isfinite(bound), bound, 0.0)[:, None], bundles
+    )
     levels = {v: used_capacity(memory[v], tree.guarantee[v], tree.total) for v in tree.q.groups if v in memory}
     return bundles, {"group_used_capacity": levels}
 
@@ -375,6 +458,7 @@ __all__ = [
     "YarnCapacity",
     "capacity_tree",
     "fixed_point",
+    "fixed_point_at_once",
     "level_fill",
     "memory_index",
     "used_capacity",

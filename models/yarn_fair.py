@@ -39,6 +39,12 @@ operations as Java's), so the shares are YARN's to the unit.  ``yarn-fair`` give
 instantaneous fair share (inactive queues get 0, their siblings share what they leave),
 ``yarn-fair-steady`` the steady fair share (every configured queue counts).
 
+**Cost.**  The sibling sets of one generation of the tree (every parent at one depth, every
+resource) are searched side by side, step for step as each would be alone: numpy over their
+queues, sums of ``long`` values exact (two 31-bit halves, saturating as ``safeAdd``), so
+O(queues x (doublings + 25)) per generation, linear in the queues for any shape of tree (searching
+each set alone cost a Python loop per queue per step, and a parent's call per set).
+
 **The program** (:meth:`YarnFair.program`) is the water level YARN approximates, as a sequence
 of pulp LPs, for each resource separately, for each parent from the root down (``x`` the
 children's shares, ``P`` the parent's share, the fixed children as above)::
@@ -70,6 +76,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from fairalloc.core.allocation import Allocation
 from fairalloc.core.backends import Program, lp_name, lp_names, solve_lp
@@ -195,34 +202,153 @@ def yarn_compute_shares(scheds: Sequence[YarnSchedulable], total: int, steady: b
 # -- the queue tree --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Tree:
-    """The integer configuration of every node: what YARN's queues hold."""
+    """The integer configuration of every node: what YARN's queues hold, one row per node
+    (``index``), whole units as ``int64`` (``LONG_MAX`` fits)."""
 
     q: Queues
     capacity: list[int]  # (m,) whole units
-    weight: dict[str, float]
-    min_share: dict[str, list[int]]
-    max_share: dict[str, list[int]]
-    active: dict[str, bool]
+    index: dict[str, int]
+    weight: NDArray[np.float64]  # (N,) as Java's float
+    min_share: NDArray[np.int64]  # (N, m)
+    max_share: NDArray[np.int64]  # (N, m), >= min_share
+    active: NDArray[np.bool_]  # (N,)
 
     def sched(self, node: str, j: int) -> YarnSchedulable:
-        return YarnSchedulable(self.weight[node], self.min_share[node][j], self.max_share[node][j], self.active[node])
+        i = self.index[node]
+        lo, hi = int(self.min_share[i, j]), int(self.max_share[i, j])
+        return YarnSchedulable(float(self.weight[i]), lo, hi, bool(self.active[i]))
 
 
-def _whole(v: float, missing: int) -> int:
-    return missing if not math.isfinite(v) else max(java_long(math.floor(v)), 0)
+def _long(x: NDArray[np.float64]) -> NDArray[np.int64]:
+    """:func:`java_long` of non-negative doubles, elementwise."""
+    big = x >= 2.0**63
+    return np.where(big, LONG_MAX, np.where(big, 0.0, x).astype(np.int64))
+
+
+def _whole(v: NDArray[np.float64], missing: int) -> NDArray[np.int64]:
+    """Each amount floored to a whole unit as Java's ``(long)`` cast saturates it, at least 0 (not
+    finite: ``missing``)."""
+    finite = np.isfinite(v)
+    return np.where(finite, _long(np.maximum(np.floor(np.where(finite, v, 0.0)), 0.0)), missing)
 
 
 def yarn_tree(instance: Instance, name: str = "yarn-fair") -> _Tree:
     """The configuration YARN would hold for ``instance``: whole units, float weights."""
     instance.scalar_weights(name)  # per-resource weights are refused
     q = queues_of(instance)
-    on = dict(zip(instance.users, active(instance).tolist(), strict=True))
     nodes = [*q.groups, *q.leaf_names]
-    lo = {v: [_whole(float(g), 0) for g in q.guarantee[v]] for v in nodes}
-    hi = {v: [max(_whole(float(h), LONG_MAX), lo[v][j]) for j, h in enumerate(q.limit[v])] for v in nodes}
-    alive = {v: (any(on[u] for u in q.leaves(v)) if q.is_group(v) else on[v]) for v in nodes}
-    capacity = [_whole(float(c), 0) for c in instance.capacity]
-    return _Tree(q, capacity, {v: java_float(q.weight[v]) for v in nodes}, lo, hi, alive)
+    index = {v: i for i, v in enumerate(nodes)}
+    m = len(q.resources)
+    lo = _whole(np.array([q.guarantee[v] for v in nodes], dtype=float).reshape(-1, m), 0)
+    hi = np.maximum(_whole(np.array([q.limit[v] for v in nodes], dtype=float).reshape(-1, m), LONG_MAX), lo)
+    alive = np.zeros(len(nodes), dtype=bool)
+    alive[[index[u] for u in instance.users]] = active(instance)
+    for parents, kids, owner in reversed(list(q.generations())):  # a group is active when a child is
+        if parents != [None]:  # the root has no row
+            up = np.bincount(owner, weights=alive[[index[c] for c in kids]], minlength=len(parents)) > 0
+            alive[[index[p] for p in parents if p is not None]] |= up
+    weight = np.array([q.weight[v] for v in nodes], dtype=float).astype(np.float32).astype(float)  # java_float
+    capacity = [int(c) for c in _whole(np.asarray(instance.capacity, dtype=float), 0)]
+    return _Tree(q, capacity, index, weight, lo, hi, alive)
+
+
+# -- every sibling set of a generation at once -----------------------------------------------
+#: the low 31 bits of a ``long``
+_LOW = 2**31 - 1
+
+
+def _sums(values: NDArray[np.int64], seg: NDArray[np.intp], sets: int) -> NDArray[np.int64]:
+    """Per set, ``safeAdd`` over its non-negative values: ``min(sum, Long.MAX_VALUE)``, exact.  The
+    values are added as two 31-bit halves (each half's sum fits ``int64`` up to 2^31 values), so an
+    unset maxResources (``Long.MAX_VALUE``) saturates its set as YARN's sum does."""
+    high, low = np.zeros(sets, dtype=np.int64), np.zeros(sets, dtype=np.int64)
+    np.add.at(high, seg, values >> 31)
+    np.add.at(low, seg, values & _LOW)
+    high += low >> 31
+    over = high > LONG_MAX >> 31  # the low half is below 2^31 now: past LONG_MAX only by the high half
+    return np.where(over, LONG_MAX, (np.where(over, 0, high) << 31) + (low & _LOW))
+
+
+@dataclass(frozen=True)
+class _Free:
+    """The queues whose share is not fixed, of every sibling set being searched (``seg``)."""
+
+    weight: NDArray[np.float64]
+    lo: NDArray[np.float64]  # minShare as a double, as computeShare compares it
+    hi: NDArray[np.float64]
+    seg: NDArray[np.intp]
+
+    def share(self, ratio: NDArray[np.float64]) -> NDArray[np.int64]:
+        """:func:`compute_share` of each queue at its set's ratio."""
+        return _long(np.minimum(np.maximum(self.weight * ratio[self.seg], self.lo), self.hi))
+
+    def used(self, ratio: NDArray[np.float64], which: NDArray[np.bool_]) -> NDArray[np.int64]:
+        """:func:`resource_used` of the sets ``which`` (the others: 0)."""
+        on = which[self.seg]
+        sub = _Free(self.weight[on], self.lo[on], self.hi[on], self.seg[on])
+        return _sums(sub.share(ratio), sub.seg, len(ratio))
+
+
+def search_ratios(free: _Free, target: NDArray[np.int64]) -> NDArray[np.float64]:
+    """:func:`search_ratio` for every set at once, step for step: each set doubles ``rMax`` until its
+    resources used reach its target, then halves ``[left, right]`` 25 times or until they equal it.
+    Each step costs O(queues of the sets still searching)."""
+    r_max = np.ones(len(target))
+    going = np.ones(len(target), dtype=bool)
+    while going.any():
+        going &= free.used(r_max, going) < target
+        r_max[going] *= 2.0
+    left, right = np.zeros(len(target)), r_max
+    going[:] = True
+    for _ in range(ITERATIONS):
+        if not going.any():
+            break
+        mid = (left + right) / 2.0
+        used = free.used(mid, going)
+        hit, low = going & (used == target), going & (used < target)
+        left = np.where(low, mid, left)
+        right = np.where(going & ~low, mid, right)  # equal (then stop) or above
+        going &= ~hit
+    return right
+
+
+def _generation(
+    tree: _Tree, rows: NDArray[np.intp], owner: NDArray[np.intp], held: NDArray[np.float64], steady: bool
+) -> NDArray[np.float64]:
+    """:func:`yarn_compute_shares` of every sibling set of a generation, every resource: ``held``
+    the parents' shares ``(P, m)``, the result the children's ``(K, m)``."""
+    m = held.shape[1]
+    seg = (owner[:, None] * m + np.arange(m)).ravel()  # one set per parent and resource
+    w = np.repeat(tree.weight[rows], m)
+    lo, hi = tree.min_share[rows].ravel(), tree.max_share[rows].ravel()
+    idle = hi <= 0
+    if not steady:  # the instantaneous share: an inactive queue gets 0
+        idle |= ~np.repeat(tree.active[rows], m)
+    free = ~idle & (w > 0)  # getFairShareIfFixed returns -1
+    fixed = np.where(idle, 0, lo)  # weight <= 0: the minShare
+    sets = held.size
+    taken = _sums(np.where(free, 0, fixed), seg, sets)
+    total_max = _sums(np.where(free, hi, 0), seg, sets)
+    target = np.minimum(total_max, np.maximum(_long(held.ravel()) - taken, 0))
+    searched = _Free(w[free], lo[free].astype(float), hi[free].astype(float), seg[free])
+    ratio = search_ratios(searched, np.where(np.bincount(seg[free], minlength=sets) > 0, target, 0))
+    out = fixed.copy()
+    out[free] = searched.share(ratio)
+    return out.reshape(len(rows), m).astype(float)
+
+
+def _at_once(tree: _Tree, steady: bool) -> dict[str, NDArray[np.float64]]:
+    """Every node's share per resource, as :func:`_down` with YARN's split gives it, a generation at
+    a time: O(queues x (doublings + 25)) numpy work per generation, whatever the tree's shape."""
+    share = np.zeros((len(tree.index), len(tree.capacity)))
+    for parents, kids, owner in tree.q.generations():
+        if parents == [None]:  # the root's share is the cluster
+            held = np.array([[float(c) for c in tree.capacity]])
+        else:
+            held = share[[tree.index[p] for p in parents if p is not None]]
+        rows = np.array([tree.index[c] for c in kids], dtype=np.intp)
+        share[rows] = _generation(tree, rows, owner, held, steady)
+    return dict(zip(tree.index, share, strict=True))
 
 
 #: how one sibling set is split: (tree, children, resource j, the parent's share) -> shares
@@ -246,17 +372,9 @@ def _down(tree: _Tree, split: _Split) -> dict[str, np.ndarray]:
     return out
 
 
-def _yarn_split(steady: bool) -> _Split:
-    def split(tree: _Tree, kids: list[str], j: int, share: float) -> list[float]:
-        scheds = [tree.sched(c, j) for c in kids]
-        return [float(v) for v in yarn_compute_shares(scheds, java_long(share), steady)]
-
-    return split
-
-
 def yarn_fair_shares(instance: Instance, steady: bool = False, name: str = "yarn-fair") -> dict[str, np.ndarray]:
     """Every queue's (group's and leaf's) fair share per resource, as YARN computes it."""
-    return _down(yarn_tree(instance, name), _yarn_split(steady))
+    return _at_once(yarn_tree(instance, name), steady)
 
 
 # -- the water level as LPs ------------------------------------------------------------------
@@ -372,7 +490,7 @@ class YarnFair(QueuePolicy):
 
     def entitlement(self, instance: Instance) -> tuple[np.ndarray, dict[str, Any]]:
         tree = yarn_tree(instance, self.name)
-        shares = _down(tree, _yarn_split(self.steady))
+        shares = _at_once(tree, self.steady)
         return _leaf_bundles(instance, shares), _group_info(tree, shares)
 
     def program(self, instance: Instance) -> Program:

@@ -31,7 +31,7 @@ inactive: a zero row with ``max_tasks: 0``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol, TypeVar, cast
@@ -267,6 +267,27 @@ class Queues:
             return list(self._leaves[node])
         return [node] if node in self.parent else []
 
+    def generations(self, top: str | None = None) -> Iterator[tuple[list[str | None], list[str], NDArray[np.intp]]]:
+        """From ``top`` (``None``: the root) down, one generation at a time: ``(parents, children,
+        owner)``, the parents with children, all their children (parent by parent, each in
+        :meth:`children` order) and the index in ``parents`` of each child's parent.  For policies
+        that treat every sibling set of a generation at once (numpy over the children, segmented by
+        ``owner``): O(n) over the whole tree.
+
+        >>> q = Queues.build(["cpu"], {"org": {}, "a": {"parent": "org"}, "b": {}, "c": {"parent": "org"}}, ["org"])
+        >>> [(parents, children, owner.tolist()) for parents, children, owner in q.generations()]
+        [([None], ['org', 'b'], [0, 0]), (['org'], ['a', 'c'], [0, 0])]
+        """
+        parents: list[str | None] = [top]
+        while parents:
+            parents = [p for p in parents if self._children.get(p)]
+            counts = [len(self._children[p]) for p in parents]
+            children = [c for p in parents for c in self._children[p]]
+            if not children:
+                return
+            yield parents, children, np.repeat(np.arange(len(parents)), counts)
+            parents = list(children)
+
     def path(self, leaf: str) -> list[str]:
         """The groups above ``leaf``, root-most first."""
         out: list[str] = []
@@ -292,6 +313,16 @@ class Queues:
             return np.array(self.usage[node])
         under = self._leaves[node]
         return np.sum([self.usage[u] for u in under], axis=0) if under else np.zeros(len(self.resources))
+
+
+def runs(owner: NDArray[np.intp]) -> NDArray[np.intp]:
+    """Where each sibling set of a generation (:meth:`Queues.generations`' ``owner``) begins: the
+    ``indices`` of ``np.add.reduceat`` over the children.
+
+    >>> runs(np.array([0, 0, 1, 2, 2])).tolist()
+    [0, 2, 3]
+    """
+    return np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
 
 
 def _restricted(table: Mapping[str, _T], names: list[str]) -> dict[str, _T]:
@@ -391,4 +422,4 @@ def active(instance: Instance) -> NDArray[np.bool_]:
     return mask
 
 
-__all__ = ["QUEUE_FIELDS", "RESOURCE_FIELDS", "Queues", "active", "queues_of", "request"]
+__all__ = ["QUEUE_FIELDS", "RESOURCE_FIELDS", "Queues", "active", "queues_of", "request", "runs"]
