@@ -36,6 +36,7 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -464,43 +465,61 @@ def _peers(f: _Facts, node: str, j: int | None) -> str:
     mine = f.level(node, j)
     if mine <= 0:
         return ""
-    same = [s for s in _level_peers(f, f.Q.parent[node], j, mine) if s != node]
+    siblings = _siblings(f, f.Q.parent[node], j)
+    same = [k for k in _level_peers(f, siblings, j, mine) if siblings.free[k] != node]
     where = "the cluster" if f.Q.parent[node] is None else f"group {f.Q.parent[node]}"
     what = f"of {f.inst.resources[j]}" if j is not None else "of dominant share"
     if not same:
         return ""
-    members = [node, *same]
-    weights = ":".join(_short(f.Q.weight[s]) for s in members)
-    held = ", ".join(f"{s} {_held(f, s, j)}" for s in members)
+    weights = ":".join([_short(f.Q.weight[node]), *(siblings.weights[k] for k in same)])
+    held = ", ".join([f"{node} {_held(f, node, j)}", *(siblings.held[k] for k in same)])
     who = "It" if node in f.users else f"Its group {node}"
     return (
-        f"{who} shares the last unit {what} in {where} with {', '.join(same)}: they hold the same per unit of "
-        f"weight (weights {weights}: {held})."
+        f"{who} shares the last unit {what} in {where} with {', '.join(siblings.free[k] for k in same)}: they hold "
+        f"the same per unit of weight (weights {weights}: {held})."
     )
 
 
-def _level_peers(f: _Facts, parent: str | None, j: int | None, mine: float) -> list[str]:
-    """The children of ``parent`` with a request, not capped, whose level is within
-    :data:`PROPERTY` of ``mine``, in file order.  Their levels are sorted once per sibling set, so
-    a query costs a binary search plus the peers it finds (the sentence names them all)."""
+class _Siblings(NamedTuple):
+    """The requesting, uncapped children of a node (``free``, in file order) for one level: their
+    positions sorted by level (``order``, NaN left out: it is near nothing), those levels, and what
+    a sentence says of each (its weight, ``name amount``), each made once per sibling set."""
+
+    free: list[str]
+    order: np.ndarray
+    levels: np.ndarray
+    weights: list[str]
+    held: list[str]
+
+
+def _siblings(f: _Facts, parent: str | None, j: int | None) -> _Siblings:
+    return f.once(("peers", parent, j), lambda: _sibling_levels(f, parent, j))
+
+
+def _level_peers(f: _Facts, siblings: _Siblings, j: int | None, mine: float) -> list[int]:
+    """The positions (in ``siblings.free``, ascending: file order) of the siblings whose level is
+    within :data:`PROPERTY` of ``mine``.  Their levels are sorted once per sibling set, so a query
+    costs a binary search plus the peers it finds (the sentence names them all)."""
     tol = PROPERTY * max(mine, 1e-12)
-    near = lambda s: abs(f.level(s, j) - mine) <= tol  # noqa: E731 (the test the sentence states)
-    order, levels, free = f.once(("peers", parent, j), lambda: _sibling_levels(f, parent, j))
     if not np.isfinite(mine):  # no interval to search: every free sibling is tested
-        return [s for s in free if near(s)]
+        return [k for k, s in enumerate(siblings.free) if abs(f.level(s, j) - mine) <= tol]
     # a band twice as wide as the test, then the test itself: the same peers, whatever the rounding
-    lo = int(np.searchsorted(levels, mine - 2 * tol, side="left"))
-    hi = int(np.searchsorted(levels, mine + 2 * tol, side="right"))
-    found = sorted(order[lo:hi])
-    return [s for _, s in found if near(s)]
+    lo = int(np.searchsorted(siblings.levels, mine - 2 * tol, side="left"))
+    hi = int(np.searchsorted(siblings.levels, mine + 2 * tol, side="right"))
+    near = np.abs(siblings.levels[lo:hi] - mine) <= tol  # the test the sentence states
+    return np.sort(siblings.order[lo:hi][near]).tolist()
 
 
-def _sibling_levels(f: _Facts, parent: str | None, j: int | None) -> tuple[list, np.ndarray, list[str]]:
-    """The requesting, uncapped children of ``parent``: (position, name) by level, the sorted
-    levels (NaN left out: it is near nothing), and the children in file order."""
+def _sibling_levels(f: _Facts, parent: str | None, j: int | None) -> _Siblings:
     free = [s for s in f.Q.children(parent) if f.node_request(s).any() and not f.capped(s)]
-    pairs = sorted(((f.level(s, j), k, s) for k, s in enumerate(free) if not np.isnan(f.level(s, j))))
-    return [(k, s) for _, k, s in pairs], np.array([v for v, _, _ in pairs], dtype=float), free
+    pairs = sorted((f.level(s, j), k) for k, s in enumerate(free) if not np.isnan(f.level(s, j)))
+    return _Siblings(
+        free,
+        np.array([k for _, k in pairs], dtype=int),
+        np.array([v for v, _ in pairs], dtype=float),
+        [_short(f.Q.weight[s]) for s in free],
+        [f"{s} {_held(f, s, j)}" for s in free],
+    )
 
 
 def _held(f: _Facts, node: str, j: int | None) -> str:
