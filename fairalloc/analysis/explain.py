@@ -133,6 +133,15 @@ class _Facts:
         self.active = self.req.sum(axis=1) > 0
         self.index = {u: i for i, u in enumerate(self.users)}
         self.total = self.A.sum(axis=0)
+        wants = self.req > 0
+        #: whether each queue gets all it asks for, and the resources all given out (whole rows at once)
+        self.served = np.all((self.A >= self.req - self.tol) | ~wants, axis=1)
+        self.exhausted = self.total >= self.R - self.tol
+        #: each queue's dominant resource: of its entitlement, else of its request (none: no share > 0)
+        rows = np.where(np.any(self.A, axis=1, keepdims=True), self.A, self.req)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shares = np.where(self.R > 0, rows / self.R, 0.0)
+        self.dominant = np.where(np.any(shares > 0, axis=1), np.argmax(shares, axis=1), -1)
         self._memo: dict[tuple, object] = {}
 
     def guaranteed(self, j: int) -> float:
@@ -178,6 +187,15 @@ class _Facts:
         with np.errstate(divide="ignore", invalid="ignore"):
             shares = np.where(self.R > 0, B / self.R, 0.0)
         return float((B[j] if j is not None else shares.max(initial=0.0)) / w)
+
+    def at_limit(self, node: str) -> np.ndarray | None:
+        """The resources of which the node holds its limit (``None`` when none: most nodes)."""
+        return self.once(("at_limit", node), lambda: self._at_limit(node))
+
+    def _at_limit(self, node: str) -> np.ndarray | None:
+        limit = self.Q.limit[node]
+        held = np.isfinite(limit) & (self.node_bundle(node) >= limit - self.tol)
+        return _frozen(held) if held.any() else None
 
     def capped(self, node: str) -> bool:
         """Whether the node's own request or limit stops it (it would not take more)."""
@@ -282,15 +300,15 @@ def _inactive_sentence(f: _Facts, i: int) -> str:
 
 def _binding(f: _Facts, i: int) -> list[tuple[str, str]]:
     """(tag, sentence) for every constraint that holds the queue where it is."""
-    A, req, tol, res = f.A[i], f.req[i], f.tol, f.inst.resources
+    req, tol, res = f.req[i], f.tol, f.inst.resources
     wants = req > 0
     out: list[tuple[str, str]] = []
-    if not f.backlogged and np.all(A[wants] >= req[wants] - tol[wants]):
+    if not f.backlogged and f.served[i]:
         return [("request", f"Its request binds: it gets all it asks for ({f.amounts(req, wants)}).")]
     out += _limits(f, i)
     out += _guarantees(f, i)
     total = f.total
-    for j in np.flatnonzero(wants & (total >= f.R - tol)):
+    for j in np.flatnonzero(wants & f.exhausted):
         given = (
             f"the entitlements add up to {f.amount(j, total[j])}, more than its {f.amount(j, f.R[j])}"
             if total[j] > f.R[j] + tol[j]
@@ -307,8 +325,11 @@ def _limits(f: _Facts, i: int) -> list[tuple[str, str]]:
     q, res = f.users[i], f.inst.resources
     out: list[tuple[str, str]] = []
     for node in [q, *reversed(f.Q.path(q))]:
-        B, limit = f.node_bundle(node), f.Q.limit[node]
-        for j in np.flatnonzero(np.isfinite(limit) & (B >= limit - f.tol) & (f.req[i] > 0)):
+        held = f.at_limit(node)
+        if held is None:
+            continue
+        B = f.node_bundle(node)
+        for j in np.flatnonzero(held & (f.req[i] > 0)):
             whose = "Its limit" if node == q else f"Its group {node}'s limit"
             tag = f"limit:{res[j]}" if node == q else f"group_limit:{node}:{res[j]}"
             out.append((tag, f"{whose} binds: {f.amount(j, B[j])} of {res[j]}, the most {node} may hold."))
@@ -451,12 +472,9 @@ def _sharing(f: _Facts, q: str) -> list[tuple[str, str]]:
 
 
 def _dominant(f: _Facts, i: int) -> tuple[int, float] | None:
-    row = f.A[i] if f.A[i].any() else f.req[i]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        shares = np.where(f.R > 0, row / f.R, 0.0)
-    if not np.any(shares > 0):
+    j = int(f.dominant[i])
+    if j < 0:
         return None
-    j = int(np.argmax(shares))
     return j, float(f.A[i, j] / f.R[j]) if f.R[j] > 0 else 0.0
 
 
@@ -466,6 +484,8 @@ def _peers(f: _Facts, node: str, j: int | None) -> str:
     if mine <= 0:
         return ""
     siblings = _siblings(f, f.Q.parent[node], j)
+    if not siblings.free or siblings.free == [node]:  # no sibling to share with (a chain of groups)
+        return ""
     same = [k for k in _level_peers(f, siblings, j, mine) if siblings.free[k] != node]
     where = "the cluster" if f.Q.parent[node] is None else f"group {f.Q.parent[node]}"
     what = f"of {f.inst.resources[j]}" if j is not None else "of dominant share"
@@ -539,12 +559,17 @@ def _contrast_sentences(f: _Facts, i: int, contrast: dict) -> list[str]:
     for name, B in contrast.items():
         if B is None:
             parts.append(f"{name} refuses this case")
-        elif np.any(np.abs(B[i] - f.A[i]) > f.tol):
+        elif _differs(f, name, B)[i]:
             parts.append(f"{name} would give {f.amounts(B[i])}")
     if not parts:
         names = " and ".join("DRF" if c == "drf" else "H-DRF" for c in contrast)
         return [f"{names} give{'s' if len(contrast) == 1 else ''} the same."] if contrast else []
     return ["For contrast, " + "; ".join(parts) + "."]
+
+
+def _differs(f: _Facts, name: str, B: np.ndarray) -> np.ndarray:
+    """Which queues contrast mechanism ``name`` (bundles ``B``) gives other amounts (once per mechanism)."""
+    return f.once(("differs", name), lambda: np.any(np.abs(B - f.A) > f.tol, axis=1))
 
 
 def _gap_sentences(f: _Facts, i: int) -> list[str]:
