@@ -35,6 +35,8 @@ True
 
 from __future__ import annotations
 
+import bisect
+import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -506,8 +508,8 @@ class _Siblings(NamedTuple):
     a sentence says of each (its weight, ``name amount``), each made once per sibling set."""
 
     free: list[str]
-    order: np.ndarray
-    levels: np.ndarray
+    order: list[int]
+    levels: list[float]
     weights: list[str]
     held: list[str]
 
@@ -519,15 +521,16 @@ def _siblings(f: _Facts, parent: str | None, j: int | None) -> _Siblings:
 def _level_peers(f: _Facts, siblings: _Siblings, j: int | None, mine: float) -> list[int]:
     """The positions (in ``siblings.free``, ascending: file order) of the siblings whose level is
     within :data:`PROPERTY` of ``mine``.  Their levels are sorted once per sibling set, so a query
-    costs a binary search plus the peers it finds (the sentence names them all)."""
+    costs a binary search plus the peers it finds (the sentence names them all), in plain Python:
+    most sibling sets are a few nodes, where numpy's per-call cost is the whole cost."""
     tol = PROPERTY * max(mine, 1e-12)
-    if not np.isfinite(mine):  # no interval to search: every free sibling is tested
+    if not math.isfinite(mine):  # no interval to search: every free sibling is tested
         return [k for k, s in enumerate(siblings.free) if abs(f.level(s, j) - mine) <= tol]
     # a band twice as wide as the test, then the test itself: the same peers, whatever the rounding
-    lo = int(np.searchsorted(siblings.levels, mine - 2 * tol, side="left"))
-    hi = int(np.searchsorted(siblings.levels, mine + 2 * tol, side="right"))
-    near = np.abs(siblings.levels[lo:hi] - mine) <= tol  # the test the sentence states
-    return np.sort(siblings.order[lo:hi][near]).tolist()
+    lo = bisect.bisect_left(siblings.levels, mine - 2 * tol)
+    hi = bisect.bisect_right(siblings.levels, mine + 2 * tol)
+    band = zip(siblings.order[lo:hi], siblings.levels[lo:hi])
+    return sorted(k for k, level in band if abs(level - mine) <= tol)  # the test the sentence states
 
 
 def _sibling_levels(f: _Facts, parent: str | None, j: int | None) -> _Siblings:
@@ -535,8 +538,8 @@ def _sibling_levels(f: _Facts, parent: str | None, j: int | None) -> _Siblings:
     pairs = sorted((f.level(s, j), k) for k, s in enumerate(free) if not np.isnan(f.level(s, j)))
     return _Siblings(
         free,
-        np.array([k for _, k in pairs], dtype=int),
-        np.array([v for v, _ in pairs], dtype=float),
+        [k for _, k in pairs],
+        [v for v, _ in pairs],
         [_short(f.Q.weight[s]) for s in free],
         [f"{s} {_held(f, s, j)}" for s in free],
     )
