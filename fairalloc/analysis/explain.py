@@ -20,10 +20,14 @@ The checks use :data:`~fairalloc.core.tolerances.PROPERTY` relative to each reso
 
 Cost: one solve of the policy and one of each contrast mechanism, then O(n d m) for every node's
 bundle, request and level (``n`` queues, ``d`` the depth of the tree, ``m`` resources, each computed
-once), O(s log s) to sort each sibling set's levels once, and beyond that what the sentences say: a
-queue's peers are found by a binary search and listed, Kueue's lenders and lending limits are found
-once per cohort tree and resource and listed.  (The sentences used to look every queue up with
-``list.index`` and recompute each sibling's bundle for each queue: cubic in the queues.)
+once), O(s log s) to sort each sibling set's levels and format what a sentence says of each sibling
+once, and beyond that what the sentences say: a queue's peers are found by a binary search and
+listed (their strings joined, not remade), Kueue's lenders and lending limits are found once per
+cohort tree and resource and listed.  (The sentences used to look every queue up with
+``list.index`` and recompute each sibling's bundle for each queue: cubic in the queues; then each
+peer's amount for every queue naming it: quadratic in the queues sharing one level.)  The contrast
+solves are most of what is left on a tree whose policy solves in milliseconds: ``hdrf-fluid``
+solves (or refuses) in seconds at 1,000 queues.
 
 >>> from fairalloc.io.cases import load_case
 >>> report = explain(load_case("report-volcano-1619"))
