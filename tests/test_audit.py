@@ -102,3 +102,24 @@ def test_each_queue_is_searched_once_and_every_step_is_shown(name, policy):
     assert [s for s, _ in seen] == [*(n for n in expected if n != "strategy_proofness"), *searched]
     assert {steps for _, steps in seen} == {len(seen)}
     assert sum(lie.lie.evaluations for lie in report.lies.values()) == expected["strategy_proofness"].evaluations
+
+
+def test_a_search_beyond_the_limit_names_the_budget_that_fits(monkeypatch, capsys):
+    """A case whose every-queue search is beyond ``MAX_SEARCH_WORK`` is refused before any work with
+    the largest ``--budget`` that fits (the audit has no ``--user`` and no property selection, which
+    the check's message names), and that budget runs.  report-volcano-1619 has 3 queues: a limit of
+    9 x 20 = 180 allows a budget of 20, so 30 is refused (3 x 30 x 3 = 270)."""
+    from fairalloc.core import limits
+
+    case = load_case("report-volcano-1619")
+    assert case.instance.n == 3
+    monkeypatch.setattr(limits, "MAX_SEARCH_WORK", 180)
+    assert main(["audit", "report-volcano-1619", "--budget", "30"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "= 270, above the limit of 180" in err
+    assert "lower --budget to at most 20" in err and "--user" not in err
+    assert main(["audit", "report-volcano-1619", "--budget", "20"]) == 0
+    assert "queue" in capsys.readouterr().out
+    monkeypatch.setattr(limits, "MAX_SEARCH_WORK", 8)  # below 3 x 1 x 3: no budget fits
+    assert main(["audit", "report-volcano-1619", "--budget", "1"]) == 2
+    assert "3 queues are too many to search each one's lie" in capsys.readouterr().err

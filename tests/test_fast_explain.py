@@ -174,3 +174,20 @@ def test_lending_sentences_as_before_on_larger_cohorts(inst):
         if module is previous_explain:
             old = said
     _same(old, said, "kueue lending")
+
+
+@pytest.mark.parametrize("policy", ["drf", "volcano-proportion", "yarn-fair"])
+@settings(max_examples=5)
+@given(weights=st.lists(st.sampled_from([1.0, 2.0]), min_size=30, max_size=60))
+def test_many_queues_sharing_one_level_as_before(policy, weights):
+    """Queues with the same request, weights 1 or 2, in one group and at the top: every uncapped
+    queue shares the last unit with each queue of its weight class (what the peers' strings made
+    once per sibling set and their vectorised level test are for), named as before."""
+    users = {
+        f"q{k}": {"request": {"cpu": 100, "memory": 100}, "weight": w, **({"group": "g"} if k % 2 else {})}
+        for k, w in enumerate(weights)
+    }
+    doc = {"name": "level", "resources": {"cpu": 600, "memory": 900}, "groups": {"g": {"weight": 1}}, "users": users}
+    case = parse_case(doc)
+    old = _explained(previous_explain.explain, case, policy, "observed")
+    _same(old, _explained(explain, case, policy, "observed"), policy)

@@ -21,7 +21,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fairalloc.analysis.manipulation import VerifyResult, case_hints, check_budget, check_seed, search_lie, witness_case
+from fairalloc.analysis.manipulation import (
+    VerifyResult,
+    case_hints,
+    check_budget,
+    check_search,
+    check_seed,
+    search_lie,
+    witness_case,
+)
 from fairalloc.analysis.properties import check_one, check_work, searched
 from fairalloc.analysis.results import Lie, PropertyResult
 from fairalloc.core import registry
@@ -110,6 +118,7 @@ def audit(case, policy: str | None = None, *, budget: int = 300, seed: int = 0, 
     check_budget(budget)
     active = np.asarray(request(inst).any(axis=1), dtype=bool)
     names = property_names(None, mech.kind == "dynamic", queues=inst.queues is not None)
+    _check_searches(inst, budget)
     if mech.kind != "dynamic":
         check_work(names, inst, budget=budget)  # every refusal before any work
     # a static policy's strategy-proofness is the queues' searches below (none active: not applicable)
@@ -143,6 +152,18 @@ def audit(case, policy: str | None = None, *, budget: int = 300, seed: int = 0, 
     best = max((x for x in lies.values() if x.profitable), key=lambda x: x.lie.gain, default=None)
     witness = witness_case(inst, mech.name, best.lie) if best is not None else None
     return AuditReport(mech.name, inst.name, properties, lies, witness)
+
+
+def _check_searches(inst, budget: int) -> None:
+    """Refuse, before any work, searching every queue's lie beyond
+    :data:`~fairalloc.core.limits.MAX_SEARCH_WORK`, naming the largest ``--budget`` that fits: the
+    audit searches every queue and checks every property, so the budget is the one thing to lower
+    (the check's own message names ``--user`` and leaving the property out, which the audit has not)."""
+    from fairalloc.core.limits import MAX_SEARCH_WORK
+
+    most = MAX_SEARCH_WORK // (inst.n * inst.n)
+    hint = f"lower --budget to at most {most}" if most else f"{inst.n} queues are too many to search each one's lie"
+    check_search(inst, inst.n, budget, "audit", hint=hint)
 
 
 def _counter(progress, steps: int):
