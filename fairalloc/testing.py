@@ -87,14 +87,16 @@ def instances(
 def queue_trees(draw, max_queues: int = 50, max_depth: int = 6, max_resources: int = 3) -> Instance:
     """Random queue trees of 1..``max_queues`` queues under 0..``max_depth`` levels of groups, with
     weights, guarantees, limits and Kueue's borrowing and lending limits
-    (:func:`fairalloc.analysis.falsify.random_queue_tree`, drawn from a seed Hypothesis shrinks)."""
+    (:func:`fairalloc.analysis.falsify.random_queue_tree`, drawn from a seed Hypothesis shrinks);
+    half of them may promise guarantees beyond the capacity, which some policies refuse."""
     from fairalloc.analysis.falsify import random_queue_tree  # the analysis layer, only when drawn
 
     n = draw(st.integers(1, max_queues))
     depth = draw(st.integers(0, max_depth))
     m = draw(st.integers(1, max_resources))
     seed = draw(st.integers(0, 2**32 - 1))
-    return random_queue_tree(np.random.default_rng(seed), n, depth, m, name=f"tree-{n}-{depth}-{m}-{seed}")
+    more = draw(st.booleans())
+    return random_queue_tree(np.random.default_rng(seed), n, depth, m, f"tree-{n}-{depth}-{m}-{seed}", more)
 
 
 def close(a, b, tol: float = AGREEMENT) -> bool:

@@ -1,6 +1,9 @@
 """The fluid H-DRF engine (:mod:`fairalloc.engines.fluid_hierarchy`) as it was at commit
 67d95780b050f820062e6e4721ec000a5f9a1f0b, kept verbatim as the oracle for the fast one: its curves
 hold every leaf's task count at every breakpoint of every node (dense, quadratic in the queues).
+One amendment (issue 36, the floor of a group's guarantee): a node's floor starts at the engine's
+``_floor_start``, the first point holding as much of the named resources as the cut, not at the cut
+itself (the floor had taken every CPU a group's growth reached within a guarantee of memory alone).
 Not collected by pytest (no ``test_`` prefix); tests/test_fast_hdrf_fluid.py imports it.
 """
 
@@ -15,6 +18,7 @@ from fairalloc.core.errors import CaseError
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import Queues, queues_of
 from fairalloc.core.tolerances import FEASIBILITY, SATURATION
+from fairalloc.engines.fluid_hierarchy import _floor_start
 
 _Floats = NDArray[np.float64]
 
@@ -126,7 +130,8 @@ def _curve(tree: _Tree, node: str, frozen: NDArray[np.bool_], x: _Floats) -> _Cu
             f"{where}: the guarantees below it need {need[j]:.6g} {tree.q.resources[j]}, above its limit {limit[j]:.6g}"
         )
     floor, k = _cut(path, tree.D, tree.guarantee(node))
-    rest = np.vstack([floor[-1:], path[k:]]) if k < len(path) else floor[-1:]
+    floor = floor[_floor_start(floor @ tree.D, tree.guarantee(node)) :]  # the amendment
+    rest = np.vstack([floor, path[k:]]) if k < len(path) else floor
     return _levels(rest, tree.D, tree.scale * tree.weight[node])
 
 

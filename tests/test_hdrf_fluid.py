@@ -226,3 +226,27 @@ def test_the_discrete_hdrf_converges_to_it_as_tasks_shrink():
         inst = parse_case({"resources": {f"r{j}": 10**4 for j in range(3)}, "groups": groups, "users": users}).instance
         gap = np.abs(fairalloc.solve(inst, "hdrf-fluid").tasks - fairalloc.solve(inst, "hdrf").tasks).max()
         assert gap <= 10**4 * 1e-3
+
+
+def test_a_group_guarantee_of_memory_is_not_a_floor_of_every_cpu_its_growth_reaches():
+    """Regression (issue 36): ``random_queue_tree(default_rng(0), 1000, depth=6)`` was refused,
+    "groups.g5_50.limit: the guarantees below it need 21061.9 cpu, above its limit 11240": group
+    g6_181, guaranteed 46 GB and nothing else, held every CPU its one queue asking for CPUs alone
+    reached (to its limit, 20,659) once its memory queue was frozen.  Here on 10 CPUs, 10 GB, group
+    ``g`` is guaranteed 2 GB; in it ``a`` requests 1 GB, ``b`` 10 CPUs; ``c``, at the root, 10 CPUs.
+    By hand: ``g``'s growth keeps ``a`` and ``b`` at one share, ``a`` full (1 GB) at level 0.1 with
+    ``b`` at 1 CPU; beyond, only CPUs grow, which the guarantee does not name: ``g``'s floor is
+    (1 CPU, 1 GB).  From level 0.1 ``g`` (share ``b``'s CPUs / 10) and ``c`` rise together until
+    the CPUs are full, 5 each: ``a`` 1, ``b`` 0.5, ``c`` 0.5 (the floor had been all 10 CPUs:
+    ``b`` 1, ``c`` 0)."""
+    data = {
+        "resources": {"cpu": 10, "mem": 10},
+        "groups": {"g": {"guarantee": {"mem": 2}}},
+        "users": {
+            "a": {"group": "g", "request": {"mem": 1}},
+            "b": {"group": "g", "request": {"cpu": 10}},
+            "c": {"request": {"cpu": 10}},
+        },
+    }
+    x = fairalloc.solve(parse_case(data).instance, "hdrf-fluid").tasks
+    assert x.tolist() == pytest.approx([1.0, 0.5, 0.5], rel=1e-12)

@@ -121,13 +121,17 @@ QUEUE_POLICIES = (
 QUEUE_RESOURCES = ("cpu", "memory", "gpu")
 
 
-def _amounts(rng: np.random.Generator, R: np.ndarray, low: float, high: float, some: float = 0.7) -> np.ndarray:
+def _amounts(
+    rng: np.random.Generator, R: np.ndarray, low: float, high: float, some: float = 0.7, rows: int | None = None
+) -> np.ndarray:
     """Whole amounts between ``low`` and ``high`` times each capacity on some resources (at least
-    one), NaN on the others (not given)."""
+    one), NaN on the others (not given); ``rows`` such rows at once (``None``: one, 1-d)."""
     m = len(R)
-    given = rng.random(m) < some
-    given[int(rng.integers(m))] = True
-    values = np.maximum(1.0, np.floor(R * rng.uniform(low, high, m)))
+    shape = (m,) if rows is None else (rows, m)
+    given = rng.random(shape) < some
+    one = rng.integers(m, size=rows)
+    given.reshape(-1, m)[np.arange(given.size // m), one] = True
+    values = np.maximum(1.0, np.floor(R * rng.uniform(low, high, shape)))
     return np.where(given, values, np.nan)
 
 
@@ -232,17 +236,25 @@ def _queue_instance(
 
 
 def random_queue_tree(
-    rng: np.random.Generator, queues: int, depth: int = 0, resources: int = 2, name: str = "tree"
+    rng: np.random.Generator,
+    queues: int,
+    depth: int = 0,
+    resources: int = 2,
+    name: str = "tree",
+    promise_more: bool = False,
 ) -> Instance:
     """A random queue tree of an operator's size: ``queues`` leaf queues under ``depth`` levels of
     groups (0: flat), over ``resources`` resources, every queue with a request, most with a weight,
-    guarantee, limit and some with Kueue's borrowing and lending limits (:func:`_queue_config`),
+    guarantee, limit and some with Kueue's borrowing and lending limits (:func:`_tree_queues`),
     groups with weights and some with guarantees and limits that hold their children's guarantees.
     The capacity grows with the queues so that about half of what is requested fits: the policies'
-    bounds, not the capacity alone, decide the answer.
+    bounds, not the capacity alone, decide the answer.  It holds every guarantee, so that every
+    production policy answers (:data:`QUEUE_POLICIES`), unless ``promise_more``: then one draw in
+    five promises 2.5 times the guarantees, beyond the capacity, as schedulers are configured too.
 
     Level ``l`` of ``depth`` has about ``queues ** (l / (depth + 1))`` groups, each under a random
-    group of the level above; every leaf is under a random group of the deepest level.
+    group of the level above; every leaf is under a random group of the deepest level.  Drawn a
+    level at a time (arrays, no loop over the queues): ``O(queues * resources)``.
 
     >>> tree = random_queue_tree(np.random.default_rng(1), 40, depth=3)
     >>> tree.n, len(tree.queues.groups) > 3, {len(tree.queues.path(u)) for u in tree.users}
@@ -254,64 +266,92 @@ def random_queue_tree(
     if m > 1:  # a queue may leave a resource out of its request
         D[rng.random((queues, m)) < 0.15] = 0.0
         D[~(D > 0).any(axis=1), 0] = 1.0
-    spec = _queue_config(rng, R, queues)
-    levels = [[f"g{level}_{k}" for k in range(max(1, round(queues ** (level / (depth + 1)))))]
-              for level in range(1, depth + 1)]  # fmt: skip
-    parents: dict[str, str | None] = {g: None for g in levels[0]} if levels else {}
-    for upper, lower in zip(levels, levels[1:], strict=False):
-        parents |= {g: upper[int(rng.integers(len(upper)))] for g in lower}
+    leaves = _tree_queues(rng, R, queues, promise_more)
+    sizes = [max(1, round(queues ** (level / (depth + 1)))) for level in range(1, depth + 1)]
+    # each level's nodes' parents, as indices into the level above (the deepest: the queues)
+    ups = [rng.integers(upper, size=lower) for upper, lower in zip(sizes, sizes[1:], strict=False)]
+    ups += [rng.integers(sizes[-1], size=queues)] if sizes else []
+    levels, need = _tree_levels(rng, R, sizes, ups, _leaf_needs(leaves["guarantee"], D))
+    if not promise_more:  # small trees may draw group guarantees beyond a capacity drawn for their size
+        R = np.fmax(R, np.ceil(need))
     users = [f"q{i + 1}" for i in range(queues)]
-    for u in users:
-        spec[u]["parent"] = levels[-1][int(rng.integers(len(levels[-1])))] if levels else None
-    groups = _tree_groups(rng, R, spec, parents, [g for level in levels for g in level], _leaf_needs(spec, users, D))
+    spec = dict(zip(users, _specs(leaves, [f"g{depth}_{k}" for k in ups[-1]] if depth else None), strict=True))
+    groups: list[str] = []
+    for level, (config, kept) in enumerate(levels, start=1):
+        names = [f"g{level}_{k}" for k in np.flatnonzero(kept)]
+        up = [f"g{level - 1}_{k}" for k in ups[level - 2][kept]] if level > 1 else None
+        spec |= dict(zip(names, _specs(config, up), strict=True))
+        groups += names
     return _queue_instance(R, D, spec, users, groups, name)
 
 
-def _leaf_needs(spec: dict[str, dict[str, Any]], users: list[str], D: np.ndarray) -> dict[str, np.ndarray]:
-    """What each queue's guarantee holds for it, on every resource: the guarantee itself, or the
-    whole tasks it guarantees where a policy reads a guarantee as tasks (hdrf-fluid, mesos-drf: the
-    largest multiple of the request within the guarantee), whichever is more."""
-    out = {}
-    for i, u in enumerate(users):
-        g = np.nan_to_num(spec[u].get("guarantee", np.zeros(D.shape[1])), nan=0.0)
-        on = (g > 0) & (D[i] > 0)
-        tasks = float(np.min(g[on] / D[i][on])) if on.any() else 0.0
-        out[u] = np.fmax(g, tasks * D[i])
+def _tree_queues(rng: np.random.Generator, R: np.ndarray, n: int, promise_more: bool) -> dict[str, np.ndarray]:
+    """The queues' weights, guarantees, limits and Kueue's borrowing and lending limits as
+    arrays (a row a queue; NaN: not given), drawn as :func:`_queue_config` draws one queue."""
+    guaranteed = rng.random(n) < 0.5
+    share = R / max(1, int(guaranteed.sum()))
+    out = {"weight": rng.integers(1, 5, n).astype(float)}
+    out["guarantee"] = np.where(guaranteed[:, None], _amounts(rng, share, 0.2, 1.0, rows=n), np.nan)
+    limited = rng.random(n) < 0.5
+    drawn = _limit(_amounts(rng, R, 0.2, 0.9, rows=n), out["guarantee"])
+    out["limit"] = np.where(limited[:, None], drawn, np.nan)
+    kueue = guaranteed & (rng.random(n) < 0.3)
+    out["borrowing_limit"] = np.where(kueue[:, None], _limit(_amounts(rng, R, 0.0, 0.5, rows=n)), np.nan)
+    lending = _limit(np.fmin(_amounts(rng, R, 0.0, 0.5, rows=n), out["guarantee"]))
+    out["lending_limit"] = np.where(kueue[:, None], lending, np.nan)
+    if rng.random() < 0.2 and promise_more:
+        out["guarantee"] = np.floor(out["guarantee"] * 2.5)
+        out["limit"] = np.where(np.isnan(out["limit"]), np.nan, np.fmax(out["limit"], out["guarantee"]))
     return out
 
 
-def _tree_groups(
-    rng: np.random.Generator,
-    R: np.ndarray,
-    spec: dict[str, dict[str, Any]],
-    parents: dict,
-    order: list[str],
-    leaf_need: dict[str, np.ndarray],
-) -> list[str]:
-    """The groups that hold a queue (empty ones dropped), each with a weight and perhaps a
-    guarantee and a limit.  A group's limit holds what its subtree is guaranteed (no configuration
-    has less): per child the larger of its own guarantee and what its subtree needs (a queue:
-    ``leaf_need``), summed, from the deepest level up, each node visited once."""
-    held = {spec[u]["parent"] for u in spec if spec[u].get("parent")}
-    for g in reversed(order):  # a group is kept when a kept group or a queue is under it
-        if g in held and parents[g]:
-            held.add(parents[g])
-    groups = [g for g in order if g in held]
-    need: dict[str, np.ndarray] = {g: np.zeros(len(R)) for g in groups}
-    for u, queue in spec.items():  # the queues (groups are not in spec yet)
-        if queue.get("parent"):
-            need[queue["parent"]] += leaf_need[u]
-    for g in reversed(groups):  # deepest first: a group's need is whole when it is reached
-        node: dict[str, Any] = {"parent": parents[g], "weight": float(rng.integers(1, 4))}
-        if rng.random() < 0.3:
-            node["guarantee"] = _amounts(rng, R / len(groups), 0.2, 1.0)
-        if rng.random() < 0.3:
-            floor = np.fmax(need[g], np.nan_to_num(node.get("guarantee", np.zeros(len(R))), nan=0.0))
-            node["limit"] = _limit(_amounts(rng, R, 0.3, 0.9), floor)
-        if parents[g]:
-            need[parents[g]] += np.fmax(need[g], np.nan_to_num(node.get("guarantee", np.zeros(len(R))), nan=0.0))
-        spec[g] = node
-    return groups
+def _specs(config: dict[str, np.ndarray], parents: list[str] | None) -> list[dict[str, Any]]:
+    """One node's configuration per row of ``config`` (fields left out where NaN)."""
+    up: list[str | None] = list(parents) if parents else [None] * len(config["weight"])
+    out: list[dict[str, Any]] = [{"weight": float(w), "parent": p} for w, p in zip(config["weight"], up, strict=True)]
+    for f, values in config.items():
+        if f != "weight":
+            for k in np.flatnonzero(~np.isnan(values).all(axis=1)).tolist():
+                out[k][f] = values[k]
+    return out
+
+
+def _leaf_needs(G: np.ndarray, D: np.ndarray) -> np.ndarray:
+    """What each queue's guarantee holds for it, on every resource: the guarantee itself, or the
+    whole tasks it guarantees where a policy reads a guarantee as tasks (hdrf-fluid, mesos-drf: the
+    largest multiple of the request within the guarantee), whichever is more."""
+    g = np.nan_to_num(G, nan=0.0)
+    on = (g > 0) & (D > 0)
+    tasks = np.min(np.where(on, g / np.where(on, D, 1.0), np.inf), axis=1)
+    return np.fmax(g, np.where(on.any(axis=1), tasks, 0.0)[:, None] * D)
+
+
+def _tree_levels(
+    rng: np.random.Generator, R: np.ndarray, sizes: list[int], ups: list[np.ndarray], leaf_need: np.ndarray
+) -> tuple[list[tuple[dict[str, np.ndarray], np.ndarray]], np.ndarray]:
+    """Each level's groups (their weights, guarantees and limits, and which hold a queue: the
+    others are dropped), and what the root must hold.  A group's guarantee names every resource
+    (what a guarantee of some leaves the others needing depends on how the group grows); its
+    limit holds what its subtree is guaranteed (no configuration has less): per child the larger
+    of its own guarantee and what its subtree needs (a queue: ``leaf_need``), summed, from the
+    deepest level up, a level in one pass over its children."""
+    total = sum(sizes)
+    need, held = leaf_need, np.ones(len(leaf_need), bool)
+    out = []
+    for size, up in zip(reversed(sizes), reversed(ups), strict=True):
+        below, need = need, np.zeros((size, len(R)))
+        np.add.at(need, up[held], below[held])
+        held = np.bincount(up[held], minlength=size) > 0
+        config = {"weight": rng.integers(1, 4, size).astype(float)}
+        guaranteed = rng.random(size) < 0.3
+        config["guarantee"] = np.where(
+            guaranteed[:, None], _amounts(rng, R / total, 0.2, 1.0, some=1.0, rows=size), np.nan
+        )
+        need = np.fmax(need, np.nan_to_num(config["guarantee"], nan=0.0))
+        limited = rng.random(size) < 0.3
+        config["limit"] = np.where(limited[:, None], _limit(_amounts(rng, R, 0.3, 0.9, rows=size), need), np.nan)
+        out.append(({f: v[held] for f, v in config.items()}, held))
+    return out[::-1], need[held].sum(axis=0)
 
 
 def falsify_trial(

@@ -18,7 +18,9 @@ names; what those need of the others comes with them; a guarantee naming no reso
 leaves ask for gives no floor): the node holds at least the largest allocation of its own growth
 that fits ``G_v`` -- for a leaf, the largest multiple of its demand within ``G_v`` -- whatever its
 siblings' level, as :func:`fairalloc.engines.filling.progressive_filling_bounded` does for a flat
-set of users.  A guarantee above a limit counts up to the limit.
+set of users; of that growth, the least that holds as much of the named resources (a group whose
+growing queues ask for none of them gets no more of the others from it).  A guarantee above a
+limit counts up to the limit.
 
 The algorithm is event-driven and exact in piecewise-linear arithmetic (no bisection).  Between
 two saturations every node's allocation is a monotone *curve* of its level ``theta`` (its own
@@ -29,7 +31,8 @@ of every leaf.  Bottom up:
 * an internal node's path is the sum of its children's curves at a common level ``lambda``: every
   child's breakpoints merged; where children jump (below), their jumps are taken together;
 * the path is cut where the subtree first exceeds the node's limit; its *floor* is the point
-  where it first exceeds the guarantee;
+  where it first exceeds the guarantee, or the first before it using as much of the resources the
+  guarantee names (:func:`_floor_start`);
 * the node's curve maps each point to ``theta = s / w`` (with points added where the dominant
   resource changes, so ``theta`` is linear between points).  Where ``theta`` stays flat while the
   subtree grows (its dominant resource is held by a blocked leaf, and the growing leaves use
@@ -223,12 +226,25 @@ def _curve(tree: _Tree, node: str, frozen: NDArray[np.bool_], x: _Floats) -> _Cu
             f"{where}: the guarantees below it need {need[j]:.6g} {tree.q.resources[j]}, above its limit {limit[j]:.6g}"
         )
     floor, k = _cut(points, tree.guarantee(node))
-    rest = tuple(np.concatenate([f[-1:], p[k:]]) for f, p in zip(floor, points))
+    f = _floor_start(floor[0], tree.guarantee(node))
+    rest = tuple(np.concatenate([q[f:], p[k:]]) for q, p in zip(floor, points))
     # a leaf's shares are all proportional to its task count: they never cross on its path
     return _levels(rest, tree.scale * tree.weight[node], path, crossings=path.tasks is None)  # type: ignore[arg-type]
 
 
 _Points = tuple[_Floats, _Ints, _Floats]  # points on a path: their uses, and where they lie on it
+
+
+def _floor_start(A: _Floats, guarantee: _Floats) -> int:
+    """The first of the points ``A`` (a path's prefix within ``guarantee``) that holds as much of
+    the named resources as its last: the node's floor.  Growth beyond it takes only resources the
+    guarantee does not name, which do not come with it -- a group guaranteed 46 GB whose only
+    growing queue asks for CPUs alone is not guaranteed every CPU up to its limit, as a queue
+    asking for none of the named resources is guaranteed nothing."""
+    named = np.isfinite(guarantee)
+    use = A[:, named]
+    reached = (use >= use[-1] * (1 - SATURATION)).all(axis=1)
+    return int(np.argmax(reached))
 
 
 def _between(points: _Points, k: _Ints, s: _Floats) -> _Points:
