@@ -365,14 +365,16 @@ def _tables_at_once(nodes: Mapping[str, object], m: int) -> dict[str, dict[str, 
             return None
         tables[f] = dict(zip(names, a.tolist()))
     for f, none_given in _blank(m).items():
-        given = [(n, v) for n, v in zip(names, (spec.get(f) for spec in specs)) if v is not None]
+        values = [spec.get(f) for spec in specs]
+        given = [v for v in values if v is not None]
         table: dict[str, object] = dict.fromkeys(names, none_given)
         if given:
-            a = _floats([v for _, v in given])
+            a = _floats(given)
             if a is None or a.shape != (len(given), m) or _bad(a, f).any():
                 return None
             a.flags.writeable = False
-            table.update(zip((n for n, _ in given), a))  # iterating an array: its rows, read-only views
+            # iterating an array gives its rows, read-only views
+            table.update(zip([n for n, v in zip(names, values) if v is not None], a))
         tables[f] = table
     return tables
 
