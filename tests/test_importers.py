@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 import yaml
@@ -429,3 +430,17 @@ def test_notes_keep_the_document_number():
     notes = Notes()
     notes.warn(Document("f.yaml", 2, {}, "yaml"), "Queue/a", "spec.x", "why")
     assert notes.warnings == ["f.yaml (document 3): Queue/a: spec.x: why"]
+
+
+def test_import_case_hands_back_the_case_the_loader_reads():
+    """``import_case`` gives the mapping and warnings of ``import_files`` and the loaded case it
+    checked, the case ``parse_case`` reads from that mapping (a caller need not load it again)."""
+    from fairalloc.io.cases import parse_case
+    from fairalloc.io.importers import import_case
+
+    path = str(Path(__file__).resolve().parent.parent / "cases/imported/yarn/allocation-file/fair-scheduler.xml")
+    capacity = {"memory-mb": "65536", "vcores": "32"}
+    case, loaded, warnings = import_case([path], capacity=capacity)
+    assert (case, warnings) == import_files([path], capacity=capacity)
+    again = parse_case(case, case["name"])
+    assert loaded.raw is case and loaded.instance.to_dict() == again.instance.to_dict()

@@ -558,7 +558,8 @@ class Instance:
         """
         R = self.capacity
         D = self.demand * (self.bounds()[:, None] > 0)
-        reach = np.array([R if self.queues is None else np.minimum(R, self.queues.ceiling(u)) for u in self.users])
+        # every queue's ceiling in one array operation (a minimum per queue was most of the time)
+        reach = R if self.queues is None else np.minimum(R, self.queues.ceilings(self.users))
         with np.errstate(divide="ignore", invalid="ignore"):
             top = np.where(R > 0, D / R, 0.0).max(axis=1, initial=0.0)
             rows = np.where(top[:, None] > 0, D / top[:, None], reach)

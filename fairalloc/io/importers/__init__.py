@@ -44,6 +44,15 @@ def import_files(paths, *, system: str | None = None, capacity=None, name: str |
     """The case mapping of ``paths`` (a system's own files, ``-`` standard input) and of what
     ``live`` (a :class:`~fairalloc.io.importers.live.Live`: URLs, a Kubernetes cluster) reads, and
     the warnings found on the way."""
+    case, _loaded, warnings = import_case(paths, system=system, capacity=capacity, name=name, live=live)
+    return case, warnings
+
+
+def import_case(paths, *, system: str | None = None, capacity=None, name: str | None = None, live=None):
+    """:func:`import_files`, and the case as the case loader reads it: the loaded case, which the
+    import builds anyway to check that what it writes loads (:func:`~fairalloc.io.cases.parse_case`
+    of an operator's 10,000 queues takes several times the parse of their XML), for a caller that
+    goes on to use it rather than load the mapping a second time."""
     notes = Notes()
     documents = read_documents(paths)
     if live is not None:
@@ -58,10 +67,10 @@ def import_files(paths, *, system: str | None = None, capacity=None, name: str |
     stem = default_name(paths) if paths or live is None else live.names[0]
     case = finish(draft, name=name or stem, capacity=capacity, notes=notes)
     try:  # whatever fairalloc writes loads: checked before anyone writes it
-        parse_case(case, case["name"])
+        loaded = parse_case(case, case["name"])
     except CaseError as exc:
         raise ImportFailed(_not_loading(draft, str(exc))) from None
-    return case, notes.warnings
+    return case, loaded, notes.warnings
 
 
 def _not_loading(draft, message: str) -> str:
@@ -80,4 +89,4 @@ def _not_loading(draft, message: str) -> str:
     return f"{first}: the imported case does not load: {message}" + (f" ({others})" if others else "")
 
 
-__all__ = ["SYSTEMS", "importer", "detect", "import_files", "read_documents", "Notes", "ImportFailed"]
+__all__ = ["SYSTEMS", "importer", "detect", "import_files", "import_case", "read_documents", "Notes", "ImportFailed"]
