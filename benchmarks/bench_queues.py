@@ -12,7 +12,7 @@
 3. explain: ``fairalloc.analysis.explain.explain`` at 1,000 queues against ``solve`` of the same
    policy (target <= 2).
 4. yarn: importing and explaining a generated 10,000-queue YARN ``fair-scheduler.xml``
-   (``import_files``, ``parse_case``, ``explain``) against ``xml.etree.ElementTree.parse`` of it
+   (``import_case``, which loads what it imports, then ``explain``) against ``xml.etree.ElementTree.parse`` of it
    (target <= 5).
 5. read: ``fairalloc.load_case`` of a 100,000-queue YAML case against ``yaml.load`` with the C
    loader (target <= 3), and the peak memory of ``load_case`` against the file as Python objects
@@ -289,16 +289,15 @@ def child_yarn(opts) -> None:
     import xml.etree.ElementTree as ET
 
     from fairalloc.analysis.explain import explain
-    from fairalloc.io.cases import parse_case
-    from fairalloc.io.importers import import_files
+    from fairalloc.io.importers import import_case
 
     (n,) = opts.sizes
     path = Path(opts.cases, f"fair-scheduler-{n}.xml")
     capacity = yarn_file(path, n)
 
     def import_explain(p):
-        case, _warnings = import_files([str(p)], capacity=capacity, name="yarn-bench")
-        return explain(parse_case(case, "yarn-bench"))
+        _case, loaded, _warnings = import_case([str(p)], capacity=capacity, name="yarn-bench")
+        return explain(loaded)
 
     def work():
         import_explain(Path(__file__).parent.parent / "cases/imported/yarn/allocation-file/fair-scheduler.xml")
