@@ -115,11 +115,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from fairalloc.core import limits
 from fairalloc.core.errors import CaseError
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import queues_of
-from fairalloc.core.registry import refuse_beyond, register
+from fairalloc.core.registry import register
 from fairalloc.engines.queue_policy import QueuePolicy
 
 #: ``math.MaxInt64``: Kueue's integer share of a zero-weight node that borrows
@@ -134,8 +133,6 @@ LEVEL_RTOL = 1e-14
 FITS = 1e-12
 #: relative slack under which a constraint is tight (an event)
 TIGHT = 1e-7
-#: a sum of slopes within this of the sum of their sizes is flat (rounding: :func:`_sum`)
-FLAT = 1e-13
 _SYNTHETIC_ROOT = ""
 
 
@@ -359,12 +356,6 @@ class Kueue(QueuePolicy):
     section = "9.5"
     solver = "numpy event-driven filling"
     zero_unguaranteed = True  # _Tree: nominal = nan_to_num(guarantee): no nominalQuota is a quota of 0
-
-    def refuse(self, instance: Instance) -> None:
-        super().refuse(instance)
-        if queues_of(instance).groups:  # flat, the fill is fast
-            most = limits.MAX_KUEUE_COHORT_QUEUES
-            refuse_beyond(instance.n, "users (queues)", f"{self.name} with cohorts", most, "MAX_KUEUE_COHORT_QUEUES")
 
     def shares(self, instance: Instance) -> dict[str, float]:
         """Kueue's integer share (``roundedWeightedShare``) of every leaf queue and group."""
@@ -869,9 +860,6 @@ def _sum(parts: list[_Piecewise], m: int) -> _Piecewise:
     knots = at[first]
     J = np.add.reduceat(jumps, first, axis=0)
     slope_after = np.cumsum(np.add.reduceat(turns, first, axis=0), axis=0)
-    # slopes that cancel to a rounding error are flat: flat shares are where levels jump
-    scale = np.cumsum(np.add.reduceat(np.abs(turns), first, axis=0), axis=0)
-    slope_after[np.abs(slope_after) <= FLAT * scale] = 0.0
     f0 = y[np.r_[0, ends[:-1] + 1]].sum(axis=0)
     rise = np.vstack([np.zeros((1, m)), np.cumsum(slope_after[:-1] * np.diff(knots)[:, None], axis=0)])
     right = f0 + np.cumsum(J, axis=0) + rise
