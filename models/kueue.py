@@ -859,7 +859,8 @@ def _sum(parts: list[_Piecewise], m: int) -> _Piecewise:
     first = np.flatnonzero(np.r_[True, at[1:] != at[:-1]])
     knots = at[first]
     J = np.add.reduceat(jumps, first, axis=0)
-    slope_after = np.cumsum(np.add.reduceat(turns, first, axis=0), axis=0)
+    # every part is nondecreasing: a negative slope is the rounding of slopes that cancel
+    slope_after = np.maximum(np.cumsum(np.add.reduceat(turns, first, axis=0), axis=0), 0.0)
     f0 = y[np.r_[0, ends[:-1] + 1]].sum(axis=0)
     rise = np.vstack([np.zeros((1, m)), np.cumsum(slope_after[:-1] * np.diff(knots)[:, None], axis=0)])
     right = f0 + np.cumsum(J, axis=0) + rise
