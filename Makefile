@@ -62,6 +62,7 @@ bench: $(STAMP) chromium
 	$(BIN)/python benchmarks/bench_simulator.py --full --json benchmarks/results_simulator.json
 	$(BIN)/python benchmarks/bench_startup.py --json benchmarks/results_startup.json
 	$(BIN)/python benchmarks/bench_memory.py --json benchmarks/results_memory.json
+	$(BIN)/python benchmarks/bench_queues.py --json benchmarks/results_queues.json
 	$(BIN)/python benchmarks/bench_table2.py --json benchmarks/results_table2.json
 
 # bench_explorer.py drives Debian's chromium: as root, install it when missing (as the browser test does)

@@ -18,9 +18,8 @@ same bounds); where ``hdrf``'s whole tasks land on the fluid allocation, the two
 
 from __future__ import annotations
 
-from fairalloc.core import limits
 from fairalloc.core.allocation import Allocation
-from fairalloc.core.registry import Mechanism, refuse_beyond, register
+from fairalloc.core.registry import Mechanism, register
 from fairalloc.engines.fluid_hierarchy import fluid_hdrf
 
 
@@ -32,9 +31,6 @@ class FluidHDRF(Mechanism):
         "cases, drf on a flat instance."
     )
     section = "9.1"
-
-    def refuse(self, instance):
-        refuse_beyond(instance.n, "users (queues)", self.name, limits.MAX_FLUID_USERS, "MAX_FLUID_USERS")
 
     def fast(self, instance):
         result = fluid_hdrf(instance)

@@ -39,12 +39,17 @@ request ``D_i``, at most ``T_i`` units) and offers go, bit by bit, to the role f
   among its own children the same way;
 * a child's units are bounded below by its *guarantee* ``lo_c`` (the largest multiple of ``A_c``
   within its guarantee on the resources it guarantees, and for a group at least what holds its
-  children's guarantees: stage 1, guarantees come before the rest is shared) and above by its
-  request (a group: until its last child's) and its *limit* ``hi_c`` (the largest multiple of
-  ``A_c`` within the limit);
+  children's lower bounds, ``sum_c lo_c A_c``, resource by resource: stage 1, guarantees come
+  before the rest is shared) and above by its request (a group: until its last child's) and its
+  *limit* ``hi_c`` (the largest multiple of ``A_c`` within the limit);
+* a guarantee is a quantity per resource, not a bundle (``__generateOffers`` stage 1 offers the
+  guaranteed resources unconditionally, the non-guaranteed ones that come with them only from the
+  headroom's surplus): when the children's bundles at ``lo`` do not fit together, a first filling
+  up to ``lo`` (bounds ``0 .. lo``) decides how far each gets, and the filling goes on from there;
 * at the root every top-level queue is charged ``max(guarantee, usage)`` per resource: what a
   guarantee leaves unused is held back as headroom and stays idle (Mesos' ``requiredHeadroom``),
-  also for a queue without request.  Guarantees that exceed the capacity are refused.
+  also for a queue without request.  Guarantees that exceed the capacity (a group's: its own or
+  its children's, whichever is more, per resource) are refused.
 
 One round at a node::
 
@@ -53,9 +58,14 @@ One round at a node::
                                                         C = the node's bundle)
 
 after which children at ``hi`` or needing a saturated resource (beyond their own guarantee)
-freeze.  :meth:`MesosDRF.fast` finds each round's level exactly from the breakpoints of the
-piecewise-linear charges; :meth:`MesosDRF.program` solves the same rounds as pulp LPs.  With no
-group, guarantee or limit it is DRF (``drf``) exactly.
+freeze.  :meth:`MesosDRF.program` solves these rounds as pulp LPs.  :meth:`MesosDRF.fast` passes
+them all in one sweep (:func:`_sweep`): the charges are piecewise linear in the level, with
+breakpoints where a child reaches ``hi`` or starts taking more of a resource than it holds; sorted
+once per node, each passed once with every resource's charge and slope kept, a resource that
+fills freezing the children taking more of it.  Cost: O(k m log(k m)) at a node of k children
+(the sort; O(m) per breakpoint, O(k m) per resource that fills), O(n m log n) for the tree, and
+memory O(n m) (the rounds were a pass over every breakpoint each, O(k^2 m), and their number grew
+with the queues).  With no group, guarantee or limit it is DRF (``drf``) exactly.
 
 Limits of the model: in the real sorter a subtree's allocation takes whatever shape its children's
 allocations give it; one shape per group, fixed for the whole filling, is the level-by-level
@@ -90,8 +100,8 @@ CPUs held back, the rest shared by DRF (both a and b at 8/9 of their request):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -112,24 +122,10 @@ else:
     pulp = deferred("pulp")
 
 
-@dataclass
-class _Node:
-    """A node of the role tree for the equilibrium: its shape, weight, bounds (in units of shape)."""
-
-    name: str
-    shape: np.ndarray  # leaf: D_i; group: sum_c (w_c / kappa_c) A_c over its growing children
-    weight: float
-    cap: float  # units the request allows (a group: until its last child reaches its bound)
-    guarantee: np.ndarray  # 0 where not guaranteed
-    limit: np.ndarray  # inf where none
-    leaf: int | None = None
-    kids: list[_Node] = field(default_factory=list)
-    lo: float = 0.0
-    hi: float = 0.0
-
-
-#: a round's highest level at a node (exact breakpoints, or an LP)
+#: a round's highest level at a node (an LP)
 _Level = Callable[["_Round"], float]
+#: the filling at a node: its children's units and the rounds (a sweep, or rounds of LPs)
+_Filling = Callable[["_Round"], tuple[np.ndarray, int]]
 
 
 @dataclass
@@ -150,6 +146,7 @@ class _Round:
     leaves: list[bool]  # which children are leaf queues (their LP variables are tasks_<queue>)
     resources: list[str]
     at_root: bool
+    guarantees: bool = False  # a first filling up to the lower bounds (they do not fit together)
 
 
 @register("mesos-drf")
@@ -194,8 +191,11 @@ class MesosDRF(QueuePolicy):
 
     # -- the equilibrium ----------------------------------------------------------------------
     def entitlement(self, instance: Instance) -> tuple[np.ndarray, dict[str, Any]]:
-        units, rounds = _equilibrium(self, instance, _exact_level)
-        return units[:, None] * instance.demand, {"rounds": rounds}
+        """Info: ``rounds``, the levels at which children froze (one sweep per node; the program's
+        are its LP rounds), and ``guarantees_cut``, the nodes whose children's guaranteed bundles
+        did not fit together."""
+        units, rounds, cut = _equilibrium(self, instance, _sweep)
+        return units[:, None] * instance.demand, {"rounds": rounds, "guarantees_cut": cut}
 
     def program(self, instance: Instance) -> Program:
         description = f"""{self.name}: the Mesos allocator's equilibrium as a sequence of LPs, node by node of the
@@ -205,8 +205,8 @@ role tree from the root, round by round at each node (children c of the node, un
                sum_c A_cj u_c <= C_j                                  (below: C = the node's bundle)
 k_c = max_j A_cj / R_j / w_c; after each round children at hi or needing a saturated resource freeze."""
 
-        root = _tree(self, instance)
-        first = _round_lp(self.name, _first_round(instance, root, instance.capacity.astype(float), True))
+        tree = _tree(self, instance)
+        first = _round_lp(self.name, _opening_round(instance, tree, tree.root, instance.capacity.astype(float), True))
         title = "root round 1"
 
         def level(rd: _Round, p: Program, solvers: set[str]) -> float:
@@ -221,9 +221,9 @@ k_c = max_j A_cj / R_j / w_c; after each round children at hi or needing a satur
         def solve(p: Program) -> Allocation:
             del p.models[1:]  # a solve that failed half-way starts again
             solvers: set[str] = set()
-            units, rounds = _equilibrium(self, instance, lambda rd: level(rd, p, solvers))
+            units, rounds, cut = _equilibrium(self, instance, lambda rd: _fill(rd, lambda r: level(r, p, solvers)))
             bundles = units[:, None] * instance.demand
-            info = {"rounds": rounds, "lps": len(p.models)}
+            info = {"rounds": rounds, "lps": len(p.models), "guarantees_cut": cut}
             return Allocation.from_bundles(instance, bundles, self.name, "program", "pulp+" + "/".join(solvers), info)
 
         return Program(
@@ -246,17 +246,19 @@ def _refuse_guarantee_above_limit(q: Queues) -> None:
     """A quota whose guarantee exceeds its limit is one Mesos refuses (apache/mesos at c1b42f79,
     ``src/master/quota.cpp``, ``validate(const QuotaConfig&)``: "'QuotaConfig.guarantees' ... is not
     contained within the 'QuotaConfig.limits'"), so no answer is given for it."""
-    for node in q.limit:
-        above = np.nan_to_num(q.guarantee[node], nan=0.0) > q.limit[node]
-        if above.any():
-            r = int(np.argmax(above))
-            table = "groups" if q.is_group(node) else "users"
-            raise CaseError(
-                f"{table}.{node}.guarantee.{q.resources[r]}: {q.guarantee[node][r]:g} is above the limit "
-                f"{q.limit[node][r]:g}: "
-                "Mesos refuses such a quota (src/master/quota.cpp, validate(QuotaConfig): the guarantees must lie "
-                "within the limits)"
-            )
+    names = list(q.limit)
+    g, lim = _quota(q, names, len(q.resources))
+    above = g > lim
+    if above.any():
+        v, r = divmod(int(np.argmax(above)), len(q.resources))  # the first node, as listed
+        node = names[v]
+        table = "groups" if q.is_group(node) else "users"
+        raise CaseError(
+            f"{table}.{node}.guarantee.{q.resources[r]}: {q.guarantee[node][r]:g} is above the limit "
+            f"{q.limit[node][r]:g}: "
+            "Mesos refuses such a quota (src/master/quota.cpp, validate(QuotaConfig): the guarantees must lie "
+            "within the limits)"
+        )
 
 
 def _share(usage: np.ndarray, capacity: np.ndarray, weight: float) -> float:
@@ -265,93 +267,192 @@ def _share(usage: np.ndarray, capacity: np.ndarray, weight: float) -> float:
 
 
 # -- the tree ---------------------------------------------------------------------------------
-def _tree(mech: MesosDRF, instance: Instance) -> _Node:
-    """The role tree, every node with its shape and bounds, built from the leaves up."""
+def _tree(mech: MesosDRF, instance: Instance) -> _Table:
+    """The role tree, every node with its shape and bounds, built from the leaves up: the leaves
+    in one pass over arrays, then the groups a level of depth at a time, deepest first, each level
+    in one pass over its children's rows (O(n m) in all)."""
     q = _queues(mech, instance)
-    D, T, R = instance.demand, instance.bounds(), instance.capacity
-    index = {u: i for i, u in enumerate(instance.users)}
-
-    def build(name: str | None) -> _Node:
-        if name is not None and not q.is_group(name):
-            i = index[name]
-            on = bool((D[i] > 0).any() and T[i] > 0)
-            leaf = _node(q, name, D[i] if on else np.zeros(instance.m), q.weight[name], float(T[i]) if on else 0.0, i)
-            return _bounded(leaf, R, [])
-        kids = [build(c) for c in q.children(name)]
-        # one unit of a group: every growing child at one unit of weighted dominant share
-        per_unit = [(k.weight / _dominant(k.shape, R), k) for k in kids if k.hi > 0 and _dominant(k.shape, R) > 0]
-        shape = np.sum([a * k.shape for a, k in per_unit], axis=0) if per_unit else np.zeros(instance.m)
-        cap = max((k.hi / a for a, k in per_unit), default=0.0)
-        node = _node(q, name, shape, 1.0 if name is None else q.weight[name], cap, None)
-        node.kids = kids
-        return _bounded(node, R, per_unit)
-
-    return build(None)
+    t = _Table(q, instance)
+    for rows in t.levels():
+        t.gather(rows)
+    return t
 
 
-def _dominant(shape: np.ndarray, R: np.ndarray) -> float:
+class _Table:
+    """Every node of the tree as a row (leaves, then groups, then the root): shape, weight, cap,
+    guarantee, limit, owed (its guarantee or its children's, whichever is more, per resource),
+    bounds (``lo``, ``hi``, in units of its shape), and each group's children's rows."""
+
+    def __init__(self, q: Queues, instance: Instance) -> None:
+        n, m, R = instance.n, instance.m, instance.capacity
+        self.names = [*instance.users, *q.groups]
+        self.row = {v: r for r, v in enumerate(self.names)}
+        self.root, self.n, self.R = len(self.names), n, R
+        top = self.root
+        up = [q.parent[v] for v in self.names]
+        self.parent: np.ndarray = np.array([top if p is None else self.row[p] for p in up] + [-1], dtype=int)
+        D, T = instance.demand, instance.bounds()
+        on = (D > 0).any(axis=1) & (T > 0)
+        self.shape = np.zeros((top + 1, m))
+        self.shape[:n] = np.where(on[:, None], D, 0.0)
+        self.cap = np.zeros(top + 1)
+        self.cap[:n] = np.where(on, T, 0.0)
+        self.weight = np.array([q.weight[v] for v in self.names] + [1.0], dtype=float)
+        g, lim = _quota(q, self.names, m)
+        self.g, self.lim = np.vstack([g, np.zeros((1, m))]), np.vstack([lim, np.full((1, m), np.inf)])
+        self.lo, self.hi = np.zeros(top + 1), np.zeros(top + 1)
+        self.lo[:n], self.hi[:n] = _bounds(self.shape[:n], self.cap[:n], g[:n], lim[:n], np.zeros((n, m)), R)
+        self.held, self.owed = np.zeros((top + 1, m)), self.g.copy()
+        self.kids = {  # each group's children in file order
+            r: np.array([self.row[c] for c in q.children(None if r == top else self.names[r])], dtype=int)
+            for r in range(n, top + 1)
+        }
+
+    def name(self, r: int) -> str:
+        return "root" if r == self.root else self.names[r]
+
+    def levels(self) -> list[np.ndarray]:
+        """The groups' rows by depth, deepest first, the root last."""
+        depth = {self.root: 0}
+        for r in range(self.n, self.root):
+            chain = [r]
+            while chain[-1] not in depth:
+                chain.append(int(self.parent[chain[-1]]))
+            for v in reversed(chain[:-1]):
+                depth[v] = depth[int(self.parent[v])] + 1
+        by = np.array([depth[r] for r in range(self.n, self.root + 1)])
+        rows = np.arange(self.n, self.root + 1)
+        return [rows[by == d] for d in range(int(by.max(initial=0)), -1, -1)]
+
+    def gather(self, rows: np.ndarray) -> None:
+        """The groups ``rows`` from their children: one unit of a group is every growing child at
+        one unit of weighted dominant share; its lower bound holds its children's, per resource."""
+        kids = np.flatnonzero(np.isin(self.parent, rows))
+        up, S, hi = self.parent[kids], self.shape[kids], self.hi[kids]
+        kappa = _dominant(S, self.R)
+        grow = (hi > 0) & (kappa > 0)
+        per_unit = np.where(grow, self.weight[kids] / np.where(grow, kappa, 1.0), 0.0)
+        np.add.at(self.shape, up, per_unit[:, None] * S)
+        np.maximum.at(self.cap, up[grow], hi[grow] / per_unit[grow])
+        np.add.at(self.held, up, np.where(grow, self.lo[kids], 0.0)[:, None] * S)
+        under = np.zeros((len(self.owed), self.owed.shape[1]))
+        np.add.at(under, up, self.owed[kids])
+        self.owed[rows] = np.maximum(self.g[rows], under[rows])
+        bounds = _bounds(self.shape[rows], self.cap[rows], self.g[rows], self.lim[rows], self.held[rows], self.R)
+        self.lo[rows], self.hi[rows] = bounds
+
+
+def _quota(q: Queues, names: Sequence[str], m: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(k, m)`` guarantees (0 where none) and limits (inf where none) of ``names`` (none: the root)."""
+    if not names:
+        return np.zeros((1, m)), np.full((1, m), np.inf)
+    g = np.array([q.guarantee[v] for v in names], dtype=float).reshape(len(names), m)
+    return np.nan_to_num(g, nan=0.0), np.array([q.limit[v] for v in names], dtype=float).reshape(len(names), m)
+
+
+def _dominant(shapes: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """``(k,)``: each row's dominant share of the capacity (resources of capacity 0 left out)."""
     on = R > 0
-    return float(np.max(shape[on] / R[on], initial=0.0))
+    return np.max(shapes[:, on] / R[on], axis=1, initial=0.0)
 
 
-def _node(q: Queues, name: str | None, shape: np.ndarray, weight: float, cap: float, leaf: int | None) -> _Node:
-    m = len(q.resources)
-    g = np.zeros(m) if name is None else np.nan_to_num(np.asarray(q.guarantee[name], dtype=float), nan=0.0)
-    lim = np.full(m, np.inf) if name is None else np.asarray(q.limit[name], dtype=float)
-    return _Node(name or "root", np.asarray(shape, dtype=float), weight, cap, g, lim, leaf)
-
-
-def _bounded(node: _Node, R: np.ndarray, per_unit: list[tuple[float, _Node]]) -> _Node:
-    """``hi``: request and limit (nothing when it needs a resource of capacity 0); ``lo``: its
-    guarantee, or for a group what holds its children's guarantees; never above ``hi``."""
-    A = node.shape
+def _bounds(
+    A: np.ndarray, cap: np.ndarray, g: np.ndarray, lim: np.ndarray, held: np.ndarray, R: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``lo, hi`` of nodes of shapes ``A`` (rows).  ``hi``: request and limit (nothing when it
+    needs a resource of capacity 0); ``lo``: its guarantee, or for a group what holds its
+    children's lower bounds ``held``, added up resource by resource (a guarantee is a quantity
+    per resource: each child's ``lo_c / a_c`` would scale every other child up with it); never
+    above ``hi``."""
     need = A > 0
-    hi = 0.0 if (need & (R <= 0)).any() else node.cap
-    hi = min(hi, float(np.min(node.limit[need] / A[need], initial=np.inf)))
-    guaranteed = need & (node.guarantee > 0)
-    lo = float(np.min(node.guarantee[guaranteed] / A[guaranteed])) if guaranteed.any() else 0.0
-    lo = max([lo, *(k.lo / a for a, k in per_unit)])
-    node.lo, node.hi = min(lo, hi), hi
-    return node
+    safe = np.where(need, A, 1.0)
+    hi = np.where((need & (R <= 0)).any(axis=1), 0.0, cap)
+    hi = np.minimum(hi, np.min(np.where(need, lim / safe, np.inf), axis=1))
+    guaranteed = need & (g > 0)
+    lo = np.where(guaranteed.any(axis=1), np.min(np.where(guaranteed, g / safe, np.inf), axis=1), 0.0)
+    lo = np.maximum(lo, np.max(np.where(need, held / safe, 0.0), axis=1))
+    return np.minimum(lo, hi), hi
 
 
 # -- the filling, node by node ----------------------------------------------------------------
-def _equilibrium(mech: MesosDRF, instance: Instance, level: _Level) -> tuple[np.ndarray, int]:
-    root = _tree(mech, instance)
+def _equilibrium(mech: MesosDRF, instance: Instance, fill: _Filling) -> tuple[np.ndarray, int, list[str]]:
+    """Each leaf's units, the rounds, and the nodes whose children's guarantees did not fit together."""
+    tree = _tree(mech, instance)
+    _refuse_guarantees_beyond(tree, instance)
     units = np.zeros(instance.n)
     rounds = 0
+    cut: list[str] = []
 
-    def split(node: _Node, capacity: np.ndarray, at_root: bool) -> None:
+    def split(row: int, capacity: np.ndarray, at_root: bool) -> None:
         nonlocal rounds
-        if not node.kids:
+        kids = tree.kids.get(row)
+        if kids is None or not len(kids):
             return
-        u, r = _fill(_first_round(instance, node, capacity, at_root), level)
+        u, r, shared = _fill_node(instance, tree, row, capacity, at_root, fill)
         rounds += r
-        for k, uk in zip(node.kids, u):
-            if k.leaf is not None:
-                units[k.leaf] = uk
-            else:
-                split(k, uk * k.shape, False)
+        cut.extend([tree.name(row)] if shared else [])
+        leaf = kids < tree.n
+        units[kids[leaf]] = u[leaf]
+        for k, uk in zip(kids[~leaf].tolist(), u[~leaf].tolist()):
+            split(k, uk * tree.shape[k], False)
 
-    split(root, instance.capacity.astype(float), True)
-    return units, rounds
+    split(tree.root, instance.capacity.astype(float), True)
+    return units, rounds, cut
 
 
-def _first_round(instance: Instance, node: _Node, capacity: np.ndarray, at_root: bool) -> _Round:
-    """The filling among ``node``'s children before its first round: every child at its guarantee."""
-    R = instance.capacity
-    kids = node.kids
-    A = np.array([k.shape for k in kids])
-    on = R > 0
-    key = np.array([np.max(k.shape[on] / R[on], initial=0.0) / k.weight for k in kids])
-    lo, hi = np.array([k.lo for k in kids]), np.array([k.hi for k in kids])
-    held = np.array([k.guarantee for k in kids]) if at_root else np.zeros_like(A)
+def _refuse_guarantees_beyond(tree: _Table, instance: Instance) -> None:
+    """Guarantees beyond the capacity, per resource, are refused: Mesos' headroom
+    (``__generateOffers``, ``requiredHeadroom``) could never hold them."""
+    need, capacity = tree.owed[tree.kids[tree.root]].sum(axis=0), instance.capacity
+    over = need > capacity * (1 + FEASIBILITY)
+    if over.any():
+        j = int(np.argmax(over))
+        raise CaseError(
+            f"guarantee: the guarantees under root need {need[j]:g} {instance.resources[j]}, "
+            f"more than the {capacity[j]:g} there are"
+        )
+
+
+def _fill_node(
+    instance: Instance, tree: _Table, row: int, capacity: np.ndarray, at_root: bool, fill: _Filling
+) -> tuple[np.ndarray, int, bool]:
+    """The units of ``node``'s children and the rounds: from their lower bounds, or, when those
+    do not fit together (then also ``True``), from what a first filling up to them reaches."""
+    rd = _opening_round(instance, tree, row, capacity, at_root)
+    units, rounds = fill(rd)
+    if not rd.guarantees:
+        return units, rounds, False
+    rest = _first_round(instance, tree, row, capacity, at_root)
+    rest.lo, rest.units, rest.index = units, units, rounds
+    units, more = fill(rest)
+    return units, rounds + more, True
+
+
+def _opening_round(instance: Instance, tree: _Table, row: int, capacity: np.ndarray, at_root: bool) -> _Round:
+    """The first round at ``node``: its children at their lower bounds, or, when those bundles
+    do not fit together (a guarantee on one resource brings the others its shape needs), a first
+    filling from 0 up to them."""
+    rd = _first_round(instance, tree, row, capacity, at_root)
+    if (_charges(rd, 0.0) <= capacity * (1 + FEASIBILITY)).all():
+        return rd
+    rd.active, rd.guarantees = rd.active & (rd.lo > 0), True
+    rd.lo, rd.hi, rd.units = np.zeros_like(rd.lo), np.where(rd.active, rd.lo, 0.0), np.zeros_like(rd.lo)
+    return rd
+
+
+def _first_round(instance: Instance, tree: _Table, row: int, capacity: np.ndarray, at_root: bool) -> _Round:
+    """The filling among ``row``'s children before its first round: every child at its guarantee."""
+    kids = tree.kids[row]
+    A = tree.shape[kids]
+    key = _dominant(A, instance.capacity) / tree.weight[kids]
+    lo, hi = tree.lo[kids], tree.hi[kids]
+    held = tree.g[kids] if at_root else np.zeros_like(A)
     active = (key > 0) & (hi > 0)
-    names = [k.name for k in kids]
-    leaves = [k.leaf is not None for k in kids]
+    names = [tree.names[k] for k in kids.tolist()]
+    leaves = (kids < tree.n).tolist()
     units = np.where(active, lo, 0.0)
     resources = list(instance.resources)
-    return _Round(node.name, 1, A, key, lo, hi, held, capacity, units, active, names, leaves, resources, at_root)
+    return _Round(tree.name(row), 0, A, key, lo, hi, held, capacity, units, active, names, leaves, resources, at_root)
 
 
 def _charges(rd: _Round, t: float) -> np.ndarray:
@@ -363,18 +464,10 @@ def _charges(rd: _Round, t: float) -> np.ndarray:
 def _fill(rd: _Round, level: _Level) -> tuple[np.ndarray, int]:
     """Max-min of ``key * u`` over the children of a node, with bounds and held-back guarantees."""
     A, key, lo, hi, held, capacity, node = rd.shapes, rd.key, rd.lo, rd.hi, rd.held, rd.capacity, rd.node
-    slack = FEASIBILITY * capacity
-    start = _charges(rd, 0.0)
-    if (start > capacity + slack).any():
-        j = int(np.argmax(start > capacity + slack))
-        raise CaseError(
-            f"guarantee: the guarantees under {node} need {start[j]:g} {rd.resources[j]}, "
-            f"more than the {capacity[j]:g} there are"
-        )
     rounds = 0
     while rd.active.any():
         rounds += 1
-        rd.index = rounds
+        rd.index += 1
         t = level(rd)
         u = np.clip(t / np.where(key > 0, key, np.inf), lo, hi)
         u = np.where(rd.active, u, rd.units)
@@ -389,30 +482,117 @@ def _fill(rd: _Round, level: _Level) -> tuple[np.ndarray, int]:
     return rd.units, rounds
 
 
-def _exact_level(rd: _Round) -> float:
-    """The highest level whose charges fit: the charges are piecewise linear in the level, with
-    breakpoints where a child leaves a bound or starts using more than its guarantee."""
-    act = rd.active
-    k, A = rd.key[act], rd.shapes[act]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        over = k[:, None] * rd.held[act] / A
-    points = np.concatenate([k * rd.lo[act], k * rd.hi[act], over[np.isfinite(over)]])
-    # beyond every finite breakpoint some active child alone outgrows the capacity
-    need = A > 0
-    grow = np.where(need, (rd.capacity + rd.held.sum(axis=0) + 1.0) / np.where(need, A, 1.0), np.inf).min(axis=1)
-    points = np.unique(np.concatenate([points[np.isfinite(points)], k * np.maximum(grow, rd.lo[act]) * 2 + 1.0]))
-    prev = 0.0
-    fits = rd.capacity * (1 + SATURATION)
-    c_prev = _charges(rd, prev)
-    for t in points[points > 0]:
-        c = _charges(rd, t)
-        if (c > fits).any():
-            slope = (c - c_prev) / (t - prev)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                cross = np.where(c > fits, prev + (rd.capacity - c_prev) / slope, np.inf)
-            return float(max(prev, cross.min()))
-        prev, c_prev = float(t), c
-    return prev
+def _sweep(rd: _Round) -> tuple[np.ndarray, int]:
+    """The filling at a node in one sweep of its breakpoints (the same answer as its rounds, each
+    round's level found exactly): the charges are piecewise linear in the level ``t``, with
+    breakpoints where a child starts taking more of resource ``j`` than it holds
+    (``t = k_c max(lo_c, g_cj / A_cj)``) and where it reaches ``hi_c``.  They are sorted once and
+    passed in order, each resource's charge and slope kept up to date; when a resource fills
+    (``capacity - charge`` over the slope comes before the next breakpoint) the children taking
+    more of it freeze, and a child that would start taking more of a full resource freezes there.
+    Cost: O(k m log(k m)) for the sort, O(m) per breakpoint, O(k m) per resource that fills."""
+    sw = _Sweep(rd)
+    times, codes = sw.breakpoints()
+    m = rd.shapes.shape[1]
+    for te, code in zip(times.tolist(), codes.tolist()):
+        c, j = divmod(code, m + 1)
+        if not sw.active[c]:
+            continue
+        sw.fill_until(te)
+        if not sw.active[c]:
+            continue
+        if j == m:
+            sw.freeze(c, float(rd.hi[c]))
+        elif sw.saturated[j]:  # taking more of a full resource: it stops here
+            sw.freeze(c, min(max(te / float(rd.key[c]), float(rd.lo[c])), float(rd.hi[c])))
+        else:
+            sw.rise(c, j)
+    sw.fill_until(np.inf)
+    return sw.units, len(sw.moments)
+
+
+class _Sweep:
+    """The state of :func:`_sweep`: the level, each resource's charge and slope (Python lists: a
+    breakpoint touches one or a few resources), who still grows on what."""
+
+    def __init__(self, rd: _Round) -> None:
+        self.rd = rd
+        self.active = rd.active.copy()
+        self.units = rd.units.astype(float).copy()
+        self.key = np.where(self.active, rd.key, 1.0)
+        self.rate = (rd.shapes / self.key[:, None]).tolist()  # d charge_j / d level while c grows on j
+        self.capacity = rd.capacity.astype(float).tolist()
+        self.t = 0.0
+        self.moments: set[float] = set()
+        self.growing = np.zeros(rd.shapes.shape, dtype=bool)  # (c, j): c's charge on j grows with t
+        self.saturated = np.zeros(rd.shapes.shape[1], dtype=bool)
+        self.resaturate()
+
+    def breakpoints(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every child's rises (``(c, j)`` coded ``c (m + 1) + j``) and stop at ``hi`` (``j = m``),
+        in order of level (a rise at or after ``hi`` never happens)."""
+        rd, key = self.rd, self.key
+        top = np.where(self.active, key * rd.hi, np.inf)
+        A = rd.shapes
+        with np.errstate(divide="ignore", invalid="ignore"):
+            start = key[:, None] * np.maximum(np.where(A > 0, rd.held / A, np.inf), rd.lo[:, None])
+        start[~(A > 0) | (start >= top[:, None]) | ~self.active[:, None]] = np.inf
+        times = np.concatenate([start, top[:, None]], axis=1).ravel()
+        order = np.argsort(times, kind="stable")
+        order = order[np.isfinite(times[order])]
+        return times[order], order
+
+    def resaturate(self) -> None:
+        """At the current level: mark the full resources, freeze the children at ``hi`` or taking
+        more of a full resource (the rule of a round's end), and recount the slopes."""
+        rd = self.rd
+        u = np.where(self.active, np.clip(self.t / self.key, rd.lo, rd.hi), self.units)
+        use = u[:, None] * rd.shapes
+        charge = np.maximum(rd.held, use).sum(axis=0)
+        self.saturated |= charge >= rd.capacity * (1 - SATURATION)
+        own = use >= rd.held * (1 - SATURATION)
+        stop = self.active & ((u >= rd.hi * (1 - SATURATION)) | ((rd.shapes > 0) & self.saturated & own).any(axis=1))
+        if stop.any():
+            self.units[stop] = u[stop]
+            self.active &= ~stop
+            self.moments.add(self.t)
+        self.growing &= self.active[:, None]
+        self.charge = charge.tolist()
+        self.slope = (rd.shapes / self.key[:, None] * self.growing).sum(axis=0).tolist()
+        self.count = self.growing.sum(axis=0).tolist()
+
+    def fill_until(self, te: float) -> None:
+        """Raise the level to ``te``, stopping where a resource fills."""
+        m = len(self.capacity)
+        while True:
+            ts = np.inf
+            for j in range(m):
+                if self.slope[j] > 0:
+                    ts = min(ts, self.t + (self.capacity[j] - self.charge[j]) / self.slope[j])
+            if ts > te or ts == np.inf:
+                break
+            self.t = max(self.t, ts)
+            self.resaturate()
+        if te < np.inf:
+            dt = te - self.t
+            self.charge = [c + s * dt for c, s in zip(self.charge, self.slope)]
+            self.t = te
+
+    def rise(self, c: int, j: int) -> None:
+        if not self.growing[c, j]:
+            self.growing[c, j] = True
+            self.slope[j] += self.rate[c][j]
+            self.count[j] += 1
+
+    def freeze(self, c: int, u: float) -> None:
+        self.units[c] = u
+        self.active[c] = False
+        self.moments.add(self.t)
+        for j, on in enumerate(self.growing[c].tolist()):
+            if on:
+                self.count[j] -= 1
+                self.slope[j] = self.slope[j] - self.rate[c][j] if self.count[j] else 0.0
+        self.growing[c] = False
 
 
 def _round_lp(name: str, rd: _Round) -> tuple[pulp.LpProblem, pulp.LpVariable]:

@@ -81,3 +81,24 @@ def test_no_lie_writes_nothing(tmp_path, capsys):
 def test_help_teaches_with_an_example(capsys):
     assert main(["audit", "--help"]) == 0
     assert "Example:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("name", "policy"), [("drf-theorem-4", "ceei"), ("report-volcano-4165", "volcano-proportion")])
+def test_each_queue_is_searched_once_and_every_step_is_shown(name, policy):
+    """Strategy-proofness is read off the queues' own searches (the same seed and budget as the
+    check's search, which the audit used to run a second time): the same answer as ``check``'s,
+    with the same evaluations; ``progress`` sees each property, then each active queue, with the
+    number of steps."""
+    case = load_case(name)
+    seen = []
+    report = audit(case, policy, budget=60, progress=lambda step, steps: seen.append((step, steps)))
+    expected = check(policy, case.instance, budget=60)
+    assert list(report.properties) == [n for n in expected if n != "strategy_proofness" or expected[n].applicable]
+    for n, r in expected.items():
+        if n in report.properties:
+            got = report.properties[n]
+            assert (got.holds, got.margin, got.evaluations, got.note) == (r.holds, r.margin, r.evaluations, r.note), n
+    searched = [q for q in case.instance.users if q in report.lies]
+    assert [s for s, _ in seen] == [*(n for n in expected if n != "strategy_proofness"), *searched]
+    assert {steps for _, steps in seen} == {len(seen)}
+    assert sum(lie.lie.evaluations for lie in report.lies.values()) == expected["strategy_proofness"].evaluations

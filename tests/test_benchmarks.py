@@ -61,3 +61,19 @@ def test_the_simulator_benchmark_records_its_commit_and_load(tmp_path):
     data = json.loads(out.read_text())
     _provenance(data, data["commit_measured"])
     assert "ratio" in proc.stdout
+
+
+def test_the_queues_benchmark_records_every_section_and_what_stopped_it(tmp_path):
+    """Its --quick on one policy: every section runs (a size over the cap is a row that says so)."""
+    out = tmp_path / "queues.json"
+    argv = ["--quick", "--policies", "yarn-capacity", "--cap", "5", "--json", str(out)]
+    proc = _run("benchmarks/bench_queues.py", *argv, timeout=HANG)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text())
+    _provenance(data, data["commit"])
+    assert set(data["runs"]) == {"growth", "program", "explain", "yarn", "read"}
+    assert {r["status"] for section in data["runs"].values() for r in section} <= {"ok", "time cap", "refused"}
+    workloads = [r["workload"] for r in data["rows"]]
+    assert any(w.startswith("yarn-capacity, depth 6: time over queues") for w in workloads), workloads
+    assert any(w.startswith("load_case of 1,000 queues") for w in workloads), workloads
+    assert "target" in proc.stdout

@@ -256,3 +256,23 @@ def test_malformed_arrays(section_4_1):
         alpha_fair_dual(D, R, w, np.zeros(2), T, 2)
     with pytest.raises(ValueError, match="D must be non-negative"):
         alpha_fair_dual(-D, R, w, c, T, 2)
+
+
+@pytest.mark.parametrize("alpha", [1.0, 2.0])
+def test_a_hessian_summed_block_by_block_solves_alike(alpha):
+    """Above GRAM_CELLS cells the Hessian is summed over blocks of rows (the last one short) in
+    one buffer: it is the one product to rounding, and the answer satisfies the KKT conditions.
+    Bounds on some users and a resource only they demand exercise the sub-matrix of free prices."""
+    from fairalloc.engines.dual_newton import GRAM_CELLS, _weighted_gram
+
+    rng = np.random.default_rng(36)
+    n, m = 3 * GRAM_CELLS // 6 + 17, 6
+    D = rng.uniform(0.1, 1.0, (n, m))
+    D[rng.random(n) < 0.5, 5] = 0.0
+    c = rng.uniform(0.5, 2.0, n)
+    one = (D * c[:, None]).T @ D
+    assert np.all(np.abs(_weighted_gram(D, c) - one) <= 1e-12 * np.abs(one))
+    R, w = np.full(m, 0.3 * n), rng.uniform(0.5, 2.0, n)
+    T = np.where(rng.random(n) < 0.2, rng.uniform(0.1, 1.0, n), np.inf)
+    tasks, prices, _ = alpha_fair_dual(D, R, w, c, T, alpha)
+    assert kkt_violation(D, R, w, c, T, alpha, tasks, prices) <= KKT_TOL

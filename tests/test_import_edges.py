@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fairalloc.cli import main
+from fairalloc.testing import places
 
 
 def _sibling(name: str):
@@ -71,14 +72,14 @@ def _dump(fmt: str, value) -> str:
 def _mutated(draw, fmt: str, value) -> str:
     """``value`` with one place replaced by an edge, or one list item (a document, a queue, a role)
     repeated with another value inside (a duplicate name)."""
-    paths = [p for p in HOSTILE._paths(value) if p]
+    paths = places(value)
     path = draw(st.sampled_from(paths))
     parent = value
     for key in path[:-1]:
         parent = parent[key]
     if isinstance(parent, list) and draw(st.booleans()):
         twin = json.loads(json.dumps(parent[path[-1]], default=str))
-        leaves = [p for p in HOSTILE._paths(twin) if p]
+        leaves = places(twin)
         if leaves:  # the twin differs somewhere, so that a silent merge would lose something
             where = draw(st.sampled_from(leaves))
             target = twin

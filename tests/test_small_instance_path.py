@@ -109,7 +109,7 @@ def test_dual_newton_in_blocks_of_rows_agrees(n, m, seed):
     inst = fairalloc.Instance(rng.integers(10, 100, m).astype(float), rng.integers(1, 10, (n, m)).astype(float))
     whole = fairalloc.solve(inst, "ceei", method="fast").tasks
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(dual_newton, "CHUNK_CELLS", m * 3)
+        patch.setattr(dual_newton, "GRAM_CELLS", m * 3)
         blocks = fairalloc.solve(fairalloc.Instance(inst.capacity, inst.demand), "ceei", method="fast").tasks
     assert blocks == pytest.approx(whole, rel=AGREEMENT, abs=AGREEMENT)
 

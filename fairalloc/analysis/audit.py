@@ -16,17 +16,19 @@ True
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from fairalloc.analysis.manipulation import search_lie, witness_case
-from fairalloc.analysis.properties import check
+from fairalloc.analysis.manipulation import VerifyResult, case_hints, check_budget, check_seed, search_lie, witness_case
+from fairalloc.analysis.properties import check_one, check_work, searched
 from fairalloc.analysis.results import Lie, PropertyResult
 from fairalloc.core import registry
 from fairalloc.core.queues import request
 from fairalloc.core.tolerances import PROPERTY
 from fairalloc.core.units import readable
+from fairalloc.core.vocabulary import property_names
 
 
 @dataclass
@@ -95,30 +97,62 @@ def _property_words(r: PropertyResult) -> str:
 
 def audit(case, policy: str | None = None, *, budget: int = 300, seed: int = 0, method: str = "auto", progress=None):
     """Audit ``policy`` (default: the case's ``policy``, else ``drf``) on ``case`` (a loaded case or
-    an instance); ``budget`` is the verifier's evaluations per queue; ``progress(queue)`` is called
-    before each queue's search."""
+    an instance); ``budget`` is the verifier's evaluations per queue; ``progress(step, steps)`` is
+    called before each step (a property's check, then a queue's search) with the number of steps.
+
+    Each active queue's lie is searched once, within ``budget``: strategy-proofness is read off
+    those searches (the check searched every queue with the same seed and budget, and the audit
+    then searched them all again), so the work is the properties' plus one search per queue."""
     inst = getattr(case, "instance", case)
     units = dict(getattr(case, "units", {}) or {})
     mech = registry.get(policy or getattr(case, "policy", None) or "drf")
-    properties = {
-        name: result
-        for name, result in check(mech, inst, method=method, budget=budget, seed=seed).items()
-        if name != "strategy_proofness" or result.applicable
-    }
-    truthful = np.asarray(mech.allocate(inst, method).bundles, dtype=float)
+    check_seed(seed)
+    check_budget(budget)
     active = np.asarray(request(inst).any(axis=1), dtype=bool)
+    names = property_names(None, mech.kind == "dynamic", queues=inst.queues is not None)
+    if mech.kind != "dynamic":
+        check_work(names, inst, budget=budget)  # every refusal before any work
+    # a static policy's strategy-proofness is the queues' searches below (none active: not applicable)
+    from_searches = mech.kind != "dynamic" and "strategy_proofness" in names and bool(active.any())
+    steps = len(names) - from_searches + int(active.sum())
+    step = _counter(progress, steps)
+    properties = {}
+    for name in names:
+        if name != "strategy_proofness" or not from_searches:
+            step(name)
+            properties[name] = check_one(mech, inst, name, method=method, budget=budget, seed=seed, checked=True)
+    truthful = np.asarray(mech.allocate(inst, method).bundles, dtype=float)
+    hints = case_hints(inst)
+    start = time.perf_counter()
+    found: list[Lie] = []
     lies: dict[str, QueueLie] = {}
     for i, q in enumerate(inst.users):
+        if active[i]:
+            step(q)
+        lie = search_lie(mech, inst, q, budget=budget, seed=seed, method=method, hints=hints.get(q, ()))
+        found.append(lie)  # an idle queue's: at once, it runs nothing whatever it reports
         if not active[i]:
             continue
-        if progress is not None:
-            progress(q)
-        lie = search_lie(mech, inst, q, budget=budget, seed=seed, method=method)
         # a queue reports its request; a paper case's user her demand per task
         lies[q] = _queue_lie(mech, inst, i, lie, truthful, inst.demand[i], units, method)
+    if from_searches:
+        result = VerifyResult(mech.name, inst.name, found, time.perf_counter() - start, seed, budget)
+        properties["strategy_proofness"] = searched(result)
+    properties = {n: properties[n] for n in names if n in properties}  # the check's order
+    properties = {n: r for n, r in properties.items() if n != "strategy_proofness" or r.applicable}
     best = max((x for x in lies.values() if x.profitable), key=lambda x: x.lie.gain, default=None)
     witness = witness_case(inst, mech.name, best.lie) if best is not None else None
     return AuditReport(mech.name, inst.name, properties, lies, witness)
+
+
+def _counter(progress, steps: int):
+    """``step(name)``: tells ``progress`` (if any) that step ``name`` of ``steps`` starts."""
+
+    def step(name: str) -> None:
+        if progress is not None:
+            progress(name, steps)
+
+    return step
 
 
 def _queue_lie(mech, inst, i: int, lie: Lie, truthful: np.ndarray, req: np.ndarray, units, method) -> QueueLie:

@@ -18,6 +18,13 @@ the numbers, never from a template that could be wrong for the case:
 
 The checks use :data:`~fairalloc.core.tolerances.PROPERTY` relative to each resource's capacity.
 
+Cost: one solve of the policy and one of each contrast mechanism, then O(n d m) for every node's
+bundle, request and level (``n`` queues, ``d`` the depth of the tree, ``m`` resources, each computed
+once), O(s log s) to sort each sibling set's levels once, and beyond that what the sentences say: a
+queue's peers are found by a binary search and listed, Kueue's lenders and lending limits are found
+once per cohort tree and resource and listed.  (The sentences used to look every queue up with
+``list.index`` and recompute each sibling's bundle for each queue: cubic in the queues.)
+
 >>> from fairalloc.io.cases import load_case
 >>> report = explain(load_case("report-volcano-1619"))
 >>> report.queues["test"].why[0]
@@ -98,7 +105,10 @@ class Explanation:
 
 
 class _Facts:
-    """The numbers every sentence is built from, computed once."""
+    """The numbers every sentence is built from, computed once: each node's bundle, request, level
+    and whether it is capped are kept per node (a queue's sentences read its siblings' and its
+    groups'), so that explaining every queue costs the tree's size times its depth plus what the
+    sentences say, not a pass over every queue for each sentence."""
 
     def __init__(self, inst: Instance, policy: str, bundles: np.ndarray, units: dict, expectation: dict, demand: str):
         self.inst, self.policy, self.units = inst, policy, units
@@ -120,6 +130,19 @@ class _Facts:
         self.L = self.Q.leaf_array("limit", self.users)
         self.U = self.Q.leaf_array("usage", self.users)
         self.active = self.req.sum(axis=1) > 0
+        self.index = {u: i for i, u in enumerate(self.users)}
+        self.total = self.A.sum(axis=0)
+        self._memo: dict[tuple, object] = {}
+
+    def guaranteed(self, j: int) -> float:
+        """What the guarantees of all queues add up to of resource ``j`` (once per resource)."""
+        return self.once(("guarantees", j), lambda: np.nansum(self.G[:, j]))
+
+    def once(self, key: tuple, compute):
+        """``compute()``, once per ``key`` (a node's bundle, a sibling set's levels, ...)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def quiet(self, amounts: np.ndarray, i: int | None = None) -> np.ndarray:
         """``amounts`` (every queue's row, or queue ``i``'s) with what lies within the noise of 0 as
@@ -136,17 +159,20 @@ class _Facts:
 
     def _rows(self, node: str) -> list[int]:
         leaves = self.Q.leaves(node) if self.Q.is_group(node) else [node]
-        return [self.users.index(u) for u in leaves]
+        return [self.index[u] for u in leaves]
 
     def node_bundle(self, node: str) -> np.ndarray:
-        """A node's entitlement: a leaf's own, a group's leaves' sum."""
-        return self.A[self._rows(node)].sum(axis=0)
+        """A node's entitlement: a leaf's own, a group's leaves' sum (read-only, kept)."""
+        return self.once(("bundle", node), lambda: _frozen(self.A[self._rows(node)].sum(axis=0)))
 
     def node_request(self, node: str) -> np.ndarray:
-        return self.req[self._rows(node)].sum(axis=0)
+        return self.once(("request", node), lambda: _frozen(self.req[self._rows(node)].sum(axis=0)))
 
     def level(self, node: str, j: int | None) -> float:
         """A node's weighted share: of resource ``j`` (per-resource policies), else dominant."""
+        return self.once(("level", node, j), lambda: self._level(node, j))
+
+    def _level(self, node: str, j: int | None) -> float:
         B, w = self.node_bundle(node), self.Q.weight[node]
         with np.errstate(divide="ignore", invalid="ignore"):
             shares = np.where(self.R > 0, B / self.R, 0.0)
@@ -154,12 +180,20 @@ class _Facts:
 
     def capped(self, node: str) -> bool:
         """Whether the node's own request or limit stops it (it would not take more)."""
+        return self.once(("capped", node), lambda: self._capped(node))
+
+    def _capped(self, node: str) -> bool:
         B, req = self.node_bundle(node), self.node_request(node)
         wants = req > 0
         if not wants.any() or np.all(B[wants] >= req[wants] - self.tol[wants]):
             return True
         limit = self.Q.limit[node]
         return bool(np.any(np.isfinite(limit) & (B >= limit - self.tol) & wants))
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
 
 
 def explain(
@@ -207,7 +241,7 @@ def _mapping(inst: Instance, row) -> dict[str, float]:
 
 
 def _explain_queue(f: _Facts, q: str, contrast: dict, expected: dict | None) -> QueueExplanation:
-    i = f.users.index(q)
+    i = f.index[q]
     A = f.A[i]
     out = QueueExplanation(
         name=q,
@@ -254,7 +288,7 @@ def _binding(f: _Facts, i: int) -> list[tuple[str, str]]:
         return [("request", f"Its request binds: it gets all it asks for ({f.amounts(req, wants)}).")]
     out += _limits(f, i)
     out += _guarantees(f, i)
-    total = f.A.sum(axis=0)
+    total = f.total
     for j in np.flatnonzero(wants & (total >= f.R - tol)):
         given = (
             f"the entitlements add up to {f.amount(j, total[j])}, more than its {f.amount(j, f.R[j])}"
@@ -300,7 +334,7 @@ def _guarantees(f: _Facts, i: int) -> list[tuple[str, str]]:
         return [_zero_guarantee(f, i, G, zero)]
     for j in np.flatnonzero(guaranteed):
         if abs(A[j] - G[j]) <= f.tol[j]:
-            total = np.nansum(f.G[:, j])
+            total = f.guaranteed(int(j))
             room = (
                 f"the guarantees of all queues take {f.amount(j, total)} of the {f.amount(j, f.R[j])}, so "
                 "nothing is left to share beyond them"
@@ -355,9 +389,8 @@ def _lending(f: _Facts, i: int) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     G = np.nan_to_num(f.G[i], nan=0.0)
     path = f.Q.path(q)
-    tree = f.Q.leaves(path[0]) if path else [q]
     for j in np.flatnonzero(A > G + f.tol):
-        unused = [k for k in tree if k != q and np.nan_to_num(f.Q.guarantee[k][j]) > f.node_bundle(k)[j] + f.tol[j]]
+        unused = [k for k in (_unused(f, path[0], int(j)) if path else []) if k != q]
         lenders = ", ".join(f"{k}'s {f.amount(j, f.Q.guarantee[k][j] - f.node_bundle(k)[j])}" for k in unused)
         out.append(
             (
@@ -367,7 +400,7 @@ def _lending(f: _Facts, i: int) -> list[tuple[str, str]]:
             )
         )
         for node in reversed(path):
-            capped = [k for k in f.Q.leaves(node) if k != q and np.isfinite(f.Q.lending_limit[k][j])]
+            capped = [k for k in _lending_capped(f, node, int(j)) if k != q]
             if capped:
                 lent = sum(f.Q.lending_limit[k][j] for k in capped)
                 out.append(
@@ -381,10 +414,28 @@ def _lending(f: _Facts, i: int) -> list[tuple[str, str]]:
     return out
 
 
+def _unused(f: _Facts, root: str, j: int) -> list[str]:
+    """The leaves under ``root`` holding less of ``j`` than their nominal quota, in user order (once
+    per cohort tree and resource: every borrower of the tree names them)."""
+
+    def compute() -> list[str]:
+        tree = f.Q.leaves(root)
+        rows = np.array([f.index[k] for k in tree], dtype=int)
+        unused = np.nan_to_num(f.G[rows, j]) > f.A[rows, j] + f.tol[j]
+        return [k for k, lends in zip(tree, unused) if lends]
+
+    return f.once(("unused", root, j), compute)
+
+
+def _lending_capped(f: _Facts, node: str, j: int) -> list[str]:
+    """The leaves under ``node`` with a lending limit of ``j``, in user order (once per node)."""
+    return f.once(("lending", node, j), lambda: [k for k in f.Q.leaves(node) if np.isfinite(f.Q.lending_limit[k][j])])
+
+
 def _sharing(f: _Facts, q: str) -> list[tuple[str, str]]:
     """Who the queue (and each of its groups) shares the last unit with, from the leaf upwards."""
     out: list[tuple[str, str]] = []
-    i = f.users.index(q)
+    i = f.index[q]
     j_dom = _dominant(f, i)
     if j_dom is not None:
         j, share = j_dom
@@ -410,11 +461,10 @@ def _dominant(f: _Facts, i: int) -> tuple[int, float] | None:
 
 def _peers(f: _Facts, node: str, j: int | None) -> str:
     """A sentence naming the siblings of ``node`` that hold as much per unit of weight."""
-    siblings = [s for s in f.Q.children(f.Q.parent[node]) if s != node and f.node_request(s).any()]
     mine = f.level(node, j)
     if mine <= 0:
         return ""
-    same = [s for s in siblings if not f.capped(s) and abs(f.level(s, j) - mine) <= PROPERTY * max(mine, 1e-12)]
+    same = [s for s in _level_peers(f, f.Q.parent[node], j, mine) if s != node]
     where = "the cluster" if f.Q.parent[node] is None else f"group {f.Q.parent[node]}"
     what = f"of {f.inst.resources[j]}" if j is not None else "of dominant share"
     if not same:
@@ -427,6 +477,30 @@ def _peers(f: _Facts, node: str, j: int | None) -> str:
         f"{who} shares the last unit {what} in {where} with {', '.join(same)}: they hold the same per unit of "
         f"weight (weights {weights}: {held})."
     )
+
+
+def _level_peers(f: _Facts, parent: str | None, j: int | None, mine: float) -> list[str]:
+    """The children of ``parent`` with a request, not capped, whose level is within
+    :data:`PROPERTY` of ``mine``, in file order.  Their levels are sorted once per sibling set, so
+    a query costs a binary search plus the peers it finds (the sentence names them all)."""
+    tol = PROPERTY * max(mine, 1e-12)
+    near = lambda s: abs(f.level(s, j) - mine) <= tol  # noqa: E731 (the test the sentence states)
+    order, levels, free = f.once(("peers", parent, j), lambda: _sibling_levels(f, parent, j))
+    if not np.isfinite(mine):  # no interval to search: every free sibling is tested
+        return [s for s in free if near(s)]
+    # a band twice as wide as the test, then the test itself: the same peers, whatever the rounding
+    lo = int(np.searchsorted(levels, mine - 2 * tol, side="left"))
+    hi = int(np.searchsorted(levels, mine + 2 * tol, side="right"))
+    found = sorted(order[lo:hi])
+    return [s for _, s in found if near(s)]
+
+
+def _sibling_levels(f: _Facts, parent: str | None, j: int | None) -> tuple[list, np.ndarray, list[str]]:
+    """The requesting, uncapped children of ``parent``: (position, name) by level, the sorted
+    levels (NaN left out: it is near nothing), and the children in file order."""
+    free = [s for s in f.Q.children(parent) if f.node_request(s).any() and not f.capped(s)]
+    pairs = sorted(((f.level(s, j), k, s) for k, s in enumerate(free) if not np.isnan(f.level(s, j))))
+    return [(k, s) for _, k, s in pairs], np.array([v for v, _, _ in pairs], dtype=float), free
 
 
 def _held(f: _Facts, node: str, j: int | None) -> str:
@@ -518,6 +592,10 @@ def _why_differs(f: _Facts, js: list[int]) -> list[str]:
 
 
 def _expectations_matrix(f: _Facts, js: list[int]) -> np.ndarray:
+    return f.once(("expected", *js), lambda: _expected(f, js))
+
+
+def _expected(f: _Facts, js: list[int]) -> np.ndarray:
     table = f.expectation
     out = np.full((len(f.users), len(js)), np.nan)
     for k, u in enumerate(f.users):

@@ -103,6 +103,20 @@ def random_instance(space: InstanceSpace, prop: str, rng: np.random.Generator, n
     return Instance(R, D, weights=weights, max_tasks=bounds, name=name)
 
 
+#: the production policies, the schedulers' own: what operator-sized queue trees
+#: (:func:`random_queue_tree`) are solved and explained with in the speed work's tests and benchmarks
+QUEUE_POLICIES = (
+    "drf",
+    "volcano-proportion",
+    "volcano-capacity",
+    "yarn-fair",
+    "yarn-capacity",
+    "kueue",
+    "yunikorn-fair",
+    "mesos-drf",
+    "hdrf-fluid",
+)
+
 #: resource names of random queue instances (as schedulers name them)
 QUEUE_RESOURCES = ("cpu", "memory", "gpu")
 
@@ -196,7 +210,14 @@ def random_queue_instance(space: InstanceSpace, prop: str, rng: np.random.Genera
     spec = _queue_config(rng, R, n)
     groups = _groups(rng, R, spec)
     users = [f"q{i + 1}" for i in range(n)]
-    weights = [spec[u]["weight"] for u in users]
+    return _queue_instance(R, D, spec, users, groups, name, max_tasks=live.astype(float))
+
+
+def _queue_instance(
+    R: np.ndarray, D: np.ndarray, spec: dict, users: list[str], groups: list[str], name: str, max_tasks=None
+) -> Instance:
+    """The instance of queues ``users`` under ``groups``, configured by ``spec``, as a loaded case is."""
+    m = len(R)
     nodes = {g: spec[g] for g in groups} | {u: spec[u] for u in users}
     hierarchy = None
     if groups:
@@ -205,16 +226,9 @@ def random_queue_instance(space: InstanceSpace, prop: str, rng: np.random.Genera
             "weight": {v: nodes[v]["weight"] for v in nodes},
         }
     return Instance(
-        R,
-        D,
-        resources=QUEUE_RESOURCES[:m],
-        users=users,
-        weights=weights,
-        max_tasks=live.astype(float),
-        name=name,
-        groups=hierarchy,
-        queues=Queues.build(QUEUE_RESOURCES[:m], nodes, groups),
-    )
+        R, D, resources=QUEUE_RESOURCES[:m], users=users, weights=[spec[u]["weight"] for u in users], name=name,
+        max_tasks=max_tasks, groups=hierarchy, queues=Queues.build(QUEUE_RESOURCES[:m], nodes, groups),
+    )  # fmt: skip
 
 
 def random_queue_tree(
@@ -249,39 +263,53 @@ def random_queue_tree(
     users = [f"q{i + 1}" for i in range(queues)]
     for u in users:
         spec[u]["parent"] = levels[-1][int(rng.integers(len(levels[-1])))] if levels else None
-    groups = _tree_groups(rng, R, spec, parents, [g for level in levels for g in level])
-    nodes = {g: spec[g] for g in groups} | {u: spec[u] for u in users}
-    hierarchy = None
-    if groups:
-        hierarchy = {
-            "parent": {v: nodes[v].get("parent") for v in nodes},
-            "weight": {v: nodes[v]["weight"] for v in nodes},
-        }
-    return Instance(
-        R, D, resources=QUEUE_RESOURCES[:m], users=users, weights=[spec[u]["weight"] for u in users], name=name,
-        groups=hierarchy, queues=Queues.build(QUEUE_RESOURCES[:m], nodes, groups),
-    )  # fmt: skip
+    groups = _tree_groups(rng, R, spec, parents, [g for level in levels for g in level], _leaf_needs(spec, users, D))
+    return _queue_instance(R, D, spec, users, groups, name)
+
+
+def _leaf_needs(spec: dict[str, dict[str, Any]], users: list[str], D: np.ndarray) -> dict[str, np.ndarray]:
+    """What each queue's guarantee holds for it, on every resource: the guarantee itself, or the
+    whole tasks it guarantees where a policy reads a guarantee as tasks (hdrf-fluid, mesos-drf: the
+    largest multiple of the request within the guarantee), whichever is more."""
+    out = {}
+    for i, u in enumerate(users):
+        g = np.nan_to_num(spec[u].get("guarantee", np.zeros(D.shape[1])), nan=0.0)
+        on = (g > 0) & (D[i] > 0)
+        tasks = float(np.min(g[on] / D[i][on])) if on.any() else 0.0
+        out[u] = np.fmax(g, tasks * D[i])
+    return out
 
 
 def _tree_groups(
-    rng: np.random.Generator, R: np.ndarray, spec: dict[str, dict[str, Any]], parents: dict, order: list[str]
+    rng: np.random.Generator,
+    R: np.ndarray,
+    spec: dict[str, dict[str, Any]],
+    parents: dict,
+    order: list[str],
+    leaf_need: dict[str, np.ndarray],
 ) -> list[str]:
     """The groups that hold a queue (empty ones dropped), each with a weight and perhaps a
-    guarantee and a limit; a group's limit holds its children's guarantees (no configuration has
-    less), so the limits are set from the deepest level up."""
+    guarantee and a limit.  A group's limit holds what its subtree is guaranteed (no configuration
+    has less): per child the larger of its own guarantee and what its subtree needs (a queue:
+    ``leaf_need``), summed, from the deepest level up, each node visited once."""
     held = {spec[u]["parent"] for u in spec if spec[u].get("parent")}
     for g in reversed(order):  # a group is kept when a kept group or a queue is under it
         if g in held and parents[g]:
             held.add(parents[g])
     groups = [g for g in order if g in held]
-    for g in reversed(groups):
+    need: dict[str, np.ndarray] = {g: np.zeros(len(R)) for g in groups}
+    for u, queue in spec.items():  # the queues (groups are not in spec yet)
+        if queue.get("parent"):
+            need[queue["parent"]] += leaf_need[u]
+    for g in reversed(groups):  # deepest first: a group's need is whole when it is reached
         node: dict[str, Any] = {"parent": parents[g], "weight": float(rng.integers(1, 4))}
         if rng.random() < 0.3:
             node["guarantee"] = _amounts(rng, R / len(groups), 0.2, 1.0)
         if rng.random() < 0.3:
-            under = [s["guarantee"] for s in spec.values() if s.get("parent") == g and "guarantee" in s]
-            floor = np.nansum(under, axis=0) if under else 0.0
-            node["limit"] = _limit(_amounts(rng, R, 0.3, 0.9), np.fmax(floor, node.get("guarantee", 0.0)))
+            floor = np.fmax(need[g], np.nan_to_num(node.get("guarantee", np.zeros(len(R))), nan=0.0))
+            node["limit"] = _limit(_amounts(rng, R, 0.3, 0.9), floor)
+        if parents[g]:
+            need[parents[g]] += np.fmax(need[g], np.nan_to_num(node.get("guarantee", np.zeros(len(R))), nan=0.0))
         spec[g] = node
     return groups
 

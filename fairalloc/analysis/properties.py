@@ -538,7 +538,12 @@ def strategy_proofness(
     """No user gains true tasks by reporting another demand (searched by the verifier)."""
     from fairalloc.analysis.manipulation import search_lies
 
-    result = search_lies(mechanism, inst, focus, budget=budget, seed=seed, method=method, hints=hints or {})
+    return searched(search_lies(mechanism, inst, focus, budget=budget, seed=seed, method=method, hints=hints or {}))
+
+
+def searched(result) -> PropertyResult:
+    """Strategy-proofness as the verifier's search ``result`` (a ``VerifyResult``) answers it: a
+    profitable lie found violates it; none found holds it, within the evaluations spent."""
     note = f"no profitable lie found in {result.evaluations} evaluations (a search, not a proof)"
     best = result.best
     if best is None or not best.profitable:

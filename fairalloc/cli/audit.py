@@ -47,9 +47,15 @@ def audit(case, policy, budget, seed, method, out, fmt):
     if out is not None:
         output_path(out, "--out")
     loaded = load_case(case)
-    bar = progress_bar(total=loaded.instance.n, unit="queue", desc="audit", leave=False)
+    bar = progress_bar(total=None, unit="step", desc="audit", leave=False)
+
+    def step(name: str, steps: int) -> None:  # a property's check or a queue's search starts
+        bar.total = steps
+        bar.set_postfix_str(name, refresh=False)
+        bar.update(1)
+
     with bar:
-        report = run_audit(loaded, policy, budget=budget, seed=seed, method=method, progress=lambda q: bar.update(1))
+        report = run_audit(loaded, policy, budget=budget, seed=seed, method=method, progress=step)
     wrote = out is not None and report.witness is not None
     if wrote:
         write_yaml(out, report.witness)

@@ -189,10 +189,6 @@ MAX_HDRF_DECISIONS = 300_000
 #: with both (measured 1 s at 5,000 queues in 10 groups, 5.5 s in 100 groups, 28 s at 10,000 in
 #: 100; 10,000 in one group: 0.3 s); more are refused before the fill
 MAX_YUNIKORN_QUEUE_GROUPS = 500_000
-#: users (queues) of the fluid H-DRF (``hdrf-fluid``): its curves hold every leaf's task count at
-#: every breakpoint, quadratic in time and memory (measured 1.4 s at 2,000, 6 s at 3,000, 18 s at
-#: 5,000, and a MemoryError beside other work); more are refused before the curves are built
-MAX_FLUID_USERS = 3_000
 #: users of a dynamic mechanism solved as a program (one LP per arrival, the k-th with k
 #: variables: quadratic work); more are refused before the first LP (the fast path has no limit)
 MAX_DYNAMIC_PROGRAM_USERS = 2_000

@@ -27,3 +27,9 @@ NOISE_ULPS = 2
 FIT = 1e-12
 #: A lie is profitable when it raises the liar's true task count by more than this (relative, floor 1).
 GAIN = 1e-7
+#: The dynamic threshold step (DMFA-SRQ, DDRF): a resource's free room within this many roundings
+#: of the numbers it was computed from is a tie with the resource that binds, hence zero.
+ROOM_ULPS = 16
+#: The dynamic threshold step: every level ``M^k`` agrees with the exact rational level to this
+#: (relative), whatever the shares (a step's rounding is a few units of ``eps M^k``, not ``eps Q / q``).
+DYNAMIC_STEP = 1e-12
