@@ -584,8 +584,10 @@ class _Fluid:
         f = _insert(f, _max_crossings(f.s, -f.y, -slopes))  # the lowest response binds
         past = f.y[-1] + slopes * max(1.0, f.s[-1])  # past every crossing: the lowest there binds
         env = _Piecewise(f.s, f.y.min(axis=1, keepdims=True), slopes[np.argmin(past)][None])
-        env = _insert(env, _crossings(env, np.array([self.cap[i]])))
-        capped = env.y[:, 0] >= self.cap[i]
+        env, stop = _through(env, np.array([self.cap[i]]))
+        # the knot where the response meets its cap is read by interpolation, which may round just
+        # below the cap: past that knot the queue is stopped all the same
+        capped = (env.y[:, 0] >= self.cap[i]) | (env.s >= min(stop, default=math.inf))
         s, tail = (env.s[: int(np.argmax(capped)) + 1], 0.0) if capped.any() else (env.s, env.tail[0])
         x = np.array([self.leaf_at(u, v) for v in s])
         return _Piecewise(s, x[:, None] * d, tail * d)
@@ -603,7 +605,7 @@ class _Fluid:
         where its share is flat, and stays where its share jumps (just below, as the search did)."""
         t = self.tree
         U = self._usage_fn(g)
-        U = _insert(U, _crossings(U, t.quota[g]))
+        U, _ = _through(U, t.quota[g])
         over, weights = self._over(g, U)
         U = _insert(U, _max_crossings(U.s, over @ weights, (np.where(np.isfinite(t.quota[g]), U.tail, 0.0)) @ weights))
         over, weights = self._over(g, U)
@@ -794,9 +796,9 @@ def _insert(f: _Piecewise, points: list[float]) -> _Piecewise:
     return _Piecewise(np.insert(f.s, at, new), np.insert(f.y, at, f.at(new), axis=0), f.tail)
 
 
-def _crossings(f: _Piecewise, bound: np.ndarray) -> list[float]:
-    """Where each column of ``f`` passes its ``bound`` inside a linear piece or past the last knot
-    (once at most: ``f`` is nondecreasing)."""
+def _crossings(f: _Piecewise, bound: np.ndarray) -> list[tuple[float, int]]:
+    """``(level, column)`` where each column of ``f`` passes its ``bound`` inside a linear piece or
+    past the last knot (once at most: ``f`` is nondecreasing)."""
     s, y = f.s, f.y
     out = []
     for j in np.flatnonzero(np.isfinite(bound) & (bound > 0)):
@@ -804,15 +806,30 @@ def _crossings(f: _Piecewise, bound: np.ndarray) -> list[float]:
         c = int(np.argmax(col > a))
         if col[c] > a:
             if c > 0 and s[c] > s[c - 1] and col[c - 1] < a:
-                out.append(s[c - 1] + (a - col[c - 1]) * (s[c] - s[c - 1]) / (col[c] - col[c - 1]))
+                out.append((s[c - 1] + (a - col[c - 1]) * (s[c] - s[c - 1]) / (col[c] - col[c - 1]), int(j)))
         elif f.tail[j] > 0 and col[-1] < a:
-            out.append(s[-1] + (a - col[-1]) / f.tail[j])
+            out.append((s[-1] + (a - col[-1]) / f.tail[j], int(j)))
     return out
+
+
+def _through(f: _Piecewise, bound: np.ndarray) -> tuple[_Piecewise, list[float]]:
+    """``f`` with a knot where each column passes its ``bound``, valued at the bound exactly there;
+    and those knots.  Read by interpolation the value may round a unit above the bound: then
+    ``max(0, f - bound)``, or a share, is a few 1e-15 there instead of 0, and a cohort's response
+    that jumps at that share (its share flat while its usage grows) becomes a ramp of slope 1e15,
+    whose cancellation in :func:`_sum`'s running slope left errors of 0.1 per unit level."""
+    points = _crossings(f, bound)
+    g = _insert(f, [level for level, _ in points])
+    y = g.y.copy()
+    for level, j in points:
+        if level not in f.s:  # a knot of its own: the bound is its value (to rounding)
+            y[int(np.searchsorted(g.s, level)), j] = bound[j]
+    return _Piecewise(g.s, y, g.tail), [level for level, _ in points]
 
 
 def _above_bound(f: _Piecewise, bound: np.ndarray) -> _Piecewise:
     """``max(0, f - bound)``, a knot added where a column passes its bound."""
-    f = _insert(f, _crossings(f, bound))
+    f, _ = _through(f, bound)
     with np.errstate(invalid="ignore"):
         y = np.maximum(0.0, f.y - bound)
     return _Piecewise(f.s, y, np.where(np.isfinite(bound), f.tail, 0.0))
