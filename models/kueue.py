@@ -472,20 +472,8 @@ class _Fluid:
         requests = pos.any(axis=1)
         self.x0 = np.where(requests, np.minimum(self.T, within), 0.0)
         self.cap = np.where(requests, np.minimum(self.T, limit), 0.0)
-        # leaf_at's operands as floats, on the resources each leaf requests: it runs at every
-        # bisection step, where numpy's per-call cost on a few numbers was most of its time
-        nominal, demand = N.tolist(), self.D.tolist()
-        self._rows = [
-            (
-                self.w[u],
-                [
-                    (lent, [(nominal[i][j], demand[i][j]) for j in g if demand[i][j] > 0])
-                    for g, lent in zip(self.flavored, self.lend_of[u])
-                    if any(demand[i][j] > 0 for j in g)
-                ],
-            )
-            for i, u in enumerate(t.leaves)
-        ]
+        self._nominal_rows = N.tolist()
+        self._rows: dict[int, tuple[float, list[tuple[float, list[tuple[float, float]]]]]] = {}
         self._demand_rows = self.D.tolist()
         self.frozen = np.zeros(n, bool)
         self._leaves_under: dict[str, list[int]] = {}
@@ -502,13 +490,30 @@ class _Fluid:
             self.warnings.append(f"quotas exceed the capacity of {', '.join(over)}: entitlements are against quotas")
 
     # -- responses to a level -------------------------------------------------------------
+    def _row(self, i: int) -> tuple[float, list[tuple[float, list[tuple[float, float]]]]]:
+        """Leaf ``i``'s weight and, per Kubernetes resource it requests, the lendable and its
+        flavors' ``(nominal, demand)``: :meth:`leaf_at`'s operands as floats (it runs at every
+        bisection step, where numpy's per-call cost on a few numbers was most of its time), built
+        the first time asked (a queue without a cohort never is)."""
+        if i not in self._rows:
+            nominal, demand = self._nominal_rows[i], self._demand_rows[i]
+            self._rows[i] = (
+                self.w[self.tree.leaves[i]],
+                [
+                    (lent, [(nominal[j], demand[j]) for j in g if demand[j] > 0])
+                    for g, lent in zip(self.flavored, self.lend_of[self.tree.leaves[i]])
+                    if any(demand[j] > 0 for j in g)
+                ],
+            )
+        return self._rows[i]
+
     def leaf_at(self, u: str, s: float) -> float:
         i = self.tree.index[u]
         if self.frozen[i] or self.cap[i] <= self.x0[i]:
             return self.x[i] if self.frozen[i] else self.x0[i]
         if math.isinf(s):
             return self.cap[i]
-        w, rows = self._rows[i]
+        w, rows = self._row(i)
         sw = s * w  # numpy's order: (s w) lend / 1000, plus the nominal quota, over the demand
         fit = min(_largest_within(pairs, sw * lend / 1000.0) for lend, pairs in rows)
         return float(min(self.cap[i], max(self.x0[i], fit)))
@@ -582,7 +587,7 @@ class _Fluid:
         d = np.where(self.D[i] > 0, self.D[i], 0.0)
         if self.frozen[i] or self.cap[i] <= self.x0[i]:
             return _Piecewise(np.zeros(1), (self.leaf_at(u, 0.0) * d)[None], np.zeros(len(d)))
-        w, rows = self._rows[i]
+        w, rows = self._row(i)
         knots = [0.0]
         for lend, pairs in rows:  # where one more flavor starts borrowing
             ordered = sorted(pairs, key=lambda r: r[0] / r[1])
@@ -607,7 +612,7 @@ class _Fluid:
 
     def _fits(self, i: int, s: float) -> list[float]:
         """Each Kubernetes resource's response of leaf ``i`` to level ``s``, as :meth:`leaf_at`."""
-        w, rows = self._rows[i]
+        w, rows = self._row(i)
         sw = s * w
         return [_largest_within(pairs, sw * lend / 1000.0) for lend, pairs in rows]
 
