@@ -78,15 +78,23 @@ their unweighted ratios, as in ``CompareDRS``).
 ``fast`` computes it event by event: the levels of all cohorts are monotone functions of the root
 level ``t`` (a cohort's level is the largest one at which its own share stays <= its parent's
 level; inside a chain of single-child cohorts only the top's share binds); the next event is the
-largest ``t`` at which every constraint holds.  Both are found by :func:`_sup_at_most`: a share
-and a constraint's excess are nondecreasing and piecewise linear in the level, so secants find
-each in about nine evaluations where no lower cohort's level jumps (a bisection's 64 steps where
-one does).  Where a cohort's share stays flat while its queues grow (in a resource that is not
-its dominant one), its level jumps at the event; the jump is followed by a bisection of its own.
+largest ``t`` at which every constraint holds, found by :func:`_sup_at_most` (a constraint's
+excess is nondecreasing and piecewise linear in ``t``, so secants find it in about nine
+evaluations where no cohort's level jumps, a bisection's 64 steps where one does).  A cohort's
+level is read off its share, built once per event bottom-up as a piecewise linear function of its
+level (:meth:`_Fluid.prepare`): a queue's response has a knot where a flavor starts borrowing, two
+resources' responses cross or its request or limit stops it; a cohort's usage is the sum of its
+children's usage above their local quotas (their slope changes and jumps sorted together,
+:func:`_sum`), its share gains knots where a resource passes its quota or two resources' shares
+cross, and its response to its parent's level is its usage read at the inverse of its share.  So
+an event costs ``O(K log K)`` per level of cohorts for ``K`` knots (a few per queue), and
+evaluating the tree at a root level ``O(n log K)``; memory is linear in the knots.  Where a
+cohort's share stays flat while its queues grow (in a resource that is not its dominant one, or
+within local quota), its level jumps at the event; the jump is followed by a bisection of its own.
+Where a cohort's share jumps (a lower cohort's level jumps), its level stays just below the jump.
 ``info["levels"]``: each root cohort's level at every event (``inf``: every queue stopped by its
-request or limits).  The searches nest, one per level of branching cohorts, so the cost grows
-about tenfold with each level: on this machine a root over two levels of cohorts (8 queues)
-takes 0.4 s, over three levels (16 queues) 6.5 s, and over four (32 queues) 3 minutes.
+request or limits).  (The levels were found by nested searches before, one per level of branching
+cohorts, about tenfold the cost per level: 3 minutes for 32 queues under four levels.)
 :func:`simulate` is the independent check: it admits small pieces of request one at a time to the
 tournament's winner, as Kueue's scheduler does.
 
@@ -107,11 +115,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from fairalloc.core import limits
 from fairalloc.core.errors import CaseError
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import queues_of
-from fairalloc.core.registry import refuse_beyond, register
+from fairalloc.core.registry import register
 from fairalloc.engines.queue_policy import QueuePolicy
 
 #: ``math.MaxInt64``: Kueue's integer share of a zero-weight node that borrows
@@ -195,7 +202,11 @@ class _Tree:
         self.index = {u: i for i, u in enumerate(self.leaves)}
         self.parent: dict[str, str | None] = dict(q.parent)
         zero = np.zeros(self.m)
-        self.nominal = {v: np.nan_to_num(np.asarray(q.guarantee[v], float), nan=0.0) for v in self.parent}
+        # no nominalQuota is a quota of 0: read for every node at once (a call per node was a
+        # fifth of a flat tree's cost at 10^4 queues)
+        names = list(self.parent)
+        guarantees = np.array([q.guarantee[v] for v in names], float).reshape(len(names), self.m)
+        self.nominal = dict(zip(names, np.nan_to_num(guarantees, nan=0.0)))
         if not q.configured:  # a paper case: one cohort lending the capacity
             for v, p in list(self.parent.items()):
                 self.parent[v] = _SYNTHETIC_ROOT if p is None else p
@@ -233,6 +244,7 @@ class _Tree:
                 )
         self.lendable = {v: self.potential[p] if (p := self.parent[v]) is not None else zero for v in self.parent}
         self._bounds: dict[str, list[tuple[int, float, float]]] = {}
+        self._plans: dict[str | None, list[tuple[str, int, list[str]]]] = {}
         self._locals = {v: [float(a) for a in self.local[v]] for v in self.parent}
 
     def postorder(self, node: str | None = None) -> list[str]:
@@ -241,10 +253,12 @@ class _Tree:
             out += [*self.postorder(c), c]
         return out
 
-    def _usage_plan(self) -> list[tuple[str, int, list[str]]]:
-        if not hasattr(self, "_plan"):
-            self._plan = [(v, self.index.get(v, -1), self.kids[v]) for v in self.postorder()]
-        return self._plan
+    def _usage_plan(self, root: str | None = None) -> list[tuple[str, int, list[str]]]:
+        """The nodes of the tree (of ``root``'s subtree, ``root`` last), children first."""
+        if root not in self._plans:
+            below = self.postorder(root) + ([] if root is None else [root])
+            self._plans[root] = [(v, self.index.get(v, -1), self.kids[v]) for v in below]
+        return self._plans[root]
 
     def preorder(self, node: str | None = None) -> list[str]:
         out: list[str] = []
@@ -294,20 +308,22 @@ class _Tree:
             self._bounds[v] = [(int(j), float(bound[j]), float(max(1.0, abs(bound[j])))) for j in finite]
         return self._bounds[v]
 
-    def excess(self, leaf_usage: list[list[float]], nodes: list[str]) -> float:
+    def excess(self, leaf_usage, nodes: list[str], root: str | None = None) -> float:
         """The largest excess ``(used - bound) / max(1, |bound|)`` over the constraints of ``nodes``
         at ``leaf_usage`` (plain floats; ``-inf``: none), the negated slack of :meth:`violation`:
         they hold when it is at most :data:`FITS`.  On :meth:`float_usage`, since the filling asks
-        it at every step and numpy's per-call cost on a few numbers was most of that."""
-        U = self.float_usage(leaf_usage)
+        it at every step and numpy's per-call cost on a few numbers was most of that.  With
+        ``root``, ``nodes`` lie in its subtree, and only that subtree's usage is summed."""
+        U = self.float_usage(leaf_usage, root)
         return max(
             ((U[v][j] - bound) / scale for v in nodes for j, bound, scale in self._constraints(v)), default=-math.inf
         )
 
-    def float_usage(self, leaf_usage: list[list[float]]) -> dict[str, list[float]]:
-        """:meth:`usage` on plain floats: the same operations in the same order."""
+    def float_usage(self, leaf_usage, root: str | None = None) -> dict[str, list[float]]:
+        """:meth:`usage` on plain floats: the same operations in the same order (of the nodes of
+        ``root``'s subtree, with ``leaf_usage`` indexed by leaf index, where given)."""
         U: dict[str, list[float]] = {}
-        for v, i, kids in self._usage_plan():
+        for v, i, kids in self._usage_plan(root):
             if i >= 0:
                 U[v] = leaf_usage[i]
                 continue
@@ -344,12 +360,6 @@ class Kueue(QueuePolicy):
     section = "9.5"
     solver = "numpy event-driven filling"
     zero_unguaranteed = True  # _Tree: nominal = nan_to_num(guarantee): no nominalQuota is a quota of 0
-
-    def refuse(self, instance: Instance) -> None:
-        super().refuse(instance)
-        if queues_of(instance).groups:  # flat, the fill is fast
-            most = limits.MAX_KUEUE_COHORT_QUEUES
-            refuse_beyond(instance.n, "users (queues)", f"{self.name} with cohorts", most, "MAX_KUEUE_COHORT_QUEUES")
 
     def shares(self, instance: Instance) -> dict[str, float]:
         """Kueue's integer share (``roundedWeightedShare``) of every leaf queue and group."""
@@ -433,43 +443,41 @@ class _Fluid:
         self.T = np.asarray(instance.bounds(), float)
         n = len(t.leaves)
         self.w = {v: (t.weight[v] if t.weight[v] > 0 else ZERO_WEIGHT) for v in t.parent}
-        scale = max([1.0, *(float(np.max(t.quota[v][np.isfinite(t.quota[v])], initial=0)) for v in t.parent)])
+        # the nodes' quotas and lendables as matrices, read at once (numpy calls per node were a
+        # third of a flat tree's cost at 10^4 queues)
+        names = list(t.parent)
+        quota = np.array([t.quota[v] for v in names], float).reshape(len(names), t.m)
+        lendable = np.array([t.lendable[v] for v in names], float).reshape(len(names), t.m)
+        scale = max(1.0, float(np.max(np.where(np.isfinite(quota), quota, 0.0), initial=0.0)))
         # a resource nothing lends is an instant (steep) share, so the level stays continuous at 0
-        self.lend = {v: np.where(t.lendable[v] > 0, t.lendable[v], 1e-12 * scale) for v in t.parent}
+        self.lend = dict(zip(names, np.where(lendable > 0, lendable, 1e-12 * scale)))
         # Kueue's share adds a resource's flavors up (dominant_resource_share): the groups of
         # resource indices it adds, and each group's lendable (the same tiny one where none)
         bases = [kueue_resource(r) for r in t.resources]
         self.flavored = [[j for j, b in enumerate(bases) if b == base] for base in dict.fromkeys(bases)]
         self.merged = any(len(g) > 1 for g in self.flavored)
-        self.lend_of = {
-            v: [lent if (lent := float(t.lendable[v][g].sum())) > 0 else 1e-12 * scale for g in self.flavored]
-            for v in t.parent
-        }
-        self.x0, self.cap = np.zeros(n), np.zeros(n)
+        grouped = np.stack([lendable[:, g].sum(axis=1) for g in self.flavored], axis=1).tolist()
+        self.lend_of = {v: [lent if lent > 0 else 1e-12 * scale for lent in row] for v, row in zip(names, grouped)}
+        # each queue's largest multiple of its request within its nominal quota (x0) and within its
+        # borrowing limits (cap), for all queues at once: a numpy call per queue was most of the
+        # cost of a flat tree of 10^4 queues
+        N = np.array([t.nominal[u] for u in t.leaves], float).reshape(n, t.m)
+        room = N + np.array(
+            [t.borrowing_limit[u] if t.parent[u] is not None else np.zeros(t.m) for u in t.leaves], float
+        ).reshape(n, t.m)
+        pos = self.D > 0
         with np.errstate(divide="ignore", invalid="ignore"):
-            for i, u in enumerate(t.leaves):
-                pos = self.D[i] > 0
-                if not pos.any():
-                    continue
-                self.x0[i] = min(self.T[i], float(np.min(t.nominal[u][pos] / self.D[i][pos])))
-                room = t.nominal[u] + t.borrowing_limit[u] if t.parent[u] is not None else t.nominal[u]
-                self.cap[i] = min(self.T[i], float(np.min(room[pos] / self.D[i][pos])))
-        # leaf_at's operands as floats, on the resources each leaf requests: it runs at every
-        # bisection step, where numpy's per-call cost on a few numbers was most of its time
-        self._rows = [
-            (
-                self.w[u],
-                [
-                    (lent, [(float(t.nominal[u][j]), float(self.D[i, j])) for j in g if self.D[i, j] > 0])
-                    for g, lent in zip(self.flavored, self.lend_of[u])
-                    if (self.D[i, g] > 0).any()
-                ],
-            )
-            for i, u in enumerate(t.leaves)
-        ]
+            within = np.where(pos, N / self.D, np.inf).min(axis=1, initial=np.inf)
+            limit = np.where(pos, room / self.D, np.inf).min(axis=1, initial=np.inf)
+        requests = pos.any(axis=1)
+        self.x0 = np.where(requests, np.minimum(self.T, within), 0.0)
+        self.cap = np.where(requests, np.minimum(self.T, limit), 0.0)
+        self._nominal_rows = N.tolist()
+        self._rows: dict[int, tuple[float, list[tuple[float, list[tuple[float, float]]]]]] = {}
         self._demand_rows = self.D.tolist()
         self.frozen = np.zeros(n, bool)
         self._leaves_under: dict[str, list[int]] = {}
+        self._shares: dict[str, tuple[np.ndarray, np.ndarray, float]] = {}
         self.x = self.x0.copy()
         self.warnings: list[str] = []
         self._quota_warning(instance)
@@ -482,13 +490,30 @@ class _Fluid:
             self.warnings.append(f"quotas exceed the capacity of {', '.join(over)}: entitlements are against quotas")
 
     # -- responses to a level -------------------------------------------------------------
+    def _row(self, i: int) -> tuple[float, list[tuple[float, list[tuple[float, float]]]]]:
+        """Leaf ``i``'s weight and, per Kubernetes resource it requests, the lendable and its
+        flavors' ``(nominal, demand)``: :meth:`leaf_at`'s operands as floats (it runs at every
+        bisection step, where numpy's per-call cost on a few numbers was most of its time), built
+        the first time asked (a queue without a cohort never is)."""
+        if i not in self._rows:
+            nominal, demand = self._nominal_rows[i], self._demand_rows[i]
+            self._rows[i] = (
+                self.w[self.tree.leaves[i]],
+                [
+                    (lent, [(nominal[j], demand[j]) for j in g if demand[j] > 0])
+                    for g, lent in zip(self.flavored, self.lend_of[self.tree.leaves[i]])
+                    if any(demand[j] > 0 for j in g)
+                ],
+            )
+        return self._rows[i]
+
     def leaf_at(self, u: str, s: float) -> float:
         i = self.tree.index[u]
         if self.frozen[i] or self.cap[i] <= self.x0[i]:
             return self.x[i] if self.frozen[i] else self.x0[i]
         if math.isinf(s):
             return self.cap[i]
-        w, rows = self._rows[i]
+        w, rows = self._row(i)
         sw = s * w  # numpy's order: (s w) lend / 1000, plus the nominal quota, over the demand
         fit = min(_largest_within(pairs, sw * lend / 1000.0) for lend, pairs in rows)
         return float(min(self.cap[i], max(self.x0[i], fit)))
@@ -516,22 +541,117 @@ class _Fluid:
 
     def level_of(self, g: str, t: float) -> float:
         """The largest level of the end of ``g``'s chain at which ``g``'s own share stays <= its
-        parent's level ``t``."""
-        x = self.x.copy()
-        end = self.chain_end(g)
+        parent's level ``t``: read off the share :meth:`prepare` built (``O(log K)``)."""
         if math.isinf(t) or not any(
             not self.frozen[i] and self.cap[i] > self.x0[i] for i in self._under(g)
         ):  # nothing under g can grow: its level does not matter
             return math.inf
-
-        def share(s: float) -> float:
-            self.grow(end, s, x)
-            U = self.tree.usage(_bundles(x, self.D))
-            return self._weighted(g, U)
-
-        if share(math.inf) <= t:
+        s, h, sigma = self._shares[g]
+        if h[-1] <= t and sigma <= 0:
             return math.inf
-        return _sup_at_most(share, t)[0]
+        if h[0] > t:
+            return 0.0
+        k = int(np.searchsorted(h, t, "right")) - 1
+        if k == len(s) - 1:
+            return float(s[-1] + (t - h[-1]) / sigma)
+        if s[k + 1] == s[k]:  # the share jumps past t at s[k]: just below it
+            return float(np.nextafter(s[k], 0.0))
+        return float(s[k] + (t - h[k]) * (s[k + 1] - s[k]) / (h[k + 1] - h[k]))
+
+    # -- the cohorts' shares as functions of their levels ------------------------------------
+    def prepare(self, root: str) -> None:
+        """The share of every cohort under ``root`` whose level :meth:`level_of` asks, as a
+        piecewise linear function of the level of the end of its chain (:meth:`_response`), for
+        the queues frozen so far: bottom-up, each cohort's usage the sum of its children's
+        responses, so the whole tree costs ``O(K log K)`` per level of cohorts for ``K`` knots (a
+        few per queue under it)."""
+        self._shares = {}
+        for c in self.tree.kids[root]:
+            if c not in self.tree.index:
+                self._response(c)
+
+    def _usage_fn(self, v: str) -> _Piecewise:
+        """Cohort ``v``'s usage as a function of the level of the end of its chain."""
+        t = self.tree
+        kids = t.kids[v]
+        if len(kids) == 1 and kids[0] not in t.index:  # inside a chain: the same level below
+            return _above_bound(self._usage_fn(kids[0]), t.local[kids[0]])
+        parts = [_above_bound(self._leaf_fn(c) if c in t.index else self._response(c), t.local[c]) for c in kids]
+        return _sum(parts, t.m)
+
+    def _leaf_fn(self, u: str) -> _Piecewise:
+        """Leaf ``u``'s usage ``x(s) D`` as a function of its parent's level: :meth:`leaf_at` at
+        its knots (where a flavor starts borrowing, two resources' responses cross, or the request
+        or a limit stops it), linear between them."""
+        i = self.tree.index[u]
+        d = np.where(self.D[i] > 0, self.D[i], 0.0)
+        if self.frozen[i] or self.cap[i] <= self.x0[i]:
+            return _Piecewise(np.zeros(1), (self.leaf_at(u, 0.0) * d)[None], np.zeros(len(d)))
+        w, rows = self._row(i)
+        knots = [0.0]
+        for lend, pairs in rows:  # where one more flavor starts borrowing
+            ordered = sorted(pairs, key=lambda r: r[0] / r[1])
+            for k in range(len(ordered) - 1):
+                start = ordered[k + 1][0] / ordered[k + 1][1]
+                budget = sum(max(0.0, start * dj - nj) for nj, dj in ordered[: k + 1])
+                knots.append(budget * 1000.0 / (lend * w))
+        knots = sorted(set(knots))
+        fits = np.array([self._fits(i, s) for s in [*knots, knots[-1] + max(1.0, knots[-1])]])
+        slopes = (fits[-1] - fits[-2]) / max(1.0, knots[-1])
+        f = _Piecewise(np.array(knots), fits[:-1], slopes)
+        f = _insert(f, _max_crossings(f.s, -f.y, -slopes))  # the lowest response binds
+        past = f.y[-1] + slopes * max(1.0, f.s[-1])  # past every crossing: the lowest there binds
+        env = _Piecewise(f.s, f.y.min(axis=1, keepdims=True), slopes[np.argmin(past)][None])
+        env, stop = _through(env, np.array([self.cap[i]]))
+        # the knot where the response meets its cap is read by interpolation, which may round just
+        # below the cap: past that knot the queue is stopped all the same
+        capped = (env.y[:, 0] >= self.cap[i]) | (env.s >= min(stop, default=math.inf))
+        s, tail = (env.s[: int(np.argmax(capped)) + 1], 0.0) if capped.any() else (env.s, env.tail[0])
+        x = np.array([self.leaf_at(u, v) for v in s])
+        return _Piecewise(s, x[:, None] * d, tail * d)
+
+    def _fits(self, i: int, s: float) -> list[float]:
+        """Each Kubernetes resource's response of leaf ``i`` to level ``s``, as :meth:`leaf_at`."""
+        w, rows = self._row(i)
+        sw = s * w
+        return [_largest_within(pairs, sw * lend / 1000.0) for lend, pairs in rows]
+
+    def _response(self, g: str) -> _Piecewise:
+        """Cohort ``g``'s usage as a function of its parent's level ``t``: its usage at its level
+        ``sup {s: share_g(s) <= t}``.  Its share's knots are its usage's, with those where a
+        resource passes ``g``'s quota or two resources' shares cross added; ``g``'s level jumps
+        where its share is flat, and stays where its share jumps (just below, as the search did)."""
+        t = self.tree
+        U = self._usage_fn(g)
+        U, _ = _through(U, t.quota[g])
+        over, weights = self._over(g, U)
+        U = _insert(U, _max_crossings(U.s, over @ weights, (np.where(np.isfinite(t.quota[g]), U.tail, 0.0)) @ weights))
+        over, weights = self._over(g, U)
+        cols = over @ weights
+        h = np.maximum.accumulate(cols.max(axis=1))
+        tails = np.where(np.isfinite(t.quota[g]), U.tail, 0.0) @ weights
+        sigma = float(tails[np.argmax(cols[-1] + tails * max(1.0, U.s[-1]))])  # past every crossing
+        self._shares[g] = (U.s, h, sigma)
+        # the response: the usage at each knot, read at that knot's share
+        knots, values = h, U.y
+        stay = np.flatnonzero((np.diff(U.s) == 0) & (np.diff(h) > 0))
+        knots = np.insert(knots, stay + 1, h[stay + 1])
+        values = np.insert(values, stay + 1, U.y[stay], axis=0)
+        if knots[0] > 0:
+            knots, values = np.r_[0.0, knots], np.vstack([values[:1], values])
+        tail = U.tail / sigma if sigma > 0 else np.zeros(t.m)
+        return _Piecewise(knots, values, tail)
+
+    def _over(self, g: str, U: _Piecewise) -> tuple[np.ndarray, np.ndarray]:
+        """``max(0, U - quota_g)`` and the matrix adding it up into ``g``'s weighted shares of each
+        Kubernetes resource (:meth:`_weighted`)."""
+        t = self.tree
+        with np.errstate(invalid="ignore"):
+            over = np.maximum(0.0, U.y - t.quota[g])
+        weights = np.zeros((t.m, len(self.flavored)))
+        for b, (group, lent) in enumerate(zip(self.flavored, self.lend_of[g])):
+            weights[group, b] = 1000.0 / lent / self.w[g]
+        return over, weights
 
     def _under(self, g: str) -> list[int]:
         if g not in self._leaves_under:
@@ -565,21 +685,29 @@ class _Fluid:
         t = self.tree
         under = [t.index[u] for u in t.postorder(root) if u in t.index]
         nodes = [root, *t.postorder(root)]
-        levels = []
+        levels: list[float] = []
         for _ in range(2 * len(nodes) * t.m + 2):
             growing = [i for i in under if not self.frozen[i] and self.x[i] < self.cap[i]]
             if not growing:
                 break
-            unbounded = self.at(root, math.inf)
-            if self._feasible(unbounded, nodes):
-                self.x = unbounded
-                levels.append(math.inf)
+            levels.append(self.step(root, nodes, growing))
+            if math.isinf(levels[-1]):
                 break
-            lo, hi = _sup_at_most(lambda s: self._excess(self.at(root, s), nodes), FITS)
-            x = self._across_jump(root, lo, hi, nodes)
-            levels.append(lo)
-            self._freeze(root, x, growing, nodes)
         return levels
+
+    def step(self, root: str, nodes: list[str], growing: list[int]) -> float:
+        """One event of the filling of ``root``'s tree: the root's level where a constraint becomes
+        tight, the queues it stops frozen there (``inf``: none does, and every queue gets its
+        response to ``inf``)."""
+        self.prepare(root)
+        unbounded = self.at(root, math.inf)
+        if self._feasible(unbounded, nodes):
+            self.x = unbounded
+            return math.inf
+        lo, hi = _sup_at_most(lambda s: self._excess(self.at(root, s), nodes), FITS)
+        x = self._across_jump(root, lo, hi, nodes)
+        self._freeze(root, x, growing, nodes)
+        return lo
 
     def _across_jump(self, root: str, lo: float, hi: float, nodes: list[str]) -> np.ndarray:
         """The allocation at the event level ``lo`` (``hi``: just above it, where a constraint
@@ -611,7 +739,14 @@ class _Fluid:
         return self._excess(x, nodes) <= FITS
 
     def _excess(self, x: np.ndarray, nodes: list[str]) -> float:
-        return self.tree.excess(self.bundle_rows(x), nodes)
+        """The largest excess of the constraints of ``nodes``; where they are a root's tree
+        (``root`` first, as the filling asks), from that tree's queues alone."""
+        root = nodes[0]
+        if self.tree.parent[root] is not None:
+            return self.tree.excess(self.bundle_rows(x), nodes)
+        xs = x.tolist()
+        rows = {i: [xs[i] * d if d > 0 else 0.0 for d in self._demand_rows[i]] for i in self._under(root)}
+        return self.tree.excess(rows, nodes, root)
 
     def bundle_rows(self, x: np.ndarray) -> list[list[float]]:
         """:func:`_bundles` in plain floats."""
@@ -646,6 +781,135 @@ class _Fluid:
                 return False
             node = self.tree.parent[node]
         return node == v
+
+
+class _Piecewise(NamedTuple):
+    """A nondecreasing, right-continuous, piecewise linear function of a level ``s >= 0`` into
+    ``R^m``: knots ``s`` from 0 up (a knot repeated where the function jumps, the last of them its
+    value), the values ``y`` (K, m) there, linear between distinct knots, and the slope ``tail``
+    past the last knot."""
+
+    s: np.ndarray
+    y: np.ndarray
+    tail: np.ndarray
+
+    def at(self, points: np.ndarray) -> np.ndarray:
+        """The values at ``points`` (P,): (P, m)."""
+        s, y = self.s, self.y
+        k = np.maximum(np.searchsorted(s, points, "right") - 1, 0)
+        last = k == len(s) - 1
+        nxt = np.minimum(k + 1, len(s) - 1)
+        width = np.where(last, 1.0, s[nxt] - s[k])
+        inside = y[k] + (y[nxt] - y[k]) * ((points - s[k]) / width)[:, None]
+        return np.where(last[:, None], y[k] + self.tail * (points - s[k])[:, None], inside)
+
+
+def _insert(f: _Piecewise, points: list[float]) -> _Piecewise:
+    """``f`` with knots added at ``points`` (inside its linear pieces or past its last knot)."""
+    new = np.unique(np.asarray(points, float))
+    new = new[np.isfinite(new) & ~np.isin(new, f.s)]
+    if not len(new):
+        return f
+    at = np.searchsorted(f.s, new, "right")
+    return _Piecewise(np.insert(f.s, at, new), np.insert(f.y, at, f.at(new), axis=0), f.tail)
+
+
+def _crossings(f: _Piecewise, bound: np.ndarray) -> list[tuple[float, int]]:
+    """``(level, column)`` where each column of ``f`` passes its ``bound`` inside a linear piece or
+    past the last knot (once at most: ``f`` is nondecreasing)."""
+    s, y = f.s, f.y
+    out = []
+    for j in np.flatnonzero(np.isfinite(bound) & (bound > 0)):
+        a, col = bound[j], y[:, j]
+        c = int(np.argmax(col > a))
+        if col[c] > a:
+            if c > 0 and s[c] > s[c - 1] and col[c - 1] < a:
+                out.append((s[c - 1] + (a - col[c - 1]) * (s[c] - s[c - 1]) / (col[c] - col[c - 1]), int(j)))
+        elif f.tail[j] > 0 and col[-1] < a:
+            out.append((s[-1] + (a - col[-1]) / f.tail[j], int(j)))
+    return out
+
+
+def _through(f: _Piecewise, bound: np.ndarray) -> tuple[_Piecewise, list[float]]:
+    """``f`` with a knot where each column passes its ``bound``, valued at the bound exactly there;
+    and those knots.  Read by interpolation the value may round a unit above the bound: then
+    ``max(0, f - bound)``, or a share, is a few 1e-15 there instead of 0, and a cohort's response
+    that jumps at that share (its share flat while its usage grows) becomes a ramp of slope 1e15,
+    whose cancellation in :func:`_sum`'s running slope left errors of 0.1 per unit level."""
+    points = _crossings(f, bound)
+    g = _insert(f, [level for level, _ in points])
+    y = g.y.copy()
+    for level, j in points:
+        if level not in f.s:  # a knot of its own: the bound is its value (to rounding)
+            y[int(np.searchsorted(g.s, level)), j] = bound[j]
+    return _Piecewise(g.s, y, g.tail), [level for level, _ in points]
+
+
+def _above_bound(f: _Piecewise, bound: np.ndarray) -> _Piecewise:
+    """``max(0, f - bound)``, a knot added where a column passes its bound."""
+    f, _ = _through(f, bound)
+    with np.errstate(invalid="ignore"):
+        y = np.maximum(0.0, f.y - bound)
+    return _Piecewise(f.s, y, np.where(np.isfinite(bound), f.tail, 0.0))
+
+
+def _max_crossings(s: np.ndarray, cols: np.ndarray, tail: np.ndarray) -> list[float]:
+    """Where two columns of ``cols`` (K, B) cross inside a linear piece or past the last knot."""
+    out: list[float] = []
+    ramp = np.diff(s) > 0
+    for b in range(cols.shape[1]):
+        for c in range(b + 1, cols.shape[1]):
+            d = cols[:, b] - cols[:, c]
+            cross = np.flatnonzero(ramp & (d[:-1] * d[1:] < 0))
+            out += (s[cross] + d[cross] * (s[cross + 1] - s[cross]) / (d[cross] - d[cross + 1])).tolist()
+            slope = tail[b] - tail[c]
+            if d[-1] * slope < 0:
+                out.append(s[-1] - d[-1] / slope)
+    return out
+
+
+def _sum(parts: list[_Piecewise], m: int) -> _Piecewise:
+    """The sum of ``parts``, by their slope changes and jumps sorted together: ``O(K log K)`` for
+    ``K`` knots in all, however many parts (a merge evaluating each part at every knot would be
+    ``O(parts K)``)."""
+    if len(parts) <= 1:  # a cohort without children uses nothing
+        return parts[0] if parts else _Piecewise(np.zeros(1), np.zeros((1, m)), np.zeros(m))
+    s = np.concatenate([p.s for p in parts])
+    y = np.concatenate([p.y for p in parts])
+    ends = np.cumsum([len(p.s) for p in parts]) - 1
+    inner = np.ones(len(s) - 1, bool)
+    inner[ends[:-1]] = False  # the step from one part's last knot to the next part's first
+    ds, dy = np.diff(s)[inner], np.diff(y, axis=0)[inner]
+    left = np.flatnonzero(inner)
+    ramp = ds > 0
+    slope = np.zeros_like(dy)
+    slope[ramp] = dy[ramp] / ds[ramp, None]
+    jump = np.where(ramp[:, None], 0.0, dy)
+    tails = np.array([p.tail for p in parts])
+    at = np.concatenate([s[left], s[left + 1], s[ends]])
+    jumps = np.concatenate([jump, np.zeros_like(dy), np.zeros_like(tails)])
+    turns = np.concatenate([slope, -slope, tails])
+    order = np.argsort(at, kind="stable")
+    at, jumps, turns = at[order], jumps[order], turns[order]
+    first = np.flatnonzero(np.r_[True, at[1:] != at[:-1]])
+    knots = at[first]
+    J = np.add.reduceat(jumps, first, axis=0)
+    # every part is nondecreasing: a negative slope is the rounding of slopes that cancel
+    slope_after = np.maximum(np.cumsum(np.add.reduceat(turns, first, axis=0), axis=0), 0.0)
+    f0 = y[np.r_[0, ends[:-1] + 1]].sum(axis=0)
+    rise = np.vstack([np.zeros((1, m)), np.cumsum(slope_after[:-1] * np.diff(knots)[:, None], axis=0)])
+    right = f0 + np.cumsum(J, axis=0) + rise
+    jumped = (J != 0).any(axis=1)
+    count = 1 + jumped
+    pos = np.cumsum(count) - 1
+    out_y = np.empty((int(count.sum()), m))
+    out_y[pos] = right
+    out_y[pos[jumped] - 1] = (right - J)[jumped]
+    return _Piecewise(np.repeat(knots, count), np.maximum.accumulate(out_y, axis=0), slope_after[-1])
+
+
+def _scaled(f: _Piecewise, k: float) -> _Piecewise:
+    return _Piecewise(f.s, f.y * k, f.tail * k)
 
 
 def _largest_within(rows: list[tuple[float, float]], budget: float) -> float:

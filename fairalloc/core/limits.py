@@ -185,10 +185,6 @@ MAX_HDRF_LAUNCHES = 50_000_000
 #: decisions of the H-DRF descent (a descent from the root launching one task or one batch;
 #: about 30 microseconds each): users alternating on tiny tasks are refused at this many (about 10 s)
 MAX_HDRF_DECISIONS = 300_000
-#: queues of a Kueue case with cohorts (``kueue``): its fair-sharing fill is quadratic in them when
-#: they share cohorts (measured 6 to 21 s at 5,000 queues in 100 cohorts, on a loaded machine the
-#: latter, 25 s at 10,000; flat, 10,000 take under a second); more are refused before the fill
-MAX_KUEUE_COHORT_QUEUES = 3_000
 #: queues x groups of a YuniKorn case (``yunikorn-fair``): with guarantees and usage its fill grows
 #: with both (measured 1 s at 5,000 queues in 10 groups, 5.5 s in 100 groups, 28 s at 10,000 in
 #: 100; 10,000 in one group: 0.3 s); more are refused before the fill
