@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import previous_kueue as previous
+from frozen_trees import frozen
 from hypothesis import given, settings
 
 from fairalloc.core.errors import FairallocError
@@ -103,9 +103,7 @@ def test_each_event_on_deep_trees_is_the_previous_ones(inst):
 def test_events_are_checked_on_a_tree_four_levels_deep():
     """A fixed 8-queue tree four levels deep whose filling has events to check (the hypothesis test
     above may draw trees that are filled without one)."""
-    from fairalloc.analysis.falsify import random_queue_tree
-
-    assert _events_agree(random_queue_tree(np.random.default_rng(12), 8, 4, 1)) >= 1
+    assert _events_agree(frozen("tree-8-4-1-seed12")) >= 1
 
 
 def test_a_queue_stopped_by_its_borrowing_limit_below_a_cohort_stops_growing():
@@ -141,9 +139,7 @@ def test_a_cohort_whose_share_starts_at_its_quota_jumps_there_in_its_parents_sum
     (cancellation), and ``g2_1``'s usage grew 0.5 CPU per unit level instead of 0.42 (by hand:
     0.068 / (0.068 * 1000 / 204) = 0.204 for ``g3_0``, 0.2903 / (0.3236 * 1000 / 243) = 0.218
     for ``g3_2``, whose memory binds).  The oracle is right here."""
-    from fairalloc.analysis.falsify import random_queue_tree
-
-    inst = random_queue_tree(np.random.default_rng(16), 4, 3, 2)
+    inst = frozen("tree-4-3-2-seed16")
     got, _ = kueue.Kueue().entitlement(inst)
     expected, _ = previous.Kueue().entitlement(inst)
     assert close(got, expected, REL), (got, expected)
@@ -157,8 +153,6 @@ def test_the_oracle_stops_a_queue_that_a_constraint_does_not_stop():
     ``142 / 54 = 2.6296`` units (15.8 GPUs, within 123).  The oracle's second event ends "an event
     without a tight constraint" and leaves ``q4`` at 0 (not run here: its stuck search takes a
     minute)."""
-    from fairalloc.analysis.falsify import random_queue_tree
-
-    inst = random_queue_tree(np.random.default_rng(3041), 4, 6, 3)
+    inst = frozen("tree-4-6-3-seed3041")
     got, info = kueue.Kueue().entitlement(inst)
     assert close(got[:, 0], [0.0, 0.0, 0.0, 142.0], AGREEMENT) and "warnings" not in info

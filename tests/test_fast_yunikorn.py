@@ -37,6 +37,7 @@ from fairalloc.testing import close, queue_trees
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import previous_yunikorn  # noqa: E402
+from frozen_trees import frozen  # noqa: E402
 from test_yunikorn_fair import _two_groups_tied  # noqa: E402
 
 #: a relative change of the capacity or the demands in their last bits (about 9e-16)
@@ -125,16 +126,11 @@ def test_the_filling_is_the_previous_one_on_operator_trees(priority_first):
 @pytest.mark.parametrize("priority_first", [True, False])
 def test_the_tie_of_the_random_tree_33_4_3_0(priority_first):
     """``queue_trees``' ``tree-33-4-3-0`` (as ``random_queue_tree`` drew it before it held its
-    guarantees; kept in tests/data, its amounts exact): the first cap freezes 30 of its 33 queues; the two
+    guarantees: :mod:`frozen_trees`): the first cap freezes 30 of its 33 queues; the two
     top-level groups g1_0 and g1_1 then wait at one share (0.64856477889837..., computed 06, 08 and
     09 in the last two digits over their subtrees) and jump together; the previous filling let
     g1_1 jump first (q19 to 8.627 units before g1_0's q31 and q32 moved)."""
-    case = fairalloc.load_case(Path(__file__).parent / "data" / "tree-33-4-3-0.yaml").instance
-    # as drawn: no bound on a queue's tasks (a case file bounds each queue by its request)
-    inst = fairalloc.Instance(
-        case.capacity, case.demand, resources=case.resources, users=case.users, weights=case.weights,
-        queues=case.queues, name=case.name,
-    )  # fmt: skip
+    inst = frozen("tree-33-4-3-0")
     assert not _same_as_before(inst, priority_first)
 
 
