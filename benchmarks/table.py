@@ -111,16 +111,23 @@ def ratio_size(ratio_row: dict) -> int:
     return int(ratio_row["workload"].rsplit(" at ", 1)[1].split()[0].replace(",", ""))
 
 
-def _queues_explain(d: dict, policy: str) -> Row:
-    rows = sorted((r for r in d["rows"] if r["workload"].startswith("explain ") and r.get("policy") == policy),
-                  key=lambda r: r["depth"])  # fmt: skip
+def _explained(r: dict) -> bool:
+    """An explain row: in one process (``explain ...``) or as the commands (``command``)."""
+    return r["workload"].startswith("explain ") or bool(r.get("command"))
+
+
+def _queues_explain(d: dict, policy: str, command: bool = False) -> Row:
+    rows = sorted((r for r in d["rows"] if _explained(r) and r.get("policy") == policy
+                   and bool(r.get("command")) == command), key=lambda r: r["depth"])  # fmt: skip
     queues = rows[0]["workload"].split(", ")[1]
     figures = [r["figure"] if r["ratio"] is not None else r["figure"].split(" (")[0] for r in rows]
     where = " / ".join("flat" if r["depth"] == 0 else f"{r['depth']} levels deep" for r in rows)
+    label, reference = ("`fairalloc explain`", "`fairalloc solve`") if command else ("`explain`", "`solve`")
     return (
-        f"`explain` of `{policy}`, {queues}, {where}",
+        f"{label} of `{policy}`, {queues}, {where}" + (" (whole command)" if command else ""),
         " / ".join(figures),
-        "`solve` of the policy" + "".join(f", {r['reference'][6:]}" for r in rows if r["ratio"] is not None),
+        f"{reference} of the policy"
+        + "".join(f", {r['reference'].split(' ', 1 + command)[-1]}" for r in rows if r["ratio"] is not None),
         " / ".join(g3(r["ratio"]) for r in rows),
         f"{rows[0]['target']}: " + " / ".join(met(r["met"]) for r in rows),
     )
@@ -137,10 +144,12 @@ def queues(d: dict) -> list[Row]:
     growth = [r for r in d["rows"] if "measure" in r]
     pairs = list(dict.fromkeys((r["policy"], r["depth"]) for r in growth))
     out = [_queues_growth(d, policy, depth) for policy, depth in pairs]
-    explained = [r for r in d["rows"] if r["workload"].startswith("explain ")]
+    explained = [r for r in d["rows"] if _explained(r)]
     rest = [r for r in d["rows"] if r not in growth and r not in explained]
     out += [_queues_plain(r) for r in rest if "program" in r["reference"]]
-    out += [_queues_explain(d, policy) for policy in dict.fromkeys(r["policy"] for r in explained)]
+    for policy in dict.fromkeys(r["policy"] for r in explained):
+        out += [_queues_explain(d, policy, command) for command in (False, True)
+                if any(r["policy"] == policy and bool(r.get("command")) == command for r in explained)]  # fmt: skip
     return out + [_queues_plain(r) for r in rest if "program" not in r["reference"]]
 
 
