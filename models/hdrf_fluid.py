@@ -8,7 +8,10 @@ node the non-blocked children keep equal weighted dominant shares ``max_j A_cj /
 every node's ``limit`` stops it and its ``guarantee`` is a floor (the largest allocation of its own
 growth within the guarantee); leaves stop at ``max_tasks``.  Computed by the exact event-driven
 algorithm of :mod:`fairalloc.engines.fluid_hierarchy`.  On a flat instance it is ``drf`` (with the
-same bounds); where ``hdrf``'s whole tasks land on the fluid allocation, the two agree.
+same bounds; section 3: at the root alone H-DRF is DRF), so a flat instance is filled by ``drf``'s
+progressive filling, O(n log n), instead of the event-driven merge of every queue's curve; an
+instance ``drf`` refuses goes to the fluid algorithm, which refuses it in its own words.  Where
+``hdrf``'s whole tasks land on the fluid allocation, the two agree.
 
 >>> import fairalloc
 >>> case = fairalloc.load_case("hdrf-starvation-naive")
@@ -19,7 +22,9 @@ same bounds); where ``hdrf``'s whole tasks land on the fluid allocation, the two
 from __future__ import annotations
 
 from fairalloc.core.allocation import Allocation
-from fairalloc.core.registry import Mechanism, register
+from fairalloc.core.errors import CaseError
+from fairalloc.core.queues import queues_of
+from fairalloc.core.registry import Mechanism, get, register
 from fairalloc.engines.fluid_hierarchy import fluid_hdrf
 
 
@@ -33,6 +38,14 @@ class FluidHDRF(Mechanism):
     section = "9.1"
 
     def fast(self, instance):
+        if not queues_of(instance).groups:
+            try:
+                flat = get("drf").allocate(instance, "fast")
+            except CaseError:  # refused: the fluid algorithm says why, in H-DRF's terms
+                pass
+            else:
+                solver = "drf's progressive filling (flat: H-DRF is DRF)"
+                return Allocation(instance, flat.tasks, self.name, "fast", solver, info={"flat": True})
         result = fluid_hdrf(instance)
         return Allocation(
             instance,

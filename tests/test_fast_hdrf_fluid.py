@@ -140,3 +140,19 @@ def test_events_and_states_are_the_previous_ones_on_the_hierarchy_cases():
         assert new.saturated == old.saturated
         for (x, frozen), (y, was) in zip(new.states, old.states, strict=True):
             assert close(x, y, REL) and np.array_equal(frozen, was)
+
+
+@settings(max_examples=60, deadline=None)
+@given(queue_trees(max_queues=50, max_depth=0))
+def test_a_flat_instance_is_filled_by_drf_as_the_fluid_algorithm_fills_it(inst):
+    """The flat path (``drf``'s filling) gives the event-driven algorithm's tasks, or its refusal."""
+    try:
+        expected = fluid_hdrf(inst).tasks
+    except CaseError as refused:
+        with pytest.raises(type(refused)) as new:
+            fairalloc.solve(inst, "hdrf-fluid")
+        assert str(new.value) == str(refused)
+        return
+    got = fairalloc.solve(inst, "hdrf-fluid")
+    assert got.info.get("flat") is True
+    assert close(got.tasks, expected, REL)
