@@ -163,6 +163,34 @@ def test_a_limit_held_by_frozen_leaves_leaves_room_for_the_others():
     assert close(result.tasks, previous.fluid_hdrf(inst).tasks, REL)
 
 
+def test_bounds_summing_to_a_capacity_are_no_event():
+    """14 CPUs, 17 GB; group ``g`` (limit 8 GB) holds ``a <0, 7>``, ``b <5, 5>``, ``c <5, 0>``;
+    ``d <0, 9>`` is at the root; every request is one task at most.
+
+    In ``g`` at level ``mu``: ``a = 17 mu / 7``, ``b = c = 14 mu / 5`` (CPU shares); ``g``'s
+    ``17 mu + 14 mu`` GB reach its limit at ``mu = 8/31``: ``a = 136/217``, ``b = c = 112/155``, and
+    ``g`` stops (at level ``16/31``, its CPU share).  ``d`` rises to its bound 1 (level 9/17), where
+    memory holds ``8 + 9 = 17`` GB: the path ends exactly at the capacity, passing it nowhere, so
+    no event freezes ``a`` and ``b`` and ``c`` stays held by ``g``'s limit.  (With 16.999999 GB memory
+    would fill first and ``c`` rise to 1.)  The fast merge summed the 17 GB an ulp above and made
+    an event of it, which let ``c`` rise to 1."""
+    data = {
+        "resources": {"cpu": 14, "mem": 17},
+        "groups": {"g": {"limit": {"mem": 8}}},
+        "users": {
+            "a": {"request": {"mem": 7}, "group": "g"},
+            "b": {"request": {"mem": 5, "cpu": 5}, "group": "g"},
+            "c": {"request": {"cpu": 5}, "group": "g"},
+            "d": {"request": {"mem": 9}},
+        },
+    }
+    inst = parse_case(data).instance
+    result = fluid_hdrf(inst)
+    assert result.saturated == []
+    assert close(result.tasks, [136 / 217, 112 / 155, 112 / 155, 1], REL)
+    assert close(result.tasks, previous.fluid_hdrf(inst).tasks, REL)
+
+
 def test_events_and_states_are_the_previous_ones_on_the_hierarchy_cases():
     for name in ("hdrf-volcano-1", "hdrf-volcano-2", "hdrf-starvation-naive", "hdrf-starvation-collapsed"):
         inst = fairalloc.load_case(name).instance

@@ -249,10 +249,11 @@ def _floor_start(A: _Floats, guarantee: _Floats) -> int:
 
 
 def _past(A: _Floats, bound: _Floats) -> NDArray[np.bool_]:
-    """Which of the uses ``A`` pass ``bound`` by more than rounding (``SATURATION``, as a resource
-    is full): a group held at its limit by frozen leaves sums their uses in another order than
-    the event that froze them, and an ulp above the limit would stop its other leaves -- those
-    asking only for resources the limit leaves room for -- at their first point."""
+    """Which of the uses ``A`` pass ``bound`` (a limit, a guarantee, the capacities) by more than
+    rounding (``SATURATION``, as a resource is full): a group held at its limit by frozen leaves
+    sums their uses in another order than the event that froze them, and an ulp above the limit
+    would stop its other leaves -- those asking only for resources the limit leaves room for --
+    at their first point; bounds summing to a capacity would make an event of the ulp."""
     past: NDArray[np.bool_] = np.any(A > bound * (1 + SATURATION), axis=1)
     return past
 
@@ -443,8 +444,9 @@ def _at(theta: _Floats, level: float, above: bool) -> list[tuple[int, float]]:
 
 def _first_saturation(A: _Floats, R: _Floats, open_res: NDArray[np.bool_]) -> tuple[tuple[int, float], int] | None:
     """Where a path of uses ``A`` first brings an open resource to its capacity (a point, and the
-    fraction of the way to the next), and that resource."""
-    over = ((A > R) & open_res).any(axis=1)
+    fraction of the way to the next), and that resource.  A path ending at a capacity (leaves
+    stopping at bounds that sum to it) passes it only by rounding: no event (:func:`_past`)."""
+    over = _past(A, np.where(open_res, R, np.inf))
     if not over.any():
         return None
     k = int(np.argmax(over))
