@@ -4,6 +4,10 @@ hold every leaf's task count at every breakpoint of every node (dense, quadratic
 One amendment (issue 36, the floor of a group's guarantee): a node's floor starts at the engine's
 ``_floor_start``, the first point holding as much of the named resources as the cut, not at the cut
 itself (the floor had taken every CPU a group's growth reached within a guarantee of memory alone).
+A second (issue 36, a bound met exactly): a point passes a limit, a guarantee or a capacity
+only by more than rounding (the engine's ``_past``): leaves frozen at a group's limit sum an ulp
+above it about as often as below, and above it the group's other leaves had been stopped at their
+first point; bounds summing to a capacity made an event of an ulp above it.
 Not collected by pytest (no ``test_`` prefix); tests/test_fast_hdrf_fluid.py imports it.
 """
 
@@ -18,7 +22,7 @@ from fairalloc.core.errors import CaseError
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import Queues, queues_of
 from fairalloc.core.tolerances import FEASIBILITY, SATURATION
-from fairalloc.engines.fluid_hierarchy import _floor_start
+from fairalloc.engines.fluid_hierarchy import _floor_start, _past
 
 _Floats = NDArray[np.float64]
 
@@ -139,7 +143,7 @@ def _cut(path: _Floats, D: _Floats, bound: _Floats) -> tuple[_Floats, int]:
     """The longest prefix of ``path`` whose use ``X @ D`` stays within ``bound`` (``inf``: none),
     and the index of the first point past it (``len(path)``: none)."""
     A = path @ D
-    over = (A > bound).any(axis=1)
+    over = _past(A, bound)  # the second amendment
     if not over.any():
         return path, len(path)
     k = int(np.argmax(over))
@@ -218,7 +222,7 @@ def _values(c: _Curve, levels: _Floats) -> tuple[_Floats, _Floats]:
 def _first_saturation(path: _Floats, D: _Floats, R: _Floats, open_res: NDArray[np.bool_]) -> tuple[_Floats, int] | None:
     """The first point of ``path`` where an open resource reaches its capacity, and that resource."""
     A = path @ D
-    over = ((A > R) & open_res).any(axis=1)
+    over = _past(A, np.where(open_res, R, np.inf))  # the second amendment
     if not over.any():
         return None
     k = int(np.argmax(over))

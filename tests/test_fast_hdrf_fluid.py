@@ -133,6 +133,64 @@ def test_a_floor_and_a_limit_merge_as_by_hand():
     assert close(got, previous.fluid_hdrf(inst).tasks, REL)
 
 
+def test_a_limit_held_by_frozen_leaves_leaves_room_for_the_others():
+    """Shrunk from a 24-queue tree the hypothesis search found (cpu idle, a queue asking for it
+    held at 0).  26 CPUs, 9 GB; group ``g`` (limit 2 GB) holds ``a <0, 4>``, ``b <0, 4>`` and
+    ``c <4, 0>``; ``d <0, 8>`` is at the root; every request is one task at most.
+
+    In ``g`` at level ``mu``: ``a = b = 9 mu / 4`` (memory share ``mu``), ``c = 26 mu / 4``; ``g``'s
+    18 ``mu`` GB reach its limit at ``mu = 1/9``: ``a = b = 1/4``, ``c = 13/18``, and ``g`` stops.
+    ``d`` rises alone until memory fills (``2 + 8 d = 9``) at ``d = 7/8``: the event freezes
+    ``a``, ``b``, ``d``.  Then ``g`` holds its 2 GB from the frozen ``a`` and ``b`` and ``c``, asking
+    for no memory, rises to its bound: ``c = 1`` (4 of the 26 CPUs).  The fast merge had summed
+    ``a``'s and ``b``'s 0.25000000000000006 tasks an ulp past the limit and stopped ``c`` at 0, below
+    the 13/18 it held at the event."""
+    data = {
+        "resources": {"cpu": 26, "mem": 9},
+        "groups": {"g": {"limit": {"mem": 2}}},
+        "users": {
+            "a": {"request": {"mem": 4}, "group": "g"},
+            "b": {"request": {"mem": 4}, "group": "g"},
+            "c": {"request": {"cpu": 4}, "group": "g"},
+            "d": {"request": {"mem": 8}},
+        },
+    }
+    inst = parse_case(data).instance
+    result = fluid_hdrf(inst)
+    assert result.saturated == [[1]]
+    assert close(result.states[0][0], [1 / 4, 1 / 4, 13 / 18, 7 / 8], REL)
+    assert close(result.tasks, [1 / 4, 1 / 4, 1, 7 / 8], REL)
+    assert close(result.tasks, previous.fluid_hdrf(inst).tasks, REL)
+
+
+def test_bounds_summing_to_a_capacity_are_no_event():
+    """14 CPUs, 17 GB; group ``g`` (limit 8 GB) holds ``a <0, 7>``, ``b <5, 5>``, ``c <5, 0>``;
+    ``d <0, 9>`` is at the root; every request is one task at most.
+
+    In ``g`` at level ``mu``: ``a = 17 mu / 7``, ``b = c = 14 mu / 5`` (CPU shares); ``g``'s
+    ``17 mu + 14 mu`` GB reach its limit at ``mu = 8/31``: ``a = 136/217``, ``b = c = 112/155``, and
+    ``g`` stops (at level ``16/31``, its CPU share).  ``d`` rises to its bound 1 (level 9/17), where
+    memory holds ``8 + 9 = 17`` GB: the path ends exactly at the capacity, passing it nowhere, so
+    no event freezes ``a`` and ``b`` and ``c`` stays held by ``g``'s limit.  (With 16.999999 GB memory
+    would fill first and ``c`` rise to 1.)  The fast merge summed the 17 GB an ulp above and made
+    an event of it, which let ``c`` rise to 1."""
+    data = {
+        "resources": {"cpu": 14, "mem": 17},
+        "groups": {"g": {"limit": {"mem": 8}}},
+        "users": {
+            "a": {"request": {"mem": 7}, "group": "g"},
+            "b": {"request": {"mem": 5, "cpu": 5}, "group": "g"},
+            "c": {"request": {"cpu": 5}, "group": "g"},
+            "d": {"request": {"mem": 9}},
+        },
+    }
+    inst = parse_case(data).instance
+    result = fluid_hdrf(inst)
+    assert result.saturated == []
+    assert close(result.tasks, [136 / 217, 112 / 155, 112 / 155, 1], REL)
+    assert close(result.tasks, previous.fluid_hdrf(inst).tasks, REL)
+
+
 def test_events_and_states_are_the_previous_ones_on_the_hierarchy_cases():
     for name in ("hdrf-volcano-1", "hdrf-volcano-2", "hdrf-starvation-naive", "hdrf-starvation-collapsed"):
         inst = fairalloc.load_case(name).instance

@@ -30,8 +30,9 @@ of every leaf.  Bottom up:
 * a leaf's *path* is the segment ``x d_i``, ``0 <= x <= T_i`` (a frozen leaf: one point);
 * an internal node's path is the sum of its children's curves at a common level ``lambda``: every
   child's breakpoints merged; where children jump (below), their jumps are taken together;
-* the path is cut where the subtree first exceeds the node's limit; its *floor* is the point
-  where it first exceeds the guarantee, or the first before it using as much of the resources the
+* the path is cut where the subtree first exceeds the node's limit (by more than rounding,
+  :func:`_past`: leaves frozen at it sum to it in another order); its *floor* is the point where
+  it first exceeds the guarantee, or the first before it using as much of the resources the
   guarantee names (:func:`_floor_start`);
 * the node's curve maps each point to ``theta = s / w`` (with points added where the dominant
   resource changes, so ``theta`` is linear between points).  Where ``theta`` stays flat while the
@@ -247,6 +248,16 @@ def _floor_start(A: _Floats, guarantee: _Floats) -> int:
     return int(np.argmax(reached))
 
 
+def _past(A: _Floats, bound: _Floats) -> NDArray[np.bool_]:
+    """Which of the uses ``A`` pass ``bound`` (a limit, a guarantee, the capacities) by more than
+    rounding (``SATURATION``, as a resource is full): a group held at its limit by frozen leaves
+    sums their uses in another order than the event that froze them, and an ulp above the limit
+    would stop its other leaves -- those asking only for resources the limit leaves room for --
+    at their first point; bounds summing to a capacity would make an event of the ulp."""
+    past: NDArray[np.bool_] = np.any(A > bound * (1 + SATURATION), axis=1)
+    return past
+
+
 def _between(points: _Points, k: _Ints, s: _Floats) -> _Points:
     """The points ``s`` of the way from ``points[k]`` to ``points[k + 1]`` (consecutive points lie
     on one segment of the path, or the second at its end)."""
@@ -259,7 +270,7 @@ def _cut(points: _Points, bound: _Floats) -> tuple[_Points, int]:
     """The longest prefix of ``points`` whose use stays within ``bound`` (``inf``: none), and the
     index of the first point past it (``len``: none)."""
     A = points[0]
-    over = (A > bound).any(axis=1)
+    over = _past(A, bound)
     if not over.any():
         return points, len(A)
     k = int(np.argmax(over))
@@ -433,8 +444,9 @@ def _at(theta: _Floats, level: float, above: bool) -> list[tuple[int, float]]:
 
 def _first_saturation(A: _Floats, R: _Floats, open_res: NDArray[np.bool_]) -> tuple[tuple[int, float], int] | None:
     """Where a path of uses ``A`` first brings an open resource to its capacity (a point, and the
-    fraction of the way to the next), and that resource."""
-    over = ((A > R) & open_res).any(axis=1)
+    fraction of the way to the next), and that resource.  A path ending at a capacity (leaves
+    stopping at bounds that sum to it) passes it only by rounding: no event (:func:`_past`)."""
+    over = _past(A, np.where(open_res, R, np.inf))
     if not over.any():
         return None
     k = int(np.argmax(over))
