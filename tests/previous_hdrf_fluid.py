@@ -8,6 +8,8 @@ A second (issue 36, a bound met exactly): a point passes a limit, a guarantee or
 only by more than rounding (the engine's ``_past``): leaves frozen at a group's limit sum an ulp
 above it about as often as below, and above it the group's other leaves had been stopped at their
 first point; bounds summing to a capacity made an event of an ulp above it.
+A third (the words of a refusal): its amounts are the engine's ``_amount``, six digits of the
+shortest decimal, so sums of the same terms in another order are worded alike.
 Not collected by pytest (no ``test_`` prefix); tests/test_fast_hdrf_fluid.py imports it.
 """
 
@@ -22,7 +24,7 @@ from fairalloc.core.errors import CaseError
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import Queues, queues_of
 from fairalloc.core.tolerances import FEASIBILITY, SATURATION
-from fairalloc.engines.fluid_hierarchy import _floor_start, _past
+from fairalloc.engines.fluid_hierarchy import _amount, _floor_start, _past
 
 _Floats = NDArray[np.float64]
 
@@ -131,7 +133,8 @@ def _curve(tree: _Tree, node: str, frozen: NDArray[np.bool_], x: _Floats) -> _Cu
     if k == 0 and np.any(need > limit * (1 + FEASIBILITY)):
         j = int(np.argmax(need - limit))
         raise CaseError(
-            f"{where}: the guarantees below it need {need[j]:.6g} {tree.q.resources[j]}, above its limit {limit[j]:.6g}"
+            f"{where}: the guarantees below it need {_amount(need[j])} {tree.q.resources[j]}, "
+            f"above its limit {_amount(limit[j])}"
         )
     floor, k = _cut(path, tree.D, tree.guarantee(node))
     floor = floor[_floor_start(floor @ tree.D, tree.guarantee(node)) :]  # the amendment
@@ -247,8 +250,8 @@ def _refuse_overcommitted(tree: _Tree, floors: _Floats) -> None:
         if tree.guarantee(v)[j] > 0 and any(tree.D[tree.index[u], j] > 0 for u in tree.q.leaves(v))
     ]
     raise CaseError(
-        f"guarantee: the guarantees of queues {', '.join(who)} need {need[j]:.6g} {tree.q.resources[j]}, "
-        f"capacity {tree.R[j]:.6g}"
+        f"guarantee: the guarantees of queues {', '.join(who)} need {_amount(need[j])} {tree.q.resources[j]}, "
+        f"capacity {_amount(tree.R[j])}"
     )
 
 

@@ -72,6 +72,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from fairalloc.core.decimals import shortest
 from fairalloc.core.errors import CaseError
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import Queues, queues_of
@@ -224,7 +225,8 @@ def _curve(tree: _Tree, node: str, frozen: NDArray[np.bool_], x: _Floats) -> _Cu
     if k == 0 and np.any(need > limit * (1 + FEASIBILITY)):
         j = int(np.argmax(need - limit))
         raise CaseError(
-            f"{where}: the guarantees below it need {need[j]:.6g} {tree.q.resources[j]}, above its limit {limit[j]:.6g}"
+            f"{where}: the guarantees below it need {_amount(need[j])} {tree.q.resources[j]}, "
+            f"above its limit {_amount(limit[j])}"
         )
     floor, k = _cut(points, tree.guarantee(node))
     f = _floor_start(floor[0], tree.guarantee(node))
@@ -466,9 +468,15 @@ def _refuse_overcommitted(tree: _Tree, need: _Floats) -> None:
     j = int(np.argmax(np.where(over, need / np.where(tree.R > 0, tree.R, 1e-300), -np.inf)))
     who = [v for v in (*tree.q.groups, *tree.users) if tree.guarantee(v)[j] > 0 and tree.asks[v][j]]
     raise CaseError(
-        f"guarantee: the guarantees of queues {', '.join(who)} need {need[j]:.6g} {tree.q.resources[j]}, "
-        f"capacity {tree.R[j]:.6g}"
+        f"guarantee: the guarantees of queues {', '.join(who)} need {_amount(need[j])} {tree.q.resources[j]}, "
+        f"capacity {_amount(tree.R[j])}"
     )
+
+
+def _amount(value: float) -> str:
+    """An amount of a refusal, to six digits of its shortest decimal: a sum that lands an ulp off
+    a tie (1055.9450000000002 against 1055.945) is worded as the sum of the same terms in any order."""
+    return f"{shortest(value):.6g}"
 
 
 __all__ = ["FluidResult", "fluid_hdrf"]
