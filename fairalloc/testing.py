@@ -117,6 +117,17 @@ def assert_same_tasks(first, second, tol: float = AGREEMENT) -> None:
         )
 
 
+def solved_or_refused(instance: Instance, mechanism: str, method: str = "auto"):
+    """``solve``'s allocation, or the :class:`FairallocError` it refused ``instance`` with: what an
+    oracle test compares, answer with answer and refusal with refusal."""
+    from fairalloc import solve  # the package's entry point: loaded when a test asks, not at import
+
+    try:
+        return solve(instance, mechanism, method=method)
+    except FairallocError as refused:
+        return refused
+
+
 def run_cli(capsys, *argv) -> tuple[int, str, str]:
     """Run the ``fairalloc`` command in-process; return (exit code, stdout, stderr).
 

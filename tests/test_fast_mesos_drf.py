@@ -12,14 +12,7 @@ from hypothesis import HealthCheck, given, settings
 import fairalloc
 from fairalloc.core.errors import FairallocError
 from fairalloc.core.tolerances import AGREEMENT, SATURATION
-from fairalloc.testing import assert_same_tasks, close, queue_trees
-
-
-def _fast_or_refusal(inst):
-    try:
-        return fairalloc.solve(inst, "mesos-drf")
-    except FairallocError as refused:
-        return refused
+from fairalloc.testing import assert_same_tasks, close, queue_trees, solved_or_refused
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -27,7 +20,7 @@ def _fast_or_refusal(inst):
 def test_the_sweep_equals_the_rounds(inst):
     """Same bundles as the previous filling (relative SATURATION, the filling's own resolution),
     or the same refusal."""
-    fast = _fast_or_refusal(inst)
+    fast = solved_or_refused(inst, "mesos-drf")
     if isinstance(fast, FairallocError):
         with pytest.raises(type(fast)):
             previous_mesos_drf.bundles(inst)
@@ -39,7 +32,7 @@ def test_the_sweep_equals_the_rounds(inst):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(queue_trees(max_queues=20, max_depth=3))
 def test_the_sweep_equals_the_program(inst):
-    fast = _fast_or_refusal(inst)
+    fast = solved_or_refused(inst, "mesos-drf")
     if isinstance(fast, FairallocError):
         with pytest.raises(type(fast)):
             fairalloc.solve(inst, "mesos-drf", method="program")

@@ -9,23 +9,15 @@ import previous_yarn_capacity
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-import fairalloc
 from fairalloc.core.errors import FairallocError
 from fairalloc.core.tolerances import AGREEMENT, SATURATION
-from fairalloc.testing import assert_same_tasks, close, queue_trees
-
-
-def _fast_or_refusal(inst, method="auto"):
-    try:
-        return fairalloc.solve(inst, "yarn-capacity", method=method)
-    except FairallocError as refused:
-        return refused
+from fairalloc.testing import assert_same_tasks, close, queue_trees, solved_or_refused
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(queue_trees(max_queues=50))
 def test_the_levels_at_once_equal_the_parents_one_by_one(inst):
-    fast = _fast_or_refusal(inst)
+    fast = solved_or_refused(inst, "yarn-capacity")
     if isinstance(fast, FairallocError):
         with pytest.raises(type(fast)):
             previous_yarn_capacity.bundles_as_solved(inst)
@@ -41,7 +33,7 @@ def test_the_levels_at_once_equal_the_parents_one_by_one(inst):
 @given(queue_trees(max_queues=15, max_depth=3))
 def test_the_levels_at_once_equal_the_program(inst):
     """The same tasks as the LP rounds, or the same refusal."""
-    fast, program = (_fast_or_refusal(inst, method) for method in ("fast", "program"))
+    fast, program = (solved_or_refused(inst, "yarn-capacity", method) for method in ("fast", "program"))
     if isinstance(fast, FairallocError) or isinstance(program, FairallocError):
         assert type(fast) is type(program), (fast, program)
     else:

@@ -19,21 +19,14 @@ from fairalloc.core.errors import FairallocError
 from fairalloc.core.queues import Queues
 from fairalloc.core.tolerances import SATURATION
 from fairalloc.models.yarn_fair import LONG_MAX
-from fairalloc.testing import close, queue_trees
-
-
-def _fast_or_refusal(inst, name):
-    try:
-        return fairalloc.solve(inst, name)
-    except FairallocError as refused:
-        return refused
+from fairalloc.testing import close, queue_trees, solved_or_refused
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(queue_trees(max_queues=50), st.booleans())
 def test_the_side_by_side_searches_equal_the_one_by_one_searches(inst, steady):
     name = "yarn-fair-steady" if steady else "yarn-fair"
-    fast = _fast_or_refusal(inst, name)
+    fast = solved_or_refused(inst, name)
     if isinstance(fast, FairallocError):
         with pytest.raises(type(fast)):
             previous_yarn_fair.bundles_as_solved(inst, steady)
@@ -57,7 +50,7 @@ def _truncation_bound(inst, leaf):
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(queue_trees(max_queues=12, max_depth=3))
 def test_the_side_by_side_searches_are_the_program_up_to_truncation(inst):
-    fast = _fast_or_refusal(inst, "yarn-fair")
+    fast = solved_or_refused(inst, "yarn-fair")
     if isinstance(fast, FairallocError):
         with pytest.raises(type(fast)):
             fairalloc.solve(inst, "yarn-fair", method="program")
