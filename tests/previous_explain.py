@@ -7,6 +7,10 @@ here, and the new :class:`~fairalloc.core.queues.Queues` queries (``leaves``, ``
 ``explain`` and its helpers are verbatim; the Queues queries are the old methods as functions of the
 tree (``leaves(Q, node)`` for ``Q.leaves(node)``), and ``_Facts`` reads the tree through them, so the
 oracle does not lean on the queries it checks.  Not collected by pytest (no ``test_`` prefix).
+
+One amendment (issue 36, a level shared by hundreds of queues): a peers sentence names the first
+``NAMED_PEERS`` (5) peers in file order and counts the rest ("and 340 more"); it named them all,
+in each of their sentences (output quadratic in the queues).
 """
 
 from __future__ import annotations
@@ -474,13 +478,15 @@ def _peers(f: _Facts, node: str, j: int | None) -> str:
     what = f"of {f.inst.resources[j]}" if j is not None else "of dominant share"
     if not same:
         return ""
+    more = f" and {len(same) - 5} more" if len(same) > 5 else ""  # the amendment
+    same = same[:5]
     members = [node, *same]
     weights = ":".join(_short(f.Q.weight[s]) for s in members)
     held = ", ".join(f"{s} {_held(f, s, j)}" for s in members)
     who = "It" if node in f.users else f"Its group {node}"
     return (
-        f"{who} shares the last unit {what} in {where} with {', '.join(same)}: they hold the same per unit of "
-        f"weight (weights {weights}: {held})."
+        f"{who} shares the last unit {what} in {where} with {', '.join(same)}{more}: they hold the same per unit of "
+        f"weight (weights {weights}{more and ':...'}: {held}{more and ', ...'})."
     )
 
 

@@ -179,3 +179,46 @@ def test_kep_1714_story_3_imported_and_explained(tmp_path):
     assert "weights 3:1:1: 1c 90, 1a 30, 1b 30" in why
     assert "Its group c1 shares the last unit of dominant share in group organization with c2" in why
     assert "(weights 1:1: c1 150, c2 150)" in why
+
+
+def test_a_level_shared_by_many_queues_names_five_and_counts_the_rest():
+    """Twelve equal queues of weight 1 ask 100 cpu each of 600: DRF gives each 50 (600 / 12), all
+    at one level, so each shares the last unit with the 11 others.  The sentence names the first
+    five in file order (itself left out) and counts the other six: naming all of them in every
+    queue's sentence made the output quadratic in the queues."""
+    users = {f"q{k}": {"request": {"cpu": 100}} for k in range(12)}
+    report = explain(parse_case({"name": "level", "resources": {"cpu": 600}, "users": users}), "drf")
+    sentence = next(s for s in report.queues["q0"].why if "shares the last unit" in s)
+    assert "with q1, q2, q3, q4, q5 and 6 more:" in sentence
+    assert "(weights 1:1:1:1:1:1:...: q0 50, q1 50, q2 50, q3 50, q4 50, q5 50, ...)" in sentence
+    sentence = next(s for s in report.queues["q3"].why if "shares the last unit" in s)
+    assert "with q0, q1, q2, q4, q5 and 6 more:" in sentence
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    offsets=st.lists(st.sampled_from([0.0, 0.4, 0.5, 0.99, 1.0, 1.01, 1.5, 1.99, 2.0, 2.5, -0.5, -1.0, -1.01, -2.0]),
+                     min_size=1, max_size=12),
+    scale=st.sampled_from([1e-12, 1e-6, 1.0, 3.7, 1e9]),
+)  # fmt: skip
+def test_peers_at_the_edges_of_the_test_are_the_peers_of_testing_every_level(offsets, scale):
+    """``_level_peers`` searches sorted levels (every level within half the test passes, those out
+    to twice the test are tested): the same peers and count as testing every sibling, with levels
+    placed on and around the edges of the test (offsets in units of the tolerance)."""
+    from fairalloc.analysis import explain as ex
+
+    mine = scale
+    tol = PROPERTY * max(mine, 1e-12)
+    levels = [mine, *(mine + o * tol for o in offsets)]
+    free = [f"s{k}" for k in range(len(levels))]
+    pairs = sorted((v, k) for k, v in enumerate(levels))
+    position = {s: k for k, s in enumerate(free)}
+    siblings = ex._Siblings(free, [k for _, k in pairs], [v for v, _ in pairs], [], [], position)
+
+    class Facts:  # the one method _level_peers reads besides the sorted levels
+        _memo: dict = {}
+        once = ex._Facts.once
+
+    want = [k for k in range(1, len(levels)) if abs(levels[k] - mine) <= tol]
+    named, count = ex._level_peers(Facts(), siblings, None, mine, 0)
+    assert (named, count) == (want[: ex.NAMED_PEERS], len(want))

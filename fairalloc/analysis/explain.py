@@ -21,11 +21,12 @@ The checks use :data:`~fairalloc.core.tolerances.PROPERTY` relative to each reso
 Cost: one solve of the policy and one of each contrast mechanism, then O(n d m) for every node's
 bundle, request and level (``n`` queues, ``d`` the depth of the tree, ``m`` resources, each computed
 once), O(s log s) to sort each sibling set's levels and format what a sentence says of each sibling
-once, and beyond that what the sentences say: a queue's peers are found by a binary search and
-listed (their strings joined, not remade), Kueue's lenders and lending limits are found once per
-cohort tree and resource and listed.  (The sentences used to look every queue up with
-``list.index`` and recompute each sibling's bundle for each queue: cubic in the queues; then each
-peer's amount for every queue naming it: quadratic in the queues sharing one level.)  The contrast
+once, and beyond that what the sentences say: a queue's peers are found by binary searches,
+the first :data:`NAMED_PEERS` named (their strings joined, not remade) and the rest counted,
+Kueue's lenders and lending limits are found once per cohort tree and resource and listed.  (The
+sentences used to look every queue up with ``list.index`` and recompute each sibling's bundle for
+each queue: cubic in the queues; then named every peer in every peer's sentence: quadratic in the
+queues sharing one level, 5.7 MB of text for 1,000 flat queues under ``drf``.)  The contrast
 solves are most of what is left on a tree whose policy solves in milliseconds: ``hdrf-fluid``
 solves (or refuses) in seconds at 1,000 queues.
 
@@ -40,6 +41,7 @@ True
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -57,6 +59,8 @@ from fairalloc.core.units import readable
 CONTRAST = ("drf", "hdrf-fluid")
 #: the policies that read lending limits (Kueue's ``lendingLimit``, KEP-1714): only they are explained by one
 LENDING = ("kueue",)
+#: the peers a sentence names, in file order; it counts the rest ("and 340 more")
+NAMED_PEERS = 5
 #: how a case's requests are read: as recorded, or every queue wanting more (the steady state)
 DEMANDS = ("observed", "backlogged")
 
@@ -485,56 +489,68 @@ def _dominant(f: _Facts, i: int) -> tuple[int, float] | None:
 
 
 def _peers(f: _Facts, node: str, j: int | None) -> str:
-    """A sentence naming the siblings of ``node`` that hold as much per unit of weight."""
+    """A sentence naming the siblings of ``node`` that hold as much per unit of weight: the first
+    :data:`NAMED_PEERS` in file order, and how many more (a level shared by hundreds of queues
+    would otherwise name them all in every one of their sentences: output quadratic in the queues)."""
     mine = f.level(node, j)
     if mine <= 0:
         return ""
     siblings = _siblings(f, f.Q.parent[node], j)
     if not siblings.free or siblings.free == [node]:  # no sibling to share with (a chain of groups)
         return ""
-    same = [k for k in _level_peers(f, siblings, j, mine) if siblings.free[k] != node]
+    same, count = _level_peers(f, siblings, j, mine, siblings.position.get(node))
+    if not count:
+        return ""
     where = "the cluster" if f.Q.parent[node] is None else f"group {f.Q.parent[node]}"
     what = f"of {f.inst.resources[j]}" if j is not None else "of dominant share"
-    if not same:
-        return ""
+    more = f" and {count - len(same)} more" if count > len(same) else ""
     weights = ":".join([_short(f.Q.weight[node]), *(siblings.weights[k] for k in same)])
     held = ", ".join([f"{node} {_held(f, node, j)}", *(siblings.held[k] for k in same)])
     who = "It" if node in f.users else f"Its group {node}"
     return (
-        f"{who} shares the last unit {what} in {where} with {', '.join(siblings.free[k] for k in same)}: they hold "
-        f"the same per unit of weight (weights {weights}: {held})."
+        f"{who} shares the last unit {what} in {where} with {', '.join(siblings.free[k] for k in same)}{more}: "
+        f"they hold the same per unit of weight (weights {weights}{more and ':...'}: {held}{more and ', ...'})."
     )
 
 
 class _Siblings(NamedTuple):
     """The requesting, uncapped children of a node (``free``, in file order) for one level: their
     positions sorted by level (``order``, NaN left out: it is near nothing), those levels, and what
-    a sentence says of each (its weight, ``name amount``), each made once per sibling set."""
+    a sentence says of each (its weight, ``name amount``), each made once per sibling set;
+    ``position``: each free child's position in ``free``."""
 
     free: list[str]
     order: list[int]
     levels: list[float]
     weights: list[str]
     held: list[str]
+    position: dict[str, int]
 
 
 def _siblings(f: _Facts, parent: str | None, j: int | None) -> _Siblings:
     return f.once(("peers", parent, j), lambda: _sibling_levels(f, parent, j))
 
 
-def _level_peers(f: _Facts, siblings: _Siblings, j: int | None, mine: float) -> list[int]:
-    """The positions (in ``siblings.free``, ascending: file order) of the siblings whose level is
-    within :data:`PROPERTY` of ``mine``.  Their levels are sorted once per sibling set, so a query
-    costs a binary search plus the peers it finds (the sentence names them all), in plain Python:
-    most sibling sets are a few nodes, where numpy's per-call cost is the whole cost."""
+def _level_peers(f: _Facts, siblings: _Siblings, j: int | None, mine: float, me: int | None) -> tuple[list[int], int]:
+    """The first :data:`NAMED_PEERS` positions (in ``siblings.free``, ascending: file order) of the
+    siblings whose level is within :data:`PROPERTY` of ``mine``, but position ``me`` (None: the
+    node is not among them), and how many there are.  Levels are sorted once per sibling set, so a
+    query costs binary searches, the few levels near the edges of the test, and a sort of the
+    positions once per band (the queues at one level share it), in plain Python: most sibling sets
+    are a few nodes, where numpy's per-call cost is the whole cost."""
     tol = PROPERTY * max(mine, 1e-12)
     if not math.isfinite(mine):  # no interval to search: every free sibling is tested
-        return [k for k, s in enumerate(siblings.free) if abs(f.level(s, j) - mine) <= tol]
-    # a band twice as wide as the test, then the test itself: the same peers, whatever the rounding
-    lo = bisect.bisect_left(siblings.levels, mine - 2 * tol)
-    hi = bisect.bisect_right(siblings.levels, mine + 2 * tol)
-    band = zip(siblings.order[lo:hi], siblings.levels[lo:hi])
-    return sorted(k for k, level in band if abs(level - mine) <= tol)  # the test the sentence states
+        found = [k for k, s in enumerate(siblings.free) if abs(f.level(s, j) - mine) <= tol and k != me]
+        return found[:NAMED_PEERS], len(found)
+    levels, order = siblings.levels, siblings.order
+    # within half the test every level passes it, whatever the rounding; from there to twice the
+    # test, the test itself decides: the same peers as testing every level of the sibling set
+    lo, hi = bisect.bisect_left(levels, mine - 2 * tol), bisect.bisect_right(levels, mine + 2 * tol)
+    inner_lo, inner_hi = bisect.bisect_left(levels, mine - tol / 2), bisect.bisect_right(levels, mine + tol / 2)
+    edges = [order[k] for k in [*range(lo, inner_lo), *range(inner_hi, hi)] if abs(levels[k] - mine) <= tol]
+    inner = f.once(("band", id(siblings), inner_lo, inner_hi), lambda: sorted(order[inner_lo:inner_hi]))
+    first = [k for k in heapq.merge(inner[: NAMED_PEERS + 1], sorted(edges)) if k != me]
+    return first[:NAMED_PEERS], inner_hi - inner_lo + len(edges) - (me is not None)
 
 
 def _sibling_levels(f: _Facts, parent: str | None, j: int | None) -> _Siblings:
@@ -546,6 +562,7 @@ def _sibling_levels(f: _Facts, parent: str | None, j: int | None) -> _Siblings:
         [v for v, _ in pairs],
         [_short(f.Q.weight[s]) for s in free],
         [f"{s} {_held(f, s, j)}" for s in free],
+        {s: k for k, s in enumerate(free)},
     )
 
 
