@@ -357,7 +357,9 @@ def _guarantees(f: _Facts, i: int) -> list[tuple[str, str]]:
     # within it, where a requested resource guaranteed 0 allows no multiple at all
     wants = req > 0
     value = float(np.min(A[wants] / req[wants]))
-    capped = np.min(f.L[i][wants] / req[wants])  # its own limit caps what it can be owed
+    # its own limit caps what it can be owed; no limit caps nothing, an unbounded request too (inf/inf)
+    L = f.L[i][wants]
+    capped = np.min(np.divide(L, req[wants], out=np.full_like(L, np.inf), where=np.isfinite(L)))
     given = np.isfinite(G) & wants
     multiple = min(1.0, float(np.min(G[given] / req[given])), float(capped))
     zero = np.flatnonzero(given & (G <= f.tol))
