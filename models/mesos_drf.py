@@ -810,14 +810,26 @@ class _Run:
 def _run_cumsum(x: np.ndarray, first: np.ndarray, seg: np.ndarray) -> np.ndarray:
     """Prefix sums of the rows of ``x`` within each run (runs start at rows ``first``; ``seg``: each
     row's run), from one running sum over all rows, corrected by its own rounding errors (each
-    step's error found exactly, Knuth's TwoSum): otherwise a run would carry the rounding of every
-    run before it, which at 10^5 queues is more than the tolerances allow."""
+    step's error found exactly, Knuth's TwoSum): otherwise a run carries the rounding of every run
+    before it (six deep at 10^5 queues the plain sum put a group's fill where none of its resources
+    was full, and the round froze nobody).  In place where it can: these are the level's largest
+    arrays."""
     s = np.cumsum(x, axis=0)
-    before = np.concatenate([np.zeros_like(s[:1]), s[:-1]])
+    before = np.empty_like(s)
+    before[0], before[1:] = 0.0, s[:-1]
     b = s - before
-    err = np.cumsum((before - (s - b)) + (x - b), axis=0)
-    err_before = np.concatenate([np.zeros_like(err[:1]), err[:-1]])
-    return (s - before[first][seg]) + (err - err_before[first][seg])
+    err = s - b
+    np.subtract(before, err, out=err)
+    np.subtract(x, b, out=b)
+    err += b
+    del b
+    np.cumsum(err, axis=0, out=err)
+    start_err = np.zeros((len(first), *x.shape[1:]))
+    start_err[first > 0] = err[first[first > 0] - 1]  # the correction before each run
+    s -= before[first][seg]
+    err -= start_err[seg]
+    s += err
+    return s
 
 
 def _round_lp(name: str, rd: _Round) -> tuple[pulp.LpProblem, pulp.LpVariable]:
