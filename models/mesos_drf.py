@@ -753,30 +753,38 @@ class _Run:
 
     def next_filled(self) -> np.ndarray:
         """``(groups,)``: the level at which each group's next resource fills (inf: none does);
-        only the breakpoints of the groups still filling are looked at."""
+        only the breakpoints of the groups still filling are looked at (``pick``)."""
         gr = self.gr
         filling = np.add.reduceat(self.active, gr.first) > 0
         runs = 2 * np.bincount(gr.seg, minlength=len(gr.first))[filling]
         pick = np.flatnonzero(filling[self.eseg])
-        first, seg = np.cumsum(runs) - runs, np.repeat(np.arange(len(runs)), runs)
-        kid, group, last = self.kid[pick], self.eseg[pick], self.last[pick]
+        first = np.cumsum(runs) - runs
+        slope, at, after = self.charges_at(pick, first, np.repeat(np.arange(len(runs)), runs))
+        group = self.eseg[pick]
+        fills = (after >= gr.capacity[group]) & ~self.full[group]
+        where = np.minimum.reduceat(np.where(fills, np.arange(len(pick))[:, None], len(pick)), first, axis=0)
+        found = where < len(pick)
+        i, j = np.where(found, where, 0), np.arange(gr.A.shape[1])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = self.times[pick][i] + (gr.capacity[filling] - at[i, j]) / slope[i, j]
+        out = np.full(len(gr.first), np.inf)
+        out[filling] = np.where(found, t, np.inf).min(axis=1)
+        return out
+
+    def charges_at(self, pick: np.ndarray, first: np.ndarray, seg: np.ndarray) -> tuple[np.ndarray, ...]:
+        """At the breakpoints ``pick`` (whole groups' runs, starting at ``first``): each resource's
+        slope after it, its charge there and at the group's next breakpoint (inf after the last
+        one while still growing)."""
+        gr, kid = self.gr, self.kid[pick]
         d = (self.sign[pick] * self.active[kid])[:, None]
         m = gr.A.shape[1]
         both = _run_cumsum(np.concatenate([d * self.rate[kid], d * (gr.A[kid] > 0)], axis=1), first, seg)
         slope = np.where(both[:, m:] > 0.5, both[:, :m], 0.0)  # nobody left growing (a count): exactly flat
         gain = slope * self.step[pick, None]
         start = gr.charges(np.where(self.active, self.lo, self.units))
-        at = start[group] + _run_cumsum(gain, first, seg) - gain  # the charge at each breakpoint
-        after = np.where(last[:, None], np.where(slope > 0, np.inf, at), at + gain)
-        fills = (after >= gr.capacity[group]) & ~self.full[group]
-        where = np.minimum.reduceat(np.where(fills, np.arange(len(kid))[:, None], len(kid)), first, axis=0)
-        found = where < len(kid)
-        i, j = np.where(found, where, 0), np.arange(m)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = self.times[pick][i] + (gr.capacity[filling] - at[i, j]) / slope[i, j]
-        out = np.full(len(gr.first), np.inf)
-        out[filling] = np.where(found, t, np.inf).min(axis=1)
-        return out
+        at = start[self.eseg[pick]] + _run_cumsum(gain, first, seg) - gain
+        after = np.where(self.last[pick, None], np.where(slope > 0, np.inf, at), at + gain)
+        return slope, at, after
 
     def freeze_at(self, t: np.ndarray, check: bool) -> None:
         """At level ``t`` (per group) mark the full resources and freeze the children at ``hi`` or
