@@ -5,7 +5,8 @@ the same way as in the module, so that it stays an oracle of the right answers: 
 quantity per resource, not a bundle (a group's lower bound adds its children's up resource by
 resource; when the children's guaranteed bundles do not fit together a first filling shares them;
 only guarantees beyond the capacity are refused).
-The registered class is left out; :func:`bundles` is its ``entitlement``.
+The registered class is left out; :func:`bundles` is its ``entitlement``, :func:`equilibrium` adds
+its ``guarantees_cut``.
 """
 
 from __future__ import annotations
@@ -24,8 +25,14 @@ from fairalloc.core.tolerances import FEASIBILITY, SATURATION
 
 def bundles(instance: Instance) -> np.ndarray:
     """``(n, m)``: the equilibrium's bundles (``MesosDRF.entitlement`` at that commit)."""
-    units, _, _ = _equilibrium(_Named(), instance, _exact_level)
-    return units[:, None] * instance.demand
+    return equilibrium(instance)[0]
+
+
+def equilibrium(instance: Instance) -> tuple[np.ndarray, list[str]]:
+    """The bundles and the nodes whose children's guarantees did not fit together
+    (``info["guarantees_cut"]``)."""
+    units, _, cut = _equilibrium(_Named(), instance, _exact_level)
+    return units[:, None] * instance.demand, cut
 
 
 class _Named:
