@@ -134,6 +134,17 @@ class _Points:
     def take(self, keep: NDArray[np.bool_] | _Ints) -> _Points:
         return _Points(self.A[keep], self.seg[keep], self.frac[keep], self.node[keep])
 
+    def insert(self, where: _Ints, new: _Points) -> _Points:
+        """These points with the ``new`` ones before positions ``where`` (ascending; those at one
+        position in their order)."""
+        order = np.insert(np.arange(len(self.A)), where, np.arange(len(self.A), len(self.A) + len(new.A)))
+        return _Points(
+            np.concatenate([self.A, new.A])[order],
+            np.concatenate([self.seg, new.seg])[order],
+            np.concatenate([self.frac, new.frac])[order],
+            np.concatenate([self.node, new.node])[order],
+        )
+
 
 @dataclass
 class _Paths:
@@ -372,8 +383,18 @@ def _curves(tree: _Tree, gen: _Generation, paths: _Paths, refusals: list[tuple[s
         (points.A[keep_rest], points.seg[keep_rest], points.frac[keep_rest], points.node[keep_rest]),
     )))  # fmt: skip
     rest = both.take(np.argsort(both.node, kind="stable"))
-    # a leaf's shares are all proportional to its task count: they never cross on its path
-    return _levels(rest, gen.unit, gen.group, count)
+    return _levels(rest.take(~_repeated(rest)), gen.unit, gen.group, count)
+
+
+def _repeated(points: _Points) -> NDArray[np.bool_]:
+    """The points that are their predecessor again (the same place on the same path): a floor
+    ending where the rest begins -- every node without a guarantee has its first point twice.  Kept,
+    it is a jump of nothing at its level, and the parent's path a point twice (as below and from
+    above), in every generation."""
+    same = (points.node[1:] == points.node[:-1]) & (points.seg[1:] == points.seg[:-1])
+    same &= (points.frac[1:] == points.frac[:-1]) & (points.A[1:] == points.A[:-1]).all(axis=1)
+    repeated: NDArray[np.bool_] = np.r_[False, same]
+    return repeated
 
 
 def _first_in_post_order(tree: _Tree, refusals: list[tuple[str, str]]) -> str:
@@ -445,6 +466,18 @@ def _accumulate(ufunc: np.ufunc, values: _Floats, node: _Ints) -> _Floats:
 _SHORT = 16
 
 
+def _rising(levels: _Floats, node: _Ints) -> _Floats:
+    """Each node's levels made never to fall (rounding must not make them: a path's uses only
+    grow); the running maximum of the few nodes whose levels fall somewhere."""
+    falls = np.flatnonzero((levels[1:] < levels[:-1]) & (node[1:] == node[:-1]))
+    if not len(falls):
+        return levels
+    rows = np.flatnonzero(np.isin(node, node[falls]))
+    out = levels.copy()
+    out[rows] = _accumulate(np.maximum, levels[rows], node[rows])
+    return out
+
+
 # -- one generation's curves ------------------------------------------------------------------------
 
 
@@ -501,10 +534,7 @@ def _cut(points: _Points, bound: _Floats, count: int) -> tuple[_Points, _Ints]:
     s = np.where(crossing.any(axis=1), s, 0.0)
     new = _between(points, at - 1, np.minimum(np.maximum(s, 0.0), 1.0))
     kept = points.take(keep)
-    where = np.searchsorted(kept.node, cut, "right")  # after the node's kept points
-    return _Points(*(np.insert(a, where, b, axis=0) for a, b in zip(
-        (kept.A, kept.seg, kept.frac, kept.node), (new.A, new.seg, new.frac, new.node)
-    ))), k  # fmt: skip
+    return kept.insert(np.searchsorted(kept.node, cut, "right"), new), k  # after the node's kept points
 
 
 def _levels(points: _Points, unit: _Floats, group: NDArray[np.bool_], count: int) -> _Curves:
@@ -526,20 +556,18 @@ def _levels(points: _Points, unit: _Floats, group: NDArray[np.bool_], count: int
     which, s = which[order], s[order]
     distinct = np.r_[True, (which[1:] != which[:-1]) | (s[1:] != s[:-1])] if len(s) else np.zeros(0, bool)
     which, s = which[distinct], s[distinct]
-    cuts = _between(points, segs[which], s)
-    cut_levels = (a0[which] + s[:, None] * slope[which]).max(axis=1) if len(s) else np.zeros(0)
-    K = len(shares)
-    order = np.lexsort((np.r_[np.zeros(K), s], np.r_[np.arange(K), segs[which]]))
-    A, seg, frac, node = (np.concatenate([p, c])[order] for p, c in zip(
-        (points.A, points.seg, points.frac, points.node), (cuts.A, cuts.seg, cuts.frac, cuts.node)
-    ))  # fmt: skip
-    levels = np.concatenate([shares.max(axis=1), cut_levels])[order]
-    theta = _accumulate(np.maximum, levels, node)  # rounding must not make it fall
-    starts = _starts(node, count)
+    levels = shares.max(axis=1)
+    if len(s):
+        after = segs[which] + 1
+        levels = np.insert(levels, after, (a0[which] + s[:, None] * slope[which]).max(axis=1))
+        points = points.insert(after, _between(points, segs[which], s))
+    theta = _rising(levels, points.node)
+    starts = _starts(points.node, count)
     floor = starts[theta[starts] > 0]  # a node held at a floor: from level 0 at its first point
-    theta = np.insert(theta, floor, 0.0)
-    A, seg, frac, node = (np.insert(a, floor, a[floor], axis=0) for a in (A, seg, frac, node))
-    return _Curves(theta, A, seg, frac, node)
+    if len(floor):
+        theta = np.insert(theta, floor, 0.0)
+        points = points.insert(floor, points.take(floor))
+    return _Curves(theta, points.A, points.seg, points.frac, points.node)
 
 
 # -- a generation's groups: their children's curves merged -----------------------------------------
