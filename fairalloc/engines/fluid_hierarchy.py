@@ -640,12 +640,13 @@ def _merge(curves: _Curves | None, parent: _Ints | None, groups: _Ints, m: int) 
     base = np.zeros((len(groups) and int(groups.max()) + 1, m))
     first = np.flatnonzero(np.r_[True, curves.node[1:] != curves.node[:-1]]) if len(theta) else np.zeros(0, np.intp)
     np.add.at(base, owner[first], A[first])
-    below, above = base[group_of] + sums[:, 1] + inside, base[group_of] + sums[:, 0] + inside
     jumps = np.zeros(L, bool)
     jumps[i0[jump]] = True
     lev = np.repeat(np.arange(L), np.where(jumps, 2, 1))
-    side = np.r_[False, lev[1:] == lev[:-1]]
-    uses = np.where(side[:, None], above[lev], below[lev])
+    side = np.r_[False, lev[1:] == lev[:-1]][: len(lev)]
+    full = sums[lev, 1]  # the whole rises below a level, and from above it where a child jumps
+    full[side] = sums[lev[side], 0]
+    uses = base[group_of[lev]] + full + inside[lev]
     return _Paths(uses, group_of[lev], np.full(len(lev), np.nan), lev, side, levels)
 
 
