@@ -697,13 +697,15 @@ def _down(
     with np.errstate(divide="ignore", invalid="ignore"):
         s = np.where(last | (~above & (level <= theta[starts])), 0.0, (level - theta[k]) / (theta[nxt] - theta[k]))
     s = np.where(s > 0, s, 0.0)
-    ks, ws = np.r_[k, nxt[s > 0]], np.r_[w * (1.0 - s), (w * s)[s > 0]]
+    # a point reached twice has its weights summed: on the curve, then on the path (as the walk did)
+    ks, ws = _summed(np.r_[k, nxt[s > 0]], np.r_[w * (1.0 - s), (w * s)[s > 0]], len(theta))
     q, f = child.seg[ks], child.frac[ks]
-    on = np.r_[q, q[f > 0] + 1]
-    weight = np.r_[ws * (1.0 - f), (ws * f)[f > 0]]
-    summed: _Floats = np.bincount(on, weight, size).astype(
-        np.float64, copy=False
-    )  # a point reached twice: its weights summed
+    return _summed(np.r_[q, q[f > 0] + 1], np.r_[ws * (1.0 - f), (ws * f)[f > 0]], size)
+
+
+def _summed(at: _Ints, weights: _Floats, size: int) -> tuple[_Ints, _Floats]:
+    """The points ``at`` (of ``size``) reached with a weight, each once with its weights summed."""
+    summed: _Floats = np.bincount(at, weights, size).astype(np.float64, copy=False)
     points: _Ints = np.flatnonzero(summed > 0)
     return points, summed[points]
 
