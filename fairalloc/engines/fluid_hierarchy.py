@@ -77,7 +77,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from itertools import compress, repeat
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -183,12 +184,12 @@ class _Tree:
         weights = instance.scalar_weights("hdrf-fluid")
         self.q: Queues = queues_of(instance)
         self.users = instance.users
-        self.index = {u: i for i, u in enumerate(instance.users)}
+        self.index: dict[str | None, int] = {u: i for i, u in enumerate(instance.users)}
         self.D, self.R, self.T = instance.demand, np.asarray(instance.capacity, float), instance.bounds()
         self.n, self.m = instance.n, len(self.R)
         self.scale = np.where(self.R > 0, self.R, np.inf)  # a resource of capacity 0 has no share
         self.user_weight = np.asarray(weights, float)
-        self.group_weight = {g: float(self.q.weight[g]) for g in self.q.groups}
+        self.group_weight: dict[str | None, float] = {g: float(self.q.weight[g]) for g in self.q.groups}
         # far enough that an unbounded leaf's path passes every capacity (its share passes 1 / w)
         self.top = 4.0 / min(self.user_weight.min(initial=np.inf), *self.group_weight.values(), np.inf)
         self.gens = self._generations()
@@ -212,15 +213,16 @@ class _Tree:
 
     def _generation(self, names: list[str | None], parent: _Ints) -> _Generation:
         m, size = self.m, len(names)
-        groups = self.group_weight
-        group = np.fromiter((v is None or v in groups for v in names), bool, size)
-        leaf = np.fromiter((self.index.get(v, -1) for v in names), np.intp, size)  # type: ignore[arg-type]
-        weight = np.fromiter((groups.get(v, 1.0) for v in names), np.float64, size)  # type: ignore[arg-type]
+        leaf = np.fromiter(map(self.index.get, names, repeat(-1)), np.intp, size)
+        group = leaf < 0
+        weight = np.ones(size)
+        weight[group] = np.fromiter(map(self.group_weight.get, compress(names, group), repeat(1.0)), np.float64)
         weight[~group] = self.user_weight[leaf[~group]]
         limit, given = np.full((size, m), np.inf), np.full((size, m), np.nan)
         if names[0] is not None:  # the root has no bounds
-            limit[:] = np.concatenate([self.q.limit[v] for v in names]).reshape(size, m)  # type: ignore[index]
-            given[:] = np.concatenate([self.q.guarantee[v] for v in names]).reshape(size, m)  # type: ignore[index]
+            nodes = cast("list[str]", names)
+            limit[:] = np.concatenate(list(map(self.q.limit.__getitem__, nodes))).reshape(size, m)
+            given[:] = np.concatenate(list(map(self.q.guarantee.__getitem__, nodes))).reshape(size, m)
         end = np.zeros(size)
         i = leaf[~group]
         mu = _rows(np.maximum, self.D[i] / self.scale)
