@@ -74,9 +74,8 @@ until memory saturates at 15 GB each:
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, reduce
 from itertools import compress, repeat
 from typing import Any, cast
 
@@ -199,7 +198,6 @@ class _Tree:
         """The generations from the root down (:meth:`Queues.generations`, whose parents are the
         nodes with children of the generation above)."""
         names: list[str | None] = [None]
-        count = np.zeros(1, np.intp)
         gens = [self._generation(names, np.zeros(1, np.intp))]
         for parents, children, owner in self.q.generations():
             where = {v: i for i, v in enumerate(names)}
@@ -212,6 +210,8 @@ class _Tree:
         return gens
 
     def _generation(self, names: list[str | None], parent: _Ints) -> _Generation:
+        """One generation's nodes read from the tree, in maps over their names (a Python expression
+        a node had been most of the tree's cost); where its children lie is filled in after."""
         m, size = self.m, len(names)
         leaf = np.fromiter(map(self.index.get, names, repeat(-1)), np.intp, size)
         group = leaf < 0
@@ -420,7 +420,7 @@ def _first_in_post_order(tree: _Tree, refusals: list[tuple[str, str]]) -> str:
 def _rows(ufunc: np.ufunc, a: NDArray[Any]) -> NDArray[Any]:
     """``ufunc.reduce(a, axis=1)`` column by column: numpy reduces along rows of two or three
     numbers ten times slower than it combines whole columns."""
-    out: NDArray[Any] = functools.reduce(ufunc, (a[:, j] for j in range(a.shape[1])))
+    out: NDArray[Any] = reduce(ufunc, (a[:, j] for j in range(a.shape[1])))
     return out
 
 
