@@ -1,7 +1,8 @@
-"""The fluid H-DRF merging curves as breakpoint lists (issue 36) gives the answers of the dense
-implementation it replaced (tests/previous_hdrf_fluid.py, the oracle) on random queue trees, flat
-to six levels deep, with guarantees and limits; ``hdrf-fluid`` has no declarative program to hold
-it to.  And the sizes the dense curves refused are solved, equal to ``drf`` where the tree is flat.
+"""The fluid H-DRF merging curves as breakpoint lists, a generation of the tree at a time (issue
+36), gives the answers of the dense implementation it replaced (tests/previous_hdrf_fluid.py, the
+oracle) on random queue trees, flat to six levels deep, with guarantees and limits; ``hdrf-fluid``
+has no declarative program to hold it to.  And the sizes the dense curves refused are solved,
+equal to ``drf`` where the tree is flat.
 
 The dense implementation compares levels, uses and bounds exactly, so where two children jump at
 one level in exact arithmetic, or a node's use meets its guarantee at an event, the last bit of
@@ -189,6 +190,56 @@ def test_bounds_summing_to_a_capacity_are_no_event():
     assert result.saturated == []
     assert close(result.tasks, [136 / 217, 112 / 155, 112 / 155, 1], REL)
     assert close(result.tasks, previous.fluid_hdrf(inst).tasks, REL)
+
+
+def test_leaves_at_every_depth_and_a_group_without_queues():
+    """The engine treats a generation (the nodes at one depth) at a time: here ``a`` hangs two
+    levels down (in ``h`` in ``g``), ``b`` one (in ``g``), ``c`` from the root, and ``empty`` has
+    no queues.  12 CPUs, 12 GB; ``a`` requests 12 CPUs, ``b`` 12 GB, ``c`` both.  In ``g``, ``h``
+    (``a``: CPU share ``a``) and ``b`` (memory share ``b``) rise together, ``a = b = t``, so ``g``
+    holds ``(12 t, 12 t)``, share ``t``, as ``c`` at ``t``; ``empty`` stays at nothing.  Both
+    resources fill at ``24 t = 12``: ``a = b = c = 1/2``, one event saturating both."""
+    data = {
+        "resources": {"cpu": 12, "mem": 12},
+        "groups": {"g": {}, "h": {"parent": "g"}, "empty": {}},
+        "users": {
+            "a": {"request": {"cpu": 12}, "group": "h"},
+            "b": {"request": {"mem": 12}, "group": "g"},
+            "c": {"request": {"cpu": 12, "mem": 12}},
+        },
+    }
+    inst = parse_case(data).instance
+    result = fluid_hdrf(inst)
+    assert result.saturated == [[0, 1]]
+    assert close(result.tasks, [0.5, 0.5, 0.5], REL)
+    assert close(result.tasks, previous.fluid_hdrf(inst).tasks, REL)
+
+
+def test_of_two_limits_below_their_guarantees_the_first_in_the_tree_is_named():
+    """``g1`` (limit 1 CPU) holds ``a``, guaranteed 3; ``g3``, inside ``g2``, (limit 1 CPU) holds
+    ``b``, guaranteed 2.  The recursive descent met ``g1`` first (a node after its children,
+    children in order), so it named ``g1``, though ``g3`` lies deeper, where a generation at a time
+    meets it first; with ``g1``'s limit raised to 5, ``g3`` is named."""
+    data = {
+        "resources": {"cpu": 10, "mem": 10},
+        "groups": {"g1": {"limit": {"cpu": 1}}, "g2": {}, "g3": {"parent": "g2", "limit": {"cpu": 1}}},
+        "users": {
+            "b": {"request": {"cpu": 10}, "group": "g3", "guarantee": {"cpu": 2}},
+            "a": {"request": {"cpu": 10}, "group": "g1", "guarantee": {"cpu": 3}},
+            "c": {"request": {"mem": 10}},
+        },
+    }
+    words = {
+        1: "groups.g1.limit: the guarantees below it need 3 cpu, above its limit 1",
+        5: "groups.g3.limit: the guarantees below it need 2 cpu, above its limit 1",
+    }
+    for limit, said in words.items():
+        data["groups"]["g1"]["limit"] = {"cpu": limit}
+        inst = parse_case(data).instance
+        for solve in (fluid_hdrf, previous.fluid_hdrf):
+            with pytest.raises(CaseError) as refused:
+                solve(inst)
+            assert str(refused.value) == said
 
 
 def test_events_and_states_are_the_previous_ones_on_the_hierarchy_cases():
