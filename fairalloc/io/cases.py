@@ -1103,8 +1103,8 @@ def _weight_rows(given: list, resources: list[str], known: set[str]) -> list[flo
 
 def _mappings(values: list) -> tuple[list[int], list[dict]]:
     """Where ``values`` are mappings (the others: not given, or a number), and those mappings."""
-    at = [k for k, v in enumerate(values) if isinstance(v, dict)]
-    return at, [values[k] for k in at]
+    mapping = list(map(isinstance, values, itertools.repeat(dict)))  # no Python per value
+    return list(itertools.compress(range(len(values)), mapping)), list(itertools.compress(values, mapping))
 
 
 def _amount_rows(mappings: list[dict], resources: list[str], known: set[str], missing: float, capacity=None):
@@ -1216,20 +1216,26 @@ def _queues_at_once(spec) -> Queues | None:
     loading a 100,000-queue case after its validation.  O(n m) in list passes and one array per field."""
     capacity, known = dict(spec.resources), set(spec.resources)
     resources = list(spec.resources)
-    specs = [*spec.groups.values(), *spec.users.values()]
-    weights = [node.weight if isinstance(node.weight, (int, float)) else None for node in specs]
+    # a row per node (a group's parent and no usage), then a column per field: one pass over the nodes
+    groups = [tuple(getattr(g, f, None) for f in ("parent", *_NODE_FIELDS)) for g in spec.groups.values()]
+    parent, weights, priority, *amounts = zip(*groups, *map(_USER_FIELDS, spec.users.values()))
     columns: dict[str, object] = {
-        "parent": [g.parent for g in spec.groups.values()] + [u.group for u in spec.users.values()],
-        "weight": [1.0 if w is None else float(w) for w in weights],
-        "priority": [0.0 if node.priority is None else node.priority for node in specs],
+        "parent": list(parent),
+        "weight": [float(w) if isinstance(w, (int, float)) else 1.0 for w in weights],
+        "priority": [0.0 if p is None else p for p in priority],
     }
-    for f, missing in RESOURCE_FIELDS.items():
-        at, given = _mappings([getattr(node, f, None) for node in specs])  # a group has no usage
+    for (f, missing), values in zip(RESOURCE_FIELDS.items(), amounts):
+        at, given = _mappings(list(values))
         rows = _amount_rows(given, resources, known, missing, capacity)
         if rows is None:
             return None
         columns[f] = (at, rows)
     return Queues.from_columns(resources, [*spec.groups, *spec.users], columns, list(spec.groups))
+
+
+#: the fields of a node :func:`_queues_at_once` reads, after its parent (a user's ``group``)
+_NODE_FIELDS = ("weight", "priority", *RESOURCE_FIELDS)
+_USER_FIELDS = operator.attrgetter("group", *_NODE_FIELDS)
 
 
 def _queues_one_by_one(spec, vector) -> Queues:
