@@ -228,8 +228,8 @@ def tree_of(read, text: str):
 
 
 #: XML texts beside the drawn files: entities (declared, undefined, predefined, by number), a document
-#: type, namespaces, comments, CDATA, processing instructions, text that only mentions a declaration,
-#: malformed texts
+#: type (and one in lower case, which XML does not have), namespaces, comments, CDATA, processing
+#: instructions, text that only mentions a declaration, encodings declared, malformed texts
 XML_TEXTS = [
     '<!DOCTYPE x [<!ENTITY a "aaaa">]><x>&a;</x>',
     '<?xml version="1.0"?><!DOCTYPE a [<!ENTITY x "xxxx"><!ENTITY y "&x;&x;">]><allocations>&y;</allocations>',
@@ -247,6 +247,10 @@ XML_TEXTS = [
     "<a b='1' b='2'/>",
     "<a>\x00</a>",
     "\ufeff<a>é</a>",
+    '<?xml version="1.0" encoding="ISO-8859-1"?><a>é</a>',
+    '<?xml version="1.0" encoding="bogus"?><a/>',
+    "<!doctype a><a/>",
+    "<a>\r\n&#13;</a>",
 ]
 
 
