@@ -14,7 +14,8 @@
    -m POLICY`` against ``fairalloc solve CASE -m POLICY``, the tree written as a case file).
 4. yarn: importing and explaining a generated 10,000-queue YARN ``fair-scheduler.xml``
    (``import_case``, which loads what it imports, then ``explain``) against ``xml.etree.ElementTree.parse`` of it
-   (target <= 5).
+   (target <= 5); beside it, the import alone against the parse (target <= 5) and ``explain`` of the
+   imported case alone against ``solve`` of it (the explain target, <= 2).
 5. read: ``fairalloc.load_case`` of a 100,000-queue YAML case against ``yaml.load`` with the C
    loader (target <= 3), and the peak memory of ``load_case`` against the file as Python objects
    (what ``yaml.load`` returns, held; target <= 3); the same case written as JSON, read
@@ -313,7 +314,9 @@ def command(verb: str, case: Path, policy: str) -> None:
 
 
 def child_yarn(opts) -> None:
-    """Import and explain of the generated allocation file against ``ElementTree.parse`` of it."""
+    """Import and explain of the generated allocation file against ``ElementTree.parse`` of it; and
+    apart: the import alone against the parse (``import``), ``explain`` of the imported case alone
+    against ``solve`` of it (``explain``, each on a fresh copy made outside the timer)."""
     import xml.etree.ElementTree as ET
 
     from fairalloc.analysis.explain import explain
@@ -323,13 +326,22 @@ def child_yarn(opts) -> None:
     path = Path(opts.cases, f"fair-scheduler-{n}.xml")
     capacity = yarn_file(path, n)
 
+    def import_only(p):
+        return import_case([str(p)], capacity=capacity, name="yarn-bench")[1]
+
     def import_explain(p):
-        _case, loaded, _warnings = import_case([str(p)], capacity=capacity, name="yarn-bench")
-        return explain(loaded)
+        return explain(import_only(p))
 
     def work():
         import_explain(Path(__file__).parent.parent / "cases/imported/yarn/allocation-file/fair-scheduler.xml")
-        return interleaved(import_explain, ET.parse, lambda: path, "parse")
+        row = interleaved(import_explain, ET.parse, lambda: path, "parse")
+        row["import"] = {**interleaved(import_only, ET.parse, lambda: path, "parse"), "status": "ok"}
+        loaded = import_only(path)
+        row["explain"] = {
+            **interleaved(explain, fairalloc.solve, lambda: copy.deepcopy(loaded), "solve"),
+            "status": "ok",
+        }
+        return row
 
     print(json.dumps({"queues": n, "bytes": path.stat().st_size, **capped(work)}), flush=True)
 
@@ -561,11 +573,19 @@ def explain_rows(runs: list[dict], n: int) -> list[dict]:
 
 
 def section_yarn(args, cases: Path, n: int) -> tuple[list[dict], list[dict]]:
-    got = run_child("yarn", cases, args.cap, [n], 4 * args.cap + 120)
+    """The import + explain row, and beside it the import alone (against the parse, the same
+    target) and explain alone (against solve of the imported case, the explain target)."""
+    got = run_child("yarn", cases, args.cap, [n], 8 * args.cap + 180)
     r = got[0] if got else {"status": "failed"}
     note = f"{r['bytes'] / 2**20:.3g} MiB file" if "bytes" in r else ""
-    return [timed_row(f"import + explain of a {n:,}-queue YARN fair-scheduler.xml", r, "xml.etree parse",
-                      "parse", "yarn", note)], got  # fmt: skip
+    return [
+        timed_row(f"import + explain of a {n:,}-queue YARN fair-scheduler.xml", r, "xml.etree parse", "parse", "yarn",
+                  note),
+        timed_row(f"import of a {n:,}-queue YARN fair-scheduler.xml (alone)", r.get("import", r), "xml.etree parse",
+                  "parse", "yarn", note),
+        timed_row(f"explain of the {n:,} imported YARN queues (alone)", r.get("explain", r), "solve", "solve",
+                  "explain", f"{note}; the explain target is set at {EXPLAIN_QUEUES:,} queues" if note else ""),
+    ], got  # fmt: skip
 
 
 def section_read(args, cases: Path, n: int) -> tuple[list[dict], list[dict]]:

@@ -215,3 +215,58 @@ def test_a_wrong_string_written_twice_is_refused_at_its_first_queue(tmp_path):
                         "</allocations>")  # fmt: skip
         refused = same_import([str(path)], {"memory-mb": "4096", "vcores": "4"})
         assert refused[0] == "refused" and f"{path}: queue root.b: {field}: " in refused[2]
+
+
+def tree_of(read, text: str):
+    """What ``read`` (an XML reader) makes of ``text``: every element's tag, attributes (in order),
+    text and tail, depth first; or its refusal's message."""
+    try:
+        root = read(text, "f.xml")
+    except CaseError as exc:
+        return ("refused", type(exc).__name__, str(exc))
+    return [(e.tag, list(e.attrib.items()), e.text, e.tail) for e in root.iter()]
+
+
+#: XML texts beside the drawn files: entities (declared, undefined, predefined, by number), a document
+#: type (and one in lower case, which XML does not have), namespaces, comments, CDATA, processing
+#: instructions, text that only mentions a declaration, encodings declared, malformed texts
+XML_TEXTS = [
+    '<!DOCTYPE x [<!ENTITY a "aaaa">]><x>&a;</x>',
+    '<?xml version="1.0"?><!DOCTYPE a [<!ENTITY x "xxxx"><!ENTITY y "&x;&x;">]><allocations>&y;</allocations>',
+    '<!DOCTYPE x SYSTEM "http://example.com/x.dtd"><x/>',
+    "<!DOCTYPE x><x/>",
+    "<x>&undefined;</x>",
+    "<x>&amp;&lt;&#65;&#x42;</x>",
+    '<a xmlns="urn:x" xmlns:b="urn:b"><b:c b:d="1">t</b:c>tail</a>',
+    "<a><!-- <!ENTITY e 'no'> --><b/><![CDATA[<!DOCTYPE in text>]]><?pi data?></a>",
+    "<a>&lt;!DOCTYPE&gt;</a>",
+    "<a><b></a>",
+    "<a>",
+    "<a/><b/>",
+    "< a/>",
+    "<a b='1' b='2'/>",
+    "<a>\x00</a>",
+    "\ufeff<a>é</a>",
+    '<?xml version="1.0" encoding="ISO-8859-1"?><a>é</a>',
+    '<?xml version="1.0" encoding="bogus"?><a/>',
+    "<!doctype a><a/>",
+    "<a>\r\n&#13;</a>",
+]
+
+
+@pytest.mark.parametrize("text", XML_TEXTS)
+def test_xml_texts_read_as_before(text):
+    """The XML reader against the previous one (every text through the defused parser): the same
+    tree, or the same refusal (a document type with entities is refused, as before)."""
+    from fairalloc.io.importers.common import _xml
+
+    assert tree_of(_xml, text) == tree_of(previous_yarn_import._xml, text)
+
+
+@SETTINGS
+@given(allocation_files(), st.sampled_from(["", "<!DOCTYPE allocations>\n", "<!-- c -->\n"]))
+def test_drawn_allocation_files_read_as_before(drawn, before):
+    from fairalloc.io.importers.common import _xml
+
+    text = drawn[0].replace("<allocations>", before + "<allocations>", 1)
+    assert tree_of(_xml, text) == tree_of(previous_yarn_import._xml, text)

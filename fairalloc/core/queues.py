@@ -135,12 +135,37 @@ class Queues:
         tables = _tables_at_once(nodes, m)
         if tables is None:
             tables = _tables_one_by_one(nodes, m)
+        return cls._of_tables(resources, groups, tables, configured)
+
+    @classmethod
+    def from_columns(
+        cls,
+        resources: Sequence[str],
+        names: Sequence[str],
+        columns: Mapping[str, object],
+        groups: Iterable[str],
+        configured: bool = True,
+    ) -> Queues | None:
+        """:meth:`build`'s tree from its fields given column by column over the nodes ``names``
+        (a case file's queues read field by field): ``parent``, ``weight`` and ``priority`` one value
+        per node; each per-resource field a pair ``(at, amounts)``, the indices of the nodes that
+        give it and their ``(len(at), m)`` float amounts (read-only views of it become their rows).
+        ``None`` where a value is not plainly right: the caller reads its nodes one by one then, with
+        :meth:`build`'s messages.  The same checks as :meth:`build` makes, without a mapping per node."""
+        resources, groups = _names("resources", resources), _names("groups", groups)
+        tables = _tables_of_columns(list(names), columns, len(resources))
+        return None if tables is None else cls._of_tables(resources, groups, tables, configured)
+
+    @classmethod
+    def _of_tables(
+        cls, resources: tuple[str, ...], groups: tuple[str, ...], tables: dict[str, dict[str, object]], configured: bool
+    ) -> Queues:
         _check_tree(cast("dict[str, str | None]", tables["parent"]), groups)
         internal = set(groups)  # a set: a tuple's `in` made building a deep tree quadratic
         return cls(
             resources,
             groups,
-            tuple(n for n in nodes if n not in internal),
+            tuple(n for n in tables["parent"] if n not in internal),
             **tables,  # type: ignore[arg-type]
             configured=configured,
         )
@@ -384,28 +409,42 @@ def _tables_at_once(nodes: Mapping[str, object], m: int) -> dict[str, dict[str, 
     if not all(isinstance(spec, Mapping) for spec in given_specs):
         return None
     specs = cast("list[Mapping[str, object]]", given_specs)
-    names = list(nodes)
-    tables: dict[str, dict[str, object]] = {"parent": {n: spec.get("parent") for n, spec in zip(names, specs)}}
-    for f, default, signed in (("weight", 1.0, False), ("priority", 0.0, True)):
-        values = [spec.get(f, default) for spec in specs]
+    columns: dict[str, object] = {f: [spec.get(f, default) for spec in specs] for f, default in _DEFAULTS.items()}
+    for f in RESOURCE_FIELDS:
+        values = cast("list[object]", columns[f])
+        at = [k for k, v in enumerate(values) if v is not None]
+        a = _floats([values[k] for k in at]) if at else np.empty((0, m))
+        if a is None:
+            return None
+        columns[f] = (at, a)
+    return _tables_of_columns(list(nodes), columns, m)
+
+
+#: what a node that leaves a field out gives (a per-resource field: its "not given" row, later)
+_DEFAULTS: dict[str, object] = {"parent": None, "weight": 1.0, "priority": 0.0, **dict.fromkeys(RESOURCE_FIELDS)}
+
+
+def _tables_of_columns(names: list[str], columns: Mapping[str, object], m: int) -> dict[str, dict[str, object]] | None:
+    """:func:`_tables_at_once` of fields given column by column (:meth:`Queues.from_columns`)."""
+    tables: dict[str, dict[str, object]] = {"parent": dict(zip(names, cast("list[object]", columns["parent"])))}
+    for f, signed in (("weight", False), ("priority", True)):
+        values = cast("list[object]", columns[f])
         kinds = {type(v) for v in values}
         if bool in kinds or not all(issubclass(k, _NUMBER) for k in kinds):
             return None
-        a = _floats(values)
-        if a is None or not (np.isfinite(a) & (signed | (a >= 0))).all():
+        w = _floats(values)
+        if w is None or not (np.isfinite(w) & (signed | (w >= 0))).all():
             return None
-        tables[f] = dict(zip(names, a.tolist()))
+        tables[f] = dict(zip(names, w.tolist()))
     for f, none_given in _blank(m).items():
-        values = [spec.get(f) for spec in specs]
-        given = [v for v in values if v is not None]
+        at, a = cast("tuple[list[int], _Floats]", columns[f])
         table: dict[str, object] = dict.fromkeys(names, none_given)
-        if given:
-            a = _floats(given)
-            if a is None or a.shape != (len(given), m) or _bad(a, f).any():
+        if len(at):
+            if a.shape != (len(at), m) or _bad(a, f).any():
                 return None
             a.flags.writeable = False
             # iterating an array gives its rows, read-only views
-            table.update(zip([n for n, v in zip(names, values) if v is not None], a))
+            table.update(zip([names[k] for k in at], a))
         tables[f] = table
     return tables
 

@@ -28,8 +28,10 @@ field: ``users.B.demand.gpu: unknown resource 'gpu' (resources: cpu, mem)``.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
+import operator
 import os
 import re
 import stat
@@ -97,6 +99,8 @@ def _names(mapping):
     demands of the resource named ``1``); two keys naming the same name are refused."""
     if not isinstance(mapping, dict):
         return mapping  # pydantic says it is not a mapping
+    if _plain_names(mapping):
+        return mapping  # texts _name keeps as they are: distinct keys, distinct names
     out = {}
     for key, value in mapping.items():
         name = _name(key)
@@ -104,6 +108,35 @@ def _names(mapping):
             raise ValueError(f"{quoted(name)} is given twice")
         out[name] = value
     return out
+
+
+def _plain_names(mapping: dict) -> bool:
+    """Whether every key of ``mapping`` is text that :func:`_name` keeps as it is.
+
+    Why: pydantic calls :func:`_names` once per mapping of a case, 300,000 times for a 100,000-queue
+    case, and a call of :func:`_name` per key was most of the validation.  The few names such mappings
+    repeat (resources) are remembered under the limit they were checked against; any other mapping's
+    keys are checked all at once, in C (type, blank, length, printable); a key that fails is read by
+    :func:`_name`, whose message is the one it always was.  O(1) per remembered key."""
+    seen = _SEEN_NAMES.setdefault(limits.MAX_NAME_CHARS, set())
+    if seen.issuperset(mapping):
+        return True
+    if not (
+        set(map(type, mapping)) == {str}
+        and all(map(str.strip, mapping))
+        and max(map(len, mapping)) <= limits.MAX_NAME_CHARS
+        and "".join(mapping).isprintable()
+    ):
+        return False
+    if len(mapping) <= _SEEN_FROM and len(seen) < _SEEN_AT_MOST:
+        seen.update(mapping)
+    return True
+
+
+#: names :func:`_plain_names` found plain, by the ``MAX_NAME_CHARS`` they were checked against: those
+#: of small mappings (a queue's resources), at most :data:`_SEEN_AT_MOST` of them
+_SEEN_NAMES: dict[int, set[str]] = {}
+_SEEN_FROM, _SEEN_AT_MOST = 16, 4096
 
 
 #: a name: text, or a number read as its text
@@ -954,29 +987,9 @@ def parse_case(data: Any, where: str = "case") -> Case:
                 raise CaseError(f"{field_name}.{r}: {unknown('resource', r, resources)}")
         return [mapping.get(r, default) for r in resources]
 
-    demand: list[list[float]] = []
-    weights: list[list[float] | float] = []  # per-resource rows, or one weight per user
-    bounds: list[float] = []
-    shared: list[float] = []
-    per_resource = any(isinstance(u.weight, dict) for u in spec.users.values())
     queue_case = _is_queue_case(spec)
-    for name, user in spec.users.items():
-        if queue_case:
-            row, bound = _request_row(name, user, vector)
-            demand.append(row)
-            bounds.append(bound)
-        elif user.demand is None:
-            raise CaseError(f"users.{name}.demand: required field is missing")
-        else:
-            demand.append(vector(user.demand, f"users.{name}.demand", 0.0))
-        if isinstance(user.weight, dict):
-            weights.append(vector(user.weight, f"users.{name}.weight", 1.0))
-        else:
-            w = 1.0 if user.weight is None else user.weight
-            weights.append([w] * len(resources) if per_resource else w)
-        if not queue_case:
-            bounds.append(np.inf if user.max_tasks is None else user.max_tasks)
-        shared.append(np.nan if user.shared is None else user.shared)
+    rows = _queue_rows(spec.users, resources, known) if queue_case else None
+    demand, weights, bounds, shared = rows or _rows_one_by_one(spec, queue_case, vector)
     name = spec.name or (Path(where).stem if where != "case" else "case")
     instance = Instance(
         list(spec.resources.values()),
@@ -1020,6 +1033,98 @@ def parse_case(data: Any, where: str = "case") -> Case:
     return dataclasses.replace(case, claims=[_claim(c, f"claims[{k}]", case) for k, c in enumerate(spec.claims)])
 
 
+def _rows_one_by_one(spec: CaseSpec, queue_case: bool, vector) -> tuple[list, list, list, list]:
+    """The instance's rows (demand, weights, bounds, shared) user by user: the first wrong field raises."""
+    demand: list[list[float]] = []
+    weights: list[list[float] | float] = []  # per-resource rows, or one weight per user
+    bounds: list[float] = []
+    shared: list[float] = []
+    per_resource = any(isinstance(u.weight, dict) for u in spec.users.values())
+    for name, user in spec.users.items():
+        if queue_case:
+            row, bound = _request_row(name, user, vector)
+            demand.append(row)
+            bounds.append(bound)
+        elif user.demand is None:
+            raise CaseError(f"users.{name}.demand: required field is missing")
+        else:
+            demand.append(vector(user.demand, f"users.{name}.demand", 0.0))
+        if isinstance(user.weight, dict):
+            weights.append(vector(user.weight, f"users.{name}.weight", 1.0))
+        else:
+            w = 1.0 if user.weight is None else user.weight
+            weights.append([w] * len(spec.resources) if per_resource else w)
+        if not queue_case:
+            bounds.append(np.inf if user.max_tasks is None else user.max_tasks)
+        shared.append(np.nan if user.shared is None else user.shared)
+    return demand, weights, bounds, shared
+
+
+def _queue_rows(users: dict[str, UserSpec], resources: list[str], known: set[str]) -> tuple | None:
+    """A queue case's rows (demand, weights, bounds, shared), as :func:`_rows_one_by_one` reads them,
+    field by field over all queues; ``None`` when a queue gives a field a queue case does not take
+    or names an unknown resource (the user-by-user read then names the first).
+
+    Why: the user-by-user read made a few small lists and calls per queue, a third of loading a
+    100,000-queue case after its validation.  O(n m) in list passes and one array per field."""
+    specs = list(users.values())
+    n, m = len(specs), len(resources)
+    if list(itertools.chain.from_iterable(map(_NOT_IN_QUEUE_CASES, specs))).count(None) != 3 * n:
+        return None
+    at, requests = _mappings([u.request for u in specs])
+    given = _amount_rows(requests, resources, known, 0.0)
+    if given is None:
+        return None
+    demand = np.zeros((n, m))
+    demand[at] = given
+    weights = _weight_rows([u.weight for u in specs], resources, known)
+    if weights is None:
+        return None
+    return demand, weights, (demand > 0).any(axis=1).astype(float), [np.nan] * n
+
+
+#: the user fields a queue case refuses (:func:`_request_row` names the first)
+_NOT_IN_QUEUE_CASES = operator.attrgetter("demand", "max_tasks", "shared")
+
+
+def _weight_rows(given: list, resources: list[str], known: set[str]) -> list[float] | np.ndarray | None:
+    """One weight per user, or a row per user where any weight is per resource (a number is then
+    the same for every resource, a resource left out weighs 1); ``None`` for an unknown resource."""
+    if not any(isinstance(w, dict) for w in given):
+        return [1.0 if w is None else w for w in given]
+    at, per_resource = _mappings(given)
+    rows = _amount_rows(per_resource, resources, known, 1.0)
+    if rows is None:
+        return None
+    out = np.array([1.0 if w is None or isinstance(w, dict) else w for w in given])[:, None].repeat(len(resources), 1)
+    out[at] = rows
+    return out
+
+
+def _mappings(values: list) -> tuple[list[int], list[dict]]:
+    """Where ``values`` are mappings (the others: not given, or a number), and those mappings."""
+    mapping = list(map(isinstance, values, itertools.repeat(dict)))  # no Python per value
+    return list(itertools.compress(range(len(values)), mapping)), list(itertools.compress(values, mapping))
+
+
+def _amount_rows(mappings: list[dict], resources: list[str], known: set[str], missing: float, capacity=None):
+    """``(len(mappings), m)``: each mapping's amounts as ``vector`` gives them (``missing`` where a
+    resource is left out), from all mappings' keys and values at once; with ``capacity``, a
+    percentage is read as its share of it (:func:`_plain_amounts`).  ``None`` when a mapping
+    names an unknown resource.  O(total entries), no Python per entry but for a percentage."""
+    column = dict(zip(resources, range(len(resources))))
+    keys = list(itertools.chain.from_iterable(mappings))
+    if not known.issuperset(keys):
+        return None
+    values = list(itertools.chain.from_iterable(map(dict.values, mappings)))
+    if capacity is not None and str in set(map(type, values)):
+        values = [_percent(v, capacity[r]) if isinstance(v, str) else v for r, v in zip(keys, values)]
+    out = np.full((len(mappings), len(resources)), missing)
+    row = np.repeat(np.arange(len(mappings)), list(map(len, mappings)))
+    out[row, list(map(column.__getitem__, keys))] = np.array(values, dtype=float)
+    return out
+
+
 def _units(spec: CaseSpec, known: set, resources: list[str]) -> dict[str, str]:
     from fairalloc.core.units import UNITS
 
@@ -1045,10 +1150,12 @@ def _user_expectation(spec: CaseSpec, instance: Instance, vector) -> dict[str, d
 def _plain_amounts(mapping: dict, capacity: dict) -> dict[str, float]:
     """Amounts with percentages read as shares of the capacity (an unknown resource is left for
     the caller to name)."""
-    return {
-        r: float(v.strip().rstrip("%")) / 100 * capacity.get(r, 0.0) if isinstance(v, str) else v
-        for r, v in mapping.items()
-    }
+    return {r: _percent(v, capacity.get(r, 0.0)) if isinstance(v, str) else v for r, v in mapping.items()}
+
+
+def _percent(text: str, capacity: float) -> float:
+    """A percentage ("50%") of ``capacity``."""
+    return float(text.strip().rstrip("%")) / 100 * capacity
 
 
 def _refuse_too_many_cells(n: int, m: int, variants: int) -> None:
@@ -1094,7 +1201,45 @@ def _request_row(name: str, user: UserSpec, vector) -> tuple[list[float], float]
 
 
 def _queues(spec, vector) -> Queues:
-    """The queue configuration of every node, percentages read as shares of the capacity."""
+    """The queue configuration of every node, percentages read as shares of the capacity: field by
+    field over all nodes (:func:`_queues_at_once`), or node by node where anything is not plainly
+    right, which raises the first bad node's error as it always did."""
+    queues = _queues_at_once(spec)
+    return queues if queues is not None else _queues_one_by_one(spec, vector)
+
+
+def _queues_at_once(spec) -> Queues | None:
+    """:func:`_queues_one_by_one`'s configuration from a column per field over all nodes
+    (:meth:`Queues.from_columns`), or ``None`` (an unknown resource, a value ``Queues.build`` refuses).
+
+    Why: a mapping of eight fields per node for ``Queues.build`` to take apart again was a third of
+    loading a 100,000-queue case after its validation.  O(n m) in list passes and one array per field."""
+    capacity, known = dict(spec.resources), set(spec.resources)
+    resources = list(spec.resources)
+    # a row per node (a group's parent and no usage), then a column per field: one pass over the nodes
+    groups = [tuple(getattr(g, f, None) for f in ("parent", *_NODE_FIELDS)) for g in spec.groups.values()]
+    parent, weights, priority, *amounts = zip(*groups, *map(_USER_FIELDS, spec.users.values()))
+    columns: dict[str, object] = {
+        "parent": list(parent),
+        "weight": [float(w) if isinstance(w, (int, float)) else 1.0 for w in weights],
+        "priority": [0.0 if p is None else p for p in priority],
+    }
+    for (f, missing), values in zip(RESOURCE_FIELDS.items(), amounts):
+        at, given = _mappings(list(values))
+        rows = _amount_rows(given, resources, known, missing, capacity)
+        if rows is None:
+            return None
+        columns[f] = (at, rows)
+    return Queues.from_columns(resources, [*spec.groups, *spec.users], columns, list(spec.groups))
+
+
+#: the fields of a node :func:`_queues_at_once` reads, after its parent (a user's ``group``)
+_NODE_FIELDS = ("weight", "priority", *RESOURCE_FIELDS)
+_USER_FIELDS = operator.attrgetter("group", *_NODE_FIELDS)
+
+
+def _queues_one_by_one(spec, vector) -> Queues:
+    """The queue configuration of every node, node by node: the first wrong node and field raises."""
     capacity = dict(spec.resources)  # once, not per node and field (100,000 queues: 600,000 copies)
 
     def amounts(mapping, where: str, missing: float):
