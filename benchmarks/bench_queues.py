@@ -301,9 +301,16 @@ def child_explain(opts) -> None:
             lambda: case, "solve",
         )  # fmt: skip
 
-    out = {"policy": opts.policy, "depth": opts.depth, "queues": n, **capped(work)}
-    out["command"] = {**capped(commands), "status": "ok"} if out.get("status") == "ok" else {"status": "not run"}
+    out = {"policy": opts.policy, "depth": opts.depth, "queues": n, **explain_run(work, commands)}
     print(json.dumps(out), flush=True)
+
+
+def explain_run(work, commands) -> dict:
+    """In one process (``work``), then as the commands when that finished: each its own status (a
+    command over the cap says so, and is not recorded as finished)."""
+    out = capped(work)
+    out["command"] = capped(commands) if out["status"] == "ok" else {"status": "not run"}
+    return out
 
 
 def command(verb: str, case: Path, policy: str) -> None:

@@ -77,3 +77,18 @@ def test_the_queues_benchmark_records_every_section_and_what_stopped_it(tmp_path
     assert any(w.startswith("yarn-capacity, depth 6: time over queues") for w in workloads), workloads
     assert any(w.startswith("load_case of 1,000 queues") for w in workloads), workloads
     assert "target" in proc.stdout
+
+
+def test_an_explain_command_over_the_cap_is_a_row_saying_so():
+    """The commands' timing over the cap is recorded as such (it was recorded "ok" without its
+    seconds, and the rows then failed on the missing figure)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import bench_queues
+
+    def over():
+        raise bench_queues.CapReached
+
+    run = bench_queues.explain_run(lambda: {"seconds": 1.0, "cpu_seconds": 1.0, "solve_cpu_seconds": 0.5}, over)
+    assert run["status"] == "ok" and run["command"]["status"] == "time cap"
+    rows = bench_queues.explain_rows([{"policy": "drf", "depth": 0, **run}], 1000)
+    assert [r["figure"] for r in rows][1] == "time cap" and not rows[1]["met"]
