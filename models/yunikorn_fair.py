@@ -970,8 +970,13 @@ class _Events(_Fluid):
         self.kids: list[list[int]] = [[] for _ in range(N)]
         for v, node in [(root, None), *((ident[g], g) for g in groups)]:
             self.kids[v] = [ident[c] for c in q.children(node)]
-        self.downward = [root, *(ident[g] for g in groups)]  #: parents before children
-        self.downward.sort(key=lambda v: len(q.path(names[v])) if v != root else 0)
+        depth = {root: 0, **{ident[g]: len(q.path(g)) + 1 for g in groups}}
+        self.downward = sorted(depth, key=depth.__getitem__)  #: the groups, parents before children
+        self.up_of = np.array(self.parent, dtype=int)
+        #: the groups a level at a time, from the root down
+        self.by_depth = [
+            np.array([v for v in self.downward if depth[v] == d], dtype=int) for d in range(max(depth.values()) + 1)
+        ]
         # each node's children by current priority, highest first (one class: priority-disabled)
         self.cls_of = [0] * N
         self.classes: list[list[list[int]]] = [[] for _ in range(N)]
@@ -1005,6 +1010,9 @@ class _Events(_Fluid):
             self.lim[ident[g]] = np.asarray(q.limit[g], dtype=float).tolist()
         self.lim[root] = self.R.tolist()
         self.capped = [any(math.isfinite(b) for b in self.lim[v]) for v in range(N)]
+        self.leaves_of = {ident[g]: self.under[g].tolist() for g in groups}  #: each group's leaves
+        self.above: list[list[int]] = [[ident[g] for g in q.path(name)] for name in names]  #: groups above
+        self.above.append([])
 
     # -- a node's numbers ----------------------------------------------------------------------
     def push(self, v: int, val: float, kind: int, a: int, t: int) -> None:
@@ -1186,26 +1194,24 @@ class _Events(_Fluid):
         gl = growable.tolist()
         for i in range(self.n):
             self.st[i] = _IDLE if gl[i] else _FROZEN
-        self.build(self.root)
+        self.build(x)
 
-    def build(self, v: int) -> None:
-        """``v``'s subtree from the leaves' units, children first."""
-        m = self.m
-        bundle = [0.0] * m
-        for c in self.kids[v]:
-            if c >= self.n:
-                self.build(c)
-                b = self.b0[c]
-            else:
-                xc, d = self.x[c], self.Dl[c]
-                b = [xc * d[j] for j in range(m)]
-            for j in range(m):
-                bundle[j] += b[j]
-        self.ngrow[v] = [sum(1 for c in cl if self.st[c] != _FROZEN) for cl in self.classes[v]]
-        self.cls[v] = next((k for k, g in enumerate(self.ngrow[v]) if g), len(self.ngrow[v]))
-        self.b0[v], self.l0[v] = bundle, 0.0
-        self.seat(v)
-        self.st[v] = _IDLE if self.cls[v] < len(self.classes[v]) else _FROZEN
+    def build(self, x: np.ndarray) -> None:
+        """Every group from the leaves' units ``x``, children first: the groups' bundles summed a
+        level of the tree at a time (numpy), then each seated."""
+        bundles = np.zeros((self.N, self.m))
+        bundles[: self.n] = x[:, None] * self.D
+        np.add.at(bundles, self.up_of[: self.n], bundles[: self.n])
+        for level in self.by_depth[:0:-1]:  # the deepest groups first, the root's children last
+            np.add.at(bundles, self.up_of[level], bundles[level])
+        rows: list[list[float]] = bundles.tolist()
+        for v in reversed(self.downward):
+            self.ngrow[v] = [sum(1 for c in cl if self.st[c] != _FROZEN) for cl in self.classes[v]]
+            self.cls[v] = next((k for k, g in enumerate(self.ngrow[v]) if g), len(self.ngrow[v]))
+            self.b0[v] = rows[v]
+            self.seat(v)
+            if v != self.root:
+                self.st[v] = _IDLE if self.cls[v] < len(self.classes[v]) else _FROZEN
 
     def seat(self, v: int) -> None:
         """Serve v's current class: its growable children at the lowest share grow, the others wait."""
@@ -1498,6 +1504,9 @@ class _Events(_Fluid):
                 for j, bound in enumerate(self.lim[v]):
                     if hi[j] > bound and hi[j] != lo[j]:
                         theta = min(theta, (bound - lo[j]) / (hi[j] - lo[j]))
+        if w.caps and not w.jump and all(v != self.root for v, _ in w.caps):
+            self.restart_under(w.caps, w.stopped)
+            return 1
         if theta < 1.0 or w.caps:
             x = self.materialize()
             if w.jump and theta < 1.0:
@@ -1520,18 +1529,69 @@ class _Events(_Fluid):
             return 1
         return 0
 
+    def restart_under(self, caps: list[tuple[int, int]], stopped: list[int]) -> None:
+        """Groups' limits met by growth (no jump, not the capacity): the queues requesting the
+        resource under each freeze, as :meth:`_Fluid.freeze` freezes them, and the subtrees
+        below are rebuilt from the allocation (the rest of the tree is where the knot filling's
+        restart puts it: every growing node at its parent's level)."""
+        x = self.materialize()
+        frozen = set(stopped)
+        for v, j in caps:
+            frozen.update(i for i in self.leaves_of[v] if self.Dl[i][j] > 0)
+        tops = {v for v, _ in caps}
+        tops = {v for v in tops if not any(a in tops for a in self.above[v])}  # the outermost
+        for i in stopped:
+            if not any(a in tops for a in self.above[i]):  # elsewhere: at its bound
+                self.st[i] = _FROZEN
+                self.drop(i)
+        for top in sorted(tops, key=lambda v: len(self.above[v])):
+            for i in self.leaves_of[top]:
+                self.x[i] = float(x[i])
+                if self.st[i] != _FROZEN:
+                    self.st[i] = _FROZEN if i in frozen else _IDLE
+            self.anchor(self.parent[top], self.level_now(self.parent[top]))
+            self.build_under(top)
+            if self.cls[top] < len(self.classes[top]):
+                self.set_contribution(top)
+                self.enter(top)
+                self.up(self.parent[top])
+            else:
+                self.drop(top)
+        hit, self.hit = self.hit, set()
+        for v, _ in hit:
+            if self.st[v] != _FROZEN:
+                self.up(v)
+
+    def build_under(self, top: int) -> None:
+        """The groups under ``top`` and ``top`` from the leaves' units, children first."""
+        order = [top]
+        for v in order:
+            order += [c for c in self.kids[v] if c >= self.n]
+        for v in reversed(order):
+            bundle = [0.0] * self.m
+            for c in self.kids[v]:
+                b = self.b0[c] if c >= self.n else [self.x[c] * d for d in self.Dl[c]]
+                for j in range(self.m):
+                    bundle[j] += b[j]
+            self.ngrow[v] = [sum(1 for c in cl if self.st[c] != _FROZEN) for cl in self.classes[v]]
+            self.cls[v] = next((k for k, g in enumerate(self.ngrow[v]) if g), len(self.ngrow[v]))
+            self.b0[v] = bundle
+            self.seat(v)
+            if v != top:
+                self.st[v] = _IDLE if self.cls[v] < len(self.classes[v]) else _FROZEN
+            self.run.pop(v, None)
+            self.held.pop(v, None)
+
     def drop(self, c: int) -> None:
         """Child c has no growable leaf left: its parent serves its next class, or drops too."""
         p = self.parent[c]
-        if c >= self.n and self.contrib[c] is not None:
-            self.anchor(p, self.level_now(p))
-            self.st[c] = _FROZEN
-            self.set_contribution(c)
+        self.anchor(p, self.level_now(p))  # where it is, before its slope changes
         self.st[c] = _FROZEN
+        if c >= self.n and self.contrib[c] is not None:
+            self.set_contribution(c)
         k = self.cls_of[c]
         self.ngrow[p][k] -= 1
         if self.ngrow[p][k] or k != self.cls[p]:
-            self.anchor(p, self.level_now(p))
             self.up(p)
             return
         while self.cls[p] < len(self.classes[p]) and not self.ngrow[p][self.cls[p]]:
@@ -1540,8 +1600,7 @@ class _Events(_Fluid):
             if p != self.root:
                 self.drop(p)
             return
-        self.b0[p] = self.bundle(p, self.level_now(p))
-        self.seat(p)
+        self.seat(p)  # its bundle is kept where it is (anchored above)
         if p != self.root:
             self.up(p)
 
