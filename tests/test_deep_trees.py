@@ -1,8 +1,8 @@
 """Deep and wide trees: a hierarchy deeper than ``MAX_TREE_DEPTH`` (groups, Kueue cohorts, an
 instance's groups, a :class:`Queues` built in Python) is refused with one error naming the limit,
 before any policy walks it recursively; a tree at the limit is allocated.  Never a RecursionError.
-A size a policy cannot allocate fast (``MAX_YUNIKORN_QUEUE_GROUPS``) is refused
-before any work: never a hang, never a MemoryError.
+A size a policy cannot allocate fast (``MAX_YUNIKORN_QUEUE_GROUPS``, trees where a share jumps)
+is refused before any work: never a hang, never a MemoryError.
 
 The timeouts only detect a hang (a refusal comes before any work); nothing asserts elapsed time.
 """
@@ -114,9 +114,12 @@ def test_the_depth_limit_is_documented():
     assert f"| `{DEPTH}` | {limits.MAX_TREE_DEPTH} |" in readme
 
 
-def _queues_instance(n: int, groups: int) -> fairalloc.Instance:
-    """``n`` queues with small requests on <3n CPU, 2n GB>, spread over ``groups`` groups (0: flat)."""
+def _queues_instance(n: int, groups: int, g0: dict[str, object] | None = None) -> fairalloc.Instance:
+    """``n`` queues with small requests on <3n CPU, 2n GB>, spread over ``groups`` groups (0: flat);
+    ``g0``: the first group's configuration."""
     nodes: dict[str, dict[str, object]] = {f"g{k}": {} for k in range(groups)}
+    if g0 is not None:
+        nodes["g0"] = g0
     for i in range(n):
         nodes[f"q{i}"] = {"parent": f"g{i % groups}"} if groups else {}
     queues = Queues.build(["cpu", "mem"], nodes, [f"g{k}" for k in range(groups)])
@@ -126,10 +129,27 @@ def _queues_instance(n: int, groups: int) -> fairalloc.Instance:
 
 
 @pytest.mark.timeout(120)
-def test_yunikorn_refuses_more_queues_times_groups_than_its_limit():
-    """5,001 queues in 100 groups: 500,100 queues x groups, just above 500,000."""
-    with pytest.raises(CaseError, match=r"500,100 queues x groups \(5,001 x 100\).*MAX_YUNIKORN_QUEUE_GROUPS"):
-        fairalloc.solve(_queues_instance(5001, 100), "yunikorn-fair")
+def test_yunikorn_refuses_more_queues_times_groups_than_its_limit_where_a_share_jumps():
+    """5,001 queues in 100 groups, 500,100 queues x groups, just above 500,000, with an explicit 0
+    guarantee of g0's cpu (its share jumps to 1 at its first cpu: the knot filling)."""
+    jumps = _queues_instance(5001, 100, {"guarantee": [0.0, np.nan]})
+    with pytest.raises(CaseError, match=r"500,100 queues x groups \(5,001 x 100\) where a share jumps.*MAX_YUNIKORN"):
+        fairalloc.solve(jumps, "yunikorn-fair")
+
+
+@pytest.mark.timeout(120)
+def test_yunikorn_allocates_thousands_of_queues_in_groups():
+    """The same 5,001 queues in 100 groups without the 0 guarantee (the former
+    ``MAX_YUNIKORN_QUEUE_GROUPS`` refused every tree of this size): within the capacity, and
+    every queue at its request or asking for a resource the cluster has used up (no guarantee
+    or limit: the fluid's stops are the capacity's and the requests')."""
+    inst = _queues_instance(5001, 100)
+    bundles = fairalloc.solve(inst, "yunikorn-fair").bundles
+    load, capacity = bundles.sum(axis=0), np.asarray(inst.capacity)
+    assert (load <= capacity * (1 + AGREEMENT)).all()
+    used_up = load >= capacity * (1 - AGREEMENT)
+    at_request = (bundles >= inst.demand * (1 - AGREEMENT)).all(axis=1)
+    assert (at_request | (inst.demand[:, used_up] > 0).any(axis=1)).all()
 
 
 @pytest.mark.timeout(120)

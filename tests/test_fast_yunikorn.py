@@ -15,6 +15,14 @@ held to the fluid stop conditions instead (a third computation: within every lim
 capacity, and every queue at its request or asking for a resource a limit on its path or the
 capacity has used up) and to be a function of its input (a change of the capacity or the demands
 in their last bits moves it by less than 1e-9).  ``yunikorn-fair`` has no declarative program.
+
+A tree of groups is now filled event by event (``_Events``; a flat tree, or one where a share
+jumps, keeps the knot filling ``_Fluid``): it is held to the previous filling as above (at ties
+too: a jump cut by a limit is one, the previous filling reading it between two knots whose levels
+differ in their rounding), on request-bounded deep trees as well (many events, where a tree as
+drawn has a few), and to the knot filling to 1e-9 without exception (both take levels within
+``LEVEL_TIE`` as one).  ``MAX_YUNIKORN_QUEUE_GROUPS`` refused such trees beyond 500,000 queues x
+groups; it now bounds the knot filling's trees only (the limit lowered here to test both sides).
 """
 
 from __future__ import annotations
@@ -29,10 +37,12 @@ from hypothesis import strategies as st
 
 import fairalloc
 from fairalloc.analysis.falsify import random_queue_tree
+from fairalloc.core import limits
 from fairalloc.core.errors import FairallocError
 from fairalloc.core.instance import Instance
+from fairalloc.core.queues import Queues
 from fairalloc.core.tolerances import FEASIBILITY, SATURATION
-from fairalloc.models.yunikorn_fair import YuniKornFair, _Tree
+from fairalloc.models.yunikorn_fair import YuniKornFair, _Events, _Fluid, _shares_jump, _Tree
 from fairalloc.testing import close, queue_trees
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -121,6 +131,69 @@ def test_the_filling_is_the_previous_one_on_operator_trees(priority_first):
         for depth in (0, 1, 3, 6):
             inst = random_queue_tree(np.random.default_rng(seed), 10 + seed, depth=depth, resources=1 + seed % 3)
             _same_as_before(inst, priority_first)
+
+
+@pytest.mark.parametrize("priority_first", [True, False])
+def _request_bounded(inst: Instance) -> Instance:
+    """The tree on 50 times its capacity: the queues reach their requests, or their groups'
+    limits bind, one after another (an event each, where the tree as drawn has a few)."""
+    return fairalloc.Instance(
+        inst.capacity * 50, inst.demand, users=list(inst.users), resources=list(inst.resources),
+        max_tasks=inst.bounds(), queues=inst.queues, name=inst.name,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("priority_first", [True, False])
+def test_the_filling_is_the_previous_one_on_request_bounded_deep_trees(priority_first):
+    # three to six levels deep, 20 to 47 queues: one event per queue or limit, jumps among them
+    for seed in range(0, 28, 3):
+        for depth in (3, 6):
+            inst = random_queue_tree(np.random.default_rng(seed), 20 + seed, depth=depth, resources=1 + seed % 3)
+            _same_as_before(_request_bounded(inst), priority_first)
+
+
+def _events_are_the_knots(inst: Instance, priority_first: bool) -> None:
+    """On a tree of groups whose shares do not jump, the event-driven filling (:class:`_Events`)
+    is the knot filling (:class:`_Fluid`): the same answers at ties too (both take levels within
+    ``LEVEL_TIE`` as one), to 1e-9."""
+    if not inst.queues.groups or _shares_jump(inst):
+        return
+    try:
+        knots = _Fluid(inst, priority_first).fill()[0]
+    except FairallocError as refused:
+        with pytest.raises(type(refused)):
+            _Events(inst, priority_first).fill()
+        return
+    assert close(_Events(inst, priority_first).fill()[0], knots, SAME), inst.name
+
+
+@given(queue_trees(max_queues=50), st.booleans(), st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_the_events_are_the_knots_on_random_trees(inst, priority_first, bounded):
+    _events_are_the_knots(_request_bounded(inst) if bounded else inst, priority_first)
+
+
+def test_beyond_the_former_limit_the_filling_answers_as_before(monkeypatch):
+    """``MAX_YUNIKORN_QUEUE_GROUPS`` used to refuse queues x groups beyond it whatever the tree;
+    it now bounds only trees where a share jumps (the knot filling).  With the limit at 3, a tree
+    of 40 queues six deep is answered, as the previous filling answered it; a tree with an
+    explicit 0 guarantee on a requested resource (A: cpu) is refused, and answered at the
+    limit as it was."""
+    monkeypatch.setattr(limits, "MAX_YUNIKORN_QUEUE_GROUPS", 3)
+    inst = random_queue_tree(np.random.default_rng(4), 40, depth=6)
+    assert len(inst.queues.groups) * inst.n > 3 and not _shares_jump(inst)
+    solved = fairalloc.solve(inst, "yunikorn-fair")
+    assert solved.info["ties"] > 0 or close(solved.bundles, previous_yunikorn.entitlement(inst, True), SAME)
+    specs = {"A": {"guarantee": [0, np.nan]}, "B": {}, "a1": {"parent": "A"}, "b1": {"parent": "B"}}
+    jumps = fairalloc.Instance(
+        [10, 10], [[1, 1], [1, 0]], users=["a1", "b1"], resources=["cpu", "mem"], max_tasks=[4, 20],
+        queues=Queues.build(["cpu", "mem"], specs, ["A", "B"]),
+    )  # fmt: skip
+    assert _shares_jump(jumps)
+    with pytest.raises(FairallocError, match=r"4 queues x groups \(2 x 2\) where a share jumps.*MAX_YUNIKORN"):
+        fairalloc.solve(jumps, "yunikorn-fair")
+    monkeypatch.setattr(limits, "MAX_YUNIKORN_QUEUE_GROUPS", 4)
+    assert close(fairalloc.solve(jumps, "yunikorn-fair").bundles, previous_yunikorn.entitlement(jumps, True), SAME)
 
 
 @pytest.mark.parametrize("priority_first", [True, False])

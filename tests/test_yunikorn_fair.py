@@ -16,6 +16,7 @@ from fairalloc.core.errors import UnknownNameError
 from fairalloc.core.queues import Queues
 from fairalloc.core.registry import get
 from fairalloc.models.yunikorn_fair import YuniKornFair, go_stable_sort, simulate
+from fairalloc.testing import queue_trees
 
 CASES = sorted(Path(__file__).resolve().parent.parent.joinpath("cases").glob("yunikorn-*.yaml"))
 FAIR = YuniKornFair()
@@ -327,6 +328,58 @@ def test_the_fillings_cap_check_in_floats_is_numpys(inst, scale, grows):
         load > bound for load, bound in zip(loads, bounds)
     )
     assert fluid.over(x, x0, growable) == numpy_over
+
+
+@given(queue_trees(max_queues=40), st.integers(0, 2**32 - 1))
+@settings(max_examples=40, deadline=None)
+def test_fair_max_and_priority_a_level_at_a_time_are_the_path_walks(inst, seed):
+    # fair_max and current_priority read the tree a level at a time; walked path by path, from the
+    # root down (a child's limit wins) and from each group's leaves up, they are the same
+    from fairalloc.models.yunikorn_fair import MIN_PRIORITY, current_priority, fair_max
+
+    q = inst.queues
+    walked = {}
+    for v in (*q.groups, *inst.users):
+        fm, path = np.asarray(inst.capacity, dtype=float), [v]
+        while q.parent[path[-1]] is not None:
+            path.append(q.parent[path[-1]])
+        for node in reversed(path):
+            fm = np.where(np.isfinite(q.limit[node]), q.limit[node], fm)
+        walked[v] = fm
+    got = fair_max(q, inst.capacity)
+    assert set(got) == set(walked) and all(np.array_equal(got[v], walked[v]) for v in walked)
+    active = dict(zip(inst.users, (np.random.default_rng(seed).random(inst.n) < 0.6).tolist()))
+    prio = current_priority(q, active)
+
+    def expected(v):
+        if not q.is_group(v):
+            return min(max(q.priority[v], MIN_PRIORITY), 2.0**31 - 1)
+        live = [expected(c) for c in q.children(v) if any(active[u] for u in q.leaves(c))]
+        return max(live) + q.priority[v] if live else MIN_PRIORITY
+
+    assert prio == {v: expected(v) for v in walked}
+
+
+@given(queue_trees(max_queues=30), st.floats(0, 1.5), st.integers(0, 2**32 - 1))
+@settings(max_examples=40, deadline=None)
+def test_the_cap_arrays_add_as_the_plain_sums(inst, scale, seed):
+    # _Caps reads a one-leaf cap in one product and a larger one by np.add.accumulate: the same
+    # floats as _load's sum in order over _cap_columns, and the same leaves frozen
+    from fairalloc.core.tolerances import SATURATION
+    from fairalloc.models.yunikorn_fair import _Fluid, _load
+
+    fluid = _Fluid(inst, True)
+    rng = np.random.default_rng(seed)
+    x = np.minimum(fluid.T, rng.uniform(0, scale, inst.n) * fluid.T.max(initial=1.0))
+    growable = (rng.random(inst.n) < 0.7) & (fluid.T > 0)
+    columns, caps = fluid._cap_columns(growable), fluid._caps(growable)
+    assert caps.loads(x).tolist() == [_load(x.tolist(), terms) for _, terms in columns]
+    assert caps.bounds.tolist() == [bound for bound, _ in columns]
+    frozen = {
+        i for bound, terms in columns if _load(x.tolist(), terms) >= bound * (1 - SATURATION) for i, d in terms if d > 0
+    }
+    saturated = caps.loads(x) >= caps.bounds * (1 - SATURATION)
+    assert set(caps.askers[saturated[caps.asking]].tolist()) == frozen
 
 
 def _bisected(priority_first: bool):

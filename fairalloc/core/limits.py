@@ -185,9 +185,11 @@ MAX_HDRF_LAUNCHES = 50_000_000
 #: decisions of the H-DRF descent (a descent from the root launching one task or one batch;
 #: about 30 microseconds each): users alternating on tiny tasks are refused at this many (about 10 s)
 MAX_HDRF_DECISIONS = 300_000
-#: queues x groups of a YuniKorn case (``yunikorn-fair``): with guarantees and usage its fill grows
-#: with both (measured 1 s at 5,000 queues in 10 groups, 5.5 s in 100 groups, 28 s at 10,000 in
-#: 100; 10,000 in one group: 0.3 s); more are refused before the fill
+#: queues x groups of a YuniKorn case (``yunikorn-fair``) with groups where a share jumps (an
+#: explicit 0 guarantee or max on a resource a queue below requests): such a tree keeps the knot
+#: filling, which grows with both (measured 1 s at 5,000 queues in 10 groups, 5.5 s in 100 groups,
+#: 28 s at 10,000 in 100); more are refused before the fill.  Other trees are filled event by
+#: event, in time linear in the queues, and not bounded
 MAX_YUNIKORN_QUEUE_GROUPS = 500_000
 #: users of a dynamic mechanism solved as a program (one LP per arrival, the k-th with k
 #: variables: quadratic work); more are refused before the first LP (the fast path has no limit)
