@@ -117,7 +117,7 @@ DRS(rounded=200, precise=200.0, unweighted=200.0, resource='gpu', borrowing=True
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, NamedTuple
 
@@ -298,7 +298,7 @@ class _Tree:
             return DRS(0, 0.0, 0.0, "", False)
         return dominant_resource_share(U[v], self.quota[v], self.lendable[v], self.weight[v], self.resources)
 
-    def violation(self, U: dict[str, np.ndarray], nodes: list[str]) -> list[tuple[str, int, float]]:
+    def violation(self, U: Mapping[str, Any], nodes: list[str]) -> list[tuple[str, int, float]]:
         """``(node, resource, slack)`` of the constraints of ``nodes``: the root's quota, every
         borrowing limit; ``slack`` relative to the bound (negative: violated)."""
         out = []
@@ -760,6 +760,10 @@ class _Fluid:
             self.x = unbounded
             return math.inf
         lo, hi = _sup_at_most(lambda s: self._excess_at(root, s), FITS)
+        if not self._feasible(self.at(root, lo), nodes):
+            # read off the functions, the bound was met a rounding past where the queues' own usage
+            # meets it (and the frozen queues would hold the constraint over it): the walks decide
+            lo, hi = _sup_at_most(lambda s: self._excess(self.at(root, s), nodes), FITS)
         x = self._across_jump(root, lo, hi, nodes)
         self._freeze(root, x, growing, nodes)
         return lo
@@ -788,6 +792,11 @@ class _Fluid:
         if self._feasible(through, nodes):
             return through
         a, _ = _bisect(lambda theta: self._excess_at(root, lo, forced(theta)) <= FITS)
+        x = self.at(root, lo, force=forced(a))
+        if self._feasible(x, nodes):
+            return x
+        # the functions' rounding let a constraint pass its bound: the walks decide, as above
+        a, _ = _bisect(lambda theta: self._feasible(self.at(root, lo, force=forced(theta)), nodes))
         return self.at(root, lo, force=forced(a))
 
     def _excess_at(self, root: str, s: float, force: dict[str, float] | None = None) -> float:
@@ -807,7 +816,9 @@ class _Fluid:
         U: dict[str, np.ndarray] = {}
         self._usage_at(root, s, marked, force, U)
         constraints = self.tree._constraints
-        return max(((U[v][j] - bound) / scale for v in U for j, bound, scale in constraints(v)), default=-math.inf)
+        return float(
+            max(((U[v][j] - bound) / scale for v in U for j, bound, scale in constraints(v)), default=-math.inf)
+        )
 
     def _marked_under(self, root: str) -> frozenset[str]:
         """The cohorts of ``root``'s tree with a constraint, and those above them."""
@@ -856,12 +867,17 @@ class _Fluid:
     def _excess(self, x: np.ndarray, nodes: list[str]) -> float:
         """The largest excess of the constraints of ``nodes``; where they are a root's tree
         (``root`` first, as the filling asks), from that tree's queues alone."""
+        return self.tree.excess(*self._used_under(x, nodes))
+
+    def _used_under(self, x: np.ndarray, nodes: list[str]) -> tuple[Any, list[str], str | None]:
+        """:meth:`_Tree.float_usage`'s arguments for the constraints of ``nodes``: where they are a
+        root's tree (``root`` first, as the filling asks), that tree's queues' usage alone."""
         root = nodes[0]
         if self.tree.parent[root] is not None:
-            return self.tree.excess(self.bundle_rows(x), nodes)
+            return self.bundle_rows(x), nodes, None
         xs = x.tolist()
         rows = {i: [xs[i] * d if d > 0 else 0.0 for d in self._demand_rows[i]] for i in self._under(root)}
-        return self.tree.excess(rows, nodes, root)
+        return rows, nodes, root
 
     def bundle_rows(self, x: np.ndarray) -> list[list[float]]:
         """:func:`_bundles` in plain floats."""
@@ -869,7 +885,8 @@ class _Fluid:
 
     def _freeze(self, root: str, x: np.ndarray, growing: list[int], nodes: list[str]) -> None:
         t = self.tree
-        U = t.usage(_bundles(x, self.D))
+        rows, _, under = self._used_under(x, nodes)
+        U = t.float_usage(rows, under)  # plain floats: numpy's cost per call on a node's few numbers
         hit = np.zeros(len(x), bool)
         for i in growing:
             if x[i] >= self.cap[i] * (1 - TIGHT) - 1e-15:
@@ -886,7 +903,7 @@ class _Fluid:
         # frozen queues stay where the event found them; the others restart from their response
         self._stop(hit, x)
 
-    def _feeds(self, leaf: str, v: str, j: int, U: dict[str, np.ndarray]) -> bool:
+    def _feeds(self, leaf: str, v: str, j: int, U: Mapping[str, Any]) -> bool:
         """Whether ``leaf``'s growth in resource ``j`` reaches node ``v`` (above every local quota)."""
         node: str | None = leaf
         while node is not None and node != v:
@@ -962,6 +979,8 @@ def _through(f: _Piecewise, bound: np.ndarray) -> tuple[_Piecewise, list[float]]
 
 def _above_bound(f: _Piecewise, bound: np.ndarray) -> _Piecewise:
     """``max(0, f - bound)``, a knot added where a column passes its bound."""
+    if (bound == 0).all():  # no local quota (most nodes): no knot to add
+        return _Piecewise(f.s, np.maximum(0.0, f.y - bound), f.tail)
     f, _ = _through(f, bound)
     with np.errstate(invalid="ignore"):
         y = np.maximum(0.0, f.y - bound)
@@ -1010,12 +1029,12 @@ def _sum(parts: list[_Piecewise], m: int) -> _Piecewise:
     turns = np.concatenate([slope, -slope, tails])
     order = np.argsort(at, kind="stable")
     at, jumps, turns = at[order], jumps[order], turns[order]
-    first = np.flatnonzero(np.r_[True, at[1:] != at[:-1]])
+    first = np.flatnonzero(np.concatenate([[True], at[1:] != at[:-1]]))
     knots = at[first]
     J = np.add.reduceat(jumps, first, axis=0)
     # every part is nondecreasing: a negative slope is the rounding of slopes that cancel
     slope_after = np.maximum(np.cumsum(np.add.reduceat(turns, first, axis=0), axis=0), 0.0)
-    f0 = y[np.r_[0, ends[:-1] + 1]].sum(axis=0)
+    f0 = y[np.concatenate([[0], ends[:-1] + 1])].sum(axis=0)
     rise = np.vstack([np.zeros((1, m)), np.cumsum(slope_after[:-1] * np.diff(knots)[:, None], axis=0)])
     right = f0 + np.cumsum(J, axis=0) + rise
     jumped = (J != 0).any(axis=1)
