@@ -231,9 +231,19 @@ class _Tree:
         for v in [*self.groups, *self.leaves]:  # groups first, then leaves, file order
             self.kids.setdefault(self.parent[v], []).append(v)
             self.kids.setdefault(v, [])
-        self.quota: dict[str, np.ndarray] = {}
-        self.local: dict[str, np.ndarray] = {}
+        # a leaf's quota is its nominal quota (it has no children): the leaves' quotas, local
+        # quotas and potentials as matrices, at once (numpy calls per leaf were half of a flat
+        # tree's cost at 10^4 queues); the same operations per element, so the same numbers
+        n, leaves = len(self.leaves), self.leaves
+        quota = np.array([self.nominal[u] for u in leaves], float).reshape(n, self.m)
+        lending = np.array([self.lending_limit[u] for u in leaves], float).reshape(n, self.m)
+        with np.errstate(invalid="ignore"):
+            local = np.where(np.isinf(lending), 0.0, np.maximum(0.0, quota - lending))
+        self.quota: dict[str, np.ndarray] = dict(zip(leaves, quota))
+        self.local: dict[str, np.ndarray] = dict(zip(leaves, local))
         for v in self.postorder():
+            if v in self.index:
+                continue
             sq = self.nominal[v].copy()
             for c in self.kids[v]:
                 sq += self.quota[c] - self.local[c]
@@ -244,6 +254,8 @@ class _Tree:
                 )
         self.potential: dict[str, np.ndarray] = {}
         for v in self.preorder():
+            if v in self.index:
+                continue
             p = self.parent[v]
             if p is None:
                 self.potential[v] = self.quota[v]
@@ -251,10 +263,15 @@ class _Tree:
                 self.potential[v] = np.minimum(
                     self.local[v] + self.potential[p], self.quota[v] + self.borrowing_limit[v]
                 )
+        above = np.array([self.potential[p] if (p := self.parent[u]) is not None else zero for u in leaves], float)
+        room = quota + np.array([self.borrowing_limit[u] for u in leaves], float).reshape(n, self.m)
+        held = np.array([self.parent[u] is not None for u in leaves], bool)[:, None]
+        self.potential |= dict(zip(leaves, np.where(held, np.minimum(local + above.reshape(n, self.m), room), quota)))
         self.lendable = {v: self.potential[p] if (p := self.parent[v]) is not None else zero for v in self.parent}
         self._bounds: dict[str, list[tuple[int, float, float]]] = {}
         self._plans: dict[str | None, list[tuple[str, int, list[str]]]] = {}
-        self._locals = {v: [float(a) for a in self.local[v]] for v in self.parent}
+        self._locals = dict(zip(leaves, local.tolist()))
+        self._locals |= {v: [float(a) for a in self.local[v]] for v in self.groups}
 
     def postorder(self, node: str | None = None) -> list[str]:
         out: list[str] = []
