@@ -84,15 +84,15 @@ def instances(
 
 
 @st.composite
-def queue_trees(draw, max_queues: int = 50, max_depth: int = 6, max_resources: int = 3, min_depth: int = 0) -> Instance:
-    """Random queue trees of 1..``max_queues`` queues under ``min_depth``..``max_depth`` levels of
-    groups, with weights, guarantees, limits and Kueue's borrowing and lending limits
+def queue_trees(draw, max_queues: int = 50, max_depth: int = 6, max_resources: int = 3) -> Instance:
+    """Random queue trees of 1..``max_queues`` queues under 0..``max_depth`` levels of groups, with
+    weights, guarantees, limits and Kueue's borrowing and lending limits
     (:func:`fairalloc.analysis.falsify.random_queue_tree`, drawn from a seed Hypothesis shrinks);
     half of them may promise guarantees beyond the capacity, which some policies refuse."""
     from fairalloc.analysis.falsify import random_queue_tree  # the analysis layer, only when drawn
 
     n = draw(st.integers(1, max_queues))
-    depth = draw(st.integers(min_depth, max_depth))
+    depth = draw(st.integers(0, max_depth))
     m = draw(st.integers(1, max_resources))
     seed = draw(st.integers(0, 2**32 - 1))
     more = draw(st.booleans())
