@@ -88,7 +88,14 @@ children's usage above their local quotas (their slope changes and jumps sorted 
 :func:`_sum`), its share gains knots where a resource passes its quota or two resources' shares
 cross, and its response to its parent's level is its usage read at the inverse of its share.  So
 an event costs ``O(K log K)`` per level of cohorts for ``K`` knots (a few per queue), and
-evaluating the tree at a root level ``O(n log K)``; memory is linear in the knots.  Where a
+evaluating the tree at a root level ``O(n log K)``; memory is linear in the knots.  The functions
+are kept from one event to the next, and only those of the queues an event stops and of the
+cohorts above them are built again.  The searches for the event read a constraint's usage off
+those functions (:meth:`_Fluid._excess_at`): only the cohorts on the way from the root to a
+constraint (the root's quota, a cohort's borrowing limit) add their children up, the others are
+read at their levels, so a step of the searches costs ``O(c d log K)`` for ``c`` constraints ``d``
+deep, not a walk over the tree's ``n`` queues (about 70 walks an event, most of the cost, before);
+the tree is walked a handful of times an event, to place the queues.  Where a
 cohort's share stays flat while its queues grow (in a resource that is not its dominant one, or
 within local quota), its level jumps at the event; the jump is followed by a bisection of its own.
 Where a cohort's share jumps (a lower cohort's level jumps), its level stays just below the jump.
@@ -110,7 +117,8 @@ DRS(rounded=200, precise=200.0, unweighted=200.0, resource='gpu', borrowing=True
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -119,6 +127,7 @@ from fairalloc.core.errors import CaseError
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import queues_of
 from fairalloc.core.registry import register
+from fairalloc.core.tolerances import KNOT_ULPS
 from fairalloc.engines.queue_policy import QueuePolicy
 
 #: ``math.MaxInt64``: Kueue's integer share of a zero-weight node that borrows
@@ -222,9 +231,19 @@ class _Tree:
         for v in [*self.groups, *self.leaves]:  # groups first, then leaves, file order
             self.kids.setdefault(self.parent[v], []).append(v)
             self.kids.setdefault(v, [])
-        self.quota: dict[str, np.ndarray] = {}
-        self.local: dict[str, np.ndarray] = {}
+        # a leaf's quota is its nominal quota (it has no children): the leaves' quotas, local
+        # quotas and potentials as matrices, at once (numpy calls per leaf were half of a flat
+        # tree's cost at 10^4 queues); the same operations per element, so the same numbers
+        n, leaves = len(self.leaves), self.leaves
+        quota = np.array([self.nominal[u] for u in leaves], float).reshape(n, self.m)
+        lending = np.array([self.lending_limit[u] for u in leaves], float).reshape(n, self.m)
+        with np.errstate(invalid="ignore"):
+            local = np.where(np.isinf(lending), 0.0, np.maximum(0.0, quota - lending))
+        self.quota: dict[str, np.ndarray] = dict(zip(leaves, quota))
+        self.local: dict[str, np.ndarray] = dict(zip(leaves, local))
         for v in self.postorder():
+            if v in self.index:
+                continue
             sq = self.nominal[v].copy()
             for c in self.kids[v]:
                 sq += self.quota[c] - self.local[c]
@@ -235,6 +254,8 @@ class _Tree:
                 )
         self.potential: dict[str, np.ndarray] = {}
         for v in self.preorder():
+            if v in self.index:
+                continue
             p = self.parent[v]
             if p is None:
                 self.potential[v] = self.quota[v]
@@ -242,10 +263,15 @@ class _Tree:
                 self.potential[v] = np.minimum(
                     self.local[v] + self.potential[p], self.quota[v] + self.borrowing_limit[v]
                 )
+        above = np.array([self.potential[p] if (p := self.parent[u]) is not None else zero for u in leaves], float)
+        room = quota + np.array([self.borrowing_limit[u] for u in leaves], float).reshape(n, self.m)
+        held = np.array([self.parent[u] is not None for u in leaves], bool)[:, None]
+        self.potential |= dict(zip(leaves, np.where(held, np.minimum(local + above.reshape(n, self.m), room), quota)))
         self.lendable = {v: self.potential[p] if (p := self.parent[v]) is not None else zero for v in self.parent}
         self._bounds: dict[str, list[tuple[int, float, float]]] = {}
         self._plans: dict[str | None, list[tuple[str, int, list[str]]]] = {}
-        self._locals = {v: [float(a) for a in self.local[v]] for v in self.parent}
+        self._locals = dict(zip(leaves, local.tolist()))
+        self._locals |= {v: [float(a) for a in self.local[v]] for v in self.groups}
 
     def postorder(self, node: str | None = None) -> list[str]:
         out: list[str] = []
@@ -289,7 +315,7 @@ class _Tree:
             return DRS(0, 0.0, 0.0, "", False)
         return dominant_resource_share(U[v], self.quota[v], self.lendable[v], self.weight[v], self.resources)
 
-    def violation(self, U: dict[str, np.ndarray], nodes: list[str]) -> list[tuple[str, int, float]]:
+    def violation(self, U: Mapping[str, Any], nodes: list[str]) -> list[tuple[str, int, float]]:
         """``(node, resource, slack)`` of the constraints of ``nodes``: the root's quota, every
         borrowing limit; ``slack`` relative to the bound (negative: violated)."""
         out = []
@@ -477,7 +503,14 @@ class _Fluid:
         self._demand_rows = self.D.tolist()
         self.frozen = np.zeros(n, bool)
         self._leaves_under: dict[str, list[int]] = {}
+        # the functions of the level :meth:`prepare` builds, kept from one event to the next: an
+        # event changes only the queues it stops and the cohorts above them (:meth:`_stop`)
         self._shares: dict[str, tuple[np.ndarray, np.ndarray, float]] = {}
+        self._leaf_fns: dict[str, _Piecewise] = {}
+        self._usage_fns: dict[str, _Piecewise] = {}
+        self._responses: dict[str, _Piecewise] = {}
+        self._live: dict[str, int] = {}
+        self._marked: dict[str, frozenset[str]] = {}
         self.x = self.x0.copy()
         self.warnings: list[str] = []
         self._quota_warning(instance)
@@ -542,9 +575,7 @@ class _Fluid:
     def level_of(self, g: str, t: float) -> float:
         """The largest level of the end of ``g``'s chain at which ``g``'s own share stays <= its
         parent's level ``t``: read off the share :meth:`prepare` built (``O(log K)``)."""
-        if math.isinf(t) or not any(
-            not self.frozen[i] and self.cap[i] > self.x0[i] for i in self._under(g)
-        ):  # nothing under g can grow: its level does not matter
+        if math.isinf(t) or not self._live_under(g):  # nothing under g can grow: its level does not matter
             return math.inf
         s, h, sigma = self._shares[g]
         if h[-1] <= t and sigma <= 0:
@@ -564,22 +595,57 @@ class _Fluid:
         piecewise linear function of the level of the end of its chain (:meth:`_response`), for
         the queues frozen so far: bottom-up, each cohort's usage the sum of its children's
         responses, so the whole tree costs ``O(K log K)`` per level of cohorts for ``K`` knots (a
-        few per queue under it)."""
-        self._shares = {}
+        few per queue under it).  The functions are kept across events: after the first, only the
+        cohorts above a queue the last event stopped are built again (:meth:`_stop`)."""
         for c in self.tree.kids[root]:
             if c not in self.tree.index:
                 self._response(c)
 
+    def _stop(self, hit: np.ndarray, x: np.ndarray) -> None:
+        """Freeze the queues ``hit`` at ``x``, and drop the functions that change with them: each
+        one's own and those of the cohorts above it (``O(depth)`` a queue)."""
+        t = self.tree
+        for i in np.flatnonzero(hit & ~self.frozen).tolist():
+            u = t.leaves[i]
+            live = self.cap[i] > self.x0[i]
+            self._leaf_fns.pop(u, None)
+            v = t.parent[u]
+            while v is not None:
+                for kept in (self._usage_fns, self._responses, self._shares):
+                    kept.pop(v, None)
+                if live and v in self._live:
+                    self._live[v] -= 1
+                v = t.parent[v]
+        self.frozen |= hit
+        self.x = np.where(hit, x, self.x)
+
+    def _live_under(self, g: str) -> int:
+        """How many queues under ``g`` can still grow (counted once, then kept by :meth:`_stop`)."""
+        if g not in self._live:
+            self._live[g] = sum(1 for i in self._under(g) if not self.frozen[i] and self.cap[i] > self.x0[i])
+        return self._live[g]
+
     def _usage_fn(self, v: str) -> _Piecewise:
         """Cohort ``v``'s usage as a function of the level of the end of its chain."""
-        t = self.tree
-        kids = t.kids[v]
-        if len(kids) == 1 and kids[0] not in t.index:  # inside a chain: the same level below
-            return _above_bound(self._usage_fn(kids[0]), t.local[kids[0]])
-        parts = [_above_bound(self._leaf_fn(c) if c in t.index else self._response(c), t.local[c]) for c in kids]
-        return _sum(parts, t.m)
+        if v not in self._usage_fns:
+            t = self.tree
+            kids = t.kids[v]
+            if len(kids) == 1 and kids[0] not in t.index:  # inside a chain: the same level below
+                self._usage_fns[v] = _above_bound(self._usage_fn(kids[0]), t.local[kids[0]])
+            else:
+                parts = [
+                    _above_bound(self._leaf_fn(c) if c in t.index else self._response(c), t.local[c]) for c in kids
+                ]
+                self._usage_fns[v] = _sum(parts, t.m)
+        return self._usage_fns[v]
 
     def _leaf_fn(self, u: str) -> _Piecewise:
+        """Leaf ``u``'s usage ``x(s) D`` as a function of its parent's level (:meth:`_leaf_piecewise`), kept."""
+        if u not in self._leaf_fns:
+            self._leaf_fns[u] = self._leaf_piecewise(u)
+        return self._leaf_fns[u]
+
+    def _leaf_piecewise(self, u: str) -> _Piecewise:
         """Leaf ``u``'s usage ``x(s) D`` as a function of its parent's level: :meth:`leaf_at` at
         its knots (where a flavor starts borrowing, two resources' responses cross, or the request
         or a limit stops it), linear between them."""
@@ -617,6 +683,12 @@ class _Fluid:
         return [_largest_within(pairs, sw * lend / 1000.0) for lend, pairs in rows]
 
     def _response(self, g: str) -> _Piecewise:
+        """Cohort ``g``'s usage as a function of its parent's level (:meth:`_response_piecewise`), kept."""
+        if g not in self._responses:
+            self._responses[g] = self._response_piecewise(g)
+        return self._responses[g]
+
+    def _response_piecewise(self, g: str) -> _Piecewise:
         """Cohort ``g``'s usage as a function of its parent's level ``t``: its usage at its level
         ``sup {s: share_g(s) <= t}``.  Its share's knots are its usage's, with those where a
         resource passes ``g``'s quota or two resources' shares cross added; ``g``'s level jumps
@@ -704,7 +776,11 @@ class _Fluid:
         if self._feasible(unbounded, nodes):
             self.x = unbounded
             return math.inf
-        lo, hi = _sup_at_most(lambda s: self._excess(self.at(root, s), nodes), FITS)
+        lo, hi = _sup_at_most(lambda s: self._excess_at(root, s), FITS)
+        if not self._feasible(self.at(root, lo), nodes):
+            # read off the functions, the bound was met a rounding past where the queues' own usage
+            # meets it (and the frozen queues would hold the constraint over it): the walks decide
+            lo, hi = _sup_at_most(lambda s: self._excess(self.at(root, s), nodes), FITS)
         x = self._across_jump(root, lo, hi, nodes)
         self._freeze(root, x, growing, nodes)
         return lo
@@ -732,8 +808,75 @@ class _Fluid:
         through = self.at(root, lo, force=forced(1.0))
         if self._feasible(through, nodes):
             return through
+        a, _ = _bisect(lambda theta: self._excess_at(root, lo, forced(theta)) <= FITS)
+        x = self.at(root, lo, force=forced(a))
+        if self._feasible(x, nodes):
+            return x
+        # the functions' rounding let a constraint pass its bound: the walks decide, as above
         a, _ = _bisect(lambda theta: self._feasible(self.at(root, lo, force=forced(theta)), nodes))
         return self.at(root, lo, force=forced(a))
+
+    def _excess_at(self, root: str, s: float, force: dict[str, float] | None = None) -> float:
+        """:meth:`_excess` of the allocation at ``root``'s level ``s`` (``force`` as :meth:`grow`),
+        read off the cohorts' usage functions: only the cohorts on the way to a constraint (the
+        root's quota, a cohort's borrowing limit) or to a forced level add their children's usage
+        up, every other cohort's usage is read off its function at its level (``O(log K)``), so a
+        step of the searches costs those paths, not a walk over the tree.  A queue's own borrowing
+        limit is left out: its response stops there (``cap``), so its excess is never above
+        rounding."""
+        force = force or {}
+        marked: AbstractSet[str] = self._marked_under(root)
+        if force:
+            marked = set(marked)
+            for g in force:
+                self._mark_up(marked, self.tree.parent[g])
+        U: dict[str, np.ndarray] = {}
+        self._usage_at(root, s, marked, force, U)
+        constraints = self.tree._constraints
+        return float(
+            max(((U[v][j] - bound) / scale for v in U for j, bound, scale in constraints(v)), default=-math.inf)
+        )
+
+    def _marked_under(self, root: str) -> frozenset[str]:
+        """The cohorts of ``root``'s tree with a constraint, and those above them."""
+        if root not in self._marked:
+            t = self.tree
+            marked = {root}
+            for v in t.postorder(root):
+                if v not in t.index and t._constraints(v):
+                    self._mark_up(marked, v)
+            self._marked[root] = frozenset(marked)
+        return self._marked[root]
+
+    def _mark_up(self, marked: set[str], v: str | None) -> None:
+        """``v`` and the cohorts above it into ``marked``, up to the first one there already."""
+        while v is not None and v not in marked:
+            marked.add(v)
+            v = self.tree.parent[v]
+
+    def _usage_at(
+        self, v: str, s: float, marked: AbstractSet[str], force: dict[str, float], U: dict[str, np.ndarray]
+    ) -> np.ndarray:
+        """Cohort ``v``'s usage at the level ``s`` of the end of its chain, as :meth:`grow` reaches
+        it; a ``marked`` cohort's recorded in ``U``."""
+        t = self.tree
+        if v not in marked and not math.isinf(s):
+            return self._usage_fn(v).at(np.array([s]))[0]
+        kids = t.kids[v]
+        chain = t.parent[v] is not None and len(kids) == 1 and kids[0] not in t.index
+        total = np.zeros(t.m)
+        for c in kids:
+            if c in t.index:
+                i = t.index[c]
+                x = self.leaf_at(c, s)
+                used = np.array([x * d if d > 0 else 0.0 for d in self._demand_rows[i]])
+            else:
+                level = s if chain else force[c] if c in force else self.level_of(c, s)
+                used = self._usage_at(c, level, marked, force, U)
+            total += np.maximum(0.0, used - t.local[c])
+        if v in marked:
+            U[v] = total
+        return total
 
     def _feasible(self, x: np.ndarray, nodes: list[str]) -> bool:
         return self._excess(x, nodes) <= FITS
@@ -741,12 +884,17 @@ class _Fluid:
     def _excess(self, x: np.ndarray, nodes: list[str]) -> float:
         """The largest excess of the constraints of ``nodes``; where they are a root's tree
         (``root`` first, as the filling asks), from that tree's queues alone."""
+        return self.tree.excess(*self._used_under(x, nodes))
+
+    def _used_under(self, x: np.ndarray, nodes: list[str]) -> tuple[Any, list[str], str | None]:
+        """:meth:`_Tree.float_usage`'s arguments for the constraints of ``nodes``: where they are a
+        root's tree (``root`` first, as the filling asks), that tree's queues' usage alone."""
         root = nodes[0]
         if self.tree.parent[root] is not None:
-            return self.tree.excess(self.bundle_rows(x), nodes)
+            return self.bundle_rows(x), nodes, None
         xs = x.tolist()
         rows = {i: [xs[i] * d if d > 0 else 0.0 for d in self._demand_rows[i]] for i in self._under(root)}
-        return self.tree.excess(rows, nodes, root)
+        return rows, nodes, root
 
     def bundle_rows(self, x: np.ndarray) -> list[list[float]]:
         """:func:`_bundles` in plain floats."""
@@ -754,7 +902,8 @@ class _Fluid:
 
     def _freeze(self, root: str, x: np.ndarray, growing: list[int], nodes: list[str]) -> None:
         t = self.tree
-        U = t.usage(_bundles(x, self.D))
+        rows, _, under = self._used_under(x, nodes)
+        U = t.float_usage(rows, under)  # plain floats: numpy's cost per call on a node's few numbers
         hit = np.zeros(len(x), bool)
         for i in growing:
             if x[i] >= self.cap[i] * (1 - TIGHT) - 1e-15:
@@ -762,18 +911,16 @@ class _Fluid:
         for v, j, slack in t.violation(U, nodes):
             if slack > TIGHT:
                 continue
-            for u in t.leaves:
-                i = t.index[u]
-                if i in growing and self.D[i, j] > 0 and self._feeds(u, v, j, U):
+            for i in growing:
+                if self.D[i, j] > 0 and self._feeds(t.leaves[i], v, j, U):
                     hit[i] = True
         if not hit.any():  # numerically stuck: stop everyone rather than loop
             hit[growing] = True
             self.warnings.append(f"{root}: an event without a tight constraint; growth stopped")
-        self.frozen |= hit
         # frozen queues stay where the event found them; the others restart from their response
-        self.x = np.where(hit, x, self.x)
+        self._stop(hit, x)
 
-    def _feeds(self, leaf: str, v: str, j: int, U: dict[str, np.ndarray]) -> bool:
+    def _feeds(self, leaf: str, v: str, j: int, U: Mapping[str, Any]) -> bool:
         """Whether ``leaf``'s growth in resource ``j`` reaches node ``v`` (above every local quota)."""
         node: str | None = leaf
         while node is not None and node != v:
@@ -806,6 +953,8 @@ class _Piecewise(NamedTuple):
 
 def _insert(f: _Piecewise, points: list[float]) -> _Piecewise:
     """``f`` with knots added at ``points`` (inside its linear pieces or past its last knot)."""
+    if not points:  # most calls: numpy's set operations on nothing were a sixth of a deep tree's cost
+        return f
     new = np.unique(np.asarray(points, float))
     new = new[np.isfinite(new) & ~np.isin(new, f.s)]
     if not len(new):
@@ -847,6 +996,8 @@ def _through(f: _Piecewise, bound: np.ndarray) -> tuple[_Piecewise, list[float]]
 
 def _above_bound(f: _Piecewise, bound: np.ndarray) -> _Piecewise:
     """``max(0, f - bound)``, a knot added where a column passes its bound."""
+    if (bound == 0).all():  # no local quota (most nodes): no knot to add
+        return _Piecewise(f.s, np.maximum(0.0, f.y - bound), f.tail)
     f, _ = _through(f, bound)
     with np.errstate(invalid="ignore"):
         y = np.maximum(0.0, f.y - bound)
@@ -871,7 +1022,11 @@ def _max_crossings(s: np.ndarray, cols: np.ndarray, tail: np.ndarray) -> list[fl
 def _sum(parts: list[_Piecewise], m: int) -> _Piecewise:
     """The sum of ``parts``, by their slope changes and jumps sorted together: ``O(K log K)`` for
     ``K`` knots in all, however many parts (a merge evaluating each part at every knot would be
-    ``O(parts K)``)."""
+    ``O(parts K)``).  A step narrower than :data:`~fairalloc.core.tolerances.KNOT_ULPS` roundings
+    of its knot is a jump: a response's knots are shares, and where a cohort's level jumps its
+    equal shares, summed in another order, may part by an ulp; read as a ramp, its slope of 1e15
+    and back cancelled the slope of another part in the running sum (3.205 came out 3.0 past a
+    jump of 9.4 over 1.8e-15, and the usage read off the sum missed what its queues use)."""
     if len(parts) <= 1:  # a cohort without children uses nothing
         return parts[0] if parts else _Piecewise(np.zeros(1), np.zeros((1, m)), np.zeros(m))
     s = np.concatenate([p.s for p in parts])
@@ -881,7 +1036,7 @@ def _sum(parts: list[_Piecewise], m: int) -> _Piecewise:
     inner[ends[:-1]] = False  # the step from one part's last knot to the next part's first
     ds, dy = np.diff(s)[inner], np.diff(y, axis=0)[inner]
     left = np.flatnonzero(inner)
-    ramp = ds > 0
+    ramp = ds > KNOT_ULPS * np.finfo(float).eps * s[left + 1]
     slope = np.zeros_like(dy)
     slope[ramp] = dy[ramp] / ds[ramp, None]
     jump = np.where(ramp[:, None], 0.0, dy)
@@ -891,12 +1046,12 @@ def _sum(parts: list[_Piecewise], m: int) -> _Piecewise:
     turns = np.concatenate([slope, -slope, tails])
     order = np.argsort(at, kind="stable")
     at, jumps, turns = at[order], jumps[order], turns[order]
-    first = np.flatnonzero(np.r_[True, at[1:] != at[:-1]])
+    first = np.flatnonzero(np.concatenate([[True], at[1:] != at[:-1]]))
     knots = at[first]
     J = np.add.reduceat(jumps, first, axis=0)
     # every part is nondecreasing: a negative slope is the rounding of slopes that cancel
     slope_after = np.maximum(np.cumsum(np.add.reduceat(turns, first, axis=0), axis=0), 0.0)
-    f0 = y[np.r_[0, ends[:-1] + 1]].sum(axis=0)
+    f0 = y[np.concatenate([[0], ends[:-1] + 1])].sum(axis=0)
     rise = np.vstack([np.zeros((1, m)), np.cumsum(slope_after[:-1] * np.diff(knots)[:, None], axis=0)])
     right = f0 + np.cumsum(J, axis=0) + rise
     jumped = (J != 0).any(axis=1)

@@ -18,8 +18,13 @@ together along a path a rounding decides.)
 The oracle is known wrong where its step ends "an event without a tight constraint": its search
 stops every growing queue there (:func:`test_the_oracle_stops_a_queue_that_a_constraint_does_not_stop`);
 from such a state on only the fast filling is followed (it stops some queue, and none below the
-oracle's).  Deep trees of 50 queues are out of the oracle's reach (nested searches, minutes a tree):
-event by event they are drawn up to 8 queues.
+oracle's).  Deep trees of 50 queues are out of the oracle's reach (nested searches, about tenfold
+the cost a level): event by event they are drawn up to 8 queues.  Measured on the loaded machine,
+50 queues event by event: two levels of cohorts 0.3 to 0.8 s of CPU a tree, three 9 s or over a
+minute's cap, four and six over it (12 to 14 s of CPU within the minute; six deep, 48 queues still
+unchecked after 92 s of CPU).  At two levels, 31 queues (``random_queue_tree(default_rng(0), 31,
+2, 2)``) part from the oracle by 0.05 at an event where a cohort's level jumps (0 to 21.6), as the
+filling before this one did: not compared here until that is understood.
 """
 
 from __future__ import annotations
@@ -94,7 +99,7 @@ def test_one_level_of_cohorts_gives_the_previous_entitlement(inst):
     assert close(got, expected, REL), (inst.to_dict(), got, expected)
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(queue_trees(max_queues=8, max_depth=6))
 def test_each_event_on_deep_trees_is_the_previous_ones(inst):
     _events_agree(inst)

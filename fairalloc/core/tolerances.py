@@ -34,6 +34,11 @@ GAIN = 1e-7
 #: The dynamic threshold step (DMFA-SRQ, DDRF): a resource's free room within this many roundings
 #: of the numbers it was computed from is a tie with the resource that binds, hence zero.
 ROOM_ULPS = 16
+#: kueue's piecewise linear functions of a level: a step between two knots within this many
+#: roundings of the knot is a jump, not a ramp (knots meant equal, read off different sums, part
+#: in their last bits, and a ramp that narrow has a slope of 1e15 whose cancellation in a running
+#: sum of slopes loses a tenth of the others).
+KNOT_ULPS = 16
 #: The dynamic threshold step: every level ``M^k`` agrees with the exact rational level to this
 #: (relative), whatever the shares (a step's rounding is a few units of ``eps M^k``, not ``eps Q / q``).
 DYNAMIC_STEP = 1e-12
