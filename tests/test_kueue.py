@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import fairalloc
 from fairalloc.analysis.reproduce import reproduce_case
 from fairalloc.core.queues import Queues
+from fairalloc.io.cases import parse_case
 from fairalloc.models.kueue import (
     MAX_INT64,
     Kueue,
@@ -357,7 +358,7 @@ def test_a_split_the_dominant_shares_leave_open_is_a_tie_the_loop_breaks_its_own
         "g10": {"parent": "g1", **zero},
     }
     doc = {"name": "tie", "resources": {"cpu": 100, "gpu": 100}, "groups": groups, "users": users}
-    inst = fairalloc.io.cases.parse_case(doc).instance
+    inst = parse_case(doc).instance
     bundles, _ = KUEUE.entitlement(inst)
     loop = simulate(inst, 200)
     assert bundles[:, 1] == pytest.approx([0, 1.5, 1.5, 0], abs=1e-9)
