@@ -112,8 +112,9 @@ def ratio_size(ratio_row: dict) -> int:
 
 
 def _explained(r: dict) -> bool:
-    """An explain row: in one process (``explain ...``) or as the commands (``command``)."""
-    return r["workload"].startswith("explain ") or bool(r.get("command"))
+    """An explain row of a policy: in one process (``explain ...``) or as the commands (``command``);
+    the YARN section's explain of the imported queues names no policy and is a row of its own."""
+    return "policy" in r and (r["workload"].startswith("explain ") or bool(r.get("command")))
 
 
 def _queues_explain(d: dict, policy: str, command: bool = False) -> Row:
