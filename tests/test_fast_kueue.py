@@ -24,7 +24,9 @@ the cost a level): event by event they are drawn up to 8 queues.  Measured on th
 minute's cap, four and six over it (12 to 14 s of CPU within the minute; six deep, 48 queues still
 unchecked after 92 s of CPU).  At two levels, 31 queues (``random_queue_tree(default_rng(0), 31,
 2, 2)``) part from the oracle by 0.05 at an event where a cohort's level jumps (0 to 21.6), as the
-filling before this one did: not compared here until that is understood.
+filling before this one did: not compared here until that is understood (end to end the two give
+the same bundles, to 2e-13).  Deeper trees of 30 to 50 queues are compared end to end against the
+oracle's answers computed once (tests/test_kueue_deep_oracle.py).
 """
 
 from __future__ import annotations
