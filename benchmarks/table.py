@@ -387,12 +387,16 @@ def hdrf(d: dict) -> list[Row]:
 def alpha(d: list) -> list[Row]:
     solves = [r for r in d if "alpha" in r]
     (frontier,) = [r for r in d if "frontier_s" in r]
-    gaps = [r["welfare_fast_minus_program_rel"] for r in solves]
+    gaps = [r["welfare_fast_minus_program_rel"] for r in solves if "program_failed" not in r]
+    welfare = f"; welfare {min(gaps):.0e} to {max(gaps):.0e} higher" if gaps else ""
+    failed = [f"alpha {r['alpha']:g}: `program FAILED` ({r['program_failed']})" for r in solves
+              if "program_failed" in r]  # fmt: skip
     return [
         (f"alpha-fair fast path, {solves[0]['users']:,} x 8, alpha = " + " / ".join(f"{r['alpha']:g}" for r in solves)
-         + " (`bench_alpha.py`)", " / ".join(f"{r['fast_s'] * 1e3:.1f}" for r in solves) + " ms; welfare "
-         f"{min(gaps):.0e} to {max(gaps):.0e} higher",
-         "the program (cvxpy + Clarabel)", " / ".join(f"{r['speedup']:.0f}x" for r in solves) + " faster", "reported"),
+         + " (`bench_alpha.py`)", " / ".join(f"{r['fast_s'] * 1e3:.1f}" for r in solves) + " ms" + welfare
+         + "".join(f"; {f}" for f in failed),
+         "the program (cvxpy + Clarabel)",
+         " / ".join(f"{r['speedup']:.0f}x" if "speedup" in r else "-" for r in solves) + " faster", "reported"),
         (f"a `tradeoff` frontier, {frontier['frontier_users']:,} users (6 alphas, 4 mechanisms, every measure)",
          f"{frontier['frontier_s']:.2f} s", f"the ten solves alone, {frontier['solves_s']:.2g} s",
          g3(frontier["frontier_over_solves"]), "reported"),
