@@ -10,8 +10,6 @@ Each results file has its renderer below, which keeps the wording the README's r
 were written by hand; a results file without one is an error (a new script adds its rows here).
 ``bench_queues.py``'s rows are compact: a row per policy and depth with both growth exponents,
 the times per size and the ratio to ``drf`` at 10^4 queues, and a row per policy for ``explain``.
-A script that has not yet written its results file (``bench_sweep.py`` wrote none before issue
-36) is rendered from the README's text kept for it in ``readme_rows.json``, which says so.
 
     .venv/bin/python benchmarks/table.py            # rewrite README.md's table
     .venv/bin/python benchmarks/table.py --check    # exit 1 when README.md's table is stale
@@ -423,12 +421,11 @@ RENDERERS: dict[str, Callable[..., list[Row]]] = {
 
 
 def rows(folder: Path = HERE) -> list[Row]:
-    """Every results file's rows; a file without a renderer, or a renderer without a file and
-    without rows kept in readme_rows.json, is an error naming it."""
+    """Every results file's rows; a file without a renderer, or a renderer without a file, is an
+    error naming it."""
     unknown = sorted({p.name for p in folder.glob("results_*.json")} - set(RENDERERS))
     if unknown:
         raise TableError(f"no renderer for {', '.join(unknown)} (add one to RENDERERS)")
-    kept = json.loads((folder / "readme_rows.json").read_text())
     out: list[Row] = []
     for name, render in RENDERERS.items():
         path = folder / name
@@ -437,8 +434,6 @@ def rows(folder: Path = HERE) -> list[Row]:
                 out += render(json.loads(path.read_text()))
             except (KeyError, IndexError, TypeError, ValueError) as exc:  # ValueError: JSON, or no one row
                 raise TableError(f"{path}: {type(exc).__name__}: {exc} (a figure its rows need)") from exc
-        elif name in kept["rows"]:
-            out += [tuple(r) for r in kept["rows"][name]]  # type: ignore[misc]
         else:
             raise TableError(f"{path} is missing (run its script, or `make bench`)")
     return out
