@@ -18,7 +18,12 @@ TREES = Path(__file__).parent / "data" / "trees"
 
 def frozen(name: str) -> fairalloc.Instance:
     """The tree ``tests/data/trees/<name>.yaml`` as ``random_queue_tree`` drew it."""
-    case = fairalloc.load_case(TREES / f"{name}.yaml").instance
+    return as_drawn(fairalloc.load_case(TREES / f"{name}.yaml").instance)
+
+
+def as_drawn(case: fairalloc.Instance) -> fairalloc.Instance:
+    """A tree read from its ``to_dict()`` as ``random_queue_tree`` drew it: without the bound on
+    each queue's tasks that a case gives by its request."""
     return fairalloc.Instance(
         case.capacity, case.demand, resources=case.resources, users=case.users, weights=case.weights,
         queues=case.queues, name=case.name,

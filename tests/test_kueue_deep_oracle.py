@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from frozen_trees import as_drawn
 
-import fairalloc
 from fairalloc.core.errors import FairallocError
 from fairalloc.io.cases import parse_case
 from fairalloc.models.kueue import Kueue
@@ -27,15 +27,6 @@ FILES = sorted(ORACLE.glob("*.json"))
 SAME = 1e-9
 
 
-def _as_drawn(case: dict) -> fairalloc.Instance:
-    """The tree as ``random_queue_tree`` drew it (tests/frozen_trees.py: no bound from the request)."""
-    loaded = parse_case(case).instance
-    return fairalloc.Instance(
-        loaded.capacity, loaded.demand, resources=loaded.resources, users=loaded.users, weights=loaded.weights,
-        queues=loaded.queues, name=loaded.name,
-    )  # fmt: skip
-
-
 def test_the_kept_answers_span_the_depths():
     depths = {json.loads(p.read_text())["case"]["name"].split("-")[2] for p in FILES}
     assert len(FILES) >= 10 and len(depths) >= 3, (len(FILES), depths)
@@ -44,7 +35,7 @@ def test_the_kept_answers_span_the_depths():
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_kueue_gives_the_previous_answer_on_a_deep_tree(path):
     record = json.loads(path.read_text())
-    inst = _as_drawn(record["case"])
+    inst = as_drawn(parse_case(record["case"]).instance)
     previous = record["previous"]
     if "refused" in previous:
         with pytest.raises(FairallocError) as refusal:
