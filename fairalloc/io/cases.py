@@ -260,11 +260,52 @@ class ExpectSpec(BaseModel):
     shares: Names[Exact] = {}
     #: a queue policy's order of the leaf queues for the case's usage
     order: list[Name] | None = None
+    #: a production policy's scheduling cycle (the case's ``cycle``): the jobs it admits and preempts
+    admitted: list[Name] | None = None
+    preempted: list[Name] | None = None
     #: relative tolerance: |computed - expected| <= tolerance * |expected| + abs_tolerance
     tolerance: Annotated[float, Field(strict=True, gt=0, lt=1e-2)] = 1e-6
     #: absolute tolerance, 0 unless the expectation states one (an expected 0 needs one, or exact 0)
     abs_tolerance: Annotated[float, Field(strict=True, ge=0, allow_inf_nan=False)] = 0.0
     note: str | None = None
+
+
+class JobSpec(BaseModel):
+    """A job of a scheduling cycle or a workload (:class:`fairalloc.engines.online.Job`): ``pods``
+    pods of ``request`` each for leaf queue ``queue``; ``min_pods``: a gang's fewest pods."""
+
+    model_config = _CONFIG
+    queue: Name
+    request: Names[NonNegative]
+    pods: Annotated[int, Field(strict=True, ge=1)] = 1
+    min_pods: Annotated[int, Field(strict=True, ge=1)] | None = None
+    priority: Priority = 0.0
+    #: seconds from the start of the simulation (a cycle: when it entered its queue)
+    submit: NonNegative = 0.0
+    #: seconds of work when it runs uninterrupted (left out: it runs to the end)
+    runtime: Positive | None = None
+
+
+class RunningSpec(JobSpec):
+    """A job already running at the cycle: since ``start``, with ``running_pods`` of its pods
+    (all by default), on ``nodes`` (one per running pod) when the cycle has nodes."""
+
+    start: NonNegative = 0.0
+    running_pods: Annotated[int, Field(strict=True, ge=1)] | None = None
+    nodes: list[Name] = []
+
+
+class CycleSpec(BaseModel):
+    """One scheduling cycle of a production policy (a ported scenario test): the jobs running and
+    the jobs waiting at time ``now``, the nodes (left out: the capacity is one pool) and the
+    policy's own settings (checked by the policy)."""
+
+    model_config = _CONFIG
+    now: NonNegative = 0.0
+    nodes: Names[Names[NonNegative]] | None = None
+    settings: dict[str, Any] = {}
+    running: Names[RunningSpec] = {}
+    pending: Names[JobSpec] = {}
 
 
 class ClaimSpec(BaseModel):
@@ -328,6 +369,8 @@ class CaseSpec(BaseModel):
     units: Names[str] = {}
     #: a queue case: what a reporter expected each queue to get (``{queue: {resource: amount}}``)
     user_expectation: Names[Names[Amount]] = {}
+    #: a production policy's scheduling cycle: jobs running and waiting (fairalloc.io.jobs)
+    cycle: CycleSpec | None = None
     #: a queue case: ``observed`` (the requests as given) or ``backlogged`` (every queue wants more:
     #: the policy's steady state, what a configuration alone promises; :meth:`Instance.backlogged`)
     demand: Literal["observed", "backlogged"] = "observed"
@@ -366,6 +409,8 @@ class Case:
     expect: list[ExpectSpec] = field(default_factory=list, repr=False)
     claims: list[ClaimSpec] = field(default_factory=list, repr=False)
     errata: list[ErratumSpec] = field(default_factory=list, repr=False)
+    #: the cluster at one scheduling cycle (a ``fairalloc.engines.online.ClusterState``), or ``None``
+    cycle: Any = field(default=None, repr=False)
 
     def scenario(self, variant: str | None) -> Instance:
         """The case's instance, or the named variant of it."""
@@ -1028,9 +1073,16 @@ def parse_case(data: Any, where: str = "case") -> Case:
         user_expectation=_user_expectation(spec, instance, vector),
         demand=spec.demand,
         observed=observed,
+        cycle=None if spec.cycle is None else _cycle(spec.cycle, instance),
     )
     _check_expectations(case)
     return dataclasses.replace(case, claims=[_claim(c, f"claims[{k}]", case) for k, c in enumerate(spec.claims)])
+
+
+def _cycle(spec: CycleSpec, instance: Instance):
+    from fairalloc.io.jobs import cycle_state  # (it reads this module's schema)
+
+    return cycle_state(spec, instance, "cycle")
 
 
 def _rows_one_by_one(spec: CaseSpec, queue_case: bool, vector) -> tuple[list, list, list, list]:
@@ -1386,8 +1438,14 @@ def _check_expectations(case: Case) -> None:
         if e.variant is not None:
             _known(f"{where}.variant", "variant", e.variant, list(case.variants))
         inst = case.scenario(e.variant)
-        if not (e.tasks or e.prices or e.steps or e.allocation or e.shares or e.order is not None):
-            raise CaseError(f"{where}: expects nothing (give tasks, prices, steps, allocation, shares and/or order)")
+        decided = e.admitted is not None or e.preempted is not None
+        if not (e.tasks or e.prices or e.steps or e.allocation or e.shares or e.order is not None or decided):
+            raise CaseError(
+                f"{where}: expects nothing (give tasks, prices, steps, allocation, shares, order, admitted "
+                "and/or preempted)"
+            )
+        if decided:
+            _check_cycle_expectations(e, where, case)
         _check_queue_expectations(e, where, inst)
         for s_k, step in enumerate(e.steps):
             here = f"{where}.steps[{s_k}]"
@@ -1404,6 +1462,20 @@ def _check_expectations(case: Case) -> None:
         for r, v in e.prices.items():
             _known(f"{where}.prices.{r}", "resource", r, inst.resources)
             parse_exact(v, f"{where}.prices.{r}")
+
+
+def _check_cycle_expectations(e: ExpectSpec, where: str, case: Case) -> None:
+    """``admitted`` names waiting jobs and ``preempted`` running ones of the case's ``cycle``."""
+    if case.cycle is None:
+        raise CaseError(f"{where}: admitted and preempted need the case's 'cycle' (the jobs running and waiting)")
+    if e.variant is not None:
+        raise CaseError(f"{where}.variant: a cycle's expectation is of the case itself, not of a variant")
+    for field_name, what, names, known in (
+        ("admitted", "waiting job", e.admitted, case.cycle.pending),
+        ("preempted", "running job", e.preempted, case.cycle.running),
+    ):
+        for k, name in enumerate(names or ()):
+            _known(f"{where}.{field_name}[{k}]", what, name, known)
 
 
 def _check_queue_expectations(e: ExpectSpec, where: str, inst: Instance) -> None:
