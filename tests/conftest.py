@@ -62,7 +62,12 @@ def assert_same_case(before, after) -> None:
     assert list(after.variants) == list(before.variants)
     for name, variant in before.variants.items():
         assert after.variants[name].to_dict() == variant.to_dict()
-    assert (after.policy, after.units, after.user_expectation) == (before.policy, before.units, before.user_expectation)
+    assert (after.policy, after.units, after.user_expectation, after.settings) == (
+        before.policy,
+        before.units,
+        before.user_expectation,
+        before.settings,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -297,13 +297,11 @@ class RunningSpec(JobSpec):
 
 class CycleSpec(BaseModel):
     """One scheduling cycle of a production policy (a ported scenario test): the jobs running and
-    the jobs waiting at time ``now``, the nodes (left out: the capacity is one pool) and the
-    policy's own settings (checked by the policy)."""
+    the jobs waiting at time ``now``, and the nodes (left out: the capacity is one pool)."""
 
     model_config = _CONFIG
     now: NonNegative = 0.0
     nodes: Names[Names[NonNegative]] | None = None
-    settings: dict[str, Any] = {}
     running: Names[RunningSpec] = {}
     pending: Names[JobSpec] = {}
 
@@ -371,6 +369,9 @@ class CaseSpec(BaseModel):
     user_expectation: Names[Names[Amount]] = {}
     #: a production policy's scheduling cycle: jobs running and waiting (fairalloc.io.jobs)
     cycle: CycleSpec | None = None
+    #: the policy's own options beyond the queue fields (Kueue's preemption and queueing strategy,
+    #: YARN's preemption timeouts, ...): checked by the policy's online form when it is built
+    settings: dict[str, Any] = {}
     #: a queue case: ``observed`` (the requests as given) or ``backlogged`` (every queue wants more:
     #: the policy's steady state, what a configuration alone promises; :meth:`Instance.backlogged`)
     demand: Literal["observed", "backlogged"] = "observed"
@@ -409,6 +410,8 @@ class Case:
     expect: list[ExpectSpec] = field(default_factory=list, repr=False)
     claims: list[ClaimSpec] = field(default_factory=list, repr=False)
     errata: list[ErratumSpec] = field(default_factory=list, repr=False)
+    #: the policy's own options (:attr:`CaseSpec.settings`)
+    settings: dict[str, Any] = field(default_factory=dict, repr=False)
     #: the cluster at one scheduling cycle (a ``fairalloc.engines.online.ClusterState``), or ``None``
     cycle: Any = field(default=None, repr=False)
 
@@ -1073,16 +1076,17 @@ def parse_case(data: Any, where: str = "case") -> Case:
         user_expectation=_user_expectation(spec, instance, vector),
         demand=spec.demand,
         observed=observed,
-        cycle=None if spec.cycle is None else _cycle(spec.cycle, instance),
+        settings=spec.settings,
+        cycle=None if spec.cycle is None else _cycle(spec.cycle, instance, spec.settings),
     )
     _check_expectations(case)
     return dataclasses.replace(case, claims=[_claim(c, f"claims[{k}]", case) for k, c in enumerate(spec.claims)])
 
 
-def _cycle(spec: CycleSpec, instance: Instance):
+def _cycle(spec: CycleSpec, instance: Instance, settings: dict[str, Any]):
     from fairalloc.io.jobs import cycle_state  # (it reads this module's schema)
 
-    return cycle_state(spec, instance, "cycle")
+    return cycle_state(spec, instance, "cycle", settings)
 
 
 def _rows_one_by_one(spec: CaseSpec, queue_case: bool, vector) -> tuple[list, list, list, list]:

@@ -13,6 +13,7 @@ Belongs here: reading jobs.  Imports: ``fairalloc.core``, ``fairalloc.engines`` 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -56,8 +57,8 @@ def check_fits_somewhere(job: Job, rooms: Mapping[str, np.ndarray], resources: S
     raise CaseError(f"{where}.request.{resources[j]}: a pod of {request[j]:g} is larger than {than}")
 
 
-def cycle_state(spec: CycleSpec, instance: Instance, where: str) -> ClusterState:
-    """The cluster at the cycle ``spec`` describes."""
+def cycle_state(spec: CycleSpec, instance: Instance, where: str, settings: Mapping[str, Any]) -> ClusterState:
+    """The cluster at the cycle ``spec`` describes, for a policy with ``settings`` (the case's)."""
     resources = list(instance.resources)
     nodes = None
     if spec.nodes is not None:
@@ -82,7 +83,7 @@ def cycle_state(spec: CycleSpec, instance: Instance, where: str) -> ClusterState
         pending[name] = job_of(name, job_spec, instance, here)
         check_fits_somewhere(pending[name], rooms, resources, here)
     since = {name: job.submit for name, job in pending.items()}
-    return ClusterState(instance, spec.now, running, pending, since, nodes, spec.settings)
+    return ClusterState(instance, spec.now, running, pending, since, nodes, settings)
 
 
 def _running(
@@ -106,7 +107,7 @@ def _running(
 
 def cycle_decisions(case: Case, mechanism: str) -> list[Decision]:
     """One scheduling cycle of ``case`` (its ``cycle``) decided by ``mechanism``'s online form with
-    the cycle's settings."""
+    the case's settings."""
     if case.cycle is None:
         raise CaseError(f"{case.name}: the case has no 'cycle' (the jobs running and waiting) to decide")
     return online_policy(get(mechanism), case.cycle.settings).decide(case.cycle)
