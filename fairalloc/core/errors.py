@@ -56,6 +56,15 @@ def unknown(what: str, name: object, known: Iterable[object], plural: str | None
     return f"unknown {what} {quoted(name)}{hint}" + (listing if not hint or len(names) <= 6 else "")
 
 
+def check_known(where: str, what: str, name: object, known: Iterable[object]) -> str:
+    """``name`` as text if it is one of ``known``, else a :class:`CaseError` at ``where`` that
+    suggests the closest (:func:`unknown`)."""
+    names = known if isinstance(known, (set, frozenset, dict)) else list(known)
+    if str(name) not in names:
+        raise CaseError(f"{where}: {unknown(what, name, names)}")
+    return str(name)
+
+
 def one_line(text: object, limit: int | None = None) -> str:
     r"""``text`` (an exception, a library's message) on one line, its whitespace runs made single
     spaces, cut at ``limit`` characters with ``...``: error messages are one line.

@@ -62,6 +62,7 @@ from fairalloc.core import limits
 from fairalloc.core.errors import (
     CaseError,
     FairallocError,
+    check_known,
     did_you_mean,
     excerpt,
     field_path,
@@ -72,6 +73,7 @@ from fairalloc.core.errors import (
 )
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import RESOURCE_FIELDS, Queues, check_depth
+from fairalloc.io.jobs import cycle_state
 
 NonNegative = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
 Positive = Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0)]
@@ -1077,16 +1079,10 @@ def parse_case(data: Any, where: str = "case") -> Case:
         demand=spec.demand,
         observed=observed,
         settings=spec.settings,
-        cycle=None if spec.cycle is None else _cycle(spec.cycle, instance, spec.settings),
+        cycle=None if spec.cycle is None else cycle_state(spec.cycle, instance, "cycle", spec.settings),
     )
     _check_expectations(case)
     return dataclasses.replace(case, claims=[_claim(c, f"claims[{k}]", case) for k, c in enumerate(spec.claims)])
-
-
-def _cycle(spec: CycleSpec, instance: Instance, settings: dict[str, Any]):
-    from fairalloc.io.jobs import cycle_state  # (it reads this module's schema)
-
-    return cycle_state(spec, instance, "cycle", settings)
 
 
 def _rows_one_by_one(spec: CaseSpec, queue_case: bool, vector) -> tuple[list, list, list, list]:
@@ -1195,7 +1191,7 @@ def _units(spec: CaseSpec, known: set, resources: list[str]) -> dict[str, str]:
 def _user_expectation(spec: CaseSpec, instance: Instance, vector) -> dict[str, dict[str, float]]:
     out = {}
     for q, amounts in spec.user_expectation.items():
-        _known(f"user_expectation.{q}", "queue", q, instance.users)
+        check_known(f"user_expectation.{q}", "queue", q, instance.users)
         row = vector(
             _plain_amounts(amounts, dict(zip(instance.resources, instance.capacity))), f"user_expectation.{q}", np.nan
         )
@@ -1415,12 +1411,6 @@ def _in_range(number, value, where: str):
     return number
 
 
-def _known(where: str, what: str, name, known) -> str:
-    if str(name) not in known:
-        raise CaseError(f"{where}: {unknown(what, name, known)}")
-    return str(name)
-
-
 def _known_mechanism(where: str, name) -> str:
     from fairalloc.core import registry
 
@@ -1440,7 +1430,7 @@ def _check_expectations(case: Case) -> None:
         if e.method not in registry.METHODS:
             raise CaseError(f"{where}.method: {unknown('method', e.method, registry.METHODS)}")
         if e.variant is not None:
-            _known(f"{where}.variant", "variant", e.variant, list(case.variants))
+            check_known(f"{where}.variant", "variant", e.variant, list(case.variants))
         inst = case.scenario(e.variant)
         decided = e.admitted is not None or e.preempted is not None
         if not (e.tasks or e.prices or e.steps or e.allocation or e.shares or e.order is not None or decided):
@@ -1458,13 +1448,13 @@ def _check_expectations(case: Case) -> None:
             if step.M is not None:
                 parse_exact(step.M, f"{here}.M")
             for u, v in step.tasks.items():
-                _known(f"{here}.tasks.{u}", "user", u, inst.users[: step.k])
+                check_known(f"{here}.tasks.{u}", "user", u, inst.users[: step.k])
                 parse_exact(v, f"{here}.tasks.{u}")
         for u, v in e.tasks.items():
-            _known(f"{where}.tasks.{u}", "user", u, inst.users)
+            check_known(f"{where}.tasks.{u}", "user", u, inst.users)
             parse_exact(v, f"{where}.tasks.{u}")
         for r, v in e.prices.items():
-            _known(f"{where}.prices.{r}", "resource", r, inst.resources)
+            check_known(f"{where}.prices.{r}", "resource", r, inst.resources)
             parse_exact(v, f"{where}.prices.{r}")
 
 
@@ -1479,7 +1469,7 @@ def _check_cycle_expectations(e: ExpectSpec, where: str, case: Case) -> None:
         ("preempted", "running job", e.preempted, case.cycle.running),
     ):
         for k, name in enumerate(names or ()):
-            _known(f"{where}.{field_name}[{k}]", what, name, known)
+            check_known(f"{where}.{field_name}[{k}]", what, name, known)
 
 
 def _check_queue_expectations(e: ExpectSpec, where: str, inst: Instance) -> None:
@@ -1488,16 +1478,16 @@ def _check_queue_expectations(e: ExpectSpec, where: str, inst: Instance) -> None
     from fairalloc.core import registry
 
     for u, row in e.allocation.items():
-        _known(f"{where}.allocation.{u}", "user", u, inst.users)
+        check_known(f"{where}.allocation.{u}", "user", u, inst.users)
         for r, v in row.items():
-            _known(f"{where}.allocation.{u}.{r}", "resource", r, inst.resources)
+            check_known(f"{where}.allocation.{u}.{r}", "resource", r, inst.resources)
             parse_exact(v, f"{where}.allocation.{u}.{r}")
     nodes = [*inst.users, *([] if inst.queues is None else inst.queues.groups)]
     for u, v in e.shares.items():
-        _known(f"{where}.shares.{u}", "queue", u, nodes)
+        check_known(f"{where}.shares.{u}", "queue", u, nodes)
         parse_exact(v, f"{where}.shares.{u}")
     for k, u in enumerate(e.order or []):
-        _known(f"{where}.order[{k}]", "queue", u, nodes)
+        check_known(f"{where}.order[{k}]", "queue", u, nodes)
     mech = registry.get(e.mechanism)
     for what, flag in (("shares", e.shares), ("order", e.order is not None)):
         if flag and not getattr(mech, f"has_{what}", False):
@@ -1531,9 +1521,9 @@ def _claim(claim, where: str, case: Case) -> ClaimSpec:
     except FairallocError as exc:
         raise CaseError(f"{where}.property: {str(exc).split(': ', 1)[1]}") from None
     if claim.variant is not None:
-        _known(f"{where}.variant", "variant", claim.variant, list(case.variants))
+        check_known(f"{where}.variant", "variant", claim.variant, list(case.variants))
     if claim.user is not None:
-        _known(f"{where}.user", "user", claim.user, case.scenario(claim.variant).users)
+        check_known(f"{where}.user", "user", claim.user, case.scenario(claim.variant).users)
     return claim.model_copy(update={"property": prop, "user": None if claim.user is None else str(claim.user)})
 
 

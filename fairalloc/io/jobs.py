@@ -3,11 +3,13 @@ one scheduling cycle, the nodes, the policy's settings) read into a
 :class:`~fairalloc.engines.online.ClusterState`, and that cycle decided by a mechanism.
 
 A job names a leaf queue of the case and asks, per pod, amounts of the case's resources in the
-case's units (the schema: :class:`fairalloc.io.cases.JobSpec`).  Every name is checked against the
-case (an unknown queue, resource or node suggests the closest), and a pod that no node (or, without
-nodes, the capacity) could ever hold is refused, naming the job and the resource.
+case's units (the schema: :class:`fairalloc.io.cases.JobSpec` and
+:class:`~fairalloc.io.cases.CycleSpec`, taken here as validated: the case module calls this one).
+Every name is checked against the case (an unknown queue, resource or node suggests the closest),
+and a pod that no node (or, without nodes, the capacity) could ever hold is refused, naming the job
+and the resource.
 
-Belongs here: reading jobs.  Imports: ``fairalloc.core``, ``fairalloc.engines`` and this layer.
+Belongs here: reading jobs.  Imports: ``fairalloc.core`` and ``fairalloc.engines``.
 """
 
 from __future__ import annotations
@@ -17,21 +19,20 @@ from typing import Any
 
 import numpy as np
 
-from fairalloc.core.errors import CaseError
+from fairalloc.core.errors import CaseError, check_known
 from fairalloc.core.instance import Instance
 from fairalloc.core.registry import get
 from fairalloc.core.tolerances import FIT
 from fairalloc.engines.online import INF, ClusterState, Decision, Job, Running, online_policy
-from fairalloc.io.cases import Case, CycleSpec, JobSpec, RunningSpec, _known
 
 
-def job_of(name: str, spec: JobSpec, instance: Instance, where: str) -> Job:
+def job_of(name: str, spec: Any, instance: Instance, where: str) -> Job:
     """The job ``name`` as ``spec`` gives it, its names checked against ``instance``'s."""
     leaves = instance.users if instance.queues is None else instance.queues.leaf_names
-    _known(f"{where}.queue", "queue", spec.queue, leaves)
+    check_known(f"{where}.queue", "queue", spec.queue, leaves)
     resources = list(instance.resources)
     for r in spec.request:
-        _known(f"{where}.request.{r}", "resource", r, resources)
+        check_known(f"{where}.request.{r}", "resource", r, resources)
     if spec.min_pods is not None and spec.min_pods > spec.pods:
         raise CaseError(f"{where}.min_pods: {spec.min_pods} is more than the job's {spec.pods} pods")
     return Job(
@@ -57,7 +58,7 @@ def check_fits_somewhere(job: Job, rooms: Mapping[str, np.ndarray], resources: S
     raise CaseError(f"{where}.request.{resources[j]}: a pod of {request[j]:g} is larger than {than}")
 
 
-def cycle_state(spec: CycleSpec, instance: Instance, where: str, settings: Mapping[str, Any]) -> ClusterState:
+def cycle_state(spec: Any, instance: Instance, where: str, settings: Mapping[str, Any]) -> ClusterState:
     """The cluster at the cycle ``spec`` describes, for a policy with ``settings`` (the case's)."""
     resources = list(instance.resources)
     nodes = None
@@ -65,7 +66,7 @@ def cycle_state(spec: CycleSpec, instance: Instance, where: str, settings: Mappi
         nodes = {}
         for node, amounts in spec.nodes.items():
             for r in amounts:
-                _known(f"{where}.nodes.{node}.{r}", "resource", r, resources)
+                check_known(f"{where}.nodes.{node}.{r}", "resource", r, resources)
             nodes[node] = np.array([float(amounts.get(r, 0.0)) for r in resources])
     rooms = nodes or {"capacity": np.asarray(instance.capacity, float)}
     running: dict[str, Running] = {}
@@ -87,7 +88,7 @@ def cycle_state(spec: CycleSpec, instance: Instance, where: str, settings: Mappi
 
 
 def _running(
-    name: str, spec: RunningSpec, instance: Instance, where: str, nodes: Mapping[str, np.ndarray] | None, now: float
+    name: str, spec: Any, instance: Instance, where: str, nodes: Mapping[str, np.ndarray] | None, now: float
 ) -> Running:
     job = job_of(name, spec, instance, where)
     pods = job.pods if spec.running_pods is None else spec.running_pods
@@ -101,11 +102,11 @@ def _running(
         if len(spec.nodes) != pods:
             raise CaseError(f"{where}.nodes: {len(spec.nodes)} nodes for {pods} running pods (one node per pod)")
         for k, node in enumerate(spec.nodes):
-            _known(f"{where}.nodes[{k}]", "node", node, list(nodes))
+            check_known(f"{where}.nodes[{k}]", "node", node, list(nodes))
     return Running(job, pods, spec.start, tuple(spec.nodes))
 
 
-def cycle_decisions(case: Case, mechanism: str) -> list[Decision]:
+def cycle_decisions(case: Any, mechanism: str) -> list[Decision]:
     """One scheduling cycle of ``case`` (its ``cycle``) decided by ``mechanism``'s online form with
     the case's settings."""
     if case.cycle is None:
