@@ -416,6 +416,7 @@ class EntitlementOrder(OwnerOrder):
         self.active = [False] * n
         self.entitled = [0.0] * n  # e_u as last computed
         self.stale = False  # the active owners changed since
+        self.entitled_for: list[int] = []  # the active owners of the last entitlements
         self.rekey = self.changed  # OwnerOrder's (the flat one)
         self.changed = self._changed_active  # type: ignore[method-assign]
 
@@ -440,8 +441,9 @@ class EntitlementOrder(OwnerOrder):
         st = self.state
         self.stale = False
         owners = [u for u, on in enumerate(self.active) if on]
-        if not owners:
-            return
+        if not owners or owners == self.entitled_for:
+            return  # (an owner's last job ended and her next arrived in the same instant: the same set)
+        self.entitled_for = owners
         instance = _owners_instance(st, owners, [st.owner_demand(u) for u in owners])
         try:
             shares = self.mechanism.allocate(instance).dominant_shares
