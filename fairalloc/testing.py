@@ -295,8 +295,8 @@ class MechanismCheckError(AssertionError):
 @dataclass
 class CheckReport:
     """What :func:`check_mechanism` did: ``ran`` maps each check run to the number of generated
-    instances the mechanism answered (the others it refused with a clean :class:`FairallocError`),
-    ``skipped`` each check not run to the reason."""
+    instances the mechanism answered (the others it refused with a clean :class:`FairallocError`;
+    for ``task_offers``, the tasks its face launched), ``skipped`` each check not run to the reason."""
 
     mechanism: str
     methods: tuple[str, ...]

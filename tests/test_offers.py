@@ -156,3 +156,26 @@ def test_the_queue_order_adapter_follows_the_sorter():
     w = Workload(1, 4.0, 4.0, jobs, "two", horizon=15.0)
     r = simulate(w, "mesos-drf", record_tasks=True)
     assert [(t.owner, t.start) for t in r.tasks] == [("A", 0.0)] * 4 + [("A", 10.0), ("B", 10.0)] * 2
+
+
+class HalfDRF(fairalloc.Mechanism):
+    """A plug-in (not registered): DRF's tasks for the first owner, half of them for the others."""
+
+    name = "half-drf"
+
+    def fast(self, instance):
+        from fairalloc.core.allocation import Allocation
+
+        tasks = fairalloc.get("drf").fast(instance).tasks.copy()
+        tasks[1:] /= 2
+        return Allocation(instance, tasks, self.name, "fast", "test")
+
+
+def test_a_plug_in_drives_the_simulator_by_its_entitlements():
+    """By hand: one node of 4 CPU / 4 GB, owners A and B with 8 tasks <1, 1> each at 0. HalfDRF entitles
+    A to DRF's 2 tasks (dominant share 1/2) and B to 1 (1/4): keys d/e serve A, B (0 against 1/2), A
+    (1/2 against 1), then A and B tie at 1 (A): A 3 tasks, B 1."""
+    jobs = tuple(Job(f"{o}-job", o, 0.0, ((Task(1.0, 1.0, 100.0),) * 8,)) for o in ("A", "B"))
+    w = Workload(1, 4.0, 4.0, jobs, "plug-in", horizon=50.0)
+    r = simulate(w, HalfDRF(), record_tasks=True)
+    assert r.scheduler == "half-drf" and [t.owner for t in r.tasks] == ["A", "B", "A", "A"]
