@@ -20,6 +20,10 @@ A *family* of mechanisms (alpha-fairness, FDS) is registered once and named with
 after a colon: ``alpha-fair:2``, ``alpha-fair:inf``, ``fds:0.5:3``.  Such a class sets
 ``parameters`` (how they are written, for help texts) and implements :meth:`Mechanism.with_parameters`.
 Families are left out of the "every mechanism" defaults, which would not know which member to use.
+
+Every mechanism also drives the simulator (``fairalloc simulate --scheduler NAME``) by its task-offer
+face: its own ``offers()`` where it has one, else a generic adapter (:mod:`fairalloc.engines.offers`).
+Schedulers with offers and no static answer (``fifo``, ``slots:K``, ...) are of the ``online`` kind.
 """
 
 from __future__ import annotations
