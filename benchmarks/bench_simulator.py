@@ -17,6 +17,14 @@ which pure Python did not reach: 6.72x in the best run, with the remaining cost 
 task, and a compiled core is not wanted for it; benchmarks/README.md has the tries). Also a
 ``slots:12`` run at 2x10^5 tasks.
 
+The generic task-offer adapter (issue 37; ``adapter`` in the JSON): any static mechanism drives the
+simulator through :class:`fairalloc.engines.offers.EntitlementOrder`; under ``drf`` it is timed against
+``drf``'s own offers on the DRF paper's section 7.2 set-up in full (``drf_7_2()``: 48 nodes, 10
+minutes, 6,608 tasks), both run ``--adapter-repeats`` times alternately and the best wall time of each
+kept (the run least disturbed by other load); ``ratio`` = adapter / drf, target at most
+:data:`ADAPTER_TARGET`, and ``same_schedule`` whether every task's job, node, start and end agree
+(``--adapter-only``: this row alone).
+
 ``previous`` in the JSON (and in benchmarks/README.md): the same benchmark run on the simulator
 before the per-owner queues of runnable jobs (issue 18), for comparison.
 
@@ -33,8 +41,10 @@ import time
 from provenance import commit, load_average, update_json
 
 from fairalloc.core import limits
+from fairalloc.core.registry import get
+from fairalloc.engines.offers import EntitlementOrder
 from fairalloc.scheduling.simulator import simulate
-from fairalloc.scheduling.workloads import Job, Task, Workload, validate
+from fairalloc.scheduling.workloads import Job, Task, Workload, drf_7_2, validate
 
 #: the same benchmark on the simulator before issue 18's changes (commit 1ea22ea, in one run on the
 #: 2-core machine shared with other work; see benchmarks/README.md); 10^7 tasks was not run (at
@@ -51,6 +61,8 @@ PREVIOUS_RATIOS = {100_000: 28.81, 1_000_000: 72.48, 200_000: 31.89}  # heapq / 
 
 #: heapq events/s over simulator events/s at 10^6 tasks (issue 36; issue 18 asked for 5)
 TARGET_RATIO = 7.0
+#: the generic adapter's time under drf over drf's own offers' on the 7.2 set-up (issue 37)
+ADAPTER_TARGET = 1.5
 
 
 def build(tasks: int, nodes: int, users: int, per_job: int, seed: int) -> Workload:
@@ -120,6 +132,30 @@ def measure(w: Workload, scheduler: str) -> dict:
     }
 
 
+def adapter_row(repeats: int) -> dict:
+    """The generic adapter under ``drf`` against ``drf``'s offers on the 7.2 set-up (module docstring)."""
+    w = drf_7_2()
+    faces = {"drf": lambda: "drf", "adapter": lambda: EntitlementOrder(get("drf"))}
+    best = dict.fromkeys(faces, float("inf"))
+    for _ in range(repeats):
+        for label, face in faces.items():
+            best[label] = min(best[label], simulate(w, face(), progress=False).wall_seconds)
+    schedules = [
+        [(t.job, t.phase, t.index, t.node, t.start, t.end) for t in simulate(w, face(), record_tasks=True).tasks]
+        for face in faces.values()
+    ]
+    return {
+        "workload": w.name,
+        "tasks": len(schedules[0]),
+        "repeats": repeats,
+        "drf_seconds": round(best["drf"], 4),
+        "adapter_seconds": round(best["adapter"], 4),
+        "ratio": round(best["adapter"] / best["drf"], 3),
+        "target_ratio": ADAPTER_TARGET,
+        "same_schedule": schedules[0] == schedules[1],
+    }
+
+
 def lift_limits(tasks: int) -> None:
     """Let this process simulate ``tasks`` tasks: above :data:`fairalloc.core.limits.MAX_TASKS` (the
     most a user's workload may hold, 2,000,000) the benchmark raises that bound and the event and
@@ -141,15 +177,25 @@ def main() -> None:
     ap.add_argument("--tasks-per-job", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--slots-tasks", type=int, default=200_000, help="tasks for the slots:12 run (0: skip)")
+    ap.add_argument("--adapter-repeats", type=int, default=5, help="runs of each side of the adapter row (0: skip)")
+    ap.add_argument("--adapter-only", action="store_true", help="the generic adapter's row alone")
     ap.add_argument("--json", help="write the results to this file")
     args = ap.parse_args()
     sizes = args.tasks or ([100_000] if args.quick else [100_000, 1_000_000] + [10_000_000] * args.full)
-    runs = [("drf", n) for n in sizes]
-    if args.slots_tasks and not args.quick:
+    runs = [] if args.adapter_only else [("drf", n) for n in sizes]
+    if args.slots_tasks and not args.quick and not args.adapter_only:
         runs.append(("slots:12", args.slots_tasks))
     out: dict = {"nodes": args.nodes, "users": args.users, "target_ratio": TARGET_RATIO, "runs": []}
     out["commit_measured"] = commit()
     out["load_average"] = {"start": load_average()}
+    if args.adapter_repeats > 0:
+        row = out["adapter"] = adapter_row(args.adapter_repeats)
+        print(
+            f"generic adapter under drf on {row['workload']} ({row['tasks']:,} tasks): {row['adapter_seconds']:.3f} s "
+            f"against drf's offers {row['drf_seconds']:.3f} s (best of {row['repeats']}): ratio {row['ratio']:.2f} "
+            f"(target <= {ADAPTER_TARGET:g}), same schedule: {'yes' if row['same_schedule'] else 'NO'}",
+            flush=True,
+        )
     for name, n in runs:
         lift_limits(n)
         t0 = time.perf_counter()

@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 from fairalloc.core.errors import FairallocError, SolverError, UnknownNameError, unknown
 from fairalloc.core.instance import Instance
 from fairalloc.core.tolerances import AGREEMENT, FEASIBILITY, NOISE
+from fairalloc.engines.offers import Scheduler
 
 #: seconds after which a test's subprocess, socket or server counts as hung: generous, since no test
 #: measures speed (``benchmarks/`` does) and a loaded machine may be many times slower than an idle one
@@ -262,6 +263,7 @@ CHECKS = (
     "json_round_trip",
     "errors",
     "scale_invariance",
+    "task_offers",
 )
 
 #: How the built-ins' fast path and program are compared (as tests/test_static_mechanisms.py and
@@ -293,8 +295,8 @@ class MechanismCheckError(AssertionError):
 @dataclass
 class CheckReport:
     """What :func:`check_mechanism` did: ``ran`` maps each check run to the number of generated
-    instances the mechanism answered (the others it refused with a clean :class:`FairallocError`),
-    ``skipped`` each check not run to the reason."""
+    instances the mechanism answered (the others it refused with a clean :class:`FairallocError`;
+    for ``task_offers``, the tasks its face launched), ``skipped`` each check not run to the reason."""
 
     mechanism: str
     methods: tuple[str, ...]
@@ -357,7 +359,11 @@ def check_mechanism(
       :class:`FairallocError`;
     * ``scale_invariance``: per :attr:`Mechanism.scaling`, scaling a resource (capacity and
       demands) changes no task count, and scaling a user's demands by ``c`` (her bound by
-      ``1 / c``) divides her task count by ``c`` and changes nobody else's.
+      ``1 / c``) divides her task count by ``c`` and changes nobody else's;
+    * ``task_offers``: the task-offer face (:func:`check_task_offers`), the only check of an
+      ``online`` mechanism (it has no static allocation); a face that refuses the set-ups with a
+      clean :class:`FairallocError` (a mechanism that needs what a workload does not say) is skipped
+      with its reason.
 
     Checks that do not apply (no program, ``scaling = "none"``, a dynamic mechanism's absent task
     bounds) are skipped, with the reason, in the returned :class:`CheckReport`.  Reproducible:
@@ -382,6 +388,12 @@ def check_mechanism(
         if why:
             report.skipped[name] = why
             continue
+        if name == "task_offers":
+            try:
+                report.ran[name] = check_task_offers(mech)
+            except FairallocError as refused:
+                report.skipped[name] = f"the face refuses the set-ups: {refused}"
+            continue
         body, drawn = _BODIES[name]
         report.ran[name] = _run(body, spec, _draw(drawn, strategy), config)
     if not any(n for name, n in report.ran.items() if name != "errors"):  # "errors" solves nothing
@@ -391,6 +403,118 @@ def check_mechanism(
             f"that makes instances it accepts as instances=",
         )
     return report
+
+
+def check_task_offers(mechanism, workloads=None) -> int:
+    """The task-offer face of ``mechanism`` (its ``offers()``, or the generic adapter of
+    :func:`fairalloc.engines.offers.offers_of`) on small set-ups (``workloads``; default
+    :func:`offer_workloads`): it launches only tasks that fit, and it does not idle while work fits.
+    Returns the number of tasks launched; a failure is a :class:`MechanismCheckError` of the check
+    ``task_offers`` naming the set-up, the job and the node.
+
+    * *fits*: every task it picks fits the offered node's free room in each resource the face
+      checks (``check_cpu`` / ``check_mem``: CPU and memory unless over-committed; every other
+      resource always), and takes a free slot where the face has ``slots``;
+    * *no idling*: at every instant a job arrives or a task ends, once the offers are made, no node
+      stands empty while a task of a submitted job waits that fits an empty node (the set-ups'
+      single-phase jobs, every task of which fits an empty node, would be left waiting by nothing
+      but the face).
+    """
+    from fairalloc.core.registry import get
+    from fairalloc.engines.offers import offers_of
+    from fairalloc.scheduling.simulator import simulate
+
+    mech = get(mechanism)
+    launched = 0
+    for w in workloads if workloads is not None else offer_workloads():
+        run = simulate(w, _Watched(offers_of(mech), w.name), record_tasks=True, progress=False)
+        _no_idling(mech.name, w, run.tasks)
+        launched += run.tasks_started
+    return launched
+
+
+def offer_workloads():
+    """Three small set-ups of single-phase jobs (seeded): 2 or 3 nodes of 4 CPU / 8 GB, 3 owners, 8
+    jobs of 1 to 4 tasks of 1 to 4 CPU and 1 to 8 GB, submitted over 10 seconds, lasting 1 to 5."""
+    import random
+
+    from fairalloc.scheduling.workloads import Job, Task, Workload, validate
+
+    out = []
+    for seed in range(3):
+        rng = random.Random(seed)
+        jobs = tuple(
+            Job(
+                f"job-{k}",
+                f"owner-{rng.randint(0, 2)}",
+                float(rng.randint(0, 10)),
+                (
+                    tuple(
+                        Task(rng.randint(1, 4), rng.randint(1, 8), rng.randint(1, 5)) for _ in range(rng.randint(1, 4))
+                    ),
+                ),
+            )
+            for k in range(8)
+        )
+        out.append(validate(Workload(2 + seed % 2, 4.0, 8.0, jobs, f"offers-{seed}")))
+    return out
+
+
+class _Watched(Scheduler):
+    """A task-offer face with each of its picks checked (:func:`check_task_offers`)."""
+
+    reads_tallies = True  # (the slots used, for the check)
+
+    def __init__(self, face, setup: str):
+        self.face, self.setup, self.name = face, setup, face.name
+        self.reads_tallies = True
+        self.check_cpu, self.check_mem, self.slots = face.check_cpu, face.check_mem, face.slots
+
+    def bind(self, state) -> None:
+        self.face.bind(state)
+        self.slots = self.face.slots  # (a face may set it when bound)
+
+    def changed(self, u: int) -> None:
+        self.face.changed(u)
+
+    def idle(self) -> bool:
+        return bool(self.face.idle())
+
+    def pick(self, state, node: int):
+        job = self.face.pick(state, node)
+        if job is None:
+            return None
+        task = job.next_task()
+        full = self.slots is not None and state.slots_used[node] >= self.slots
+        if full or not state.fits(node, task, self.face.check_cpu, self.face.check_mem):
+            free = ", ".join(f"{r} {v:g}" for r, v in zip(state.resources, state.free_vector(node)))
+            slots = f"; {state.slots_used[node]} of {self.slots} slots used" if self.slots is not None else ""
+            raise MechanismCheckError(
+                "task_offers",
+                f"{self.name} launched task {job.next} of {job.name} on node {node} of {self.setup}, where it "
+                f"does not fit (free: {free}{slots})",
+            )
+        return job
+
+
+def _no_idling(name: str, w, records) -> None:
+    """No node empty after the offers of an instant while a submitted job's task waits (every task of
+    ``w`` fits an empty node)."""
+    instants = sorted({j.submit for j in w.jobs} | {r.end for r in records})
+    started = {(r.job, r.index): r.start for r in records}
+    for t in instants:
+        busy = {r.node for r in records if r.start <= t < r.end}
+        waiting = [
+            j.name
+            for j in w.jobs
+            if j.submit <= t and any(started.get((j.name, k), float("inf")) > t for k in range(len(j.phases[0])))
+        ]
+        if waiting and len(busy) < w.nodes:
+            raise MechanismCheckError(
+                "task_offers",
+                f"{name} left node {min(set(range(w.nodes)) - busy)} of {w.name} empty at t={t:g} while "
+                f"{waiting[0]} waited with a task that fits it",
+            )
 
 
 # -- the battery's parts ---------------------------------------------------------------------------
@@ -424,6 +548,8 @@ def _default_instances(mech):
 
 def _skip_reason(name: str, spec: _Spec) -> str:
     mech = spec.mech
+    if mech.kind == "online" and name != "task_offers":
+        return "an online scheduler has no static allocation (its face is task offers)"
     if name == "bounds" and mech.kind == "dynamic":
         return "dynamic mechanisms take no max_tasks (an instance with bounds is refused)"
     if name == "agreement" and not {"fast", "program"} <= set(spec.methods):

@@ -3,9 +3,10 @@
 Each module registers its mechanisms when it is imported.  Importing this package imports none of
 them: :data:`MECHANISMS` names each built-in mechanism's module, in the order tables show them
 (DRF, then the two alternatives the DRF paper compares it with, then the efficiency end, then the
-families between them: alpha-fairness, FDS), and the registry imports a module at the first
-look-up of one of its names (:data:`fairalloc.core.registry.BUILTINS`), so that solving with DRF
-imports DRF's module alone.  ``fairalloc.models.drf`` works without importing it first.
+families between them: alpha-fairness, FDS; the schedulers of tasks over time last), and the
+registry imports a module at the first look-up of one of its names
+(:data:`fairalloc.core.registry.BUILTINS`), so that solving with DRF imports DRF's module alone.
+``fairalloc.models.drf`` works without importing it first.
 
 Belongs here: one file per fairness notion or policy, read like its paper or its scheduler's
 source, each a few lines over an engine.  Imports: ``fairalloc.core`` and ``fairalloc.engines``
@@ -39,6 +40,12 @@ MECHANISMS = {
     "volcano-capacity": "volcano_capacity",
     "yunikorn-fair": "yunikorn_fair",
     "kueue": "kueue",
+    "mfs": "mfs",
+    "cpu-fair": "cpu_fair",
+    "slots": "slots",
+    "capacity": "slots",
+    "fifo": "fifo",
+    "quincy": "quincy",
 }
 
 __all__ = sorted(set(MECHANISMS.values()))

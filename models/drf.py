@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from fairalloc.core.registry import register
 from fairalloc.engines.maxmin import MaxMinMechanism
+from fairalloc.engines.offers import OwnerOrder
 
 
 @register("drf")
@@ -55,5 +56,25 @@ class DRF(MaxMinMechanism):
     def exact_key(self, ex):
         return [max(ex.D[i][j] / (ex.R[j] * ex.W[i][j]) for j in range(ex.m) if ex.R[j] > 0) for i in range(ex.n)]
 
+    def offers(self) -> DRFOffers:
+        """DRF's task-offer face: Algorithm 1 on the simulator's offers (owners unweighted)."""
+        return DRFOffers()
 
-__all__ = ["DRF"]
+
+class DRFOffers(OwnerOrder):
+    """DRF on offers (section 4.2's Algorithm 1, as Mesos makes them): a node to the owner with the lowest
+    dominant share (over the whole cluster) whose next task fits it; ties to the owner listed first."""
+
+    name = "drf"
+    reads_tallies = False  # (its keys: what each owner holds)
+
+    def bind(self, state):
+        super().bind(state)
+        self.key = state.dominant_share  # (one call less per launch and finish)
+        self.drf_key = not self.more_resources
+
+    def key(self, u):
+        return self.state.dominant_share(u)
+
+
+__all__ = ["DRF", "DRFOffers"]

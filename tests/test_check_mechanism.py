@@ -12,7 +12,8 @@ import fairalloc
 from fairalloc import Instance
 from fairalloc.core.allocation import Allocation
 from fairalloc.core.errors import CaseError
-from fairalloc.testing import CHECKS, MechanismCheckError, check_mechanism
+from fairalloc.engines.offers import OnlineMechanism, Scheduler
+from fairalloc.testing import CHECKS, MechanismCheckError, check_mechanism, check_task_offers
 
 #: interior-point programs (cvxpy) cost ~50 ms a solve: fewer examples keep the file fast
 SLOW = {"ceei", "alpha-fair:2", "fds:0.5:3"}
@@ -26,6 +27,12 @@ def test_every_built_in_mechanism_passes(name):
     report = check_mechanism(name, max_examples=4 if name in SLOW else 6)
     assert set(report.ran) | set(report.skipped) == set(CHECKS)
     assert not set(report.ran) & set(report.skipped)
+    if mech.kind == "online":  # a scheduler over time: its task offers are all it has
+        assert set(report.ran) == {"task_offers"} and report.ran["task_offers"] > 0
+        return
+    # every static face has task offers too (its own, or the generic adapter); dmfa-srq's needs the
+    # owners' shared quantities, which a workload does not say
+    assert report.ran.get("task_offers", 0) > 0 or "shared quantity" in report.skipped["task_offers"]
     assert report.ran["feasibility"] > 0 and report.ran["errors"] > 0  # not vacuous
     compared = mech.has_fast and mech.has_program and not getattr(mech, "program_differs", "")
     assert ("agreement" in report.ran) == compared
@@ -178,3 +185,58 @@ def test_feasibility_and_bounds_do_not_rely_on_the_certificate(monkeypatch, brok
     with pytest.raises(MechanismCheckError) as failure:
         check_mechanism(broken(), max_examples=8)
     assert failure.value.check == check
+
+
+# -- broken task-offer faces ---------------------------------------------------------------------
+
+
+class _Greedy(Scheduler):
+    """Launches the earliest runnable job's next task on whatever node it is offered: fit unchecked."""
+
+    name = "overfills"
+
+    def pick(self, state, node):
+        return state.first_job()
+
+
+class _Lazy(Scheduler):
+    """Declines every node."""
+
+    name = "idles"
+
+    def pick(self, state, node):
+        return None
+
+
+class Overfills(OnlineMechanism):
+    name = "overfills"
+
+    def offers(self):
+        return _Greedy()
+
+
+class Idles(OnlineMechanism):
+    name = "idles"
+
+    def offers(self):
+        return _Lazy()
+
+
+@pytest.mark.parametrize(
+    "broken, found",
+    [
+        (
+            Overfills,
+            r"overfills launched task \d+ of job-\d+ on node \d of offers-0, where it does not fit \(free: cpu ",
+        ),
+        (Idles, r"idles left node 0 of offers-0 empty at t=\d+ while job-\d+ waited"),
+    ],
+)
+def test_a_broken_face_fails_the_task_offers_check(broken, found):
+    """The check of the task-offer face stands alone (a plug-in author sees it by name), and is the only
+    one an online mechanism runs."""
+    with pytest.raises(MechanismCheckError, match=found) as info:
+        check_task_offers(broken())
+    assert info.value.check == "task_offers"
+    with pytest.raises(MechanismCheckError, match=found):
+        check_mechanism(broken())

@@ -7,8 +7,10 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from fairalloc.core.errors import CaseError
-from fairalloc.scheduling.simulator import MFS, SCHEDULER_NAMES, make_scheduler, simulate
+import fairalloc
+from fairalloc.core.errors import CaseError, UnknownNameError
+from fairalloc.models.mfs import MFS
+from fairalloc.scheduling.simulator import scheduler_of, simulate
 from fairalloc.scheduling.workloads import Job, Task, Workload, load_yaml, mfs_workload, validate
 
 
@@ -44,10 +46,10 @@ def long_job(name, owner, *, n=20, cpu=1.0, mem=1.0, weight=1.0):
 
 
 def test_name_and_registry():
-    assert "mfs" in SCHEDULER_NAMES
-    assert isinstance(make_scheduler("mfs"), MFS) and make_scheduler(" MFS ").name == "mfs"
-    with pytest.raises(CaseError, match="mfs"):
-        make_scheduler("mfs:3")  # the error lists the known names, mfs among them
+    assert "mfs" in fairalloc.available("online")
+    assert isinstance(scheduler_of("mfs"), MFS) and scheduler_of(" MFS ").name == "mfs"
+    with pytest.raises(UnknownNameError, match="'mfs' takes no parameters"):
+        scheduler_of("mfs:3")
 
 
 @pytest.mark.parametrize("kind", ["small", "mixed"])

@@ -11,7 +11,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fairalloc.scheduling import schedulers
+from fairalloc.engines import offers
+from fairalloc.models import drf, hdrf, mfs
 from fairalloc.scheduling.simulator import simulate
 from fairalloc.scheduling.workloads import Job, Task, Workload, load_yaml, parse_workload, validate
 
@@ -101,8 +102,8 @@ def test_hdrf_group_keys_count_every_resource():
 
 
 def test_no_private_heaps_left():
-    for cls in (schedulers._OwnerOrder, schedulers.DRF, schedulers.HDRF, schedulers.MFS):
+    for cls in (offers.OwnerOrder, drf.DRFOffers, hdrf.HDRFOffers, mfs.MFS):
         source = inspect.getsource(cls)
-        assert "heapq" not in source and "DiscreteEngine" in inspect.getsource(schedulers._OwnerOrder)
-    assert issubclass(schedulers.HDRF, schedulers._OwnerOrder) and issubclass(schedulers.MFS, schedulers._OwnerOrder)
-    assert not hasattr(schedulers, "_first_taker") and not hasattr(schedulers, "heapq")
+        assert "heapq" not in source and "DiscreteEngine" in inspect.getsource(offers.OwnerOrder)
+    assert issubclass(hdrf.HDRFOffers, offers.OwnerOrder) and issubclass(mfs.MFS, offers.OwnerOrder)
+    assert not hasattr(offers, "_first_taker") and not hasattr(offers, "heapq")

@@ -54,7 +54,7 @@ def test_bad_workloads_get_one_line(tmp_path, capsys, phases, message):
 
 def test_unknown_scheduler_and_workload(capsys):
     code, _, err = run(capsys, "simulate", "drf-7.2", "--scheduler", "drf,lottery")
-    assert code == 2 and err.startswith("fairalloc: scheduler: unknown scheduler 'lottery'")
+    assert code == 2 and err.startswith("fairalloc: mechanism: unknown mechanism 'lottery'") and err.count("\n") == 1
     code, _, err = run(capsys, "simulate", "nope", "--scheduler", "drf")
     assert code == 2 and "neither a file nor a generated workload" in err
 

@@ -1,7 +1,7 @@
 """The simulator's shortcuts give the schedules of its general path: on random small workloads (jobs
 arriving and tasks ending at the same instants, reduce phases, deadlines, closed-loop jobs), each
 built-in scheduler decides as the same scheduler made to keep every tally of running tasks
-(:attr:`~fairalloc.scheduling.schedulers.Scheduler.reads_tallies`) and never idle (every node offered,
+(:attr:`~fairalloc.engines.offers.Scheduler.reads_tallies`) and never idle (every node offered,
 as to a plug-in), and ``max_overcommit`` (kept from each node's least free room) is the highest load
 a launch leaves on a node, replayed from the task records."""
 
@@ -12,8 +12,8 @@ from collections import defaultdict
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fairalloc.scheduling.schedulers import Scheduler, make_scheduler
-from fairalloc.scheduling.simulator import simulate
+from fairalloc.engines.offers import Scheduler
+from fairalloc.scheduling.simulator import scheduler_of, simulate
 from fairalloc.scheduling.workloads import Job, Task, Workload
 
 SCHEDULERS = ["drf", "cpu-fair", "cpu-fair:oc", "hdrf", "fifo", "mfs", "slots:2", "slots:2:oc", "capacity:2"]
@@ -45,7 +45,7 @@ def workloads(draw) -> Workload:
 
 def general(name: str) -> Scheduler:
     """The scheduler ``name`` with every tally kept and never idle."""
-    sched = make_scheduler(name)
+    sched = scheduler_of(name)
     kind = type(sched)
     sched.__class__ = type(f"General{kind.__name__}", (kind,), {"reads_tallies": True, "idle": Scheduler.idle})
     return sched

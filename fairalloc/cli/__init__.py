@@ -92,7 +92,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "simulate": (
         "fairalloc.cli.cluster:simulate",
-        "Replay a cluster workload under DRF and slot-based schedulers (discrete-event simulation).",
+        "Replay a cluster workload under any mechanisms' task offers (discrete-event simulation).",
     ),
     "tradeoff": (
         "fairalloc.cli.frontier:tradeoff",

@@ -167,7 +167,7 @@ def list_mechanisms(fmt):
                 "kind": mech.kind,
                 "program": mech.has_program,
                 "fast_path": mech.has_fast,
-                "auto": "fast path" if mech.has_fast else "program",
+                "auto": "simulate" if mech.kind == "online" else "fast path" if mech.has_fast else "program",
                 "summary": mech.summary,
             }
         )

@@ -162,10 +162,11 @@ def _node_size(text: str) -> tuple[float, float]:
     default="drf,slots:4,cpu-fair,fifo",
     show_default=True,
     metavar="S[,S...]",
-    help="drf, mfs (two-level DRF), hdrf (H-DRF over owner paths 'group/user'), "
-    "slots:K (K slots per node), capacity:K, cpu-fair, fifo, quincy (min-cost "
-    "flow; small clusters); ':oc' after slots / capacity / cpu-fair lets nodes "
-    "be over-committed.",
+    help="Mechanisms, by the names 'fairalloc mechanisms' lists: drf, mfs (two-level DRF), hdrf (H-DRF "
+    "over owner paths 'group/user'), slots:K (K slots per node), capacity:K, cpu-fair, fifo, quincy "
+    "(min-cost flow; small clusters); ':oc' after slots / capacity / cpu-fair lets nodes be "
+    "over-committed. Any other mechanism serves the owner furthest below its entitlement (or in "
+    "its own queue order).",
 )
 @click.option("--nodes", "node_count", type=int, help="Nodes (generated workloads: override; CSV workloads: required).")
 @click.option("--node-size", default="8,6", show_default=True, metavar="CPU,GB", help="Node size for CSV workloads.")
@@ -178,7 +179,7 @@ def _node_size(text: str) -> tuple[float, float]:
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")
 @format_option("json")
 def simulate(workload, schedulers, node_count, node_size, plot_dir, progress, fmt):
-    """Replay a cluster workload under DRF and slot-based schedulers (discrete-event simulation).
+    """Replay a cluster workload under any mechanisms' task offers (discrete-event simulation).
 
     \b
     Example:
@@ -188,13 +189,13 @@ def simulate(workload, schedulers, node_count, node_size, plot_dir, progress, fm
     WORKLOAD is a YAML or CSV file (see fairalloc.scheduling.workloads) or a generated set-up: drf-7.1, drf-7.2
     (the DRF paper's section 7 experiments), mfs-small, mfs-large, mfs-mixed (the MFS paper's sets).
     """
-    from fairalloc.scheduling.simulator import make_scheduler
+    from fairalloc.scheduling.simulator import scheduler_of
     from fairalloc.scheduling.simulator import simulate as run
 
     size = _node_size(node_size)
     names = [s.strip() for s in schedulers.split(",") if s.strip()]
     for name in names:
-        make_scheduler(name)  # unknown names fail before any simulation
+        scheduler_of(name)  # unknown names fail before any simulation
     if node_count is not None:
         bounded(node_count, "--nodes", limits.MAX_NODES, "MAX_NODES")
     if plot_dir is not None:

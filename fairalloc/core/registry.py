@@ -20,6 +20,10 @@ A *family* of mechanisms (alpha-fairness, FDS) is registered once and named with
 after a colon: ``alpha-fair:2``, ``alpha-fair:inf``, ``fds:0.5:3``.  Such a class sets
 ``parameters`` (how they are written, for help texts) and implements :meth:`Mechanism.with_parameters`.
 Families are left out of the "every mechanism" defaults, which would not know which member to use.
+
+Every mechanism also drives the simulator (``fairalloc simulate --scheduler NAME``) by its task-offer
+face: its own ``offers()`` where it has one, else a generic adapter (:mod:`fairalloc.engines.offers`).
+Schedulers with offers and no static answer (``fifo``, ``slots:K``, ...) are of the ``online`` kind.
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ from fairalloc.core.errors import CaseError, FairallocError, FairallocWarning, S
 from fairalloc.core.instance import Instance
 
 METHODS = ("auto", "program", "fast")
+#: what a mechanism is (``Mechanism.kind``): allocates once, at every arrival, or schedules tasks over time
+KINDS = ("static", "dynamic", "online")
 #: how :meth:`Mechanism.allocate` may rescale an instance before solving it (``Mechanism.scaling``)
 SCALINGS = ("none", "resources", "users")
 
@@ -59,7 +65,8 @@ class Mechanism:
     about: str = ""
     #: the number of the section of docs/formulations.md that explains it ("1", "9.2"); "" for a plug-in
     section: str = ""
-    #: "static" mechanisms allocate once; "dynamic" ones allocate at every arrival
+    #: "static" mechanisms allocate once; "dynamic" ones allocate at every arrival; "online" ones are
+    #: schedulers of tasks over time with no static answer (their face: ``offers()``, fairalloc.engines.offers)
     kind: str = "static"
     #: for a family: how its parameters are written after the name (e.g. "ALPHA"); "" otherwise
     parameters: str = ""
@@ -377,12 +384,12 @@ def family(name: str) -> Mechanism | None:
 
 
 def available(kind: str | None = None, *, families: bool = True) -> list[str]:
-    """Names of registered mechanisms (optionally only ``"static"`` or ``"dynamic"`` ones; without
-    the parametrised families when ``families=False``, as the "every mechanism" defaults use)."""
+    """Names of registered mechanisms (optionally only those of one of :data:`KINDS`; without the
+    parametrised families when ``families=False``, as the "every mechanism" defaults use)."""
     if kind is not None and not isinstance(kind, str):
-        raise TypeError(f"kind: expected 'static', 'dynamic' or None, got {type(kind).__name__}")
-    if kind not in (None, "static", "dynamic"):
-        raise UnknownNameError(f"kind: {unknown('kind', kind, ['static', 'dynamic'])}")
+        raise TypeError(f"kind: expected one of {', '.join(map(repr, KINDS))} or None, got {type(kind).__name__}")
+    if kind not in (None, *KINDS):
+        raise UnknownNameError(f"kind: {unknown('kind', kind, KINDS)}")
     _load_plugins()
     builtins = _builtins()
     for name in builtins:

@@ -20,8 +20,15 @@ Model
   ``until`` cancels a job's unstarted tasks at that time. The run stops at ``workload.horizon``
   (tasks still running then are not finished) or when every job is done.
 
-Schedulers (``simulate(workload, name)``; unknown names raise :class:`~fairalloc.core.errors.CaseError`)
----------------------------------------------------------------------------------------------------
+Schedulers (``simulate(workload, name)``: any registered mechanism, by the names ``fairalloc.get`` takes)
+----------------------------------------------------------------------------------------------------------
+A mechanism's task-offer face (:func:`~fairalloc.engines.offers.offers_of`) decides: its own ``offers()``
+where it has one (the schedulers below: each a mechanism of kind ``online`` in ``fairalloc.models``,
+except ``drf`` and ``hdrf``, whose static mechanisms give their offers), else a generic adapter (the owner
+furthest below her entitlement, :class:`~fairalloc.engines.offers.EntitlementOrder`, or the policy's own
+order of queues, :class:`~fairalloc.engines.offers.QueueOrder`). An unknown name is the registry's one line
+with the closest known one (:class:`~fairalloc.core.errors.UnknownNameError`).
+
 * ``drf``: offers a node to the owner with the lowest dominant share (over the whole cluster)
   whose next task fits on it; ties to the owner seen first. (As in Mesos / the paper's section 7.)
 * ``cpu-fair``: the same with the CPU share instead of the dominant share (max-min on CPU only).
@@ -43,7 +50,8 @@ Schedulers (``simulate(workload, name)``; unknown names raise :class:`~fairalloc
   the text describes.) Cost: a pass over the groups in order (a sorted list) and a sort of one
   group's jobs per launch.
 * ``hdrf``: H-DRF (Bhattacharya et al., SoCC 2013) over a tree of owners declared by their names:
-  ``eng/web/alice`` is owner ``alice`` in group ``web`` in group ``eng`` (see :func:`owner_tree`);
+  ``eng/web/alice`` is owner ``alice`` in group ``web`` in group ``eng`` (see
+  :func:`fairalloc.models.hdrf.owner_tree`);
   ``workload.group_weights`` gives any node (owner or group path) its weight among its siblings
   (default 1), as for ``mfs``. For each offered node: from the root, into the child with the lowest
   ``dominant share / weight`` of what its whole subtree runs now (cluster-wide shares), skipping
@@ -53,8 +61,9 @@ Schedulers (``simulate(workload, name)``; unknown names raise :class:`~fairalloc
   operations along one root-to-owner path per launch (plus the children tried and declined).
   The *fairness error* is still measured against flat DRF, not against H-DRF's own shares.
 * ``quincy``: a Quincy-style min-cost-flow scheduler (Isard et al., SOSP 2009; simplified, see
-  :class:`Quincy`): each instant's placements from one ``networkx.min_cost_flow`` over owners and
-  nodes, with DRF quotas and waiting-time costs; for small clusters (pure-Python flow solver).
+  :class:`fairalloc.models.quincy.Quincy`): each instant's placements from one
+  ``networkx.min_cost_flow`` over owners and nodes, with DRF quotas and waiting-time costs; for small
+  clusters (pure-Python flow solver).
 * ``fifo``: jobs in submit order, strict head of line: only the earliest job with a runnable task
   is considered; if its next task does not fit on the node, nothing is launched there.
 
@@ -97,35 +106,12 @@ from typing import Any
 from fairalloc.core import limits
 from fairalloc.core.errors import CaseError, excerpt
 from fairalloc.engines.filling import drf_shares
-from fairalloc.scheduling.schedulers import (
-    DRF,
-    FIFO,
-    HDRF,
-    MFS,
-    SCHEDULER_NAMES,
-    Capacity,
-    CPUFair,
-    Quincy,
-    Scheduler,
-    Slots,
-    make_scheduler,
-    owner_tree,
-)
+from fairalloc.engines.offers import Scheduler, offers_of
 from fairalloc.scheduling.workloads import PHASES, Workload, validate
 
 __all__ = [
     "Scheduler",
-    "DRF",
-    "CPUFair",
-    "Slots",
-    "Capacity",
-    "FIFO",
-    "MFS",
-    "HDRF",
-    "Quincy",
-    "owner_tree",
-    "make_scheduler",
-    "SCHEDULER_NAMES",
+    "scheduler_of",
     "SimState",
     "SimulationResult",
     "TaskRecord",
@@ -259,6 +245,20 @@ class SimState:
     def _dominant_share_any(self, u: int) -> float:
         return max(col[u] / t for col, t in zip(self.used_by_resource, self.total))
 
+    def demand(self, task) -> tuple[float, ...]:
+        """``task``'s demand of each of :attr:`resources`."""
+        more = dict(task.extra)
+        return (task.cpu, task.mem, *(more.get(r, 0.0) for r in self.resources[2:]))
+
+    def owner_demand(self, u: int) -> tuple[float, ...] | None:
+        """What owner ``u`` asks for per task as the fairness error sees it: a task of the current phase
+        of her earliest active job (None: she has no active job)."""
+        jobs = self.user_jobs[u]
+        if not jobs:
+            return None
+        first = next(iter(jobs.values()))
+        return self.demand(first.spec.phases[first.phase][0])
+
     def next_job(self, u: int) -> _JobRun | None:
         """The owner's earliest active job with a runnable task (its next task is hers)."""
         return _first_runnable(self.ready[u])
@@ -310,12 +310,6 @@ class TaskRecord:
     cpu: float
     mem: float
     extra: dict = field(default_factory=dict)  # the task's other demands, {resource: amount}
-
-
-def _demand(task, st: SimState) -> tuple[float, ...]:
-    """``task``'s demand of each of ``st.resources``."""
-    more = dict(task.extra)
-    return (task.cpu, task.mem, *(more.get(r, 0.0) for r in st.resources[2:]))
 
 
 @dataclass
@@ -414,7 +408,8 @@ def simulate(
     progress: bool | None = None,
     max_events: int | None = None,
 ) -> SimulationResult:
-    """Run ``workload`` under ``scheduler`` (a name of :data:`SCHEDULER_NAMES` or a :class:`Scheduler`).
+    """Run ``workload`` under ``scheduler`` (a mechanism or its name, :func:`scheduler_of`, or a
+    :class:`Scheduler`).
 
     ``samples``: about how many timeline samples (every ``horizon / samples`` seconds, or the
     estimated makespan's when there is no horizon); ``record_tasks`` keeps a :class:`TaskRecord`
@@ -422,7 +417,7 @@ def simulate(
     a line at most every 10 s when stderr is piped; False: none);
     ``max_events``: stop after that many events (a safety valve).
     """
-    sched = make_scheduler(scheduler)
+    sched = scheduler_of(scheduler)
     if not isinstance(workload, Workload):
         raise CaseError(f"workload: expected a fairalloc.scheduling.workloads.Workload, got {type(workload).__name__}")
     validate(workload)  # the bounds of fairalloc.core.limits, events included
@@ -436,6 +431,26 @@ def simulate(
     if bar is not None:
         bar.close()
     return sim.result(end, wall0)
+
+
+def scheduler_of(scheduler: Any) -> Scheduler:
+    """The scheduler of a run: ``scheduler`` itself, or the task-offer face of a mechanism or of the
+    mechanism a name gives (``fairalloc.get``: every registered mechanism with its parameters, plug-ins
+    included; the old names' capitals and spaces, ``" MFS "``, are forgiven)."""
+    if isinstance(scheduler, Scheduler):
+        return scheduler
+    from fairalloc.core.errors import UnknownNameError
+    from fairalloc.core.registry import get
+
+    if isinstance(scheduler, str):
+        text = scheduler.strip()
+        try:
+            return offers_of(get(text))
+        except UnknownNameError:
+            if text.lower() == text:
+                raise
+            scheduler = text.lower()
+    return offers_of(get(scheduler))
 
 
 def _progress_bar(workload: Workload, sched: Scheduler, progress: bool | None) -> Any:
@@ -848,22 +863,17 @@ class _Simulation:
         """The mean over active owners of ``|dominant share - DRF share|`` (None: no active owner), the
         DRF shares by progressive filling over the demand of each one's earliest active job's current
         phase, bounded by her remaining tasks."""
-        st, extras = self.st, self.extras
+        st = self.st
         act, dem, bnd = [], [], []
         for u in range(len(st.owners)):
             jobs = st.user_jobs[u]
-            if jobs:
-                first = next(iter(jobs.values()))
-                task = first.spec.phases[first.phase][0]
+            demand = st.owner_demand(u)
+            if demand is not None:  # (she has an active job)
                 remaining = sum(
                     sum(len(p) for p in j.spec.phases[j.phase :]) - j.done for j in jobs.values() if not j.cancelled
                 ) + sum(j.running for j in jobs.values() if j.cancelled)
                 act.append(u)
-                dem.append(
-                    (task.cpu / st.total_cpu, task.mem / st.total_mem)
-                    if not extras
-                    else tuple(a / t for a, t in zip(_demand(task, st), st.total))
-                )
+                dem.append(tuple(a / t for a, t in zip(demand, st.total)))  # (the shares of its totals)
                 bnd.append(max(remaining, 0))
         if not act:
             return None
