@@ -238,18 +238,27 @@ class Entitled:
         self.mechanism = mechanism
         self._key: tuple[int, frozenset[str]] | None = None
         self._entitled: dict[str, float] = {}
+        self._bundles = np.zeros((0, 0))
 
     def wake(self, state: ClusterState) -> float | None:
         return None
 
-    def entitlement(self, state: ClusterState) -> dict[str, float]:
-        """Each leaf's dominant share of its entitlement for the state's work."""
+    def bundles(self, state: ClusterState) -> np.ndarray:
+        """``(n, m)``: each leaf's entitlement for the state's work (zeros without work)."""
         work = {job.queue for job in state.pending.values()} | {run.job.queue for run in state.running.values()}
         key = (id(state.case), frozenset(work))
         if key != self._key:
-            bundles = self.mechanism.allocate(requested(state)).bundles
-            shares = dominant_shares(np.asarray(bundles, float), state.capacity)
+            if work:
+                self._bundles = np.asarray(self.mechanism.allocate(requested(state)).bundles, float)
+            else:
+                self._bundles = np.zeros((len(state.case.users), len(state.resources)))
+            shares = dominant_shares(self._bundles, state.capacity)
             self._key, self._entitled = key, dict(zip(state.case.users, shares.tolist()))
+        return self._bundles
+
+    def entitlement(self, state: ClusterState) -> dict[str, float]:
+        """Each leaf's dominant share of its entitlement for the state's work."""
+        self.bundles(state)
         return self._entitled
 
     def decide(self, state: ClusterState) -> list[Decision]:
