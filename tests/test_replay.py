@@ -83,7 +83,7 @@ def test_a_hand_computed_run_under_the_drf_adapter():
     a, b = result.queues
     assert (a.wait_max, b.wait_mean, b.wait_p50, b.wait_p95) == (0, 9, 9, 9)
     assert a.completed == 2 and b.completed == 1 and result.end == 15
-    assert result.utilisation["cpu"] == pytest.approx(98 / 150, rel=AGREEMENT)
+    assert result.utilization["cpu"] == pytest.approx(98 / 150, rel=AGREEMENT)
     # a: 6*10 + 2*4 = 68 cpu-seconds over 15 s
     assert a.usage["cpu"] == pytest.approx(68 / 15, rel=AGREEMENT)
 
@@ -246,4 +246,4 @@ def test_what_holds_on_every_workload(rows, which):
         assert q.completed + q.running + q.waiting == q.submitted
         assert q.admissions == q.completed + q.running + q.preemptions
     assert sum(q.submitted for q in result.queues) == len(jobs)
-    assert all(0 <= u <= 1 + 1e-9 for u in result.utilisation.values())
+    assert all(0 <= u <= 1 + 1e-9 for u in result.utilization.values())

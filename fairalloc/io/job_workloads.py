@@ -27,6 +27,7 @@ Belongs here: reading job workloads.  Imports: ``fairalloc.core``, ``fairalloc.e
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import resources as importlib_resources
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +35,19 @@ import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from fairalloc.core import limits
-from fairalloc.core.errors import CaseError
+from fairalloc.core.errors import CaseError, did_you_mean
 from fairalloc.core.instance import Instance
 from fairalloc.engines.online import Job
-from fairalloc.io.cases import _CONFIG, JobSpec, Names, NonNegative, _file, _pydantic_message, read_yaml_file
+from fairalloc.io.cases import (
+    _CONFIG,
+    JobSpec,
+    Names,
+    NonNegative,
+    _file,
+    _pydantic_message,
+    read_yaml_file,
+    read_yaml_text,
+)
 from fairalloc.io.jobs import check_fits_somewhere, job_of, nodes_of
 
 
@@ -59,11 +69,27 @@ class JobWorkload:
     nodes: dict[str, np.ndarray] | None = None
 
 
+def bundled_workloads() -> list[str]:
+    """Names of the job workloads shipped with fairalloc (``cases/workloads/*.yaml``)."""
+    return sorted(p.name[:-5] for p in _workloads().iterdir() if p.name.endswith(".yaml"))
+
+
+def _workloads():
+    return importlib_resources.files("fairalloc.case_library") / "workloads"
+
+
 def load_job_workload(path: str | Path, instance: Instance) -> JobWorkload:
-    """The workload file at ``path`` read against ``instance`` (the queue case); every message
-    names the file."""
+    """The workload file at ``path`` (or a bundled workload by name) read against ``instance`` (the
+    queue case); every message names the file."""
     where = _file(path)
-    data = read_yaml_file(path, "a workload needs 'jobs'")
+    if not Path(path).exists() and str(path) in bundled_workloads():
+        text = (_workloads() / f"{path}.yaml").read_text(encoding="utf-8")
+        data = read_yaml_text(text, f"{path}.yaml")
+    elif not Path(path).exists() and Path(path).suffix == "":
+        hint = did_you_mean(str(path), bundled_workloads()) or f" (bundled: {', '.join(bundled_workloads())})"
+        raise CaseError(f"{where}: no such file, and no bundled workload of that name{hint}")
+    else:
+        data = read_yaml_file(path, "a workload needs 'jobs'")
     try:
         return parse_job_workload(data, instance, Path(path).stem)
     except CaseError as exc:
@@ -110,4 +136,4 @@ def _refuse_beyond_limits(data: dict) -> None:
             )
 
 
-__all__ = ["JobWorkload", "WorkloadSpec", "load_job_workload", "parse_job_workload"]
+__all__ = ["JobWorkload", "WorkloadSpec", "bundled_workloads", "load_job_workload", "parse_job_workload"]

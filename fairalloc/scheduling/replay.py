@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import csv
 import heapq
-import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -48,6 +47,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from fairalloc.core import limits
+from fairalloc.core.decimals import json_text, shortest
 from fairalloc.core.errors import CaseError, FairallocError
 from fairalloc.core.instance import Instance
 from fairalloc.core.registry import Mechanism
@@ -67,16 +67,17 @@ from fairalloc.engines.online import (
 
 #: event kinds, in the order they are handled at one instant
 FINISH, SUBMIT, WAKE = 0, 1, 2
-EVENT_FIELDS = ("time", "event", "job", "queue", "pods", "by")
+EVENT_FIELDS = ("scheduler", "time", "event", "job", "queue", "pods", "by")
 
 
 class EventLog:
     """The event log written as it goes, to ``stream``: CSV (``fmt="csv"``: the columns of
     :data:`EVENT_FIELDS` then one per resource) or JSON lines (``"jsonl"``: one object per event,
-    ``resources`` a mapping: what the event's pods hold)."""
+    ``resources`` a mapping: what the event's pods hold).  ``scheduler``: the run's, set before
+    each run when one log holds several."""
 
-    def __init__(self, stream: TextIO, resources: tuple[str, ...], fmt: str = "jsonl"):
-        self.stream, self.resources, self.fmt = stream, resources, fmt
+    def __init__(self, stream: TextIO, resources: tuple[str, ...], fmt: str = "jsonl", scheduler: str = ""):
+        self.stream, self.resources, self.fmt, self.scheduler = stream, resources, fmt, scheduler
         self.writer = csv.writer(stream, lineterminator="\n") if fmt == "csv" else None
         if self.writer is not None:
             self.writer.writerow([*EVENT_FIELDS, *resources])
@@ -84,13 +85,22 @@ class EventLog:
     def write(self, time: float, event: str, job: Job, pods: int, by: str = "") -> None:
         amounts = job.total(pods).tolist()
         if self.writer is not None:
-            self.writer.writerow([repr(time), event, job.name, job.queue, pods, by, *map(repr, amounts)])
+            self.writer.writerow(
+                [self.scheduler, shortest(time), event, job.name, job.queue, pods, by, *map(shortest, amounts)]
+            )
             return
-        row = {"time": time, "event": event, "job": job.name, "queue": job.queue, "pods": pods}
+        row: dict[str, Any] = {
+            "scheduler": self.scheduler,
+            "time": time,
+            "event": event,
+            "job": job.name,
+            "queue": job.queue,
+            "pods": pods,
+        }
         if by:
             row["by"] = by
         row["resources"] = dict(zip(self.resources, amounts))
-        self.stream.write(json.dumps(row) + "\n")
+        self.stream.write(json_text(row) + "\n")
 
 
 @dataclass
@@ -112,6 +122,9 @@ class QueueReport:
     wait_max: float | None = None
     usage: dict[str, float] = field(default_factory=dict)
     entitlement: dict[str, float] = field(default_factory=dict)
+    #: the dominant shares (of the capacity) of the time-average usage and entitlement
+    usage_share: float = 0.0
+    entitlement_share: float = 0.0
     guarantee: dict[str, float] | None = None
     entitlement_gap: float = 0.0
     guarantee_gap: float | None = None
@@ -119,7 +132,7 @@ class QueueReport:
 
 @dataclass
 class ReplayResult:
-    """A replay's outcome: per queue, the cluster's utilisation, and the run's size."""
+    """A replay's outcome: per queue, the cluster's utilization, and the run's size."""
 
     scheduler: str
     workload: str
@@ -127,12 +140,12 @@ class ReplayResult:
     events: int
     cycles: int
     decisions: int
-    utilisation: dict[str, float]
+    utilization: dict[str, float]
     queues: list[QueueReport]
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in ("scheduler", "workload", "end", "events", "cycles", "decisions")}
-        out["utilisation"] = self.utilisation
+        out["utilization"] = self.utilization
         out["queues"] = {q.queue: {k: v for k, v in vars(q).items() if k != "queue"} for q in self.queues}
         return out
 
@@ -397,6 +410,8 @@ class _Replay:
                 lost_job_seconds=float(self.lost_seconds[i]),
                 lost_resource_seconds=dict(zip(resources, self.lost_amounts[i].tolist())),
                 usage=per(self.U_int[i]),
+                usage_share=float(dominant_shares(self.U_int[i][None, :] / span, self.capacity)[0]),
+                entitlement_share=float(dominant_shares(self.E_int[i][None, :] / span, self.capacity)[0]),
                 entitlement=per(self.E_int[i]),
                 guarantee=None if self.G is None else dict(zip(resources, self.G[i].tolist())),
                 entitlement_gap=float(self.gap_E[i] / span),
@@ -408,8 +423,8 @@ class _Replay:
                 rep.wait_p50, rep.wait_p95 = (float(v) for v in np.percentile(waits, [50, 95]))
             queues.append(rep)
         R = np.where(self.capacity > 0, self.capacity, np.inf)
-        utilisation = dict(zip(resources, (self.U_int.sum(axis=0) / span / R).tolist()))
-        return ReplayResult(self.name, workload, end, self.events, self.cycles, self.decisions, utilisation, queues)
+        utilization = dict(zip(resources, (self.U_int.sum(axis=0) / span / R).tolist()))
+        return ReplayResult(self.name, workload, end, self.events, self.cycles, self.decisions, utilization, queues)
 
 
 __all__ = ["EVENT_FIELDS", "EventLog", "QueueReport", "ReplayResult", "replay"]
