@@ -173,13 +173,33 @@ def replay(
     return run.result(end, workload)
 
 
+def check_decisions(state: ClusterState, decisions: list[Decision], policy: str) -> None:
+    """Apply ``decisions`` to ``state`` as the replay does, each checked (an admission names a
+    waiting job and fits the capacity and the nodes, a preemption names a running job); the first
+    wrong one is a :class:`FairallocError` naming ``policy`` and the decision."""
+    run = _Replay(state.case, None, None, dict(state.settings), state.nodes, None, None)  # type: ignore[arg-type]
+    run.name = policy
+    for name, job in state.pending.items():
+        run.epoch[name] = 0
+        run._enqueue(state.since.get(name, state.now), job)
+    for name, running in state.running.items():
+        run.epoch[name] = 0
+        run.running[name] = running
+        run.free -= running.usage
+        run.U[run.index[running.job.queue]] += running.usage
+        for node in running.nodes:
+            run.node_free[node] -= running.job.request
+    for d in decisions:
+        run._apply(state.now, d)
+
+
 class _Replay:
     """One replay: the simulator's tables (the jobs running and waiting, the free room), the event
     heap, the statistics' running sums."""
 
     def __init__(self, instance, policy: OnlinePolicy, mechanism: Mechanism, settings, nodes, log, progress):
         self.instance, self.policy, self.mechanism, self.settings, self.log = instance, policy, mechanism, settings, log
-        self.name = getattr(policy, "name", None) or mechanism.name
+        self.name = str(getattr(policy, "name", None) or getattr(mechanism, "name", ""))
         self.entitled = policy if isinstance(policy, Entitled) else Entitled(mechanism)
         self.nodes = None if nodes is None else {k: np.asarray(v, float) for k, v in nodes.items()}
         self.node_free = {} if self.nodes is None else {k: v.copy() for k, v in self.nodes.items()}
@@ -427,4 +447,4 @@ class _Replay:
         return ReplayResult(self.name, workload, end, self.events, self.cycles, self.decisions, utilization, queues)
 
 
-__all__ = ["EVENT_FIELDS", "EventLog", "QueueReport", "ReplayResult", "replay"]
+__all__ = ["EVENT_FIELDS", "EventLog", "QueueReport", "ReplayResult", "check_decisions", "replay"]
