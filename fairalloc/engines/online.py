@@ -265,7 +265,8 @@ class Entitled:
         entitled = self.entitlement(state)
         heads = _heads(state)
         usage = state.usage()
-        held = {q: float(dominant_shares(u[None, :], state.capacity)[0]) for q, u in usage.items()}
+        R = np.where(state.capacity > 0, state.capacity, INF)
+        held = {q: float((usage[q] / R).max(initial=0.0)) for q in heads}
         free, rooms = state.free(), state.free_on_nodes()
         rank = {q: k for k, q in enumerate(state.case.users)}
         decisions: list[Decision] = []
@@ -279,7 +280,7 @@ class Entitled:
             pods, nodes = placed
             free -= job.total(pods)
             usage[q] = usage[q] + job.total(pods)
-            held[q] = float(dominant_shares(usage[q][None, :], state.capacity)[0])
+            held[q] = float((usage[q] / R).max(initial=0.0))
             decisions.append(
                 Admit(job.name, pods, nodes, f"queue {q} furthest below its {self.mechanism.name} entitlement")
             )

@@ -173,6 +173,29 @@ def replay(
     return run.result(end, workload)
 
 
+@dataclass(frozen=True)
+class _Tallied(ClusterState):
+    """The state as the replay shows it: what each queue holds and what is free are the replay's
+    running sums (kept as jobs start and stop), not summed again over the running jobs at each
+    cycle; a state derived from it (:meth:`after`) is a plain one."""
+
+    tallies: Any = None
+
+    def usage(self) -> dict[str, np.ndarray]:
+        run = self.tallies
+        return {q: run.U[i].copy() for q, i in run.index.items()}
+
+    def free(self) -> np.ndarray:
+        return np.asarray(self.tallies.free, float).copy()
+
+    def free_on_nodes(self) -> dict[str, np.ndarray]:
+        return {k: v.copy() for k, v in self.tallies.node_free.items()} if self.nodes is not None else {}
+
+    def after(self, decisions: list[Decision]) -> ClusterState:
+        plain = ClusterState(self.case, self.now, self.running, self.pending, self.since, self.nodes, self.settings)
+        return plain.after(decisions)
+
+
 def check_decisions(state: ClusterState, decisions: list[Decision], policy: str) -> None:
     """Apply ``decisions`` to ``state`` as the replay does, each checked (an admission names a
     waiting job and fits the capacity and the nodes, a preemption names a running job); the first
@@ -317,7 +340,7 @@ class _Replay:
             self._push(wake, WAKE)
 
     def _state(self, now: float) -> ClusterState:
-        return ClusterState(
+        return _Tallied(
             self.instance,
             now,
             MappingProxyType(self.running),
@@ -325,6 +348,7 @@ class _Replay:
             MappingProxyType(self.since),
             self.nodes,
             self.settings,
+            self,
         )
 
     # -- decisions ----------------------------------------------------------------------------
