@@ -90,3 +90,16 @@ def test_a_mechanism_without_online_form_gets_the_adapter():
 def test_place_is_first_fit_and_leaves_the_rooms_alone():
     rooms = {"n1": np.array([1.0]), "n2": np.array([2.0])}
     assert place(np.array([1.0]), 5, rooms) == ["n1", "n2", "n2"] and rooms["n1"][0] == 1.0
+
+
+def test_a_dynamic_mechanism_allocates_among_the_queues_with_work():
+    """ddrf takes no task bounds: among the queues with work only (a and c, in the case's order),
+    each asking for more of its request's shape; the idle queue b is entitled to nothing, and a's
+    and c's bundles are ddrf's own on the two-queue instance."""
+    inst = fairalloc.Instance([8, 8], [[1, 1]] * 3, users=["a", "b", "c"], resources=["cpu", "mem"])
+    jobs = {"a1": Job("a1", "a", (2, 1)), "c1": Job("c1", "c", (1, 2))}
+    state = ClusterState(inst, pending=jobs, since=dict.fromkeys(jobs, 0.0))
+    bundles = Entitled(fairalloc.get("ddrf")).bundles(state)
+    two = fairalloc.Instance([8, 8], [[2, 1], [1, 2]], users=["a", "c"], resources=["cpu", "mem"])
+    expected = fairalloc.get("ddrf").allocate(two).bundles
+    assert np.allclose(bundles[[0, 2]], expected) and not bundles[1].any()

@@ -247,3 +247,21 @@ def test_what_holds_on_every_workload(rows, which):
         assert q.admissions == q.completed + q.running + q.preemptions
     assert sum(q.submitted for q in result.queues) == len(jobs)
     assert all(0 <= u <= 1 + 1e-9 for u in result.utilization.values())
+
+
+def test_the_work_shown_to_policies_is_bounded(monkeypatch):
+    monkeypatch.setattr(limits, "MAX_REPLAY_STEPS", 3)
+    jobs = [Job(f"j{k}", "a", (1, 0), runtime=1) for k in range(3)]
+    with pytest.raises(
+        FairallocError, match=r"^drf: the replay showed its policy more than 3 jobs .*\(MAX_REPLAY_STEPS\)"
+    ):
+        _run(jobs)
+
+
+def test_too_many_jobs_are_refused_before_the_replay(monkeypatch):
+    monkeypatch.setattr(limits, "MAX_WORKLOAD_JOBS", 2)
+    jobs = [Job(f"j{k}", "a", (1, 0), runtime=1) for k in range(3)]
+    with pytest.raises(
+        fairalloc.core.errors.CaseError, match=r"3 jobs; fairalloc replays at most 2 \(MAX_WORKLOAD_JOBS\)"
+    ):
+        _run(jobs)

@@ -214,8 +214,10 @@ class Entitled:
     case's ``settings`` belong to its scheduler's online form and are not read):
 
     * *entitlement*: :func:`requested` (each leaf's request = its running and waiting jobs' pods)
-      allocated by the mechanism, per queue a bundle ``E_i``; computed again only when the set of
-      queues with work changes (the simulator asks at every event, the allocation is the cost);
+      allocated by the mechanism, per queue a bundle ``E_i`` (a dynamic mechanism, which takes no
+      task bounds, allocates among the queues with work, each asking for more of its request's
+      shape); computed again only when the set of queues with work changes (the simulator asks at
+      every event, the allocation is the cost);
     * *order*: queues with waiting work in increasing ``u_i / e_i``, the dominant share of what they
       hold over the dominant share of their entitlement (``max_j U_ij / R_j`` over
       ``max_j E_ij / R_j``; a queue entitled to nothing comes last; ties in the case's queue order);
@@ -249,12 +251,30 @@ class Entitled:
         key = (id(state.case), frozenset(work))
         if key != self._key:
             if work:
-                self._bundles = np.asarray(self.mechanism.allocate(requested(state)).bundles, float)
+                self._bundles = self._allocate(requested(state))
             else:
                 self._bundles = np.zeros((len(state.case.users), len(state.resources)))
             shares = dominant_shares(self._bundles, state.capacity)
             self._key, self._entitled = key, dict(zip(state.case.users, shares.tolist()))
         return self._bundles
+
+    def _allocate(self, inst: Instance) -> np.ndarray:
+        """``(n, m)`` bundles; a dynamic mechanism (arrivals, no task bounds) allocates among the
+        queues with work, in the case's order, each asking for more of its request's shape."""
+        if getattr(self.mechanism, "kind", "static") != "dynamic":
+            return np.asarray(self.mechanism.allocate(inst).bundles, float)
+        keep = inst.bounds() > 0
+        sub = Instance(
+            inst.capacity,
+            inst.demand[keep],
+            resources=inst.resources,
+            users=[u for u, k in zip(inst.users, keep) if k],
+            weights=None if inst.weights is None else inst.weights[keep],
+            name=inst.name,
+        )
+        out = np.zeros(inst.demand.shape)
+        out[keep] = np.asarray(self.mechanism.allocate(sub).bundles, float)
+        return out
 
     def entitlement(self, state: ClusterState) -> dict[str, float]:
         """Each leaf's dominant share of its entitlement for the state's work."""
