@@ -75,7 +75,7 @@ def bundled_workloads() -> list[str]:
 
 
 def _workloads():
-    return importlib_resources.files("fairalloc.case_library") / "workloads"
+    return importlib_resources.files("fairalloc.case_library.workloads")
 
 
 def load_job_workload(path: str | Path, instance: Instance) -> JobWorkload:
