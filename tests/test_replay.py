@@ -186,6 +186,7 @@ job_lists = st.lists(
     min_size=1,
     max_size=15,
 )
+NODES = {"n1": np.array([6.0, 6.0]), "n2": np.array([4.0, 4.0])}
 
 
 def _jobs(rows):
@@ -201,7 +202,7 @@ def _jobs(rows):
             runtime=r,
         )
         for k, (q, c, m, p, s, r, pr) in enumerate(rows)
-        if c * p <= 10 and m * p <= 10
+        if c <= 4 and m <= 4 and c * p <= 10 and m * p <= 10
     ]
 
 
@@ -223,18 +224,20 @@ class _Watch:
 
             def decide(self, state):
                 assert (state.free() >= -1e-9).all()
+                assert all((room >= -1e-9).all() for room in state.free_on_nodes().values())
                 return policy.decide(state)
 
         return Checked()
 
 
 @settings(max_examples=40, deadline=None)
-@given(job_lists, st.sampled_from(["drf", "toy"]))
-def test_what_holds_on_every_workload(rows, which):
+@given(job_lists, st.sampled_from(["drf", "toy", "mesos-drf"]), st.booleans())
+def test_what_holds_on_every_workload(rows, which, on_nodes):
     jobs = _jobs(rows)
-    if not jobs:
+    if not jobs or (which == "toy" and on_nodes):  # the toy policy places no pods on nodes
         return
-    result, events = _run(jobs, _Watch(DRF if which == "drf" else Toy()))
+    mechanism = {"drf": DRF, "toy": Toy(), "mesos-drf": fairalloc.get("mesos-drf")}[which]
+    result, events = _run(jobs, _Watch(mechanism), nodes=NODES if on_nodes else None)
     state: dict[str, str] = {}
     for e in events:  # submit -> admit -> (preempt -> admit)* -> finish
         before = state.get(e["job"])
@@ -265,3 +268,21 @@ def test_too_many_jobs_are_refused_before_the_replay(monkeypatch):
         fairalloc.core.errors.CaseError, match=r"3 jobs; fairalloc replays at most 2 \(MAX_WORKLOAD_JOBS\)"
     ):
         _run(jobs)
+
+
+def test_the_policys_wake_up_is_a_cycle_of_its_own():
+    """A policy that admits nothing before t=5 and asks to be woken then: a1 (submitted at 0, the
+    only event) starts at 5, though nothing arrives or ends at 5."""
+
+    class Late(_ToyPolicy):
+        def wake(self, state):
+            return 5.0 if state.now < 5 else None
+
+        def decide(self, state):
+            return [Admit(j) for j in state.pending] if state.now >= 5 else []
+
+    toy = Toy()
+    toy.online = lambda settings: Late()  # type: ignore[method-assign]
+    result, events = _run([Job("a1", "a", (1, 0), runtime=1)], toy)
+    assert [(e["time"], e["event"]) for e in events] == [(0, "submit"), (5, "admit"), (6, "finish")]
+    assert result.queues[0].wait_max == 5 and result.events == 3

@@ -161,7 +161,7 @@ def replay(
     workload: str = "workload",
     progress: Callable[[int], object] | None = None,
 ) -> ReplayResult:
-    """Replay ``jobs`` (in submit order) on ``instance``'s cluster (or ``nodes``) under
+    """Replay ``jobs`` (taken in submit order) on ``instance``'s cluster (or ``nodes``) under
     ``mechanism``'s online form with ``settings`` (the case's)."""
     if len(jobs) > limits.MAX_WORKLOAD_JOBS:
         raise CaseError(
@@ -169,7 +169,7 @@ def replay(
         )
     policy = online_policy(mechanism, settings)
     run = _Replay(instance, policy, mechanism, dict(settings or {}), nodes, log, progress)
-    end = run.run(jobs)
+    end = run.run(sorted(jobs, key=lambda j: j.submit))  # stable: the given order among equal times
     return run.result(end, workload)
 
 
