@@ -70,6 +70,11 @@ def test_events_without_a_case_and_csv_for_task_workloads_are_refused(capsys):
     assert code == 2 and "--format: csv is written for job workloads" in err
 
 
+def test_task_workload_options_are_refused_with_a_case(capsys):
+    code, _, err = run(capsys, "simulate", "two-teams-day", "--case", "replay-two-teams", "--nodes", "4")
+    assert code == 2 and "--nodes: an option of task workloads" in err
+
+
 def test_the_help_example_names_bundled_inputs(capsys):
     code, out, _ = run(capsys, "simulate", "--help")
     assert code == 0 and "fairalloc simulate two-teams-day --case replay-two-teams" in out

@@ -205,6 +205,7 @@ def simulate(ctx, workload, schedulers, node_count, node_size, plot_dir, progres
 
     if case_name is not None or events is not None:
         chosen = ctx.get_parameter_source("schedulers") != click.core.ParameterSource.DEFAULT
+        jobs.refuse_job_options({"--nodes": node_count, "--plot": plot_dir})
         return jobs.simulate_jobs(workload, case_name, schedulers if chosen else None, events, progress, fmt)
     jobs.refuse_task_options(fmt)
     from fairalloc.scheduling.simulator import make_scheduler

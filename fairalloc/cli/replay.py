@@ -129,10 +129,17 @@ def _csv(v) -> str:
     return "" if v is None else str(shortest(v)) if isinstance(v, float) else str(v)
 
 
+def refuse_job_options(given: dict) -> None:
+    """The task simulator's options mean nothing to a job workload (its nodes are in the file)."""
+    for option, value in given.items():
+        if value is not None:
+            raise FairallocError(f"{option}: an option of task workloads; a job workload gives its nodes in its file")
+
+
 def refuse_task_options(fmt: str) -> None:
     """``--format csv`` belongs to the job-workload mode."""
     if fmt == "csv":
         raise FairallocError("--format: csv is written for job workloads (with --case); use table or json")
 
 
-__all__ = ["refuse_task_options", "simulate_jobs"]
+__all__ = ["refuse_job_options", "refuse_task_options", "simulate_jobs"]
