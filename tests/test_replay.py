@@ -286,3 +286,28 @@ def test_the_policys_wake_up_is_a_cycle_of_its_own():
     result, events = _run([Job("a1", "a", (1, 0), runtime=1)], toy)
     assert [(e["time"], e["event"]) for e in events] == [(0, "submit"), (5, "admit"), (6, "finish")]
     assert result.queues[0].wait_max == 5 and result.events == 3
+
+
+def test_a_job_named_twice_while_alive_or_an_unknown_queue_is_one_line():
+    jobs = [Job("j", "a", (1, 0), runtime=5), Job("j", "b", (1, 0), submit=1, runtime=1)]
+    with pytest.raises(fairalloc.core.errors.CaseError, match=r"^jobs\.j: submitted while it is still waiting"):
+        _run(jobs)
+    with pytest.raises(fairalloc.core.errors.CaseError, match=r"^jobs\.j\.queue: unknown queue 'c'"):
+        _run([Job("j", "c", (1, 0))])
+
+
+def test_the_tables_hold_the_jobs_alive_only(monkeypatch):
+    """1,000 short jobs one after another: at the end nothing is kept per job but its wait."""
+    from fairalloc.scheduling import replay as module
+
+    jobs = [Job(f"j{k}", "a", (1, 0), submit=float(k), runtime=0.5) for k in range(1000)]
+    seen = []
+    real = module._Replay.result
+
+    def spy(self, end, workload):
+        seen.append((len(self.running), len(self.pending), len(self.since), len(self.epoch), len(self.heap)))
+        return real(self, end, workload)
+
+    monkeypatch.setattr(module._Replay, "result", spy)
+    replay(INST, jobs, DRF, log=EventLog(io.StringIO(), INST.resources))
+    assert seen == [(0, 0, 0, 0, 0)]

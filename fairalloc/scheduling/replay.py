@@ -48,7 +48,7 @@ import numpy as np
 
 from fairalloc.core import limits
 from fairalloc.core.decimals import json_text, shortest
-from fairalloc.core.errors import CaseError, FairallocError
+from fairalloc.core.errors import CaseError, FairallocError, unknown
 from fairalloc.core.instance import Instance
 from fairalloc.core.registry import Mechanism
 from fairalloc.core.tolerances import FIT
@@ -280,8 +280,10 @@ class _Replay:
         heapq.heappush(self.heap, (t, kind, self.seq, name, epoch))  # at one instant: ends first
 
     def _submit(self, now: float, job: Job) -> None:
-        if job.name in self.epoch:
-            raise CaseError(f"jobs.{job.name}: submitted twice (a job's name is given once)")
+        if job.name in self.pending or job.name in self.running:
+            raise CaseError(f"jobs.{job.name}: submitted while it is still waiting or running (a name is one job)")
+        if job.queue not in self.index:
+            raise CaseError(f"jobs.{job.name}.queue: {unknown('queue', job.queue, list(self.index))}")
         self.events += 1
         self.epoch[job.name] = 0
         self._enqueue(now, job)
@@ -300,6 +302,7 @@ class _Replay:
         if self.epoch.get(name) != epoch or name not in self.running:
             return  # preempted since: this end was not reached
         run = self._stop(name)
+        del self.epoch[name]  # the job is gone: the tables hold the jobs alive only
         self.counts["completed"][self.index[run.job.queue]] += 1
         if self.log is not None:
             self.log.write(now, "finish", run.job, run.pods)
