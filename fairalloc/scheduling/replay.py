@@ -177,7 +177,8 @@ def replay(
 class _Tallied(ClusterState):
     """The state as the replay shows it: what each queue holds and what is free are the replay's
     running sums (kept as jobs start and stop), not summed again over the running jobs at each
-    cycle; a state derived from it (:meth:`after`) is a plain one."""
+    cycle.  Like its views of the running and waiting jobs it follows the replay's tables, so it is
+    read during its cycle, not kept; a state derived from it (:meth:`after`) is a plain one."""
 
     tallies: Any = None
 
@@ -240,7 +241,7 @@ class _Replay:
         self.wake_at: float | None = None
         self.U, self.E = np.zeros((n, m)), np.zeros((n, m))
         self.waiting_count = np.zeros(n, dtype=np.int64)
-        self.G = self._guarantees(instance, n, m)
+        self.G = self._guarantees(instance)
         self.U_int, self.E_int = np.zeros((n, m)), np.zeros((n, m))
         self.gap_E, self.gap_G = np.zeros(n), np.zeros(n)
         self.waits: list[list[float]] = [[] for _ in range(n)]
@@ -249,7 +250,7 @@ class _Replay:
         self.events = self.cycles = self.decisions = self.steps = 0
 
     @staticmethod
-    def _guarantees(instance: Instance, n: int, m: int) -> np.ndarray | None:
+    def _guarantees(instance: Instance) -> np.ndarray | None:
         q = instance.queues
         if q is None:
             return None
