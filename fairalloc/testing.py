@@ -375,14 +375,7 @@ def check_mechanism(
     spec = _Spec(mech, methods, agreement_tolerance, agreement_on)
     strategy = instances if instances is not None else _default_instances(mech)
     report = CheckReport(mech.name, spec.methods)
-    config = settings(
-        max_examples=max_examples,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-        report_multiple_bugs=False,
-    )
+    config = _config(max_examples)
     for name in CHECKS:
         why = _skip_reason(name, spec)
         if why:
@@ -517,7 +510,129 @@ def _no_idling(name: str, w, records) -> None:
             )
 
 
+# -- the job-level online face ---------------------------------------------------------------------
+
+
+@st.composite
+def cycles(draw, max_queues: int = 3, max_jobs: int = 6, nodes: bool | None = None) -> dict:
+    """Small scheduling cycles as case data (a flat queue case with a ``cycle``): queues with or
+    without guarantees and limits, jobs running (that fit together) and waiting, gangs, priorities,
+    and (``nodes``: always, never, or ``None``: either) two nodes splitting the capacity."""
+    from fairalloc.engines.online import place
+
+    res = ["cpu", "mem"][: draw(st.integers(1, 2))]
+    cap = {r: draw(st.integers(4, 12)) for r in res}
+    queues = [f"q{k}" for k in range(draw(st.integers(1, max_queues)))]
+    users = {}
+    for q in queues:
+        spec: dict = {"request": {res[0]: 1}}
+        if draw(st.booleans()):
+            spec["guarantee"] = {r: draw(st.integers(0, cap[r] // len(queues))) for r in res}
+        if draw(st.booleans()):
+            spec["limit"] = {r: cap[r] for r in res}
+        users[q] = spec
+    split = draw(st.booleans()) if nodes is None else nodes
+    halves = {"n1": {r: cap[r] // 2 for r in res}, "n2": {r: cap[r] - cap[r] // 2 for r in res}}
+    rooms = {n: np.array([float(v[r]) for r in res]) for n, v in halves.items()}
+    free = np.array([float(cap[r]) for r in res])
+    running: dict = {}
+    pending: dict = {}
+    for k in range(draw(st.integers(0, max_jobs))):
+        pods = draw(st.integers(1, 3))
+        job = {
+            "queue": draw(st.sampled_from(queues)),
+            "request": {r: draw(st.integers(0, max(1, cap[r] // 4))) for r in res},
+            "pods": pods,
+            "priority": draw(st.integers(0, 2)),
+        }
+        if pods > 1 and draw(st.booleans()):
+            job["min_pods"] = draw(st.integers(1, pods))
+        request = np.array([float(job["request"][r]) for r in res])
+        on = place(request, pods, rooms) if split else []
+        fits = (request * pods <= free).all() and (not split or len(on) == pods)
+        if fits and draw(st.booleans()):
+            free -= request * pods
+            for node in on:
+                rooms[node] -= request
+            running[f"r{k}"] = {**job, **({"nodes": on} if split else {})}
+        elif (request <= np.array([float(min(h[r] for h in halves.values())) for r in res])).all():
+            pending[f"p{k}"] = job
+    cycle: dict = {"now": 1, "running": running, "pending": pending}
+    if split:
+        cycle["nodes"] = halves
+    return {"name": "cycle", "resources": cap, "users": users, "cycle": cycle}
+
+
+def check_online(
+    mechanism, *, policy_settings: dict | None = None, max_examples: int = 30, strategy=None
+) -> CheckReport:
+    """Check ``mechanism``'s job-level online face (its ``online`` form, or the generic adapter) on
+    generated scheduling cycles (``strategy``: case data with a ``cycle``, by default
+    :func:`cycles`); :class:`MechanismCheckError` names the failing check and shows the cycle:
+
+    * ``online_decisions``: every decision is an admission of a waiting job (its pods between
+      ``min_pods`` and its pods, within the free capacity and, with nodes, one node per pod with
+      room) or a preemption of a running job, applied in order as the replay applies them
+      (:func:`fairalloc.scheduling.replay.check_decisions`);
+    * ``online_state_untouched``: the state is as it was after the cycle (a policy reads it only);
+    * ``online_determinism``: a fresh policy decides the same cycle the same way;
+    * ``online_wake``: ``wake`` is ``None`` or a time not before the cycle's.
+
+    Separate from :func:`check_mechanism` (the static face): a mechanism is checked on both."""
+    from fairalloc.core.registry import get
+    from fairalloc.engines.online import online_policy
+    from fairalloc.io.cases import parse_case
+    from fairalloc.scheduling.replay import check_decisions
+
+    mech = get(mechanism)
+    report = CheckReport(mech.name, ("online",))
+    answered = [0]
+    config = _config(max_examples)
+
+    @config
+    @given(strategy if strategy is not None else cycles())
+    def run(data):
+        state = parse_case(data).cycle
+        before = (dict(state.running), dict(state.pending), dict(state.since))
+        try:
+            decisions = online_policy(mech, policy_settings).decide(state)
+        except FairallocError:
+            return  # a clean refusal of the cycle (a case the policy does not take)
+        shown = f"\n  cycle: {data['cycle']}\n  users: {data['users']}\n  decisions: {decisions}"
+        try:
+            check_decisions(state, decisions, mech.name)
+        except FairallocError as exc:
+            raise MechanismCheckError("online_decisions", f"{exc}{shown}") from None
+        if (dict(state.running), dict(state.pending), dict(state.since)) != before:
+            raise MechanismCheckError("online_state_untouched", f"the policy changed the state it was shown{shown}")
+        if online_policy(mech, policy_settings).decide(state) != decisions:
+            raise MechanismCheckError("online_determinism", f"a fresh policy decided otherwise{shown}")
+        wake = online_policy(mech, policy_settings).wake(state)
+        if wake is not None and not wake >= state.now:
+            raise MechanismCheckError("online_wake", f"wake() gave {wake!r}, before the cycle's time{shown}")
+        answered[0] += 1
+
+    run()
+    for name in ("online_decisions", "online_state_untouched", "online_determinism", "online_wake"):
+        report.ran[name] = answered[0]
+    if not answered[0]:
+        raise MechanismCheckError("coverage", f"{mech.name} refused every generated cycle; pass strategy=")
+    return report
+
+
 # -- the battery's parts ---------------------------------------------------------------------------
+
+
+def _config(max_examples: int):
+    """Hypothesis as the batteries run it: reproducible (derandomised, no database), no deadline."""
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+    )
 
 
 class _Spec:

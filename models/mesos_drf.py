@@ -122,6 +122,7 @@ from fairalloc.core.queues import Queues, queues_of
 from fairalloc.core.registry import register
 from fairalloc.core.tolerances import FEASIBILITY, SATURATION
 from fairalloc.engines.queue_policy import QueuePolicy
+from fairalloc.models.mesos_cycle import MesosCycle, role_share, sorted_roles
 
 if TYPE_CHECKING:
     import pulp
@@ -166,35 +167,24 @@ class MesosDRF(QueuePolicy):
     section = "9.4"
     solver = "numpy (exact breakpoints)"
 
+    def online(self, settings: dict) -> MesosCycle:
+        """The allocation cycle at the level of jobs (:mod:`fairalloc.models.mesos_cycle`)."""
+        return MesosCycle(settings)
+
     # -- the sorter ---------------------------------------------------------------------------
     def shares(self, instance: Instance) -> dict[str, float]:
         """Each queue's weighted dominant share of its ``usage`` (``DRFSorter::calculateShare``);
         groups too, on their subtree's usage and with their own weight."""
         q = _queues(self, instance)
-        return {v: _share(q.subtree_usage(v), instance.capacity, q.weight[v]) for v in (*instance.users, *q.groups)}
+        return {v: role_share(q.subtree_usage(v), instance.capacity, q.weight[v]) for v in (*instance.users, *q.groups)}
 
     def order(self, instance: Instance, allocations: Mapping[str, int] | None = None) -> list[str]:
         """Active leaf queues in the sorter's order (``DRFSorter::sort``): at every node its
         children by weighted dominant share of their subtree's usage, then by ``allocations``
         (times allocated; a group's default is its leaves' total; default 0), then by name."""
         q = _queues(self, instance)
-        counts = dict(allocations or {})
         on = dict(zip(instance.users, (instance.demand > 0).any(axis=1) & (instance.bounds() > 0)))
-
-        def count(v: str) -> float:
-            if v in counts:
-                return counts[v]
-            return sum(counts.get(u, 0) for u in q.leaves(v)) if q.is_group(v) else 0
-
-        def listed(node: str | None) -> list[str]:
-            kids = [c for c in q.children(node) if q.is_group(c) or on[c]]  # inactive leaves: not sorted
-            key = {c: (_share(q.subtree_usage(c), instance.capacity, q.weight[c]), count(c), c) for c in kids}
-            out: list[str] = []
-            for c in sorted(kids, key=key.__getitem__):
-                out += listed(c) if q.is_group(c) else [c]
-            return out
-
-        return listed(None)
+        return sorted_roles(q, instance.capacity, q.subtree_usage, on, allocations or {})
 
     # -- the equilibrium ----------------------------------------------------------------------
     def entitlement(self, instance: Instance) -> tuple[np.ndarray, dict[str, Any]]:
@@ -266,11 +256,6 @@ def _refuse_guarantee_above_limit(q: Queues) -> None:
             "Mesos refuses such a quota (src/master/quota.cpp, validate(QuotaConfig): the guarantees must lie "
             "within the limits)"
         )
-
-
-def _share(usage: np.ndarray, capacity: np.ndarray, weight: float) -> float:
-    on = capacity > 0
-    return float(np.max(usage[on] / capacity[on], initial=0.0)) / weight
 
 
 # -- the tree ---------------------------------------------------------------------------------

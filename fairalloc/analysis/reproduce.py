@@ -7,7 +7,10 @@ Each case may carry (see :mod:`fairalloc.io.cases`):
 * ``claims``: statements for the properties engine, ``"ceei violates strategy_proofness for user
   1"``, ``"drf satisfies sharing_incentive on variant lie"``; a claim with ``refutes: WHERE`` says
   that a source claims the property holds and this case is the counterexample;
-* ``errata``: where a source text states a different number, what it says and the true value.
+* ``errata``: where a source text states a different number, what it says and the true value;
+* ``admitted`` / ``preempted`` (with the case's ``cycle``): the jobs a production policy's scheduling
+  cycle admits and preempts (:func:`fairalloc.io.jobs.cycle_decisions`), compared as sets; a
+  mismatch says which jobs are missing and which were not expected.
 
 :func:`reproduce` returns one row per check; a row's status is ``ok``, ``MISMATCH``, ``erratum``
 (a recorded slip of the source, for information) or ``claim does not hold`` (a source's claim,
@@ -25,7 +28,9 @@ from fairalloc.analysis.properties import check_property
 from fairalloc.analysis.results import describe_witness
 from fairalloc.core.errors import FairallocError
 from fairalloc.core.registry import get
+from fairalloc.engines.online import Admit, Preempt
 from fairalloc.io.cases import Case, bundled_cases, load_case, parse_exact
+from fairalloc.io.jobs import cycle_decisions
 
 #: the status of a source's claim that this case refutes (with its counterexample)
 REFUTED = "claim does not hold"
@@ -61,6 +66,7 @@ def _expectation_rows(case: Case) -> list[Row]:
     for e in case.expect:
         on = f" on {e.variant}" if e.variant else ""
         checks = _usage_checks(case, e, on, rows)
+        rows += _cycle_rows(case, e)
         if not (e.tasks or e.prices or e.steps or e.allocation):
             rows += _rows(case, e, on, checks)
             continue
@@ -135,6 +141,50 @@ def _usage_checks(case: Case, e, on: str, rows: list[Row]) -> list:
             Row(case.name, "expect", f"{e.mechanism}{on}: order", ", ".join(want), ", ".join(order), _status(ok))
         )
     return checks
+
+
+def _cycle_rows(case: Case, e) -> list[Row]:
+    """A production policy's scheduling cycle (the case's ``cycle``): the jobs it admits and those
+    it preempts, each compared as a set with the expectation (order is the policy's, not checked)."""
+    if e.admitted is None and e.preempted is None:
+        return []
+    decisions = cycle_decisions(case, e.mechanism)
+    made = {
+        "admitted": {d.job for d in decisions if isinstance(d, Admit)},
+        "preempted": {d.job for d in decisions if isinstance(d, Preempt)},
+    }
+    rows = []
+    for what in ("admitted", "preempted"):
+        want = getattr(e, what)
+        if want is None:
+            continue
+        want, got = {str(j) for j in want}, made[what]
+        shown = ", ".join(sorted(got)) or "none"
+        if want != got:
+            missing, extra = sorted(want - got), sorted(got - want)
+            shown += (
+                " ("
+                + "; ".join(
+                    part
+                    for part in (
+                        f"missing {', '.join(missing)}" if missing else "",
+                        f"not expected {', '.join(extra)}" if extra else "",
+                    )
+                    if part
+                )
+                + ")"
+            )
+        rows.append(
+            Row(
+                case.name,
+                "expect",
+                f"{e.mechanism}: cycle {what}",
+                ", ".join(sorted(want)) or "none",
+                shown,
+                _status(want == got),
+            )
+        )
+    return rows
 
 
 def _status(ok: bool) -> str:

@@ -177,8 +177,11 @@ def _node_size(text: str) -> tuple[float, float]:
     help="Write utilisation and dominant-share figures (PNG) into this folder.",
 )
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")
-@format_option("json")
-def simulate(workload, schedulers, node_count, node_size, plot_dir, progress, fmt):
+@click.option("--case", "case_name", metavar="CASE", help="A queue case: replay WORKLOAD's jobs against it (below).")
+@click.option("--events", type=click.Path(dir_okay=False), help="With --case: write the event log to this file.")
+@format_option("json", "csv")
+@click.pass_context
+def simulate(ctx, workload, schedulers, node_count, node_size, plot_dir, progress, case_name, events, fmt):
     """Replay a cluster workload under any mechanisms' task offers (discrete-event simulation).
 
     \b
@@ -188,7 +191,24 @@ def simulate(workload, schedulers, node_count, node_size, plot_dir, progress, fm
 
     WORKLOAD is a YAML or CSV file (see fairalloc.scheduling.workloads) or a generated set-up: drf-7.1, drf-7.2
     (the DRF paper's section 7 experiments), mfs-small, mfs-large, mfs-mixed (the MFS paper's sets).
+
+    \b
+    With --case: a queue case's jobs over time, under registered mechanisms' online forms:
+      fairalloc simulate two-teams-day --case replay-two-teams --scheduler drf,mesos-drf
+      fairalloc simulate jobs.yaml --case cluster.yaml --events events.csv --format csv
+
+    WORKLOAD is then a YAML or JSON file {nodes: optional, jobs: {NAME: {queue, request, pods,
+    min_pods, priority, submit, runtime}}} or a bundled workload; --scheduler names mechanisms
+    (default: the case's policy, else drf); --events writes the event log (CSV for a .csv name,
+    else JSON lines).
     """
+    from fairalloc.cli import replay as jobs
+
+    if case_name is not None or events is not None:
+        chosen = ctx.get_parameter_source("schedulers") != click.core.ParameterSource.DEFAULT
+        jobs.refuse_job_options({"--nodes": node_count, "--plot": plot_dir})
+        return jobs.simulate_jobs(workload, case_name, schedulers if chosen else None, events, progress, fmt)
+    jobs.refuse_task_options(fmt)
     from fairalloc.scheduling.simulator import scheduler_of
     from fairalloc.scheduling.simulator import simulate as run
 

@@ -87,6 +87,18 @@ MAX_EVENTS = 5_000_000
 #: scheduler work of one simulation: node offers, plus owners, jobs and heap entries examined to
 #: answer them (hundreds of nanoseconds each); beyond, the simulation stops with one line
 MAX_SCHEDULER_STEPS = 200_000_000
+#: jobs of a job workload replayed against a queue case (``simulate WORKLOAD --case``); refused
+#: when the workload is loaded, before the replay starts (a file that large also meets
+#: MAX_FILE_BYTES and MAX_YAML_NODES; a workload built in Python meets this one)
+MAX_WORKLOAD_JOBS = 1_000_000
+#: pods of one job of such a workload (they are placed on nodes one by one); refused when loaded
+MAX_JOB_PODS = 100_000
+#: scheduling cycles at one instant of a replay (a policy is asked again while it decides
+#: something); beyond, the replay stops with one line naming the policy and the time
+MAX_CYCLES_PER_INSTANT = 10_000
+#: jobs shown to a policy over a replay (running and waiting, summed over its cycles): the work
+#: the policies do scales with it; beyond, the replay stops with one line
+MAX_REPLAY_STEPS = 2_000_000_000
 #: timeline samples of a simulation (``samples=``); a run longer than estimated keeps at most
 #: twice as many, evenly spaced (every other one is dropped and the interval doubled)
 MAX_SAMPLES = 100_000

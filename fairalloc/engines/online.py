@@ -28,9 +28,11 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from fairalloc.core.errors import CaseError, FairallocError, unknown
+from fairalloc.core.errors import CaseError, unknown
 from fairalloc.core.instance import Instance
+from fairalloc.core.queues import queues_of
 from fairalloc.core.registry import Mechanism
+from fairalloc.core.tolerances import FIT
 
 INF = math.inf
 
@@ -181,10 +183,11 @@ class OnlinePolicy(Protocol):
 
 def online_policy(mechanism: Mechanism, settings: Mapping[str, Any] | None = None) -> OnlinePolicy:
     """``mechanism``'s online form with ``settings`` (the policy's own options): the scheduler's
-    own rules where the mechanism defines ``online(settings)``."""
+    own rules where the mechanism defines ``online(settings)``, else the generic
+    :class:`Entitled` adapter over its static allocation."""
     make = getattr(mechanism, "online", None)
     if make is None:
-        raise FairallocError(f"mechanism: {mechanism.name} has no online form")
+        return Entitled(mechanism)
     policy = make(dict(settings or {}))
     if not isinstance(policy, OnlinePolicy):
         raise TypeError(f"{mechanism.name}.online() returned {type(policy).__name__}, which has no decide() and wake()")
@@ -199,14 +202,207 @@ def check_settings(settings: Mapping[str, Any], known: Mapping[str, Any], where:
             raise CaseError(f"{where}.{key}: {unknown('setting', key, sorted(known))}")
 
 
+# -- the generic adapter: any static mechanism, online ---------------------------------------------
+
+
+class Entitled:
+    """Any static mechanism online: each queue is entitled to what ``mechanism.allocate`` gives it
+    on the case whose requests are the queues' work (what they run plus what waits), and at each
+    cycle the queue furthest below its entitlement is served first.
+
+    The rules (a fair-share scheduler's, with no preemption and no policy settings of its own; the
+    case's ``settings`` belong to its scheduler's online form and are not read):
+
+    * *entitlement*: :func:`requested` (each leaf's request = its running and waiting jobs' pods)
+      allocated by the mechanism, per queue a bundle ``E_i`` (a dynamic mechanism, which takes no
+      task bounds, allocates among the queues with work, each asking for more of its request's
+      shape); computed again only when the set of queues with work changes (the simulator asks at
+      every event, the allocation is the cost);
+    * *order*: queues with waiting work in increasing ``u_i / e_i``, the dominant share of what they
+      hold over the dominant share of their entitlement (``max_j U_ij / R_j`` over
+      ``max_j E_ij / R_j``; a queue entitled to nothing comes last; ties in the case's queue order);
+    * *head*: a queue's waiting job of highest priority, the earliest to enter the queue among
+      equals (:attr:`ClusterState.pending` order);
+    * *admission*: the head is admitted if its pods fit the free capacity (with nodes: placed pod by
+      pod on the first node with room); a gang with ``min_pods`` takes as many pods as fit, at least
+      ``min_pods``.  A head that does not fit blocks its queue for the rest of the cycle (FIFO within
+      a queue, no head-of-line bypass); after each admission the order is taken again.
+
+    >>> import fairalloc
+    >>> inst = fairalloc.Instance([10, 10], [[1, 0], [0, 1]], users=["a", "b"], resources=["cpu", "mem"])
+    >>> jobs = {"a1": Job("a1", "a", (4, 0)), "a2": Job("a2", "a", (4, 0)), "b1": Job("b1", "b", (0, 4))}
+    >>> state = ClusterState(inst, pending=jobs, since=dict.fromkeys(jobs, 0.0))
+    >>> [d.job for d in Entitled(fairalloc.get("drf")).decide(state)]
+    ['a1', 'b1', 'a2']
+    """
+
+    def __init__(self, mechanism: Mechanism):
+        self.mechanism = mechanism
+        self._key: tuple[int, frozenset[str]] | None = None
+        self._entitled: dict[str, float] = {}
+        self._bundles = np.zeros((0, 0))
+
+    def wake(self, state: ClusterState) -> float | None:
+        return None
+
+    def bundles(self, state: ClusterState) -> np.ndarray:
+        """``(n, m)``: each leaf's entitlement for the state's work (zeros without work)."""
+        work = {job.queue for job in state.pending.values()} | {run.job.queue for run in state.running.values()}
+        key = (id(state.case), frozenset(work))
+        if key != self._key:
+            if work:
+                self._bundles = self._allocate(requested(state))
+            else:
+                self._bundles = np.zeros((len(state.case.users), len(state.resources)))
+            shares = dominant_shares(self._bundles, state.capacity)
+            self._key, self._entitled = key, dict(zip(state.case.users, shares.tolist()))
+        return self._bundles
+
+    def _allocate(self, inst: Instance) -> np.ndarray:
+        """``(n, m)`` bundles; a dynamic mechanism (arrivals, no task bounds) allocates among the
+        queues with work, in the case's order, each asking for more of its request's shape."""
+        if getattr(self.mechanism, "kind", "static") != "dynamic":
+            return np.asarray(self.mechanism.allocate(inst).bundles, float)
+        keep = inst.bounds() > 0
+        sub = Instance(
+            inst.capacity,
+            inst.demand[keep],
+            resources=inst.resources,
+            users=[u for u, k in zip(inst.users, keep) if k],
+            weights=None if inst.weights is None else inst.weights[keep],
+            name=inst.name,
+        )
+        out = np.zeros(inst.demand.shape)
+        out[keep] = np.asarray(self.mechanism.allocate(sub).bundles, float)
+        return out
+
+    def entitlement(self, state: ClusterState) -> dict[str, float]:
+        """Each leaf's dominant share of its entitlement for the state's work."""
+        self.bundles(state)
+        return self._entitled
+
+    def decide(self, state: ClusterState) -> list[Decision]:
+        entitled = self.entitlement(state)
+        heads = _heads(state)
+        usage = state.usage()
+        R = np.where(state.capacity > 0, state.capacity, INF)
+        held = {q: float((usage[q] / R).max(initial=0.0)) for q in heads}
+        free, rooms = state.free(), state.free_on_nodes()
+        rank = {q: k for k, q in enumerate(state.case.users)}
+        decisions: list[Decision] = []
+        while heads:
+            q = min(heads, key=lambda q: (_ratio(held[q], entitled.get(q, 0.0)), rank[q]))
+            job = heads[q].pop(0)
+            placed = _fit(job, free, rooms if state.nodes is not None else None)
+            if placed is None:
+                del heads[q]  # its head waits: the queue is served in order
+                continue
+            pods, nodes = placed
+            free -= job.total(pods)
+            usage[q] = usage[q] + job.total(pods)
+            held[q] = float((usage[q] / R).max(initial=0.0))
+            decisions.append(
+                Admit(job.name, pods, nodes, f"queue {q} furthest below its {self.mechanism.name} entitlement")
+            )
+            if not heads[q]:
+                del heads[q]
+        return decisions
+
+
+def requested(state: ClusterState) -> Instance:
+    """The case with each leaf's request = the pods its running jobs hold plus those its waiting
+    jobs ask for (a queue without work is inactive), and each queue's usage = what it holds: the
+    queue case a static mechanism entitles for this state."""
+    case = state.case
+    m = len(case.resources)
+    usage = state.usage()
+    wanted = {q: u.copy() for q, u in usage.items()}
+    for job in state.pending.values():
+        wanted[job.queue] = wanted[job.queue] + job.total()
+    D = np.array([wanted.get(u, np.zeros(m)) for u in case.users])
+    queues = queues_of(case).with_usage(usage)  # a paper case read as flat queues: a queue may be idle
+    return Instance(
+        case.capacity,
+        D,
+        resources=case.resources,
+        users=case.users,
+        weights=case.weights,
+        max_tasks=(D > 0).any(axis=1).astype(float),
+        name=case.name,
+        groups=case.groups,
+        queues=queues,
+    )
+
+
+def dominant_shares(amounts: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """Each row's largest share of a resource (a resource of no capacity is not counted)."""
+    R = np.where(capacity > 0, capacity, INF)
+    return np.asarray((amounts / R).max(axis=1, initial=0.0))
+
+
+def _ratio(held: float, entitled: float) -> float:
+    if entitled <= 0:
+        return INF
+    return held / entitled
+
+
+def _heads(state: ClusterState) -> dict[str, list[Job]]:
+    """Each queue's waiting jobs, the next to serve first: highest priority, then entry order."""
+    out: dict[str, list[Job]] = {}
+    for job in state.pending.values():
+        out.setdefault(job.queue, []).append(job)
+    for jobs in out.values():
+        jobs.sort(key=lambda j: -j.priority)  # stable: entry order among equal priorities
+    return out
+
+
+def _fit(job: Job, free: np.ndarray, rooms: dict[str, np.ndarray] | None) -> tuple[int, tuple[str, ...]] | None:
+    """The pods of ``job`` that fit (all, or a gang's most, at least ``min_pods``), and their nodes
+    (first fit, one per pod) when the cluster has nodes; ``rooms`` is updated.  ``None``: too few."""
+    request = np.asarray(job.request, float)
+    room = free * (1 + FIT) + FIT
+    pods = job.pods
+    positive = request > 0
+    if positive.any():
+        pods = min(pods, int(np.floor((room[positive] / request[positive]).min())))
+    if pods < job.least:
+        return None
+    if rooms is None:
+        return pods, ()
+    nodes = place(request, pods, rooms)
+    if len(nodes) < job.least:
+        return None
+    for node in nodes:
+        rooms[node] -= request
+    return len(nodes), tuple(nodes)
+
+
+def place(request: np.ndarray, pods: int, rooms: Mapping[str, np.ndarray]) -> list[str]:
+    """Up to ``pods`` pods of ``request`` placed first fit on ``rooms`` (node -> free amounts, in
+    their order; not changed): the node of each pod placed."""
+    left = {k: np.asarray(v, float).copy() for k, v in rooms.items()}
+    nodes: list[str] = []
+    for name, room in left.items():
+        while len(nodes) < pods and (request <= room * (1 + FIT) + FIT).all():
+            room -= request
+            nodes.append(name)
+        if len(nodes) == pods:
+            break
+    return nodes
+
+
 __all__ = [
     "Admit",
     "ClusterState",
     "Decision",
+    "Entitled",
     "Job",
     "OnlinePolicy",
     "Preempt",
     "Running",
     "check_settings",
+    "dominant_shares",
     "online_policy",
+    "place",
+    "requested",
 ]

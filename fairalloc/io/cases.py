@@ -952,9 +952,9 @@ _MODEL_NAMES = {
 }  # union branches pydantic names in a location
 
 
-def _model_at(loc) -> type[BaseModel]:
+def _model_at(loc, root: type[BaseModel] = CaseSpec) -> type[BaseModel]:
     """The schema model a location points into (to list its fields)."""
-    model: Any = CaseSpec
+    model: Any = root
     for part in loc:
         if isinstance(model, type) and issubclass(model, BaseModel) and part in model.model_fields:
             model = model.model_fields[part].annotation
@@ -969,15 +969,16 @@ def _model_at(loc) -> type[BaseModel]:
             elif args:
                 model = args[-1]  # list[X] / dict[str, X]: the element type
             else:
-                return CaseSpec
+                return root
     return model
 
 
-def _pydantic_message(exc: ValidationError) -> str:
+def _pydantic_message(exc: ValidationError, root: type[BaseModel] | None = None) -> str:
     """One line for the most telling error: a misspelt field before the 'missing' it causes, and
     for a union (``weight``: number or mapping) the branch that matches what was written.  The
     offending input is quoted as a bounded :func:`~fairalloc.core.errors.excerpt`, and so is every key
-    of the field path (an alias bomb or a megabyte of text never reaches the message)."""
+    of the field path (an alias bomb or a megabyte of text never reaches the message).  ``root``: the
+    schema validated (a case's by default; a workload file's has its own)."""
 
     def wrong_branch(err) -> bool:  # the number branch of a union given a mapping, or the
         given = err.get("input")  # text branch (a claim as text) given a mapping
@@ -1002,7 +1003,7 @@ def _pydantic_message(exc: ValidationError) -> str:
         import difflib  # only for a message: not at every start
 
         key = shown(err["loc"][-1])
-        fields = list(_model_at(err["loc"][:-1]).model_fields)
+        fields = list(_model_at(err["loc"][:-1], root or CaseSpec).model_fields)
         close = difflib.get_close_matches(key, fields, n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         return f"{loc}: unknown field '{key}' (fields: {', '.join(fields)}){hint}"

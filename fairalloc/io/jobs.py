@@ -58,16 +58,21 @@ def check_fits_somewhere(job: Job, rooms: Mapping[str, np.ndarray], resources: S
     raise CaseError(f"{where}.request.{resources[j]}: a pod of {request[j]:g} is larger than {than}")
 
 
+def nodes_of(spec: Mapping[str, Mapping[str, float]], resources: Sequence[str], where: str) -> dict[str, np.ndarray]:
+    """Nodes as a cycle or a workload gives them (``{node: {resource: amount}}``), as allocatable
+    vectors over ``resources`` (a resource left out: 0)."""
+    out = {}
+    for node, amounts in spec.items():
+        for r in amounts:
+            check_known(f"{where}.{node}.{r}", "resource", r, list(resources))
+        out[node] = np.array([float(amounts.get(r, 0.0)) for r in resources])
+    return out
+
+
 def cycle_state(spec: Any, instance: Instance, where: str, settings: Mapping[str, Any]) -> ClusterState:
     """The cluster at the cycle ``spec`` describes, for a policy with ``settings`` (the case's)."""
     resources = list(instance.resources)
-    nodes = None
-    if spec.nodes is not None:
-        nodes = {}
-        for node, amounts in spec.nodes.items():
-            for r in amounts:
-                check_known(f"{where}.nodes.{node}.{r}", "resource", r, resources)
-            nodes[node] = np.array([float(amounts.get(r, 0.0)) for r in resources])
+    nodes = None if spec.nodes is None else nodes_of(spec.nodes, resources, f"{where}.nodes")
     rooms = nodes or {"capacity": np.asarray(instance.capacity, float)}
     running: dict[str, Running] = {}
     for name, run in spec.running.items():
@@ -114,4 +119,4 @@ def cycle_decisions(case: Any, mechanism: str) -> list[Decision]:
     return online_policy(get(mechanism), case.cycle.settings).decide(case.cycle)
 
 
-__all__ = ["check_fits_somewhere", "cycle_decisions", "cycle_state", "job_of"]
+__all__ = ["check_fits_somewhere", "cycle_decisions", "cycle_state", "job_of", "nodes_of"]
