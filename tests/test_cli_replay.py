@@ -78,3 +78,12 @@ def test_task_workload_options_are_refused_with_a_case(capsys):
 def test_the_help_example_names_bundled_inputs(capsys):
     code, out, _ = run(capsys, "simulate", "--help")
     assert code == 0 and "fairalloc simulate two-teams-day --case replay-two-teams" in out
+
+
+@pytest.mark.parametrize("name", ["fifo", "slots:3", "quincy"])
+def test_a_task_offer_scheduler_on_a_queue_case_is_one_line(capsys, name):
+    """The task-offer schedulers (kind online) have no static allocation for the generic adapter to
+    follow and no job-level form: one line saying where they run, not the static refusal."""
+    code, out, err = run(capsys, "simulate", "two-teams-day", "--case", "replay-two-teams", "--scheduler", name)
+    assert code == 2 and not out and err.count("\n") == 1, err
+    assert f"mechanism: {name} schedules tasks offered node by node (a task workload, without --case)" in err

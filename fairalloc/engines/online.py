@@ -28,7 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from fairalloc.core.errors import CaseError, unknown
+from fairalloc.core.errors import CaseError, FairallocError, unknown
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import queues_of
 from fairalloc.core.registry import Mechanism
@@ -186,6 +186,11 @@ def online_policy(mechanism: Mechanism, settings: Mapping[str, Any] | None = Non
     own rules where the mechanism defines ``online(settings)``, else the generic
     :class:`Entitled` adapter over its static allocation."""
     make = getattr(mechanism, "online", None)
+    if make is None and mechanism.kind == "online":  # no static allocation for the adapter to follow
+        raise FairallocError(
+            f"mechanism: {mechanism.name} schedules tasks offered node by node (a task workload, without "
+            "--case); it has no form for a queue case's jobs"
+        )
     if make is None:
         return Entitled(mechanism)
     policy = make(dict(settings or {}))
