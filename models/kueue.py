@@ -128,6 +128,7 @@ from fairalloc.core.instance import Instance
 from fairalloc.core.queues import queues_of
 from fairalloc.core.registry import register
 from fairalloc.core.tolerances import KNOT_ULPS
+from fairalloc.engines.online import OnlinePolicy
 from fairalloc.engines.queue_policy import QueuePolicy
 
 #: ``math.MaxInt64``: Kueue's integer share of a zero-weight node that borrows
@@ -394,6 +395,14 @@ class Kueue(QueuePolicy):
     def precise_shares(self, instance: Instance) -> dict[str, float]:
         """``PreciseWeightedShare`` of every leaf queue and group."""
         return {v: d.precise for v, d in node_shares(instance).items()}
+
+    def online(self, settings: dict[str, Any]) -> OnlinePolicy:
+        """Kueue's scheduling cycle (``Scheduler.schedule``): admission in the ClusterQueues'
+        queueing strategies, borrowing and lending limits, classic and fair-sharing preemption
+        (:mod:`fairalloc.models.kueue_cycle`), with the case's ``settings``."""
+        from fairalloc.models.kueue_cycle import KueueCycle  # (it builds on this module's _Tree)
+
+        return KueueCycle(settings)
 
     def order(self, instance: Instance) -> list[str]:
         """Leaf queues as repeated tournaments pop them, shares fixed at ``usage`` (module docstring)."""
