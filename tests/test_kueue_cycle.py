@@ -60,6 +60,32 @@ cycle:
 """
 
 
+# the reasons the upstream tests assert (their notes), which the admitted/preempted sets do not compare
+REASONS = {
+    "kueue-schedule-multiple-cqs-need-preemption": {"use-all": "InCohortReclamation"},
+    "kueue-schedule-minimal-preemptions-target-exhausted": {"a1": "InClusterQueue", "a2": "InClusterQueue"},
+    "kueue-preemption-borrow-within-cohort-own-and-others": {
+        "b_standard_mid": "InClusterQueue",
+        "a_best_effort_lower": "InCohortReclaimWhileBorrowing",
+    },
+    "kueue-preemption-borrow-within-cohort-not-borrowing-after": {"b_standard": "InCohortReclamation"},
+    "kueue-fair-preemptions-reclaim-nominal-from-user-using-most": {"b1": "InCohortReclamation"},
+    "kueue-fair-preemptions-reclaim-borrowable-quota-from-user-using-most": {"b1": "InCohortFairSharing"},
+    "kueue-fair-preemptions-preempt-one-from-each-cq-borrowing": {
+        "a1": "InCohortReclamation",
+        "b1": "InCohortReclamation",
+    },
+    "kueue-fair-preemptions-same-cq-and-highest-user": {"a_low": "InClusterQueue", "b1": "InCohortFairSharing"},
+    "kueue-hierarchical-preemptions-hierarchical-advantage": {"admitted2": "InCohortReclamation"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(REASONS))
+def test_each_victim_is_preempted_for_the_reason_upstream_asserts(name):
+    decisions = cycle_decisions(fairalloc.load_case(name), "kueue")
+    assert {d.job: d.why for d in decisions if isinstance(d, Preempt)} == REASONS[name]
+
+
 def _flat(running, pending, **settings_):
     data = yaml.safe_load(FLAT)
     data["cycle"] = {"now": 10, "running": running, "pending": pending}
