@@ -377,13 +377,18 @@ class KueueCycle:
     # -- heads (``Manager.heads``, ``cluster_queue.go``) ------------------------------------------
     def heads(self, state: ClusterState, tree: _Tree) -> list[Job]:
         """One head per ClusterQueue, in the case's order of the queues."""
+        running = set(state.running)
         for name, seen in list(self.parked.items()):
-            if name not in state.pending or not seen <= set(state.running):
+            if name not in state.pending or not seen <= running:
                 del self.parked[name]  # a job of its root cohort finished or was evicted
+        queues: dict[str, list[Job]] = {}
+        for job in state.pending.values():  # once, not a pass over the jobs per queue
+            if job.name not in self.parked:
+                queues.setdefault(job.queue, []).append(job)
         out = []
         for cq in tree.leaves:
             sticky = self.preemptors.get(cq)
-            waiting = [j for j in state.waiting(cq) if j.name not in self.parked]
+            waiting = queues.get(cq, [])
             if not waiting:
                 continue
             order = {j.name: k for k, j in enumerate(waiting)}

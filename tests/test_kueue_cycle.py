@@ -18,6 +18,7 @@ from fairalloc.core.errors import CaseError
 from fairalloc.core.registry import get
 from fairalloc.engines.online import Admit, Preempt, online_policy
 from fairalloc.io.cases import parse_case
+from fairalloc.io.importers import import_files
 from fairalloc.io.jobs import cycle_decisions
 from fairalloc.models.kueue import _tree_of
 from fairalloc.models.kueue_cycle import KueueCycle, Snapshot
@@ -294,3 +295,68 @@ def test_admissions_stay_within_quota_and_preemption_spares_higher_priorities(ca
                 assert victim.priority <= preemptor.priority
                 policy = case.settings["cluster_queues"][victim.queue]["preemption"]["within_cluster_queue"]
                 assert victim.priority < preemptor.priority or policy == "LowerOrNewerEqualPriority"
+
+
+# -- the settings the Kueue importer writes ---------------------------------------------------------
+def _write(tmp_path, objects) -> list[str]:
+    path = tmp_path / "kueue.yaml"
+    path.write_text(yaml.safe_dump_all(objects))
+    return [str(path)]
+
+
+def _cq(name: str, **spec) -> dict:
+    quota = {
+        "coveredResources": ["cpu"],
+        "flavors": [{"name": "default", "resources": [{"name": "cpu", "nominalQuota": 4}]}],
+    }
+    body = {"cohortName": "co", "resourceGroups": [quota], **spec}
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name}, "spec": body}
+
+
+def test_the_importer_writes_the_queues_policies_and_fair_sharing_as_settings(tmp_path):
+    """A v1beta2 Configuration with a fairSharing section turns fair sharing on (v1beta2 has no
+    ``enable``); its strategies, each ClusterQueue's queueingStrategy and preemption become the
+    settings the cycle reads, and the case they are written in loads and decides."""
+    config = {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "fairSharing": {"preemptionStrategies": ["LessThanInitialShare"]},
+    }
+    preemption = {
+        "withinClusterQueue": "LowerPriority",
+        "reclaimWithinCohort": "Any",
+        "borrowWithinCohort": {"policy": "LowerPriority", "maxPriorityThreshold": 100},
+    }
+    files = _write(tmp_path, [config, _cq("a", queueingStrategy="StrictFIFO", preemption=preemption), _cq("b")])
+    case, warnings = import_files(files, name="imported")
+    assert warnings == []
+    assert case["settings"] == {
+        "fair_sharing": True,
+        "preemption_strategies": ["LessThanInitialShare"],
+        "cluster_queues": {
+            "a": {
+                "queueing_strategy": "StrictFIFO",
+                "preemption": {
+                    "within_cluster_queue": "LowerPriority",
+                    "reclaim_within_cohort": "Any",
+                    "borrow_within_cohort": {"policy": "LowerPriority", "max_priority_threshold": 100},
+                },
+            }
+        },
+    }
+    policy = KueueCycle(parse_case(case).settings)
+    assert policy.fair_sharing and policy.strategies == ["LessThanInitialShare"]
+    assert policy.policy("a").queueing == "StrictFIFO" and policy.policy("b").queueing == "BestEffortFIFO"
+
+
+def test_the_importer_warns_of_values_kueue_does_not_know_and_reads_the_default(tmp_path):
+    config = {"apiVersion": "config.kueue.x-k8s.io/v1beta1", "kind": "Configuration", "fairSharing": {"enable": True}}
+    odd = _cq("a", queueingStrategy="Strict", preemption={"withinClusterQueue": "Any"})
+    case, warnings = import_files(_write(tmp_path, [config, odd]), name="imported")
+    assert case["settings"] == {"fair_sharing": True}
+    assert [w.split(" (document 2): ")[1] for w in warnings] == [
+        "ClusterQueue/a: spec.queueingStrategy: 'Strict' is not a value Kueue knows (BestEffortFIFO, "
+        "StrictFIFO): the default, BestEffortFIFO, is read",
+        "ClusterQueue/a: spec.preemption.withinClusterQueue: 'Any' is not a value Kueue knows (Never, "
+        "LowerPriority, LowerOrNewerEqualPriority): the default, Never, is read",
+    ]
