@@ -117,7 +117,7 @@ BORROW = ("Never", "LowerPriority")
 STRATEGIES = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
 SETTINGS = {
     "fair_sharing": "Configuration.fairSharing enabled (bool)",
-    "preemption_strategies": "fairSharing.preemptionStrategies (one or two names)",
+    "preemption_strategies": "fairSharing.preemptionStrategies (one, or both in Kueue's order)",
     "cluster_queues": "per ClusterQueue: queueing_strategy, preemption",
 }
 QUEUE_SETTINGS = {"queueing_strategy": QUEUEING, "preemption": None}
@@ -353,6 +353,9 @@ class KueueCycle:
             raise CaseError("settings.preemption_strategies: must be a list of one or two strategies")
         where = "settings.preemption_strategies"
         self.strategies = [_choice(s, STRATEGIES, f"{where}[{k}]") for k, s in enumerate(strategies)]
+        if len(self.strategies) == 2 and self.strategies != list(STRATEGIES):  # Kueue's validation
+            raise CaseError(f"{where}: {self.strategies} is not a list Kueue accepts (one strategy, or "
+                            f"{list(STRATEGIES)} in that order)")  # fmt: skip
         self.fair_sharing = fair
         queues = _mapping(settings.get("cluster_queues", {}), "settings.cluster_queues")
         self.policies = {q: read_policies(spec, f"settings.cluster_queues.{q}") for q, spec in queues.items()}

@@ -191,6 +191,11 @@ def test_the_policy_does_not_change_the_state():
         ({"fair_sharing": "yes"}, "settings.fair_sharing: must be true or false"),
         ({"preemption_strategies": ["LessThanFinalShare"]}, "settings.preemption_strategies[0]: unknown value"),
         (
+            {"preemption_strategies": ["LessThanInitialShare", "LessThanInitialShare"]},
+            "settings.preemption_strategies: ['LessThanInitialShare', 'LessThanInitialShare'] is not a list Kueue "
+            "accepts",
+        ),
+        (
             {"cluster_queues": {"a": {"queueing_strategy": "StrictFifo"}}},
             "settings.cluster_queues.a.queueing_strategy: unknown value 'StrictFifo'; did you mean 'StrictFIFO'",
         ),
