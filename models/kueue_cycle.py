@@ -44,8 +44,9 @@ The gates are at their defaults of that commit (``PrioritySortingWithinCohort``,
 
 Quota is the case's: a leaf queue is a ClusterQueue (``guarantee`` its nominal quota,
 ``borrowing_limit``, ``lending_limit``), a group a Cohort, the tree's ``SubtreeQuota``,
-``localQuota``, usage and ``potentialAvailable`` are :mod:`fairalloc.models.kueue`'s
-(``_Tree``: the same arithmetic serves the entitlement and the cycle); this module adds
+``localQuota``, usage and ``potentialAvailable`` are :mod:`fairalloc.models.kueue_tree`'s
+(``_Tree``, factored out of :mod:`fairalloc.models.kueue` so that the entitlement and the cycle
+read the same arithmetic); this module adds
 ``available`` and the borrowing heights on top of it.  A job is a workload: its pods times its
 per-pod request, admitted whole (Kueue's partial admission needs ``minCount``, which a job's
 ``min_pods`` is not read as here); its priority is the effective priority; the time it entered its
@@ -94,7 +95,7 @@ lower priority first, are low and mid (high is not lower); removing low leaves r
 preempted, and fill-back has nothing to put back.  The incoming workload waits for low to go.
 
 Belongs here: Kueue's online rules.  Imports: ``fairalloc.core``, ``fairalloc.engines`` and
-:mod:`fairalloc.models.kueue`.
+:mod:`fairalloc.models.kueue_tree`.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ import numpy as np
 from fairalloc.core.errors import CaseError, unknown
 from fairalloc.core.tolerances import FIT
 from fairalloc.engines.online import Admit, ClusterState, Decision, Job, Preempt, check_settings
-from fairalloc.models.kueue import DRS, _Tree, _tree_of, compare_drs
+from fairalloc.models.kueue_tree import DRS, _Tree, _tree_of, compare_drs
 
 QUEUEING = ("BestEffortFIFO", "StrictFIFO")
 WITHIN = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
