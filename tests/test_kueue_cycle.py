@@ -65,6 +65,10 @@ cycle:
 REASONS = {
     "kueue-schedule-multiple-cqs-need-preemption": {"use-all": "InCohortReclamation"},
     "kueue-schedule-minimal-preemptions-target-exhausted": {"a1": "InClusterQueue", "a2": "InClusterQueue"},
+    "kueue-schedule-preempt-in-cluster-queue-and-cohort": {
+        "borrower": "InCohortReclamation",
+        "low-2": "InClusterQueue",
+    },
     "kueue-preemption-borrow-within-cohort-own-and-others": {
         "b_standard_mid": "InClusterQueue",
         "a_best_effort_lower": "InCohortReclaimWhileBorrowing",
