@@ -49,9 +49,11 @@ Quota is the case's: a leaf queue is a ClusterQueue (``guarantee`` its nominal q
 read the same arithmetic); this module adds
 ``available`` and the borrowing heights on top of it.  A job is a workload: its pods times its
 per-pod request, admitted whole (Kueue's partial admission needs ``minCount``, which a job's
-``min_pods`` is not read as here); its priority is the effective priority; the time it entered its
-queue (``since``) orders it, and a running job's start is its quota reservation time
-(``CandidatesOrdering``: the most recently reserved first) and its submit time its creation time.
+``min_pods`` is not read as here); its priority is the effective priority; its submit time is its
+creation time, the queue-order timestamp (``GetQueueOrderTimestamp``, ``pkg/workload/workload.go``)
+even after a preemption (with ``PrioritySortingWithinCohort`` on, a preempted workload keeps its
+place: the time it entered the queue again, ``since``, is not read); a running job's start is its
+quota reservation time (``CandidatesOrdering``: the most recently reserved first).
 
 Flavors: a case names a resource given in several flavors ``resource@flavor`` (the Kueue
 importer's spelling), and a job's request names those resources, so the flavor of every job is
@@ -176,15 +178,15 @@ def read_policies(spec: Any, where: str) -> Policies:
     return Policies(within, reclaim, borrow, None if threshold is None else float(threshold), queueing)
 
 
-def satisfies(policy: str, preemptor: Job, since: float, candidate: Job) -> bool:
+def satisfies(policy: str, preemptor: Job, candidate: Job) -> bool:
     """``SatisfiesPreemptionPolicy`` (``preemption/common/preemption_policy.go``): the preemptor's
-    priority against the candidate's, and for equal priorities its queue time against the
-    candidate's creation."""
+    priority against the candidate's, and for equal priorities their queue-order timestamps (the
+    creation times)."""
     p, q = preemptor.priority, candidate.priority
     if policy == "LowerPriority":
         return p > q
     if policy == "LowerOrNewerEqualPriority":
-        return p > q or (p == q and since < candidate.submit)
+        return p > q or (p == q and preemptor.submit < candidate.submit)
     return policy == "Any"
 
 
@@ -396,9 +398,7 @@ class KueueCycle:
             if not waiting:
                 continue
             order = {j.name: k for k, j in enumerate(waiting)}
-            head = min(
-                waiting, key=lambda j: (j.name != sticky, -j.priority, state.since.get(j.name, j.submit), order[j.name])
-            )
+            head = min(waiting, key=lambda j: (j.name != sticky, -j.priority, j.submit, order[j.name]))
             out.append(head)
         return out
 
@@ -469,7 +469,6 @@ class _Search:
         self.owner, self.snap, self.job, self.need = owner, snap, job, need
         self.cq, self.usage = job.queue, job.total()
         self.pol = owner.policy(self.cq)
-        self.since = snap.state.since.get(job.name, job.submit)
 
     def uses(self, name: str) -> bool:
         return bool((self.snap.state.running[name].usage[self.need] > 0).any())
@@ -480,7 +479,7 @@ class _Search:
         return (run.job.queue == self.cq, run.job.priority, -run.start, name)
 
     def allowed(self, name: str, policy: str) -> bool:
-        return self.uses(name) and satisfies(policy, self.job, self.since, self.snap.state.running[name].job)
+        return self.uses(name) and satisfies(policy, self.job, self.snap.state.running[name].job)
 
     def _restore(self, targets: list[Target]) -> None:
         for t in targets:
@@ -794,8 +793,7 @@ class _Cycle:
 
     def pop_classic(self, pending: list[Entry]) -> Entry:
         """``makeClassicalIterator``: lower borrowing level, higher priority, older."""
-        since = self.snap.state.since
-        entry = min(pending, key=lambda e: (e.borrow, -e.job.priority, since.get(e.job.name, e.job.submit)))
+        entry = min(pending, key=lambda e: (e.borrow, -e.job.priority, e.job.submit))
         pending.remove(entry)
         return entry
 
@@ -838,7 +836,6 @@ class _Cycle:
         candidates += [by_cq[c] for c in tree.kids[cohort] if c in by_cq]
         if not candidates:
             return None
-        since = self.snap.state.since
 
         def less(a: Entry, b: Entry) -> bool:
             ab, ad, aw = keys[a.job.queue][cohort]
@@ -849,7 +846,7 @@ class _Cycle:
                 return c < 0
             if a.job.priority != b.job.priority:
                 return a.job.priority > b.job.priority
-            return since.get(a.job.name, a.job.submit) < since.get(b.job.name, b.job.submit)
+            return a.job.submit < b.job.submit
 
         best = candidates[0]
         for current in candidates[1:]:
@@ -883,6 +880,7 @@ class _Cycle:
                 self.snap.restore(name)
             if again.mode == "fit":  # DeferredFit: quota reserved, the workload waits for the victims
                 self.snap.add(cq, again.usage)
+                self.wait_for_victims(entry)
                 return
             return self.process(again, recomputed=True)
         if overlap or not self.fits(entry):
@@ -890,14 +888,19 @@ class _Cycle:
         self.victims |= {t.name: t for t in entry.targets}
         self.snap.add(cq, entry.usage)
         if entry.targets:
-            if owner.policy(cq).queueing == "BestEffortFIFO":
-                owner.preemptors[cq] = entry.job.name
+            self.wait_for_victims(entry)
             self.decisions += [Preempt(t.name, entry.job.name, t.reason) for t in entry.targets]
             return None
         if owner.preemptors.get(cq) == entry.job.name:
             del owner.preemptors[cq]
         self.decisions.append(Admit(entry.job.name, why=f"fits at borrowing level {entry.borrow}"))
         return None
+
+    def wait_for_victims(self, entry: Entry) -> None:
+        """``RequeueReasonPendingPreemption``: under BestEffortFIFO the workload stays its queue's
+        head (``preemptorWorkload``) until it is admitted."""
+        if self.owner.policy(entry.job.queue).queueing == "BestEffortFIFO":
+            self.owner.preemptors[entry.job.queue] = entry.job.name
 
     def reserve(self, entry: Entry) -> None:
         """``reserveCapacityForUnreclaimablePreempt`` with ``quotaResourcesToReserve``."""

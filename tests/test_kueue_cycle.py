@@ -147,6 +147,20 @@ def test_the_preemptor_is_admitted_in_the_next_cycle():
     assert _sets(second) == ({"high"}, set())
 
 
+def test_a_preempted_job_keeps_its_place_in_the_queue():
+    """old (created at 0) was preempted at 10 and waits again; new was created at 5.  Equal
+    priorities, room for one of them (a's 4 CPU): Kueue orders by the creation time, not by when a
+    workload entered the queue again (GetQueueOrderTimestamp, PrioritySortingWithinCohort on), so
+    old is the head and is admitted."""
+    pending = {
+        "old": {"queue": "a", "request": {"cpu": 4}, "submit": 0},
+        "new": {"queue": "a", "request": {"cpu": 4}, "submit": 5},
+    }
+    case = _flat({"other": {"queue": "b", "request": {"cpu": 6}}}, pending)
+    state = dataclasses.replace(case.cycle, since={"old": 10.0, "new": 5.0})
+    assert _sets(online_policy(get("kueue"), case.settings).decide(state)) == ({"old"}, set())
+
+
 def test_strict_fifo_blocks_and_best_effort_fifo_moves_on():
     """a (4 CPU) runs x (3 CPU, priority 0) until it ends.  Its queue holds big (4 CPU, older) and
     small (1 CPU).  Cycle 1: big does not fit (1 free) in either strategy.  Cycle 2 (nothing
