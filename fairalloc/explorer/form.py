@@ -56,7 +56,10 @@ USER_FIELDS = (
 GROUP_FIELDS = ("parent", "weight", "priority", "guarantee", "limit", "deserved", "borrowing_limit", "lending_limit")
 #: lists the file holds and the page keeps as written
 KEPT_FIELDS = ("variants", "expect", "claims", "errata")
-_FORM_FIELDS = (*TEXT_FIELDS, "resources", "users", "arrivals", "groups", *KEPT_FIELDS)
+#: mappings the page carries as the file holds them, with no box to edit them: a policy's settings,
+#: a scheduling cycle (the jobs running and waiting)
+CARRIED_FIELDS = ("settings", "cycle")
+_FORM_FIELDS = (*TEXT_FIELDS, "resources", "users", "arrivals", "groups", *KEPT_FIELDS, *CARRIED_FIELDS)
 _TABLES = {
     "resources": (("capacity", "unit"), MAX_EXPLORER_RESOURCES),
     "users": (USER_FIELDS, MAX_EXPLORER_USERS),
@@ -94,6 +97,7 @@ def page_form(case: Case) -> dict[str, Any]:
     form["groups"] = [{"name": g, **row} for g, row in spec.get("groups", {}).items()]
     for key in KEPT_FIELDS:
         form[key] = spec.get(key, [])
+    form |= {key: spec[key] for key in CARRIED_FIELDS if key in spec}
     return form
 
 
@@ -179,7 +183,7 @@ def case_mapping(form: Any) -> dict[str, Any]:
         }
     if expectation:
         out["user_expectation"] = expectation
-    for key in KEPT_FIELDS:
+    for key in (*KEPT_FIELDS, *CARRIED_FIELDS):
         if form.get(key):
             out[key] = form[key]
     return out

@@ -315,6 +315,8 @@ class Draft:
     description: list[str] = field(default_factory=list)
     sources: list[CapacitySource] = field(default_factory=list)
     unit_of: Callable[[str], str] | None = None
+    #: the policy's own options the files configure (the case's ``settings:``)
+    settings: dict[str, Any] = field(default_factory=dict)
     #: where each queue and group was read (:meth:`add`)
     read_at: dict[str, str] = field(default_factory=dict)
 
@@ -485,6 +487,7 @@ def finish(draft: Draft, *, name: str, capacity: dict[str, str] | None, notes: N
     if draft.groups:
         case["groups"] = {g: _fields(spec, converted) for g, spec in draft.groups.items()}
     case["users"] = {u: _fields(spec, converted) for u, spec in draft.users.items()}
+    case["settings"] = draft.settings
     if not any(spec.get("request") for spec in draft.users.values()):
         case["demand"] = "backlogged"
         case["description"] = " ".join(filter(None, [case["description"], BACKLOGGED]))

@@ -55,13 +55,19 @@ How the case reads them (``models/kueue.py``, which computes Kueue's fair sharin
   total (per flavor ``<resource>@<flavor>``: the nodes that match the ResourceFlavor's
   ``spec.nodeLabels``); without, the sum of every nominal quota over the whole cohort forest
   (``capacity_from: configuration``), which is what the root cohorts can lend;
+* **settings** (the case's ``settings:``, read by the kueue policy's scheduling cycle,
+  :mod:`fairalloc.models.kueue_cycle`; they do not change the entitlement): a ClusterQueue's
+  ``queueingStrategy`` and ``preemption`` (``withinClusterQueue``, ``reclaimWithinCohort``,
+  ``borrowWithinCohort.policy`` and ``maxPriorityThreshold``) under
+  ``settings.cluster_queues.<name>``, and the manager Configuration's fair sharing (on with
+  ``fairSharing.enable: true`` in v1beta1, with a ``fairSharing`` section in v1beta2) and its
+  ``preemptionStrategies``; a value Kueue does not know is a warning, and its default is read
+  (the flavor assigner reads of ``preemption`` whether the queue may preempt while borrowing);
 * ignored, because they do not change the entitlement ``models/kueue.py`` defines (the
   fair-sharing equilibrium of the admission loop from an empty cluster): ``namespaceSelector``,
-  ``queueingStrategy``, ``preemption`` (how that equilibrium is restored when workloads arrive out
-  of order; the flavor assigner reads whether the queue may preempt while borrowing),
   ``admissionChecks``, ``admissionChecksStrategy``, ``admissionScope`` and a LocalQueue's fair
-  sharing (both order workloads inside one ClusterQueue).  A
-  ``stopPolicy`` other than ``None`` is a warning; every other field is a warning.
+  sharing (both order workloads inside one ClusterQueue).  A ``stopPolicy`` other than ``None``
+  is a warning; every other field is a warning.
 
 Units (the importers' convention): Kubernetes resource names, ``cpu`` in cores, ``memory``,
 ``ephemeral-storage`` and ``hugepages-*`` in bytes, the rest counts.  A quota that makes no sense
@@ -130,6 +136,7 @@ class _Node:
     groups: list[list[str]] = field(default_factory=list)  # flavors of each resource group, in order
     covered: dict[str, int] = field(default_factory=dict)  # resource -> its resource group
     fungibility: flavors_.Fungibility = field(default_factory=flavors_.Fungibility)
+    settings: dict[str, Any] = field(default_factory=dict)  # a ClusterQueue's queueing and preemption
 
 
 @dataclass
@@ -164,6 +171,8 @@ class _Import:
     nodes: list[Document] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     missing_flavors: set[str] = field(default_factory=set)  # flavors named but not given (warned once)
+    fair_sharing: bool = False  # the manager's Configuration turns fair sharing on
+    strategies: list[str] = field(default_factory=list)  # its fairSharing.preemptionStrategies
 
     def seen(self, kind: str) -> None:
         self.counts[kind] = self.counts.get(kind, 0) + 1
@@ -203,6 +212,7 @@ def convert(docs: list[Document], notes: Notes) -> Draft:
     demand = _demand(seen, names)
     for q in seen.queues.values():
         _add_demand(draft.users[q.name], demand.get(q.name, _Demand()))
+    draft.settings = _settings(seen)
     named = draft.named_resources()
     draft.capacity, draft.capacity_from = _capacity(seen, names, named)
     draft.name_units(unit_of)
@@ -317,6 +327,7 @@ def _cluster_queue(seen: _Import, doc: Document, version: str) -> None:
     node.weight = _weight(doc, spec.fairSharing)
     _resource_groups(seen, doc, spec.resourceGroups, node)
     node.fungibility = _fungibility(seen, doc, spec)
+    node.settings = _queue_settings(seen, doc, spec)
     if spec.concurrentAdmissionPolicy:
         seen.notes.warn(doc, doc.label, "spec.concurrentAdmissionPolicy", "concurrent admission (a workload pursues "
                         "several flavors at once and migrates to a more preferred one as it frees up) is not "
@@ -380,6 +391,85 @@ def _fungibility(seen: _Import, doc: Document, spec: shapes.ClusterQueueSpec) ->
     while_borrowing = (borrow is not None and (borrow.policy or "Never") != "Never") or reclaim != "Never"
     return flavors_.Fungibility(str(chosen["whenCanBorrow"]), str(chosen["whenCanPreempt"]), chosen["preference"],
                                 while_borrowing)  # fmt: skip
+
+
+#: the values Kueue's API allows (``clusterqueue_types.go``, ``configuration_types.go``)
+_QUEUEING = ("BestEffortFIFO", "StrictFIFO")
+_POLICIES = {"withinClusterQueue": ("Never", "LowerPriority", "LowerOrNewerEqualPriority"),
+             "reclaimWithinCohort": ("Never", "LowerPriority", "Any")}  # fmt: skip
+_BORROW = ("Never", "LowerPriority")
+#: the only preemptionStrategies lists the Configuration's validation accepts
+_STRATEGIES = (["LessThanOrEqualToFinalShare"], ["LessThanInitialShare"],
+               ["LessThanOrEqualToFinalShare", "LessThanInitialShare"])  # fmt: skip
+
+
+def _queue_settings(seen: _Import, doc: Document, spec: shapes.ClusterQueueSpec) -> dict[str, Any]:
+    """``spec.queueingStrategy`` and ``spec.preemption`` as the kueue policy's settings of this
+    ClusterQueue (``settings.cluster_queues.<name>``: :mod:`fairalloc.models.kueue_cycle`); a value
+    Kueue does not know is a warning, and its default is read."""
+    out: dict[str, Any] = {}
+    if spec.queueingStrategy is not None:
+        if _known_value(seen, doc, "spec.queueingStrategy", spec.queueingStrategy, _QUEUEING):
+            out["queueing_strategy"] = spec.queueingStrategy
+    preemption: dict[str, Any] = {}
+    for field_, key in (
+        ("withinClusterQueue", "within_cluster_queue"),
+        ("reclaimWithinCohort", "reclaim_within_cohort"),
+    ):
+        value = getattr(spec.preemption, field_)
+        if value is not None and _known_value(seen, doc, f"spec.preemption.{field_}", value, _POLICIES[field_]):
+            preemption[key] = value
+    borrow = spec.preemption.borrowWithinCohort
+    if borrow is not None:
+        at, within = "spec.preemption.borrowWithinCohort", dict[str, Any]()
+        if borrow.policy is not None and _known_value(seen, doc, f"{at}.policy", borrow.policy, _BORROW):
+            within["policy"] = borrow.policy
+        threshold = borrow.maxPriorityThreshold
+        if threshold is not None:
+            if isinstance(threshold, int) and not isinstance(threshold, bool):
+                within["max_priority_threshold"] = threshold
+            else:
+                seen.notes.warn(doc, doc.label, f"{at}.maxPriorityThreshold", f"{excerpt(threshold)} is not a "
+                                "priority (an integer): no threshold is read")  # fmt: skip
+        if within:
+            preemption["borrow_within_cohort"] = within
+    if preemption:
+        out["preemption"] = preemption
+    return out
+
+
+def _known_value(seen: _Import, doc: Document, at: str, value: Any, known: tuple[str, ...]) -> bool:
+    if value in known:
+        return True
+    seen.notes.warn(doc, doc.label, at, f"{excerpt(value)} is not a value Kueue knows ({', '.join(known)}): the "
+                    f"default, {known[0]}, is read")  # fmt: skip
+    return False
+
+
+def _strategies(seen: _Import, config: Document, given: Any) -> list[str]:
+    """``fairSharing.preemptionStrategies`` when it is a list Kueue accepts (else a warning, and
+    Kueue's default is left to the policy)."""
+    if isinstance(given, list) and given in _STRATEGIES:
+        return list(given)
+    accepted = "; ".join(map(str, _STRATEGIES))
+    seen.notes.warn(config, config.label, "fairSharing.preemptionStrategies", f"{excerpt(given)} is not a list "
+                    f"Kueue's validation accepts ({accepted}): the default is read")  # fmt: skip
+    return []
+
+
+def _settings(seen: _Import) -> dict[str, Any]:
+    """The case's ``settings:`` for the kueue policy's scheduling cycle: fair sharing and its
+    preemption strategies (the manager's Configuration), each ClusterQueue's queueing strategy and
+    preemption policies (what Kueue's defaults leave unsaid is left out)."""
+    out: dict[str, Any] = {}
+    if seen.fair_sharing:
+        out["fair_sharing"] = True
+    if seen.strategies:
+        out["preemption_strategies"] = seen.strategies
+    queues = {q.name: q.settings for q in seen.queues.values() if q.settings}
+    if queues:
+        out["cluster_queues"] = queues
+    return out
 
 
 #: ResourceFlavor spec fields the flavor assigner does not model
@@ -510,9 +600,13 @@ def _configuration(seen: _Import, doc: Document) -> None:
         read_config = read(shapes.Configuration, config.data, _at(config))
         seen.seen("Configuration")
         fair = read_config.fairSharing
-        if fair is None or fair.enable is not True:
+        v1beta1 = (config.api_version or "").endswith("/v1beta1")
+        seen.fair_sharing = fair is not None and (fair.enable is True if v1beta1 else fair.enable is not False)
+        if not seen.fair_sharing:
             seen.notes.warn(config, config.label, "fairSharing.enable", "fair sharing is off: Kueue admits in "
                             "queueing order, not by the fair sharing fairalloc's kueue policy computes")  # fmt: skip
+        elif fair is not None and fair.preemptionStrategies is not None:
+            seen.strategies = _strategies(seen, config, fair.preemptionStrategies)
         for key in ("transformations", "excludeResourcePrefixes", "deviceClassMappings"):
             if getattr(read_config.resources, key):
                 seen.notes.warn(config, config.label, f"resources.{key}", "not applied: requests are read as "

@@ -119,6 +119,7 @@ class BorrowWithinCohort(Shape):
     """``BorrowWithinCohort`` of ``clusterqueue_types.go``."""
 
     policy: Maybe = None
+    maxPriorityThreshold: Any = None
 
 
 class Preemption(Shape):
@@ -253,9 +254,11 @@ class Workload(Shape):
 
 # -- the manager's Configuration ------------------------------------------------------------------
 class FairSharingConfig(Shape):
-    """``FairSharing`` of ``configuration_types.go``."""
+    """``FairSharing`` of ``configuration_types.go`` (``enable`` is v1beta1's: in v1beta2 the
+    section's presence turns fair sharing on)."""
 
     enable: StrictBool | None = None
+    preemptionStrategies: Any = None
 
 
 class Resources(Shape):
