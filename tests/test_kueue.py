@@ -48,8 +48,7 @@ def test_the_ported_cases_are_there():
     assert len(CASES) >= 11
 
 
-# the scheduling cycles (kueue-schedule-*, kueue-preemption-*, ...): tests/test_kueue_cycle.py
-@pytest.mark.parametrize("path", [p for p in CASES if fairalloc.load_case(p).cycle is None], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
 def test_every_ported_case_reproduces(path):
     rows = reproduce_case(fairalloc.load_case(path))
     assert rows and all(r.status in ("ok", "erratum") for r in rows), [
