@@ -82,6 +82,7 @@ from fairalloc.core.errors import FairallocError
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import active, queues_of, request, runs
 from fairalloc.core.registry import register
+from fairalloc.engines.online import OnlinePolicy
 from fairalloc.engines.queue_policy import QueuePolicy
 
 _Floats = NDArray[np.float64]
@@ -232,6 +233,13 @@ class VolcanoProportion(QueuePolicy):
         deserved, rounds = proportion_rounds(p)
         unit = volcano_units(tuple(instance.resources))
         return deserved / unit, {"rounds": rounds}
+
+    def online(self, settings: dict[str, Any]) -> OnlinePolicy:
+        """Volcano's session of actions (enqueue, allocate, preempt, reclaim) with this plug-in:
+        :mod:`fairalloc.models.volcano_cycle`."""
+        from fairalloc.models.volcano_cycle import VolcanoCycle
+
+        return VolcanoCycle(settings)
 
 
 __all__ = [
