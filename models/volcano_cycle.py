@@ -99,11 +99,16 @@ SETTINGS = {"actions": None, "queues": None, "jobs": None, "allocatable": None, 
 POOL = ""
 
 
-def less_equal(left: _Floats, right: _Floats, where: NDArray[np.bool_] | None = None) -> bool:
-    """``Resource.LessEqual`` with Volcano's ``minResource`` tolerance (in Volcano's units), over the
-    resources ``where`` is true (``LessEqualWithDimension``: those the request asks for)."""
-    ok = (left < right) | (np.abs(left - right) < MIN_RESOURCE)
-    return bool(ok.all() if where is None else ok[where].all())
+def less_equal(left: _Floats, right: _Floats) -> bool:
+    """``Resource.LessEqual(right, Zero)``: every resource, with Volcano's ``minResource``
+    tolerance (in Volcano's units)."""
+    return bool(((left < right) | (np.abs(left - right) < MIN_RESOURCE)).all())
+
+
+def within(left: _Floats, right: _Floats, request: _Floats) -> bool:
+    """``LessEqualWithDimensionAndResourcesName(right, request)``: ``left <= right`` exactly (no
+    tolerance there), in the resources the request asks for."""
+    return bool((left <= right)[request > 0].all())
 
 
 def share(allocated: _Floats, deserved: _Floats) -> float:
@@ -270,7 +275,7 @@ class Session:
 
     def queue_allocatable(self, queue: str, request: _Floats) -> bool:
         """``queueAllocatable``: ``allocated + request <= deserved`` where the request is positive."""
-        return less_equal(self.allocated[queue] + request, self.deserved[queue], request > 0)
+        return within(self.allocated[queue] + request, self.deserved[queue], request)
 
     def ready(self, job: Job) -> bool:
         return len(self.placed.get(job.name, ())) >= job.least
@@ -302,7 +307,7 @@ class Session:
             elastic[run.job.queue] += self.req(run.job) * max(run.pods - run.job.least, 0)
         for job in sorted(self.state.pending.values(), key=self.job_key):
             q, need = job.queue, self.req(job) * job.least
-            if less_equal(need + self.allocated[q] + inqueue[q] - elastic[q], self.real[q], need > 0):
+            if within(need + self.allocated[q] + inqueue[q] - elastic[q], self.real[q], need):
                 self.enqueued.add(job.name)
                 inqueue[q] += need
         self.inqueue = False
@@ -410,10 +415,10 @@ class Session:
         ]
 
     def _validate(self, job: Job, node: str, victims: list[Running]) -> bool:
-        """``util.ValidateVictims``: some victims, and the node's future idle room with theirs
-        holds the pod."""
+        """``util.ValidateVictims``: the node's future idle room with the victims' holds the pod (no
+        victim at all is valid: the pod may fit without)."""
         freed = sum((self.req(v.job) * self._on_node(v.job.name, node) for v in victims), np.zeros_like(self.unit))
-        return bool(victims) and less_equal(self.req(job), self._future_idle(node) + freed)
+        return less_equal(self.req(job), self._future_idle(node) + freed)
 
     def _for_jobs(
         self,
@@ -490,6 +495,8 @@ class Session:
             reclaimees = self._victims(
                 node, lambda run: run.job.queue != q and self.policy.reclaimable.get(run.job.queue, True)
             )
+            if not reclaimees:
+                continue
             # Volcano walks the node's tasks in map order (at random); here in the victims' order
             reclaimees.sort(key=lambda run: (self.victim_queue_key(run.job.queue), *self._reverse_job_key(run.job)))
             victims = self._above_deserved(reclaimees)
@@ -540,4 +547,4 @@ def _reverse(name: str) -> str:
     return "".join(chr(0x10FFFE - ord(c)) for c in name) + chr(0x10FFFF)  # a prefix sorts after
 
 
-__all__ = ["ACTIONS", "DEFAULT_ACTIONS", "Session", "VolcanoCycle", "less_equal", "share"]
+__all__ = ["ACTIONS", "DEFAULT_ACTIONS", "Session", "VolcanoCycle", "less_equal", "share", "within"]
