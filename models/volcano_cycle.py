@@ -62,30 +62,24 @@ Settings (``settings:`` of a case, checked when the policy is built):
 * ``tainted_nodes: [node, ...]``: nodes counted in the session's total that no pod of the queues
   tolerates (a control-plane node): nothing is placed on them.
 
-Belongs here: the session's rules.  Imports: ``fairalloc.core``, ``fairalloc.engines`` and the
-``proportion`` arithmetic.
+Belongs here: the session's rules.  Imports: ``fairalloc.core`` and ``fairalloc.engines``; the
+``proportion`` arithmetic comes from the mechanism's ``online`` (:class:`Proportion`), once.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from fairalloc.core.errors import CaseError, unknown
+from fairalloc.core.instance import Instance
 from fairalloc.core.queues import queues_of
 from fairalloc.engines.online import Admit, ClusterState, Decision, Job, Preempt, Running, check_settings
-from fairalloc.models.volcano_proportion import (
-    MIN_RESOURCE,
-    proportion_input,
-    proportion_rounds,
-    real_capability,
-    volcano_units,
-)
 
 _Floats = NDArray[np.float64]
 #: a statement: how to undo each of its operations (``Statement.Discard``)
@@ -99,10 +93,25 @@ SETTINGS = {"actions": None, "queues": None, "jobs": None, "allocatable": None, 
 POOL = ""
 
 
-def less_equal(left: _Floats, right: _Floats) -> bool:
+@dataclass(frozen=True)
+class Proportion:
+    """What a session needs of the ``proportion`` arithmetic, handed over by
+    ``VolcanoProportion.online`` (:mod:`fairalloc.models.volcano_proportion`), which imports this
+    module: the rules use that arithmetic without importing it back."""
+
+    #: ``(case, total (m,), request (n, m), active (n,)) -> (deserved, realCapability)``, both
+    #: ``(n, m)`` in Volcano's units, for the leaf queues in case order
+    rounds: Callable[[Instance, _Floats, _Floats, NDArray[np.bool_]], tuple[_Floats, _Floats]]
+    #: one unit of each resource in Volcano's ``Resource`` (``volcano_units``)
+    units: Callable[[tuple[str, ...]], _Floats]
+    #: ``minResource``: the tolerance of ``LessEqual``, in Volcano's units
+    tolerance: float
+
+
+def less_equal(left: _Floats, right: _Floats, tolerance: float) -> bool:
     """``Resource.LessEqual(right, Zero)``: every resource, with Volcano's ``minResource``
     tolerance (in Volcano's units)."""
-    return bool(((left < right) | (np.abs(left - right) < MIN_RESOURCE)).all())
+    return bool(((left < right) | (np.abs(left - right) < tolerance)).all())
 
 
 def within(left: _Floats, right: _Floats, request: _Floats) -> bool:
@@ -147,8 +156,9 @@ def _flags(value: object, field: str, flag: str) -> dict[str, bool]:
 class VolcanoCycle:
     """One Volcano session per :meth:`decide`; nothing is remembered between sessions."""
 
-    def __init__(self, settings: Mapping[str, Any]):
+    def __init__(self, settings: Mapping[str, Any], proportion: Proportion):
         check_settings(settings, SETTINGS, "settings")
+        self.proportion = proportion
         self.actions = _actions(settings.get("actions", list(DEFAULT_ACTIONS)))
         self.reclaimable = _flags(settings.get("queues", {}), "queues", "reclaimable")
         self.preemptable = _flags(settings.get("jobs", {}), "jobs", "preemptable")
@@ -180,7 +190,7 @@ class Session:
         for name in policy.reclaimable:
             if name not in self.leaves:
                 raise CaseError(f"settings.queues.{name}: {unknown('queue', name, self.leaves)}")
-        self.unit = volcano_units(tuple(inst.resources))
+        self.unit = policy.proportion.units(tuple(inst.resources))
         self.total = self._total()
         self.nodes, self.idle = self._nodes()
         self.releasing = {n: np.zeros_like(v) for n, v in self.idle.items()}
@@ -236,15 +246,9 @@ class Session:
         for job in state.pending.values():
             request[job.queue] = request[job.queue] + self.req(job) * job.pods
             has_job[job.queue] = True
-        base = proportion_input(inst, inst.scalar_weights("volcano-proportion"))
-        p = dataclasses.replace(
-            base,
-            total=self.total,
-            request=np.array([request[q] for q in self.leaves]),
-            active=np.array([has_job[q] for q in self.leaves]),
-        )
-        deserved, _ = proportion_rounds(p)
-        real = real_capability(p)
+        rows = np.array([request[q] for q in self.leaves])
+        active = np.array([has_job[q] for q in self.leaves])
+        deserved, real = self.policy.proportion.rounds(inst, self.total, rows, active)
         return dict(zip(self.leaves, deserved, strict=True)), dict(zip(self.leaves, real, strict=True))
 
     def req(self, job: Job) -> _Floats:
@@ -252,6 +256,9 @@ class Session:
         return np.asarray(job.request, float) * self.unit
 
     # -- the plug-ins ---------------------------------------------------------------------
+    def less_equal(self, left: _Floats, right: _Floats) -> bool:
+        return less_equal(left, right, self.policy.proportion.tolerance)
+
     def share(self, queue: str) -> float:
         return share(self.allocated[queue], self.deserved[queue])
 
@@ -271,7 +278,7 @@ class Session:
         return (-job.priority, self.ready(job), dominant, job.submit, job.name)
 
     def overused(self, queue: str) -> bool:
-        return less_equal(self.deserved[queue], self.allocated[queue])
+        return self.less_equal(self.deserved[queue], self.allocated[queue])
 
     def queue_allocatable(self, queue: str, request: _Floats) -> bool:
         """``queueAllocatable``: ``allocated + request <= deserved`` where the request is positive."""
@@ -340,7 +347,7 @@ class Session:
         for _ in range(job.pods - have):
             if self.policy.allocatable and not self.queue_allocatable(q, req):
                 continue
-            node = next((n for n in self.nodes if less_equal(req, self.idle[n])), None)
+            node = next((n for n in self.nodes if self.less_equal(req, self.idle[n])), None)
             if node is None:
                 break  # the job's pods are alike: no other pod fits either
             self.idle[node] = self.idle[node] - req
@@ -418,7 +425,7 @@ class Session:
         """``util.ValidateVictims``: the node's future idle room with the victims' holds the pod (no
         victim at all is valid: the pod may fit without)."""
         freed = sum((self.req(v.job) * self._on_node(v.job.name, node) for v in victims), np.zeros_like(self.unit))
-        return less_equal(self.req(job), self._future_idle(node) + freed)
+        return self.less_equal(self.req(job), self._future_idle(node) + freed)
 
     def _for_jobs(
         self,
@@ -457,7 +464,7 @@ class Session:
         req, q = self.req(job), job.queue
 
         def fits(node: str) -> bool:
-            return self.queue_allocatable(q, req) and less_equal(req, self._future_idle(node))
+            return self.queue_allocatable(q, req) and self.less_equal(req, self._future_idle(node))
 
         for node in self.nodes:
             victims = self._victims(node, lambda run: run.job.queue == q and run.job.priority < job.priority)
@@ -504,11 +511,11 @@ class Session:
                 continue
             here: _Ops = []
             for victim in victims:
-                if less_equal(req, self._future_idle(node)):
+                if self.less_equal(req, self._future_idle(node)):
                     break
                 why = f"reclaim: queue {victim.job.queue} above its deserved, for {job.name} of queue {q}"
                 self._evict(victim.job.name, job.name, why, here)
-            if less_equal(req, self._future_idle(node)):
+            if self.less_equal(req, self._future_idle(node)):
                 self._pipeline(job, node, here)
                 ops.extend(here)
                 return
@@ -521,7 +528,7 @@ class Session:
         victims = []
         for run in reclaimees:
             q = run.job.queue
-            if not less_equal(allocated[q], self.deserved[q]):
+            if not self.less_equal(allocated[q], self.deserved[q]):
                 allocated[q] = allocated[q] - run.usage * self.unit
                 victims.append(run)
         return victims
@@ -547,4 +554,4 @@ def _reverse(name: str) -> str:
     return "".join(chr(0x10FFFE - ord(c)) for c in name) + chr(0x10FFFF)  # a prefix sorts after
 
 
-__all__ = ["ACTIONS", "DEFAULT_ACTIONS", "Session", "VolcanoCycle", "less_equal", "share", "within"]
+__all__ = ["ACTIONS", "DEFAULT_ACTIONS", "Proportion", "Session", "VolcanoCycle", "less_equal", "share", "within"]

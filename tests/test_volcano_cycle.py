@@ -17,7 +17,7 @@ from fairalloc.core.errors import CaseError
 from fairalloc.engines.online import Admit, ClusterState, Job, Preempt, Running, online_policy
 from fairalloc.io.cases import bundled_cases, parse_case
 from fairalloc.io.jobs import cycle_decisions
-from fairalloc.models.volcano_cycle import Session, VolcanoCycle, less_equal
+from fairalloc.models.volcano_cycle import Session
 
 CYCLE_CASES = [n for n in bundled_cases() if n.startswith("volcano-") and fairalloc.load_case(n).cycle is not None]
 
@@ -30,6 +30,11 @@ BOUND_PODS = {
     "volcano-fair-share-allocate-share-updated": {"pg-large-1": 1, "pg-large-2": 1},
     "volcano-fair-share-allocate-next-job": {"pg-2": 1},
 }
+
+
+def _policy(settings):
+    """volcano-proportion's online form (it hands the session the plug-in's arithmetic)."""
+    return fairalloc.get("volcano-proportion").online(settings)
 
 
 def _sets(decisions):
@@ -175,7 +180,7 @@ def test_a_queue_that_is_not_reclaimable_keeps_its_jobs():
 )
 def test_a_bad_setting_is_one_line_naming_it(settings, message):
     with pytest.raises(CaseError) as err:
-        VolcanoCycle(settings)
+        _policy(settings)
     assert str(err.value).startswith(message) and "\n" not in str(err.value)
 
 
@@ -230,7 +235,7 @@ def _cycles(draw):
 @given(_cycles())
 def test_gang_no_job_ever_runs_fewer_than_its_minimum(state):
     """And allocate (the only action that binds) never takes a queue beyond its deserved."""
-    policy = VolcanoCycle({})
+    policy = _policy({})
     decisions = policy.decide(state)
     deserved = Session(state, policy).deserved
     for d in decisions:
@@ -253,7 +258,7 @@ def test_reclaim_takes_only_from_queues_above_deserved(state):
     "above deserved before", not "never below after"); the reclaimer's queue is not overused (by
     what it holds once the evictions before are counted: a queue overused when the session opens
     may fall below deserved as a victim and then reclaim in its turn, Volcano's ping-pong)."""
-    policy = VolcanoCycle({"actions": ["reclaim"]})
+    policy = _policy({"actions": ["reclaim"]})
     decisions = policy.decide(state)
     session = Session(state, policy)
     held = {q: v.copy() for q, v in session.allocated.items()}
@@ -261,9 +266,9 @@ def test_reclaim_takes_only_from_queues_above_deserved(state):
         assert isinstance(d, Preempt)
         victim = state.running[d.job].job
         assert victim.queue != state.pending[d.by].queue
-        assert not less_equal(held[victim.queue], session.deserved[victim.queue]), (d, held, session.deserved)
+        assert not session.less_equal(held[victim.queue], session.deserved[victim.queue]), (d, held, session.deserved)
         reclaimer = state.pending[d.by].queue
-        assert not less_equal(session.deserved[reclaimer], held[reclaimer])  # not overused
+        assert not session.less_equal(session.deserved[reclaimer], held[reclaimer])  # not overused
         held[victim.queue] = held[victim.queue] - session.req(victim)
 
 
