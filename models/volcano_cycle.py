@@ -131,6 +131,8 @@ def _actions(value: object) -> tuple[str, ...]:
     names = [a.strip() for a in value.split(",")] if isinstance(value, str) else value
     if not isinstance(names, list) or not all(isinstance(a, str) for a in names):
         raise CaseError("settings.actions: must be a list of action names or Volcano's comma-separated text")
+    if not names:
+        raise CaseError(f"settings.actions: no action (give some of {', '.join(ACTIONS)})")
     for k, name in enumerate(names):
         if name not in ACTIONS:
             raise CaseError(f"settings.actions[{k}]: {unknown('action', name, ACTIONS)}")

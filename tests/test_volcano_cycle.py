@@ -173,6 +173,7 @@ def test_a_queue_that_is_not_reclaimable_keeps_its_jobs():
         ({"action": ["allocate"]}, "settings.action: unknown setting 'action'; did you mean 'actions'?"),
         ({"actions": ["allocate", "reclam"]}, "settings.actions[1]: unknown action 'reclam'; did you mean 'reclaim'?"),
         ({"actions": "enqueue, backfill"}, "settings.actions[1]: unknown action 'backfill'"),
+        ({"actions": []}, "settings.actions: no action (give some of enqueue, allocate, preempt, reclaim)"),
         ({"queues": {"a": {"reclaimabel": False}}}, "settings.queues.a.reclaimabel: unknown setting 'reclaimabel'"),
         ({"jobs": {"j": {"preemptable": "no"}}}, "settings.jobs.j.preemptable: must be true or false"),
         ({"allocatable": 1}, "settings.allocatable: must be true or false"),
