@@ -90,17 +90,24 @@ def _case(settings=None, running=None, pending=None, nodes=None, users=None):
     return parse_case(data)
 
 
-def test_a_gang_is_admitted_with_its_minimum_or_not_at_all():
-    """6 cpus in one pool, queue a alone.  g1 asks 4 pods of 2 cpus, at least 2: deserved(a) =
-    min(6, request 8) = 6; the first pop places 2 pods (the gang: ready), each later pop one more
-    while ``allocated + 2 <= 6``: 3 pods.  g2 (min 4 pods of 1 cpu) then finds 0 cpus: not ready,
-    rolled back, not admitted."""
+@pytest.mark.parametrize("actions", ["enqueue, allocate", "allocate"])
+def test_a_gang_is_admitted_with_its_minimum_or_not_at_all(actions):
+    """6 cpus in one pool, queue a alone: g1 asks 4 pods of 2 cpus, at least 2; g2 4 pods of 1
+    cpu, all 4.  deserved(a) = min(6, request 8 + 4) = 6 = realCapability.
+
+    With ``enqueue``: g1's gang (4 cpus) enters, g2's does not (4 + 4 > 6).  allocate pops a:
+    g1 places 2 pods (the gang: ready, committed); a (share 4/6) again: g1 one more pod (6 <= 6);
+    a is then overused.  g1 runs 3 of its 4 pods.
+
+    Without: every waiting job is served.  After g1's gang, the job order puts the not-ready g2
+    first: it places 2 pods (5, 6 cpus), the third is not Allocatable (7 > 6), the gang is short
+    (2 < 4): rolled back.  Then g1 takes its third pod: the same answer."""
     case = _case(
         pending={
             "g1": {"queue": "a", "request": {"cpu": 2}, "pods": 4, "min_pods": 2},
-            "g2": {"queue": "a", "request": {"cpu": 1}, "pods": 4, "min_pods": 4, "submit": 0},
+            "g2": {"queue": "a", "request": {"cpu": 1}, "pods": 4, "min_pods": 4},
         },
-        settings={"actions": "enqueue, allocate"},
+        settings={"actions": actions},
     )
     decisions = cycle_decisions(case, "volcano-proportion")
     assert decisions == [Admit("g1", 3, (), decisions[0].why)]
