@@ -41,8 +41,10 @@ Pods are placed **first fit, in the order the nodes are listed** (Volcano scores
 is one pool.  Victims are **whole running jobs** (the vocabulary preempts jobs): Volcano evicts
 pods one by one, and its gang plug-in keeps a job's pods above ``minAvailable`` only; in the
 default tiers (gang in tier 1, ``proportion`` in tier 2) gang's empty answer for jobs at their
-minimum defers to tier 2, which is what is followed here, without gang's victim filter.  Pods a
-job did not get when admitted never join it later (the vocabulary has no decision for it).
+minimum defers to tier 2, which is what is followed here, without gang's victim filter.  Reclaim
+walks a node's pods in victim order (Volcano: Go map order, at random), so the newest jobs of the
+queue above deserved are its victims.  Pods a job did not get when admitted never join it later
+(the vocabulary has no decision for it).
 
 **Not modelled**: pods the scheduler only pipelines onto releasing room in ``allocate`` (they are
 placed one session later, when the room is free), the ``overcommit`` plug-in's enqueue vote, queue
