@@ -39,7 +39,7 @@ then name (for creation time and UID).  Queue order ties break on the queue name
 Pods are placed **first fit, in the order the nodes are listed** (Volcano scores nodes with its
 ``nodeorder``/``binpack`` plug-ins and picks at random among the best); without nodes the capacity
 is one pool.  Victims are **whole running jobs** (the vocabulary preempts jobs): Volcano evicts
-pods one by one, and its gang plug-in keeps a job's pods above ``minAvailable`` only; in the
+pods one by one, and its gang plug-in offers only the pods a job has above ``minAvailable``; in the
 default tiers (gang in tier 1, ``proportion`` in tier 2) gang's empty answer for jobs at their
 minimum defers to tier 2, which is what is followed here, without gang's victim filter.  Reclaim
 walks a node's pods in victim order (Volcano: Go map order, at random), so the newest jobs of the
