@@ -72,7 +72,7 @@ of the 2 cpus left (``c``, whose memory is not met, still counts for a quarter),
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -82,6 +82,7 @@ from fairalloc.core.errors import FairallocError
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import active, queues_of, request, runs
 from fairalloc.core.registry import register
+from fairalloc.engines.online import OnlinePolicy
 from fairalloc.engines.queue_policy import QueuePolicy
 
 _Floats = NDArray[np.float64]
@@ -232,6 +233,21 @@ class VolcanoProportion(QueuePolicy):
         deserved, rounds = proportion_rounds(p)
         unit = volcano_units(tuple(instance.resources))
         return deserved / unit, {"rounds": rounds}
+
+    def online(self, settings: dict[str, Any]) -> OnlinePolicy:
+        """Volcano's session of actions (enqueue, allocate, preempt, reclaim) with this plug-in:
+        :mod:`fairalloc.models.volcano_cycle`."""
+        from fairalloc.models.volcano_cycle import Proportion, VolcanoCycle
+
+        def rounds(
+            instance: Instance, total: _Floats, request: _Floats, active_: NDArray[np.bool_]
+        ) -> tuple[_Floats, _Floats]:
+            # the session's own total, requests and queues with a job, in Volcano's units
+            given = proportion_input(instance, instance.scalar_weights(self.name))
+            p = replace(given, total=total, request=request, active=active_)
+            return proportion_rounds(p)[0], real_capability(p)
+
+        return VolcanoCycle(settings, Proportion(rounds, volcano_units, MIN_RESOURCE))
 
 
 __all__ = [
