@@ -203,9 +203,10 @@ def applications(state: ClusterState, grouping: Mapping[str, str]) -> dict[str, 
     return apps
 
 
-def demand_instance(state: ClusterState, rows: Mapping[str, np.ndarray]) -> Instance:
-    """The queue case with each leaf's ``request`` replaced by ``rows`` (usage and pending, per leaf):
-    the instance the fair-share arithmetic reads (a leaf with a request is active)."""
+def demand_instance(state: ClusterState, rows: Mapping[str, np.ndarray], queues: Queues | None = None) -> Instance:
+    """The queue case (or ``queues`` in its place) with each leaf's ``request`` replaced by ``rows``
+    (per leaf, the amounts its jobs hold and ask for): the instance the policies' arithmetic reads
+    (a leaf with a positive row is active, the others ask for nothing)."""
     case = state.case
     demand = np.array([rows.get(u, np.zeros(len(case.resources))) for u in case.users], float)
     return Instance(
@@ -213,8 +214,8 @@ def demand_instance(state: ClusterState, rows: Mapping[str, np.ndarray]) -> Inst
         demand,
         users=case.users,
         resources=case.resources,
-        max_tasks=np.ones(len(case.users)),
-        queues=case.queues,
+        max_tasks=(demand > 0).any(axis=1).astype(float),
+        queues=case.queues if queues is None else queues,
         validate=False,
     )
 

@@ -6,28 +6,21 @@ the timeout, nor from an application that would fall below its fair share."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from library_cycles import LIBRARY, check_as_upstream_asserts, cycle_cases, decided
 
 from fairalloc.core.errors import CaseError
 from fairalloc.core.registry import get
-from fairalloc.engines.online import Admit, Preempt, online_policy
+from fairalloc.engines.online import Preempt, online_policy
 from fairalloc.io.cases import load_case, parse_case
-from fairalloc.io.jobs import cycle_decisions
 from fairalloc.models.yarn_cycle import below, view_of
 
-LIBRARY = Path(__file__).resolve().parents[1] / "fairalloc" / "case_library"
-CASES = sorted(p for p in LIBRARY.glob("yarn-*.yaml") if "cycle" in yaml.safe_load(p.read_text()))
-
-
-def _sets(decisions):
-    admitted = {d.job for d in decisions if isinstance(d, Admit)}
-    return admitted, {d.job for d in decisions if isinstance(d, Preempt)}
+CASES = cycle_cases("yarn")
 
 
 def test_at_least_five_upstream_scenarios_are_ported():
@@ -36,11 +29,7 @@ def test_at_least_five_upstream_scenarios_are_ported():
 
 @pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
 def test_each_ported_scenario_is_decided_as_upstream_asserts(path):
-    case = load_case(path)
-    assert "TestFairSchedulerPreemption.java" in case.source and "Apache-2.0" in case.source
-    admitted, preempted = _sets(cycle_decisions(case, "yarn-fair"))
-    for e in case.expect:
-        assert admitted == set(e.admitted or []) and preempted == set(e.preempted or []), (admitted, preempted)
+    check_as_upstream_asserts(path, "yarn-fair", "TestFairSchedulerPreemption.java")
 
 
 def test_the_fair_shares_a_cycle_reads():
@@ -95,7 +84,7 @@ def test_the_starvation_clock_runs_across_cycles():
     assert policy.decide(case.cycle) == []
     assert policy.wake(case.cycle) == 13
     later = dataclasses.replace(case.cycle, now=13.0)
-    admitted, preempted = _sets(policy.decide(later))
+    admitted, preempted = decided(policy.decide(later))
     assert admitted == {"w1", "w2"} and preempted == {"r1", "r2"}
     assert policy.wake(later) is None  # nothing waits for a timeout any more
 
