@@ -418,6 +418,8 @@ class Starvation:
     starved: dict[str, np.ndarray]
     at_fair: dict[str, float]
     at_min: dict[str, float]
+    #: when the timeouts of the applications (queues) starved but not yet for long enough run out
+    due: list[float] = field(default_factory=list)
 
 
 def starvation(
@@ -457,6 +459,8 @@ def _fair_starvation(view: View, apps: list[App], rules: QueueRules, out: Starva
         if not starved:
             out.at_fair[app.name] = now
         since = out.at_fair.setdefault(app.name, app.since)
+        if starved and now - since < rules.fair_timeout:
+            out.due.append(since + rules.fair_timeout)
         if not starved or now - since < rules.fair_timeout:
             break
         found[app.name] = np.maximum(fair_demand - usage, 0.0)
@@ -472,20 +476,11 @@ def _min_starvation(view: View, leaf: str, apps: list[App], rules: QueueRules, o
     if not (need > FIT).any():
         out.at_min[leaf] = now
     since = out.at_min.setdefault(leaf, min((a.since for a in apps), default=now))
+    if (need > FIT).any() and now - since < rules.min_timeout:
+        out.due.append(since + rules.min_timeout)
     if not (need > FIT).any() or now - since < rules.min_timeout:
         return np.zeros(view.m)
     return need
-
-
-def expiries(view: View, rules: Mapping[str, QueueRules], clocks: Starvation) -> list[float]:
-    """When a starved application's (queue's) timeout runs out, for those still waiting for it."""
-    out = []
-    for app in view.apps.values():
-        if app.name in clocks.at_fair and app.name not in clocks.starved and app.waiting:
-            out.append(clocks.at_fair[app.name] + rules[app.queue].fair_timeout)
-    for leaf, since in clocks.at_min.items():
-        out.append(since + rules[leaf].min_timeout)
-    return [t for t in out if view.state.now < t < math.inf]
 
 
 # -- the preemption thread ---------------------------------------------------------------------
@@ -659,8 +654,8 @@ class YarnCycle:
             return None
         view = view_of(state, self.grouping, self.arith)
         rules = self.rules(queues_of(state.case))
-        times = expiries(view, rules, starvation(view, rules, self.at_fair, self.at_min))
-        return min(times, default=None)
+        due = starvation(view, rules, self.at_fair, self.at_min).due
+        return min((t for t in due if state.now < t < math.inf), default=None)
 
     def _should_preempt(self, state: ClusterState) -> bool:
         """``shouldAttemptPreemption``: on, and the most used resource above the threshold."""

@@ -87,6 +87,8 @@ def test_the_starvation_clock_runs_across_cycles():
     admitted, preempted = decided(policy.decide(later))
     assert admitted == {"w1", "w2"} and preempted == {"r1", "r2"}
     assert policy.wake(later) is None  # nothing waits for a timeout any more
+    idle = dataclasses.replace(case.cycle, pending={}, since={})  # nobody starved: no timeout to wait for
+    assert online_policy(get("yarn-fair"), case.settings).wake(idle) is None
 
 
 def test_without_the_grouping_every_container_is_an_application_at_its_share():
