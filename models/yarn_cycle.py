@@ -541,6 +541,8 @@ def _one_container(view: View, job: Job, rules: Mapping[str, QueueRules], am: se
     if best is None:
         return
     _, node, victims = best
+    if not victims:  # the room was there already: nothing to preempt, nothing reserved
+        return
     for run in victims:
         marks.victims[run.job.name] = job.name
         owner = _owner(view, run.job.name)
@@ -578,7 +580,7 @@ def _on_node(
             chosen.append(run)
             taken[owner.name] = taken.get(owner.name, np.zeros(view.m)) + run.usage
             potential = potential + np.asarray(run.job.request, float) * (run.nodes.count(node) if node else run.pods)
-        if chosen and (need <= potential + FIT).all():
+        if (need <= potential + FIT).all():  # checked after every container, as upstream
             return ams, chosen
     return None
 

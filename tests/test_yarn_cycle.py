@@ -135,6 +135,10 @@ def test_free_room_goes_by_the_drf_comparator():
             {"queues": {"a": {"allowPreemptionFrom": "no"}}},
             "settings.queues.a.allowPreemptionFrom: expected true or false",
         ),
+        (
+            {"applications": {"r1": "app", "w1": "app"}},
+            "settings.applications.w1: application 'app' is in queue 'a', the job in 'b'",
+        ),
     ],
 )
 def test_a_bad_setting_is_one_line_naming_it(change, message):
