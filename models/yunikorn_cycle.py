@@ -43,7 +43,7 @@ Apache-2.0:
 is one allocation, created at its ``start``.  Victims chosen in a cycle keep running until the
 simulator stops them (YuniKorn asks the shim to); the ask reserves its node and is admitted on it
 first in a later cycle (the reservation is the policy's memory), not in the cycle that preempted.
-A leaf's priority in the queue sort is the case's (no recalculation from its applications).
+A leaf's priority in the queue sort is its ``priority`` (the offset) plus its waiting jobs' highest.
 
 Not modelled: the ``fence`` *priority* policy, ``allowPreemptSelf`` / ``allowPreemptOther`` (all
 allowed), originator tasks, required nodes, placeholders, the per-queue budget of attempts, node
@@ -53,6 +53,7 @@ pods on nodes (such an ask waits).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -691,11 +692,18 @@ class YuniKornCycle:
 
 
 def _sort_instance(state: ClusterState) -> Instance:
-    """The queue case with each leaf's usage (running jobs) and request (usage and waiting jobs), as
-    the queue sort reads them."""
+    """The queue case as the queue sort reads it: each leaf's usage (running jobs), request (usage
+    and waiting jobs) and current priority, its ``priority.offset`` plus its waiting jobs' highest
+    priority (``Application.askMaxPriority``, ``Queue.recalculatePriority``, ``priorityValueByPolicy``)."""
     usage = state.usage()
     rows = {u: usage[u] + sum((j.total() for j in state.waiting(u)), np.zeros(len(state.resources))) for u in usage}
-    return demand_instance(state, rows, queues_of(state.case).with_usage(usage))
+    q = queues_of(state.case).with_usage(usage)
+    priority = dict(q.priority)
+    for leaf in q.leaf_names:
+        asks = [j.priority for j in state.waiting(leaf)]
+        if asks:
+            priority[leaf] = q.priority[leaf] + max(asks)
+    return demand_instance(state, rows, dataclasses.replace(q, priority=priority))
 
 
 def _queue_rules(per: object) -> dict[str, dict[str, Any]]:

@@ -68,29 +68,46 @@ def test_the_delay_the_reservation_and_the_next_cycle():
     assert policy.memory.reserved == {}
 
 
+_TWO_QUEUES = {
+    "name": "two-queues",
+    "resources": {"cpu": 10},
+    "users": {"a": {"guarantee": {"cpu": 4}}, "b": {"guarantee": {"cpu": 2}}},
+    "cycle": {
+        "now": 5,
+        "pending": {
+            "a1": {"queue": "a", "request": {"cpu": 2}, "submit": 0},
+            "b2": {"queue": "b", "request": {"cpu": 2}, "submit": 2},
+            "b1": {"queue": "b", "request": {"cpu": 2}, "submit": 1},
+            "a2": {"queue": "a", "request": {"cpu": 2}, "submit": 0},
+            "a3": {"queue": "a", "request": {"cpu": 2}, "submit": 0},
+        },
+    },
+}
+
+
 def test_queues_sorted_by_fairness_then_fifo_within_a_leaf():
     """Empty cluster of 10 cpus; a (guaranteed 4) and b (guaranteed 2) wait with jobs of 2 cpus.
     Shares (usage / guarantee) 0 and 0, a's pending 6 strictly above b's 4: a1.  Then a 2/4 = 0.5,
     b 0: b1 (FIFO within b: b1 entered at 1, b2 at 2, whatever the file order).  Then a 0.5 < b 1:
     a2.  Then a 1 = b 1 with equal pending (2 and 2): neither is less, the stable sort keeps the
     file order: a3.  Then a 1.5 > b 1: b2, and the 10 cpus are full."""
-    data = {
-        "name": "two-queues",
-        "resources": {"cpu": 10},
-        "users": {"a": {"guarantee": {"cpu": 4}}, "b": {"guarantee": {"cpu": 2}}},
-        "cycle": {
-            "now": 5,
-            "pending": {
-                "a1": {"queue": "a", "request": {"cpu": 2}, "submit": 0},
-                "b2": {"queue": "b", "request": {"cpu": 2}, "submit": 2},
-                "b1": {"queue": "b", "request": {"cpu": 2}, "submit": 1},
-                "a2": {"queue": "a", "request": {"cpu": 2}, "submit": 0},
-                "a3": {"queue": "a", "request": {"cpu": 2}, "submit": 0},
-            },
-        },
-    }
+    data = yaml.safe_load(yaml.safe_dump(_TWO_QUEUES))
     decisions = cycle_decisions(parse_case(data), "yunikorn-fair")
     assert [d.job for d in decisions] == ["a1", "b1", "a2", "a3", "b2"]
+
+
+def test_a_queue_with_a_higher_priority_job_goes_first():
+    """The same queues with b already running b0 (2 cpus) and b2 of priority 5.  Priority first: b's
+    current priority is 0 + 5 (its waiting jobs' highest) above a's 0: b2 (before b1: priority
+    first within b); then both at 0 and a's share 0 < b's 4/2: a1, a2 (0.5), a3 (1 < 2), and the 10
+    cpus are full.  ``yunikorn-fair:priority-disabled``: a 0 < b 1: a1, a2; a 1 = b 1, b's priority
+    5 breaks the tie: b2; a 1 < b 2: a3."""
+    data = yaml.safe_load(yaml.safe_dump(_TWO_QUEUES))
+    data["cycle"]["pending"]["b2"]["priority"] = 5
+    data["cycle"]["running"] = {"b0": {"queue": "b", "request": {"cpu": 2}, "start": 0}}
+    case = parse_case(data)
+    assert [d.job for d in cycle_decisions(case, "yunikorn-fair")] == ["b2", "a1", "a2", "a3"]
+    assert [d.job for d in cycle_decisions(case, "yunikorn-fair:priority-disabled")] == ["a1", "a2", "b2", "a3"]
 
 
 def test_the_map_arithmetic_keeps_absent_types_apart():
