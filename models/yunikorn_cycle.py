@@ -34,6 +34,9 @@ Apache-2.0:
   or within their remaining guarantee; their allocations sharing a resource type with the ask and
   of priority at most the ask's, queue priority offsets added up the ask's path and subtracted
   down another).
+* ``queue.go``, ``mergeProperties`` and ``filterParentProperty``: a property a queue does not set is
+  its parent's, except that ``preemption.policy`` passes down only as ``disabled`` (priority offsets
+  are not inherited); ``convertDelay``: a delay must be positive.
 * ``pkg/common/resources/resources.go``: the map arithmetic (a resource type absent from a map is
   not a zero): ``SubOnlyExisting``, ``ComponentWiseMin``, ``ComponentWiseMinOnlyExisting``,
   ``MergeIfNotPresent``, ``StrictlyGreaterThanOrEquals``, ``FitIn``, ``FitInActual``,
@@ -151,6 +154,18 @@ def as_res(amounts: np.ndarray, names: tuple[str, ...], keep: Callable[[float], 
     return {n: float(v) for n, v in zip(names, amounts, strict=True) if keep(float(v))}
 
 
+def queue_property(rules: Mapping[str, Mapping[str, Any]], q: Queues, node: str | None, key: str) -> Any:
+    """A queue's property: its own, else its parent's (``mergeProperties``) as
+    ``filterParentProperty`` passes it down (``preemption.policy`` only when ``disabled``), else the
+    default."""
+    if node is None:
+        return QUEUE_SETTINGS[key]
+    if key in rules.get(node, {}):
+        return rules[node][key]
+    up = queue_property(rules, q, q.parent[node], key)
+    return "default" if key == "preemption.policy" and up != "disabled" else up
+
+
 # -- the queue snapshots -----------------------------------------------------------------------
 @dataclass
 class Snapshot:
@@ -252,7 +267,7 @@ class Tree:
         )
 
     def rule(self, node: str | None, key: str) -> Any:
-        return QUEUE_SETTINGS[key] if node is None else self.rules.get(node, {}).get(key, QUEUE_SETTINGS[key])
+        return queue_property(self.rules, self.q, node, key)
 
     def snapshot(self, cache: dict[str, Snapshot], node: str | None, ask_path: str) -> Snapshot:
         """``createPreemptionSnapshot``."""
@@ -652,7 +667,7 @@ class YuniKornCycle:
 
     def _apps(self, state: ClusterState, leaf: str) -> list[Job]:
         """``sortApplications`` (``fifo``): entry time, the higher priority first when enabled."""
-        first = self.rules.get(leaf, {}).get("application.sort.priority", "enabled") == "enabled"
+        first = queue_property(self.rules, queues_of(state.case), leaf, "application.sort.priority") == "enabled"
         jobs = state.waiting(leaf)
         return sorted(jobs, key=lambda j: (-j.priority if first else 0.0, state.since.get(j.name, j.submit)))
 
@@ -684,9 +699,8 @@ class YuniKornCycle:
         for job in state.pending.values():
             if job.name in self.memory.triggered:
                 continue
-            due = state.since.get(job.name, job.submit) + float(
-                self.rules.get(job.queue, {}).get("preemption.delay", PREEMPTION_DELAY)
-            )
+            delay = queue_property(self.rules, queues_of(state.case), job.queue, "preemption.delay")
+            due = state.since.get(job.name, job.submit) + float(delay)
             times.append(max(due, self.memory.checked.get(job.name, -math.inf) + ATTEMPT_FREQUENCY))
         return min((t for t in times if t > state.now), default=None)
 
@@ -717,8 +731,8 @@ def _queue_rules(per: object) -> dict[str, dict[str, Any]]:
         if policy not in POLICIES:
             raise CaseError(f"{where}.preemption.policy: expected one of {', '.join(POLICIES)} (got {policy!r})")
         delay = own.get("preemption.delay", PREEMPTION_DELAY)
-        if isinstance(delay, bool) or not isinstance(delay, (int, float)) or delay < 0:
-            raise CaseError(f"{where}.preemption.delay: expected seconds >= 0 (got {delay!r})")
+        if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not delay > 0:  # convertDelay
+            raise CaseError(f"{where}.preemption.delay: expected seconds > 0 (got {delay!r})")
         if own.get("application.sort.policy", "fifo") != "fifo":
             raise CaseError(
                 f"{where}.application.sort.policy: only fifo is modelled (got {own['application.sort.policy']!r})"

@@ -132,6 +132,10 @@ def test_the_map_arithmetic_keeps_absent_types_apart():
         ),
         ({"queues": {"child2": {"preemption.dealy": 1}}}, "settings.queues.child2.preemption.dealy: unknown setting"),
         ({"queues": {"child9": {}}}, "settings.queues.child9: unknown setting 'child9'; did you mean"),
+        (
+            {"queues": {"child2": {"preemption.delay": 0}}},
+            "settings.queues.child2.preemption.delay: expected seconds > 0",
+        ),
     ],
 )
 def test_a_bad_setting_is_one_line_naming_it(settings_, message):
@@ -141,10 +145,20 @@ def test_a_bad_setting_is_one_line_naming_it(settings_, message):
     assert str(err.value).startswith(message) and "\n" not in str(err.value), str(err.value)
 
 
-def test_a_disabled_queue_gives_no_victims():
+@pytest.mark.parametrize(
+    ("queues", "preempted"),
+    [
+        ({"child1": {"preemption.policy": "disabled"}}, set()),
+        ({"parent": {"preemption.policy": "disabled"}}, set()),  # disabled passes down to child1
+        ({"parent": {"preemption.policy": "fence"}}, {"alloc2"}),  # fence does not; the fence is the parent anyway
+        ({"parent": {"preemption.delay": 60}}, set()),  # inherited: the ask has waited 30 s of 60
+    ],
+)
+def test_queue_properties_and_what_a_child_inherits(queues, preempted):
+    """TestTryPreemptionOnQueue (alloc2 preempted as upstream) under queue properties."""
     data = _ported("yunikorn-try-preemption-on-queue")
-    data["settings"] = {"queues": {"child1": {"preemption.policy": "disabled"}}}
-    assert cycle_decisions(parse_case(data), "yunikorn-fair") == []
+    data["settings"] = {"queues": queues}
+    assert decided(cycle_decisions(parse_case(data), "yunikorn-fair")) == (set(), preempted)
 
 
 # -- the property ------------------------------------------------------------------------------
