@@ -170,16 +170,21 @@ class App:
 
     name: str
     queue: str
+    m: int  # resources
     running: list[Running] = field(default_factory=list)
     waiting: list[Job] = field(default_factory=list)
     since: float = math.inf  # when its earliest waiting job entered the queue
     start: float = math.inf  # its earliest submit time (``getStartTime``)
 
-    def usage(self, m: int) -> np.ndarray:
-        return np.sum([r.usage for r in self.running], axis=0) if self.running else np.zeros(m)
+    @functools.cached_property
+    def usage(self) -> np.ndarray:
+        """What its running jobs hold (read again and again in a cycle; its jobs are all in by then)."""
+        return np.sum([r.usage for r in self.running], axis=0) if self.running else np.zeros(self.m)
 
-    def pending(self, m: int) -> np.ndarray:
-        return np.sum([j.total() for j in self.waiting], axis=0) if self.waiting else np.zeros(m)
+    @functools.cached_property
+    def pending(self) -> np.ndarray:
+        """What its waiting jobs ask for."""
+        return np.sum([j.total() for j in self.waiting], axis=0) if self.waiting else np.zeros(self.m)
 
 
 def applications(state: ClusterState, grouping: Mapping[str, str]) -> dict[str, App]:
@@ -188,7 +193,7 @@ def applications(state: ClusterState, grouping: Mapping[str, str]) -> dict[str, 
     jobs = [(r.job, r) for r in state.running.values()] + [(j, None) for j in state.pending.values()]
     for job, run in jobs:
         name = grouping.get(job.name, job.name)
-        app = apps.setdefault(name, App(name, job.queue))
+        app = apps.setdefault(name, App(name, job.queue, len(state.resources)))
         if app.queue != job.queue:
             raise CaseError(
                 f"settings.applications.{job.name}: application '{name}' is in queue '{app.queue}', "
@@ -242,6 +247,15 @@ class View:
     def m(self) -> int:
         return len(self.state.resources)
 
+    @functools.cached_property
+    def leaf_usage(self) -> dict[str, np.ndarray]:
+        return self.state.usage()
+
+    @functools.cached_property
+    def owner(self) -> dict[str, str]:
+        """Each running job's application."""
+        return {r.job.name: a.name for a in self.apps.values() for r in a.running}
+
 
 def view_of(state: ClusterState, grouping: Mapping[str, str], arith: Arithmetic) -> View:
     """Fair shares as ``FairScheduler.update`` computes them: a leaf is active when it holds an
@@ -286,46 +300,35 @@ class Schedulable:
     start: float
 
 
-def _compare(a: Schedulable, b: Schedulable, capacity: np.ndarray) -> int:
-    """``DominantResourceFairnessComparator.compare``: negative when ``a`` goes first."""
-
-    def facts(s: Schedulable) -> tuple[bool, list[float], list[float]]:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            shares = np.where(capacity > 0, s.usage / (np.where(capacity > 0, capacity, 1.0) * s.weight), 0.0)
-            ratio = np.where(s.min_share > 0, s.usage / np.where(s.min_share > 0, s.min_share, 1.0), math.inf)
-        order = np.argsort(-shares, kind="stable")
-        needy = bool(s.usage[order[0]] < s.min_share[order[0]])
-        return needy, [float(shares[j]) for j in order], [float(ratio[j]) for j in order]
-
-    (na, sa, ra), (nb, sb, rb) = facts(a), facts(b)
-    if na != nb:
-        return -1 if na else 1
-    key_a, key_b = (ra, rb) if na else (sa, sb)
-    if key_a != key_b:
-        return -1 if key_a < key_b else 1
-    if a.start != b.start:
-        return -1 if a.start < b.start else 1
-    return -1 if a.name < b.name else (1 if a.name > b.name else 0)
+def drf_key(s: Schedulable, capacity: np.ndarray) -> tuple[bool, list[float], float, str]:
+    """``DominantResourceFairnessComparator.compare`` as a sort key: needy first (its usage of its
+    dominant resource below its minShare of it); needy ones by ``usage / minShare``, the others by
+    their weighted shares of the cluster, each read in its own dominant order; then start time, name."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shares = np.where(capacity > 0, s.usage / (np.where(capacity > 0, capacity, 1.0) * s.weight), 0.0)
+        ratio = np.where(s.min_share > 0, s.usage / np.where(s.min_share > 0, s.min_share, 1.0), math.inf)
+    order = np.argsort(-shares, kind="stable")
+    needy = bool(s.usage[order[0]] < s.min_share[order[0]])
+    read = ratio if needy else shares
+    return not needy, [float(read[j]) for j in order], s.start, s.name
 
 
 def sorted_by_drf(items: Iterable[Schedulable], capacity: np.ndarray) -> list[Schedulable]:
-    def cmp(a: Schedulable, b: Schedulable) -> int:
-        return _compare(a, b, capacity)
-
-    return sorted(items, key=functools.cmp_to_key(cmp))
+    return sorted(items, key=lambda s: drf_key(s, capacity))
 
 
 def _queue_schedulable(view: View, node: str) -> Schedulable:
     q = queues_of(view.state.case)
-    usage = np.zeros(view.m)
-    for app in view.apps.values():
-        if app.queue == node or node in q.path(app.queue):
-            usage = usage + app.usage(view.m)
+    usage = (
+        sum((view.leaf_usage[u] for u in q.leaves(node)), np.zeros(view.m))
+        if q.is_group(node)
+        else view.leaf_usage[node]
+    )
     return Schedulable(node, usage, np.nan_to_num(np.asarray(q.guarantee[node], float)), q.weight[node], 0.0)
 
 
 def _app_schedulable(view: View, app: App) -> Schedulable:
-    return Schedulable(app.name, app.usage(view.m), np.zeros(view.m), 1.0, app.start)
+    return Schedulable(app.name, app.usage, np.zeros(view.m), 1.0, app.start)
 
 
 def apps_by_drf(view: View, leaf: str, with_demand: bool = True) -> list[App]:
@@ -436,7 +439,7 @@ def starvation(
         for app in apps:  # updateStarvedAppsMinshare
             if not (left > 0).any():
                 break
-            own = np.maximum(app.pending(view.m) - fair.get(app.name, 0.0), 0.0)
+            own = np.maximum(app.pending - fair.get(app.name, 0.0), 0.0)
             if dominant(own, view.state.capacity) > dominant(left, view.state.capacity):
                 own, left = np.maximum(own - left, 0.0), np.zeros(view.m)  # upstream: pendingDemand - left
             else:
@@ -453,8 +456,8 @@ def _fair_starvation(view: View, apps: list[App], rules: QueueRules, out: Starva
     now, cap = view.state.now, view.state.capacity
     found: dict[str, np.ndarray] = {}
     for app in apps:
-        usage = app.usage(view.m)
-        fair_demand = np.minimum(view.shares[app.name] * rules.threshold, usage + app.pending(view.m))
+        usage = app.usage
+        fair_demand = np.minimum(view.shares[app.name] * rules.threshold, usage + app.pending)
         starved = below(usage, fair_demand, cap)
         if not starved:
             out.at_fair[app.name] = now
@@ -470,8 +473,8 @@ def _fair_starvation(view: View, apps: list[App], rules: QueueRules, out: Starva
 def _min_starvation(view: View, leaf: str, apps: list[App], rules: QueueRules, out: Starvation) -> np.ndarray:
     """``FSLeafQueue.minShareStarvation``: ``min(minShare, demand) - usage`` once starved for the timeout."""
     q, now = queues_of(view.state.case), view.state.now
-    usage = sum((a.usage(view.m) for a in view.apps.values() if a.queue == leaf), np.zeros(view.m))
-    demand = usage + sum((a.pending(view.m) for a in apps), np.zeros(view.m))
+    usage = sum((a.usage for a in view.apps.values() if a.queue == leaf), np.zeros(view.m))
+    demand = usage + sum((a.pending for a in apps), np.zeros(view.m))
     need = np.maximum(np.minimum(np.nan_to_num(np.asarray(q.guarantee[leaf], float)), demand) - usage, 0.0)
     if not (need > FIT).any():
         out.at_min[leaf] = now
@@ -545,13 +548,9 @@ def _one_container(view: View, job: Job, rules: Mapping[str, QueueRules], am: se
         return
     for run in victims:
         marks.victims[run.job.name] = job.name
-        owner = _owner(view, run.job.name)
+        owner = view.owner[run.job.name]
         marks.taken[owner] = marks.taken.get(owner, np.zeros(view.m)) + run.usage
     marks.given.append((job.name, node))
-
-
-def _owner(view: View, job: str) -> str:
-    return next(a.name for a in view.apps.values() if any(r.job.name == job for r in a.running))
 
 
 def _on_node(
@@ -572,7 +571,7 @@ def _on_node(
     here.sort(key=lambda r: r.job.name in am)  # stable: admission order, AMs last
     potential, chosen, ams, taken = room.copy(), [], 0, dict(marks.taken)
     for run in here:
-        owner = view.apps[_owner(view, run.job.name)]
+        owner = view.apps[view.owner[run.job.name]]
         if _may_lose(view, owner, run, taken, rules):
             ams += run.job.name in am
             if most is not None and ams >= most:
@@ -592,7 +591,7 @@ def _may_lose(
     its fair share without it and what is already chosen from it."""
     if not rules[owner.queue].preemptable:
         return False
-    after = owner.usage(view.m) - taken.get(owner.name, 0.0) - run.usage
+    after = owner.usage - taken.get(owner.name, 0.0) - run.usage
     return not below(after, view.shares[owner.name], view.state.capacity)
 
 
@@ -617,7 +616,9 @@ class YarnCycle:
     """YARN's FairScheduler cycle with its starvation clocks (:class:`~fairalloc.engines.online.OnlinePolicy`)."""
 
     def __init__(self, settings: Mapping[str, Any], arith: Arithmetic) -> None:
-        self.arith = arith
+        # a leaf's split among k applications of weight 1 depends on (k, share) only: asked again
+        # at every container assigned, so kept (a 25-step search each time cost most of a cycle)
+        self.arith = Arithmetic(arith.queues, functools.lru_cache(maxsize=4096)(arith.split))
         check_settings(settings, SETTINGS, "settings")
         self.settings = {**SETTINGS, **settings}
         self.enabled = _flag(self.settings["preemption"], "settings.preemption")

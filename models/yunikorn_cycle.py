@@ -57,6 +57,7 @@ pods on nodes (such an ask waits).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -250,9 +251,21 @@ class Tree:
     def path(self, node: str | None) -> str:
         return "root" if node is None else f"{self.path(self.q.parent[node])}.{node}"
 
+    @functools.cached_property
+    def leaf_usage(self) -> dict[str, np.ndarray]:
+        return self.state.usage()
+
+    @functools.cached_property
+    def running_in(self) -> dict[str, list[Running]]:
+        """Each leaf's running jobs, in admission order."""
+        out: dict[str, list[Running]] = {}
+        for run in self.state.running.values():
+            out.setdefault(run.job.queue, []).append(run)
+        return out
+
     def usage(self, node: str | None) -> np.ndarray:
         leaves = self.q.leaves(node) if node is None or self.q.is_group(node) else [node]
-        return sum((r.usage for r in self.state.running.values() if r.job.queue in leaves), np.zeros(len(self.names)))
+        return np.sum([self.leaf_usage[u] for u in leaves], axis=0) if leaves else np.zeros(len(self.names))
 
     def max(self, node: str | None) -> Res | None:
         if node is None:  # the partition's total (partition.go)
@@ -374,9 +387,9 @@ def _walk(
             del snaps[snap.path]
             return
         ask = as_res(job.total(), tree.names)
-        for run in tree.state.running.values():
-            if run.job.queue == node and run.job.name not in tree.preempting and run.job.priority <= priority:
-                if ask.keys() & as_res(run.usage, tree.names).keys():
+        for run in tree.running_in.get(node, []):
+            if run.job.name not in tree.preempting and run.job.priority <= priority:
+                if ask.keys() & {r for r, v in zip(tree.names, run.job.request, strict=True) if v}:
                     snap.victims.append(run)
         if not snap.victims:
             del snaps[snap.path]
@@ -397,7 +410,7 @@ class Preemptor:
     snaps: dict[str, Snapshot] = field(default_factory=dict)
     owner: dict[str, str] = field(default_factory=dict)  # victim -> its queue's path
 
-    @property
+    @functools.cached_property
     def ask(self) -> Res:
         return as_res(self.job.total(), self.tree.names)
 
@@ -422,7 +435,12 @@ class Preemptor:
         return False
 
     def _res(self, run: Running) -> Res:
-        return as_res(run.usage, self.tree.names)
+        return self.held[run.job.name]
+
+    @functools.cached_property
+    def held(self) -> dict[str, Res]:
+        """Each candidate's allocation as a map."""
+        return {r.job.name: as_res(r.usage, self.tree.names) for s in self.snaps.values() for r in s.victims}
 
     def rooms(self) -> dict[str, tuple[Res, list[Running]]]:
         """``initWorkingState``: per usable node, its free room and its victims, newest first."""

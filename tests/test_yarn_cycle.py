@@ -43,8 +43,8 @@ def test_the_fair_shares_a_cycle_reads():
     assert np.allclose(view.shares["preemptable.child-1"], [8192, 24])
     assert np.allclose(view.shares["greedy"], [4096, 12]) and np.allclose(view.shares["starving"], [4096, 12])
     cap = case.cycle.capacity
-    assert below(view.apps["starving"].usage(2), view.shares["starving"], cap)
-    assert not below(view.apps["greedy"].usage(2), view.shares["greedy"], cap)
+    assert below(view.apps["starving"].usage, view.shares["starving"], cap)
+    assert not below(view.apps["greedy"].usage, view.shares["greedy"], cap)
 
 
 SMALL = """
@@ -202,6 +202,6 @@ def test_nothing_is_preempted_before_the_timeout_nor_below_a_fair_share(drawn):
         q = state.running[job].job.queue
         lost[q] = lost.get(q, np.zeros(1)) + state.running[job].usage
     for q, amount in lost.items():
-        before = view.apps[q].usage(1)
+        before = view.apps[q].usage
         assert not below(before - amount, view.shares[q], state.capacity)
         assert below(view.shares[q], before, state.capacity)  # it was above its fair share
