@@ -85,6 +85,7 @@ from fairalloc.core.instance import Instance
 from fairalloc.core.queues import Queues, active, queues_of
 from fairalloc.core.registry import register
 from fairalloc.core.tolerances import SATURATION
+from fairalloc.engines.online import OnlinePolicy
 from fairalloc.engines.queue_policy import QueuePolicy
 
 if TYPE_CHECKING:
@@ -487,6 +488,16 @@ class YarnFair(QueuePolicy):
         "the program is the water level; YARN truncates to whole units and stops its search where the "
         "truncated shares reach the total (tests/test_yarn_fair.py bounds the gap by max(1, k - 1) units)"
     )
+
+    def online(self, settings: dict[str, Any]) -> OnlinePolicy:
+        """YARN's scheduling cycle (assignment by the DRF comparator, preemption for starved
+        applications): :class:`fairalloc.models.yarn_cycle.YarnCycle`."""
+        from fairalloc.models.yarn_cycle import Arithmetic, YarnCycle
+
+        def split(apps: int, total: int) -> list[int]:  # FSLeafQueue.updateInternal: apps of weight 1
+            return yarn_compute_shares([YarnSchedulable(1.0)] * apps, total)
+
+        return YarnCycle(settings, Arithmetic(yarn_fair_shares, split))
 
     def entitlement(self, instance: Instance) -> tuple[np.ndarray, dict[str, Any]]:
         tree = yarn_tree(instance, self.name)

@@ -159,6 +159,7 @@ from fairalloc.core.instance import Instance
 from fairalloc.core.queues import Queues, queues_of, request
 from fairalloc.core.registry import refuse_beyond, register
 from fairalloc.core.tolerances import LEVEL_TIE, SATURATION
+from fairalloc.engines.online import OnlinePolicy
 from fairalloc.engines.queue_policy import QueuePolicy
 
 #: ``configs.MinPriority`` / ``MaxPriority``: a parent without applications below has the minimum
@@ -349,6 +350,13 @@ class YuniKornFair(QueuePolicy):
             refuse_beyond(
                 instance.n * groups, what, self.name, limits.MAX_YUNIKORN_QUEUE_GROUPS, "MAX_YUNIKORN_QUEUE_GROUPS"
             )
+
+    def online(self, settings: dict[str, Any]) -> OnlinePolicy:
+        """YuniKorn's scheduling cycle (this queue sort, FIFO applications, preemption toward a
+        queue's guarantee): :class:`fairalloc.models.yunikorn_cycle.YuniKornCycle`."""
+        from fairalloc.models.yunikorn_cycle import YuniKornCycle
+
+        return YuniKornCycle(settings, self.order, self.priority_first)
 
     # -- the sort ---------------------------------------------------------------------------
     def shares(self, instance: Instance) -> dict[str, float]:
