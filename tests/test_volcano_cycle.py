@@ -1,10 +1,12 @@
 """Volcano's session online (:mod:`fairalloc.models.volcano_cycle`): the ported upstream action
 tests decided as they assert, small sessions worked by hand, the gang and reclaim rules as
-properties, and the #4165 story (29/29/17) replayed session by session."""
+properties, and the #4165 story (29/29/17) replayed by the simulator from its bundled workloads."""
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 
 import numpy as np
 import pytest
@@ -16,8 +18,10 @@ import fairalloc
 from fairalloc.core.errors import CaseError
 from fairalloc.engines.online import Admit, ClusterState, Job, Preempt, Running, online_policy
 from fairalloc.io.cases import bundled_cases, parse_case
+from fairalloc.io.job_workloads import load_job_workload
 from fairalloc.io.jobs import cycle_decisions
 from fairalloc.models.volcano_cycle import Session
+from fairalloc.scheduling.replay import EventLog, replay
 
 CYCLE_CASES = [n for n in bundled_cases() if n.startswith("volcano-") and fairalloc.load_case(n).cycle is not None]
 
@@ -283,57 +287,49 @@ def test_reclaim_takes_only_from_queues_above_deserved(state):
 # -- Volcano #4165 ----------------------------------------------------------------------------
 
 MI = 1048576
-#: five workers of 15 cpus and 15000Mi: the 75 cpus the thread counts
-WORKERS = {f"worker-{k}": np.array([15.0, 15000.0 * MI]) for k in range(1, 6)}
 
 
-def _tenant_jobs(tenant: str, count: int, submit: float) -> dict[str, Job]:
-    """``count`` single-pod jobs of 1 cpu and 1000Mi (the thread's test tool)."""
-    return {
-        f"{tenant}-job{k:02d}": Job(f"{tenant}-job{k:02d}", f"tenant-{tenant}", (1.0, 1000.0 * MI), submit=submit)
-        for k in range(count)
-    }
+def _replay_4165(workload: str, nodes=None, together: bool = False):
+    """The bundled ``workload`` replayed against ``report-volcano-4165`` (its settings: the thread's
+    actions ``enqueue, allocate, reclaim``, the tainted control-plane node) under volcano-proportion,
+    as ``fairalloc simulate WORKLOAD --case report-volcano-4165`` runs it; ``nodes`` replaces the
+    workload's, ``together`` submits every job at 0.  Returns the result and the event log's rows."""
+    case = fairalloc.load_case("report-volcano-4165")
+    w = load_job_workload(workload, case.instance)
+    jobs = [dataclasses.replace(j, submit=0.0) for j in w.jobs] if together else w.jobs
+    stream = io.StringIO()
+    log = EventLog(stream, case.instance.resources, "csv")
+    mechanism = fairalloc.get("volcano-proportion")
+    result = replay(case.instance, jobs, mechanism, settings=case.settings, nodes=nodes or w.nodes, log=log)
+    return result, list(csv.DictReader(io.StringIO(stream.getvalue())))
 
 
-def _sessions(nodes, settings, arrivals, times):
-    """Session after session at ``times``: the jobs of ``arrivals[t]`` enter their queues at ``t``,
-    one Volcano session decides, :meth:`ClusterState.after` carries its binds and evictions to the
-    next.  Returns the final state and each session's decisions."""
-    case = fairalloc.load_case("report-volcano-4165").instance
-    state = ClusterState(case, 0.0, {}, {}, {}, nodes, settings)
-    policy = online_policy(fairalloc.get("volcano-proportion"), settings)
-    log = []
-    for t in times:
-        new = arrivals.get(t, {})
-        state = dataclasses.replace(
-            state, now=t, pending={**state.pending, **new}, since={**state.since, **dict.fromkeys(new, t)}
-        )
-        decisions = policy.decide(state)
-        log.append((t, decisions))
-        state = state.after(decisions)
-    return state, log
-
-
-def _pods(state: ClusterState) -> dict[str, int]:
+def _pods(result, events) -> dict[str, int]:
+    """Pods running per tenant at the end, from the event log (admitted minus preempted and
+    finished), checked against the jobs the result counts running (every job is one pod)."""
+    sign = {"admit": 1, "preempt": -1, "finish": -1, "submit": 0}
     out = {q: 0 for q in ("tenant-a", "tenant-b", "tenant-c")}
-    for run in state.running.values():
-        out[run.job.queue] += run.pods
+    for row in events:
+        out[row["queue"]] += sign[row["event"]] * int(row["pods"])
+    assert out == {q.queue: q.running for q in result.queues if q.queue in out}
     return out
 
 
-SETTINGS_4165 = {"actions": "enqueue, allocate, reclaim"}  # the thread's scheduler configuration
+def _at(events, time: str, kind: str) -> list[dict]:
+    return [row for row in events if row["time"] == time and row["event"] == kind]
 
 
 def test_4165_with_75_cpus_counted_allocate_and_reclaim_give_25_each():
-    """The thread's cluster as counted there: 75 cpus.  guarantees 3 x 25 = 75, so every
-    realCapability is 0 + 25 and deserved is 25 whatever the requests.  t = 0: tenants a and b
-    submit 40 jobs each; enqueue lets 25 of each in, allocate binds 25 + 25.  t = 10: c submits 40;
-    allocate binds 25 of c's into the 25 cpus left.  25/25/25 and no eviction: the observed
-    29/29/17 cannot come out of 75 counted cpus."""
-    arrivals = {0.0: {**_tenant_jobs("a", 40, 0.0), **_tenant_jobs("b", 40, 0.0)}, 10.0: _tenant_jobs("c", 40, 10.0)}
-    state, log = _sessions(WORKERS, SETTINGS_4165, arrivals, [0.0, 10.0, 11.0])
-    assert _pods(state) == {"tenant-a": 25, "tenant-b": 25, "tenant-c": 25}
-    assert not [d for _, ds in log for d in ds if isinstance(d, Preempt)]
+    """The thread's cluster as counted there: 75 cpus (``volcano-4165-75``: one pool, the case's
+    capacity).  guarantees 3 x 25 = 75, so every realCapability is 0 + 25 and deserved is 25
+    whatever the requests.  t = 0: tenants a and b submit 40 jobs each; enqueue lets 25 of each in,
+    allocate binds 25 + 25.  t = 10: c submits 40; allocate binds 25 of c's into the 25 cpus left.
+    25/25/25 and no eviction: the observed 29/29/17 cannot come out of 75 counted cpus."""
+    result, events = _replay_4165("volcano-4165-75")
+    assert _pods(result, events) == {"tenant-a": 25, "tenant-b": 25, "tenant-c": 25}
+    assert len(_at(events, "0", "admit")) == 50 and len(_at(events, "10", "admit")) == 25
+    assert not [row for row in events if row["event"] == "preempt"]
+    assert all(q.preemptions == 0 for q in result.queues)
 
 
 def test_4165_with_a_tainted_12_cpu_node_counted_29_29_17_comes_from_allocate_then_reclaim():
@@ -343,29 +339,27 @@ def test_4165_with_a_tainted_12_cpu_node_counted_29_29_17_comes_from_allocate_th
 
     t = 0, a and b submit 40 jobs each (c has none: it takes no share): deserved 37 and 37 (87/2
     capped at 37); enqueue admits 37 of each; allocate binds a and b alternately to 37 + 37 = 74 of
-    the 75 usable cpus.
+    the 75 usable cpus.  The replay asks again at once: a and b are at deserved, nothing more.
     t = 10, c submits 40: three active queues, deserved 87/3 = 29 each.  allocate binds one c pod
     in the last free cpu (a and b are overused: 37 >= 29); reclaim, for c (1 < 29, not overused),
     evicts a's and b's newest jobs, the higher share first, while each holds more than 29: 8 + 8
-    evictions, 16 c pods pipelined.
-    t = 11: allocate binds c's 16 pipelined jobs in the freed room (c's share is lowest; a and b
-    are at 29 = deserved, overused); c holds 17.  reclaim finds no queue above deserved.
-    t = 12: nothing changes.  29/29/17, as observed."""
-    nodes = {**WORKERS, "control-plane": np.array([12.0, 12000.0 * MI])}
-    settings_ = {**SETTINGS_4165, "tainted_nodes": ["control-plane"]}
-    arrivals = {0.0: {**_tenant_jobs("a", 40, 0.0), **_tenant_jobs("b", 40, 0.0)}, 10.0: _tenant_jobs("c", 40, 10.0)}
-    state, log = _sessions(nodes, settings_, arrivals, [0.0, 10.0, 11.0, 12.0])
-    (_, first), (_, second), (_, third), (_, fourth) = log
-    admitted = [d for d in first if isinstance(d, Admit)]
-    assert len(admitted) == 74 and {d.job[0] for d in admitted[:2]} == {"a", "b"}
-    evicted = [d for d in second if isinstance(d, Preempt)]
-    assert len(evicted) == 16 and sum(d.job.startswith("a-") for d in evicted) == 8
-    assert [d.job for d in second if isinstance(d, Admit)] == ["c-job00"]
-    assert all(d.by.startswith("c-") and "above its deserved" in d.why for d in evicted)
-    assert len(third) == 16 and all(isinstance(d, Admit) and d.job.startswith("c-") for d in third)
-    assert fourth == []
-    assert _pods(state) == {"tenant-a": 29, "tenant-b": 29, "tenant-c": 17}
-    assert not any(n == "control-plane" for run in state.running.values() for n in run.nodes)
+    evictions, 16 c pods pipelined.  The next session (the replay asks again at t = 10, as Volcano
+    opens its next session) binds c's 16 jobs in the freed room (c's share is lowest; a and b are
+    at 29 = deserved, overused): c holds 17.  reclaim finds no queue above deserved, and the last
+    session decides nothing.  29/29/17, as observed."""
+    result, events = _replay_4165("volcano-4165")
+    first = _at(events, "0", "admit")
+    assert len(first) == 74 and {row["queue"] for row in first[:2]} == {"tenant-a", "tenant-b"}
+    later = [row for row in events if row["time"] == "10" and row["event"] != "submit"]
+    assert [(row["event"], row["job"]) for row in later[:1]] == [("admit", "c-job00")]
+    evicted = later[1:17]
+    assert all(row["event"] == "preempt" and row["by"].startswith("c-") for row in evicted)
+    assert sum(row["queue"] == "tenant-a" for row in evicted) == 8
+    assert all(row["event"] == "admit" and row["queue"] == "tenant-c" for row in later[17:])
+    assert len(later) == 33
+    assert _pods(result, events) == {"tenant-a": 29, "tenant-b": 29, "tenant-c": 17}
+    preempted = {q.queue: q.preemptions for q in result.queues}
+    assert preempted == {"tenant-a": 8, "tenant-b": 8, "tenant-c": 0, "default": 0}
 
 
 def test_4165_needs_c_to_arrive_late_and_87_to_89_cpus_counted():
@@ -373,12 +367,9 @@ def test_4165_needs_c_to_arrive_late_and_87_to_89_cpus_counted():
     each capped at deserved 29, until the 75 usable cpus are full at 25 each; nobody is above
     deserved, so reclaim has nothing to take.  And a tainted node of 16 cpus (T = 91): deserved
     30, the split becomes 30/30/15: the observed 29 needs 87 <= T < 90."""
-    nodes = {**WORKERS, "control-plane": np.array([12.0, 12000.0 * MI])}
-    settings_ = {**SETTINGS_4165, "tainted_nodes": ["control-plane"]}
-    together = {0.0: {**_tenant_jobs("a", 40, 0.0), **_tenant_jobs("b", 40, 0.0), **_tenant_jobs("c", 40, 0.0)}}
-    state, _ = _sessions(nodes, settings_, together, [0.0, 1.0])
-    assert _pods(state) == {"tenant-a": 25, "tenant-b": 25, "tenant-c": 25}
-    bigger = {**WORKERS, "control-plane": np.array([16.0, 16000.0 * MI])}
-    late = {0.0: {**_tenant_jobs("a", 40, 0.0), **_tenant_jobs("b", 40, 0.0)}, 10.0: _tenant_jobs("c", 40, 10.0)}
-    state, _ = _sessions(bigger, settings_, late, [0.0, 10.0, 11.0, 12.0])
-    assert _pods(state) == {"tenant-a": 30, "tenant-b": 30, "tenant-c": 15}
+    result, events = _replay_4165("volcano-4165", together=True)
+    assert _pods(result, events) == {"tenant-a": 25, "tenant-b": 25, "tenant-c": 25}
+    bigger = {f"worker-{k}": np.array([15.0, 15000.0 * MI]) for k in range(1, 6)}
+    bigger["control-plane"] = np.array([16.0, 16000.0 * MI])
+    result, events = _replay_4165("volcano-4165", nodes=bigger)
+    assert _pods(result, events) == {"tenant-a": 30, "tenant-b": 30, "tenant-c": 15}

@@ -79,6 +79,7 @@ COLUMNS = (
     "queue",
     "submitted",
     "completed",
+    "running",
     "waiting",
     "wait_mean",
     "wait_p50",
