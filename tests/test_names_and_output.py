@@ -251,10 +251,16 @@ def test_mechanisms_reports_what_solve_does(capsys):
     code, out, _ = run(capsys, "mechanisms", "--format", "json")
     inst = fairalloc.load_case(SECTION_4_1).instance
     members = {"alpha-fair:ALPHA": "alpha-fair:2", "alpha-tasks:ALPHA": "alpha-tasks:2", "fds:BETA:LAMBDA": "fds:0.5:3"}
+    members |= {"slots:K[:oc]": "slots:3", "capacity:K[:oc]": "capacity:3:oc"}
     dynamic = fairalloc.load_case("dmfa-srq-worked-example").instance
     for row in json.loads(out):
         name = members.get(row["name"], row["name"])
         on = dynamic if row["kind"] == "dynamic" else inst
+        if row["kind"] == "online":  # schedulers of tasks offered over time: simulate runs them, solve refuses
+            assert (row["auto"], row["fast_path"], row["program"]) == ("simulate", False, False), row
+            with pytest.raises(fairalloc.FairallocError, match=f"fairalloc simulate WORKLOAD --scheduler {name}"):
+                fairalloc.solve(on, name)
+            continue
         alloc = fairalloc.solve(on, name)
         assert (
             alloc.method
