@@ -29,7 +29,7 @@ SAME = 1e-9
 
 def test_the_kept_answers_span_the_depths():
     depths = {json.loads(p.read_text())["case"]["name"].split("-")[2] for p in FILES}
-    assert len(FILES) >= 10 and len(depths) >= 3, (len(FILES), depths)
+    assert len(FILES) >= 14 and depths == {"2", "3", "4", "5", "6"}, (len(FILES), depths)
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
