@@ -581,7 +581,7 @@ class _Search:
         self.pol = owner.policy(self.cq)
 
     def uses(self, name: str) -> bool:
-        return bool((self.snap.state.running[name].usage[self.need] > 0).any())
+        return bool((self.snap.held[name][self.need] > 0).any())  # its usage, not multiplied out again
 
     def order_key(self, name: str) -> tuple:
         """``CandidatesOrdering``: other ClusterQueues first, lower priority, most recently reserved."""
