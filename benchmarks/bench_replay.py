@@ -1,36 +1,63 @@
-"""Job-level replay throughput (``fairalloc.scheduling.replay``): the generic online adapter over
-``drf`` at 10^4 and 10^5 jobs, in events per second, as a ratio to a bare ``heapq`` loop of the same
-events timed in the same process, and how the cost grows from 10^4 to 10^5 jobs.
+"""Job-level replay throughput (``fairalloc.scheduling.replay``), in events per second, as a ratio
+to a bare ``heapq`` loop of the same events timed in the same process, and how the cost grows with
+the jobs: the generic online adapter over ``drf`` (``runs``), and Kueue's scheduling cycle on issue
+37's 100 ClusterQueues in 10 cohorts (``kueue``).
 
-Workload (synthetic, deterministic for --seed): a flat queue case of ``--queues`` queues (default 20)
-on one pool of 400 CPUs and 800 GB (no nodes; ``--nodes K`` splits it into K equal nodes); jobs owned
-round-robin, each of 1..4 pods of (1..4 CPUs, 1..8 GB), run times exponential (mean 30 s), Poisson
-arrivals at about 90% of the CPUs.  Events: every submission and every end (no preemption: the
-adapter never preempts).
+drf workload (synthetic, deterministic for --seed): a flat queue case of ``--queues`` queues
+(default 20) on one pool of 400 CPUs and 800 GB (no nodes; ``--nodes K`` splits it into K equal
+nodes); jobs owned round-robin, each of 1..4 pods of (1..4 CPUs, 1..8 GB), run times exponential
+(mean 30 s), Poisson arrivals at about 90% of the CPUs.  Events: every submission and every end (no
+preemption: the adapter never preempts).  ``growth`` = (seconds at 10^5 / seconds at 10^4) / 10: 1
+for linear cost, 10 for quadratic.
 
-The floor (``heapq_events_per_second``): the same events popped from one ``heapq`` in plain Python
-(the heap starts with the submissions, a submission pushes its end at submit + run time), timed right
-before and right after the replay and averaged; ``ratio`` = heapq events/s / replay events/s.
-``growth`` = (seconds at 10^5 / seconds at 10^4) / 10: 1 for linear cost, 10 for quadratic.
+Kueue case (:func:`kueue_case`, seeded): 10 cohorts of 10 ClusterQueues, nominal quota 8, 16 or 32
+CPUs (4 GB per CPU), every third queue with a borrowing limit of its quota, every fourth (from the
+second) lending half of it; the capacity is the sum of the quotas.  Every queue preempts within
+itself (``LowerPriority``) and reclaims within its cohort (``Any`` or ``LowerPriority``, alternating),
+one in seven is StrictFIFO; two rows: fair sharing on, and classic preemption (every fifth queue
+also ``borrowWithinCohort: LowerPriority`` with ``maxPriorityThreshold`` 100).  Workload
+(:func:`kueue_jobs`, seeded): arrivals Poisson with a daily cycle (rate ``1 + sin``, thinned), at
+75% of the CPUs on average, 1.5 times that at the daily peak (above the cohorts' quotas there, so
+queues borrow, wait and preempt), about a week at 10^5 jobs; each job to a queue drawn in proportion to
+its quota times U(0.5, 1.5), of 1, 2 or 4 pods of 0.5..4 CPUs, run times lognormal (median about
+9 min, mean 30 min, capped at a day: heavy-tailed), priority 0, 100 or 1000 (70/25/5%).  Each size
+runs in a child process (``fork``), timed in CPU seconds of that process (``time.process_time``:
+waiting for a core on a shared machine excluded), the ``heapq`` floor too.  ``exponent``: of the
+CPU seconds between the sizes (log of the ratio of times over log of the ratio of jobs; target
+:data:`GROWTH_TARGET`).  Memory: the child's peak RSS (``ru_maxrss``) beyond its RSS before the
+replay, against the most jobs alive at once (waiting or running, counted from the event stream):
+the replay keeps the jobs alive, running sums, and 8 bytes per admission (the wait times), and
+writes the event log as it goes (here to a counter).
 
-Kueue's online form (issue 37's 100 ClusterQueues in 10 cohorts) comes with its own helper; this
-measures the adapter only.  Not wired into ``make bench`` (quick runs only so far).
-
-Run: .venv/bin/python benchmarks/bench_replay.py [--quick] [--jobs N ...] [--json FILE]
+Run: .venv/bin/python benchmarks/bench_replay.py [--quick] [--jobs N ...] [--kueue-jobs N ...] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import heapq
+import math
+import multiprocessing
 import random
+import resource
 import time
 
 from provenance import commit, load_average, update_json
 
 import fairalloc
+from fairalloc.core.errors import FairallocError
 from fairalloc.engines.online import Job
-from fairalloc.scheduling.replay import replay
+from fairalloc.io.cases import parse_case
+from fairalloc.scheduling.replay import EventLog, replay
+
+#: Kueue: heapq events/s over replay events/s at 10^5 jobs (a full scheduling cycle in Python, every
+#: head nominated against the quota tree, twice an instant, and the entitlement statistic solved
+#: again as the queues with work change; benchmarks/README.md)
+KUEUE_RATIO_TARGET = 1000.0
+#: Kueue: exponent of the CPU seconds from 10^4 to 10^5 jobs (1: linear, 2: quadratic)
+GROWTH_TARGET = 1.2
+COHORTS, PER_COHORT = 10, 10
+DAY = 86_400.0
 
 
 def build(n_jobs: int, queues: int, seed: int) -> tuple[fairalloc.Instance, list[Job]]:
@@ -94,10 +121,180 @@ def measure(n_jobs: int, queues: int, nodes: int, seed: int) -> dict:
     }
 
 
+# -- Kueue: 100 ClusterQueues in 10 cohorts ----------------------------------------------------------
+
+
+def kueue_case(seed: int, fair: bool) -> tuple[fairalloc.Instance, dict]:
+    """The case and its settings: 10 cohorts of 10 ClusterQueues (module docstring)."""
+    rng = random.Random(seed)
+    users: dict[str, dict] = {}
+    queues: dict[str, dict] = {}
+    for c in range(COHORTS):
+        for k in range(PER_COHORT):
+            name, cpu = f"cq-{c}-{k}", float(rng.choice([8, 16, 16, 32]))
+            user: dict = {"group": f"cohort-{c}", "guarantee": {"cpu": cpu, "memory": 4 * cpu}, "request": {"cpu": 1}}
+            if k % 3 == 0:
+                user["borrowing_limit"] = {"cpu": cpu, "memory": 4 * cpu}
+            if k % 4 == 1:
+                user["lending_limit"] = {"cpu": cpu / 2, "memory": 2 * cpu}
+            users[name] = user
+            pre: dict = {
+                "within_cluster_queue": "LowerPriority",
+                "reclaim_within_cohort": "Any" if k % 2 else "LowerPriority",
+            }
+            if not fair and k % 5 == 0:
+                pre["borrow_within_cohort"] = {"policy": "LowerPriority", "max_priority_threshold": 100}
+            queues[name] = {"queueing_strategy": "StrictFIFO" if k % 7 == 3 else "BestEffortFIFO", "preemption": pre}
+    total = sum(u["guarantee"]["cpu"] for u in users.values())
+    settings = {"fair_sharing": fair, "cluster_queues": queues}
+    case = {
+        "name": f"kueue-{COHORTS * PER_COHORT}-cluster-queues",
+        "resources": {"cpu": total, "memory": 4 * total},
+        "groups": {f"cohort-{c}": {"parent": None} for c in range(COHORTS)},
+        "users": users,
+        "settings": settings,
+    }
+    return parse_case(case, "bench_replay.kueue_case").instance, settings
+
+
+def kueue_jobs(instance: fairalloc.Instance, n_jobs: int, seed: int, load: float = 0.75) -> list[Job]:
+    """``n_jobs`` jobs over the case's ClusterQueues (module docstring)."""
+    rng = random.Random(seed)
+    names = list(instance.users)
+    weights = [float(instance.queues.guarantee[q][0]) * rng.uniform(0.5, 1.5) for q in names]
+    mean_cpu, mean_run, sigma = 3.8, 1800.0, 1.5  # pods x CPUs per pod; lognormal mean run time
+    rate = load * float(instance.capacity[0]) / (mean_cpu * mean_run)
+    mu = math.log(mean_run) - sigma * sigma / 2
+    jobs, t = [], 0.0
+    for k in range(n_jobs):
+        while True:  # thinning: rate x (1 + sin / 2) over the day, drawn at 1.5 times the mean rate
+            t += rng.expovariate(1.5 * rate)
+            if rng.random() < (1 + math.sin(2 * math.pi * t / DAY) / 2) / 1.5:
+                break
+        cpu = rng.choice([0.5, 1.0, 2.0, 2.0, 4.0])
+        runtime = round(min(DAY, max(1.0, rng.lognormvariate(mu, sigma))), 3)
+        priority = float(rng.choices([0, 100, 1000], [0.70, 0.25, 0.05])[0])
+        queue = rng.choices(names, weights)[0]
+        jobs.append(
+            Job(f"job-{k}", queue, (cpu, 4 * cpu), rng.choice([1, 1, 2, 4]), None, priority, round(t, 3), runtime)
+        )
+    return jobs
+
+
+class Alive(EventLog):
+    """The event log as a counter: the jobs alive (submitted, not finished) and their most."""
+
+    def __init__(self) -> None:
+        self.alive = self.peak = 0
+
+    def write(self, time: float, event: str, job: Job, pods: int, by: str = "") -> None:
+        if event == "submit":
+            self.alive += 1
+            self.peak = max(self.peak, self.alive)
+        elif event == "finish":
+            self.alive -= 1
+
+
+def cpu_floor(jobs: list[Job]) -> float:
+    """:func:`heap_floor`'s events per CPU second."""
+    t0 = time.process_time()
+    done, _ = heap_floor(jobs)
+    return done / (time.process_time() - t0)
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize()
+
+
+def kueue_measure(n_jobs: int, fair: bool, seed: int) -> dict:
+    inst, settings = kueue_case(seed, fair)
+    jobs = kueue_jobs(inst, n_jobs, seed + 1)
+    before = cpu_floor(jobs)
+    log, rss = Alive(), rss_bytes()
+    t0, w0 = time.process_time(), time.perf_counter()
+    r = replay(inst, jobs, fairalloc.get("kueue"), settings=settings, log=log)
+    seconds, wall = time.process_time() - t0, time.perf_counter() - w0
+    floor = (before + cpu_floor(jobs)) / 2
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss
+    return {
+        "mechanism": _mechanism(fair),
+        "jobs": n_jobs,
+        "cluster_queues": COHORTS * PER_COHORT,
+        "cohorts": COHORTS,
+        "days": round(jobs[-1].submit / DAY, 2),
+        "events": r.events,
+        "cycles": r.cycles,
+        "decisions": r.decisions,
+        "preemptions": sum(q.preemptions for q in r.queues),
+        "cpu_seconds": round(seconds, 2),
+        "wall_seconds": round(wall, 2),
+        "events_per_second": round(r.events / seconds),
+        "heapq_events_per_second": round(floor),
+        "ratio": round(floor / (r.events / seconds), 1),
+        "peak_jobs_alive": log.peak,
+        "rss_growth_mb": round(max(grown, 0) / 2**20, 1),
+        "utilization": {k: round(v, 3) for k, v in r.utilization.items()},
+    }
+
+
+def _child(conn, n_jobs: int, fair: bool, seed: int) -> None:
+    try:
+        conn.send(kueue_measure(n_jobs, fair, seed))
+    except FairallocError as exc:  # a replay refused is a row saying so, not a lost run
+        conn.send({"mechanism": _mechanism(fair), "jobs": n_jobs, "failed": str(exc)})
+    conn.close()
+
+
+def _mechanism(fair: bool) -> str:
+    return "kueue, " + ("fair sharing" if fair else "classic preemption")
+
+
+def kueue_run(n_jobs: int, fair: bool, seed: int) -> dict:
+    """:func:`kueue_measure` in a child process of its own (its peak RSS is the run's)."""
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(child, n_jobs, fair, seed))
+    proc.start()
+    row = parent.recv()
+    proc.join()
+    return row
+
+
+def exponent(a: dict, b: dict) -> float:
+    return round(math.log(b["cpu_seconds"] / a["cpu_seconds"]) / math.log(b["jobs"] / a["jobs"]), 2)
+
+
+def kueue_section(sizes: list[int], seed: int) -> dict:
+    rows = []
+    for fair in (True, False):
+        for n in sizes:
+            row = kueue_run(n, fair, seed)
+            rows.append(row)
+            if "failed" in row:
+                print(f"{row['mechanism']:<30} {n:>9,} jobs: FAILED: {row['failed']}", flush=True)
+                break  # the larger sizes replay the same start
+            print(
+                f"{row['mechanism']:<30} {n:>9,} jobs ({row['days']:g} days): {row['events']:,} events, "
+                f"{row['preemptions']:,} preemptions, {row['cpu_seconds']:.1f} CPU s = {row['events_per_second']:,} "
+                f"events/s; bare heapq {row['heapq_events_per_second']:,}/s: ratio {row['ratio']:.0f}; "
+                f"peak {row['peak_jobs_alive']:,} jobs alive, RSS +{row['rss_growth_mb']:.0f} MB",
+                flush=True,
+            )
+    growth = []
+    for mech in dict.fromkeys(r["mechanism"] for r in rows):
+        mine = [r for r in rows if r["mechanism"] == mech and "failed" not in r]
+        for a, b in zip(mine, mine[1:]):
+            growth.append({"mechanism": mech, "from": a["jobs"], "to": b["jobs"], "exponent": exponent(a, b)})
+            print(f"{mech}: growth {a['jobs']:,} -> {b['jobs']:,} jobs: exponent {growth[-1]['exponent']:.2f}")
+    return {"rows": rows, "growth": growth, "targets": {"ratio": KUEUE_RATIO_TARGET, "exponent": GROWTH_TARGET}}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="10^4 jobs only (a smoke test)")
-    ap.add_argument("--jobs", type=int, nargs="+", help="job counts instead of 10^4 10^5")
+    ap.add_argument("--jobs", type=int, nargs="+", help="job counts instead of 10^4 10^5 (both sections)")
+    ap.add_argument("--kueue-jobs", type=int, nargs="+", help="job counts of the Kueue rows (instead of --jobs)")
     ap.add_argument("--queues", type=int, default=20)
     ap.add_argument("--nodes", type=int, default=0, help="split the pool into this many nodes (0: one pool)")
     ap.add_argument("--seed", type=int, default=0)
@@ -118,6 +315,7 @@ def main() -> None:
     if 10_000 in runs and 100_000 in runs:
         out["growth"] = round(runs[100_000]["wall_seconds"] / runs[10_000]["wall_seconds"] / 10, 2)
         print(f"growth 10^4 -> 10^5 jobs: {out['growth']:.2f} x linear (1: linear, 10: quadratic)")
+    out["kueue"] = kueue_section(args.kueue_jobs or sizes, args.seed)
     out["load_average"]["end"] = load_average()
     if args.json:
         update_json(args.json, out, indent=1)

@@ -322,6 +322,63 @@ def simulator(d: dict) -> list[Row]:
     return out
 
 
+def replay(d: dict) -> list[Row]:
+    """bench_replay.py: the Kueue rows (events/s at the largest size against the ``heapq`` floor,
+    the growth exponent, memory against the jobs alive; a replay that stopped is a missed row), then
+    the generic adapter's."""
+    k, out = d["kueue"], []
+    t = k["targets"]
+    for mech in dict.fromkeys(r["mechanism"] for r in k["rows"]):
+        mine = [r for r in k["rows"] if r["mechanism"] == mech]
+        where = f"replay, {mech}, {mine[0]['cluster_queues']} ClusterQueues in {mine[0]['cohorts']} cohorts"
+        done = [r for r in mine if "failed" not in r]
+        if done:
+            top = done[-1]
+            out.append(
+                (
+                    f"{where}, {ten(top['jobs'])} jobs (`bench_replay.py`)",
+                    f"{top['events_per_second']:,} events/s (CPU)",
+                    f"a bare `heapq` loop of the same events, {top['heapq_events_per_second']:,}/s",
+                    f"{top['ratio']:.4g}x slower",
+                    f"<= {t['ratio']:g}x: {met(top['ratio'] <= t['ratio'])}",
+                )
+            )
+            for g in (g for g in k["growth"] if g["mechanism"] == mech):
+                out.append(
+                    (
+                        f"... growth {ten(g['from'])} -> {ten(g['to'])} jobs",
+                        f"exponent {g['exponent']:.3g}",
+                        " -> ".join(f"{r['cpu_seconds']:.3g} s CPU" for r in done),
+                        "",
+                        f"<= {t['exponent']:g}: {met(g['exponent'] <= t['exponent'])}",
+                    )
+                )
+            out.append(
+                (
+                    "... memory",
+                    " / ".join(f"RSS +{r['rss_growth_mb']:g} MB" for r in done),
+                    " / ".join(f"{r['peak_jobs_alive']:,} jobs alive at most of {ten(r['jobs'])}" for r in done),
+                    "",
+                    "reported",
+                )
+            )
+        for r in (r for r in mine if "failed" in r):
+            out.append(
+                (f"{where}, {ten(r['jobs'])} jobs (`bench_replay.py`)", f"stopped: {r['failed']}", "", "", met(False))
+            )
+    for r in d["runs"]:
+        out.append(
+            (
+                f"replay, {r['mechanism']}, {r['queues']} queues, {ten(r['jobs'])} jobs",
+                f"{r['events_per_second']:,} events/s",
+                f"a bare `heapq` loop, {r['heapq_events_per_second']:,}/s",
+                f"{r['ratio']:.4g}x slower",
+                "reported",
+            )
+        )
+    return out
+
+
 def startup(d: dict) -> list[Row]:
     rows = d["current"]["rows"]
     numpy = find(rows, command="import numpy")
@@ -412,6 +469,7 @@ RENDERERS: dict[str, Callable[..., list[Row]]] = {
     "results_explorer_http.json": explorer_http,
     "results_dynamic.json": dynamic,
     "results_simulator.json": simulator,
+    "results_replay.json": replay,
     "results_startup.json": startup,
     "results_table2.json": table2,
     "results_scheduling.json": scheduling,

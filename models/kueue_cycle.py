@@ -214,19 +214,95 @@ class Entry:
     why: str = ""
 
 
-class Snapshot:
-    """The cycle's quota usage (``schdcache.Snapshot``): every ClusterQueue's admitted usage, the
-    jobs each holds, changed as the cycle adds usage and simulates removals."""
+class Held:
+    """The running jobs of each ClusterQueue, their usage and each queue's sum, kept from one cycle
+    to the next and changed by what changed: a queue that lost a job sums its jobs again, in their
+    order, and a job admitted since is added at the end; the sums are then those of adding the
+    running jobs one by one in admission order, as :class:`Snapshot` does (the same numbers).  A
+    :class:`Running` is frozen, so a job is the same while its object is; a state whose new jobs
+    are not the last ones admitted is read from scratch."""
 
-    def __init__(self, tree: _Tree, state: ClusterState) -> None:
-        self.tree, self.state = tree, state
+    def __init__(self, tree: _Tree) -> None:
+        self.tree = tree
         self.leaf = np.zeros((len(tree.leaves), tree.m))
         self.jobs: dict[str, list[str]] = {q: [] for q in tree.leaves}
-        self.out: set[str] = set()  # running jobs simulated as removed
-        for name, run in state.running.items():
-            self.leaf[tree.index[run.job.queue]] += run.usage
+        self.usage: dict[str, np.ndarray] = {}
+        self.seen: dict[int, tuple[str, Any]] = {}  # id of a Running held -> (its name, it)
+        self.order: list[int] = []  # the ids, in admission order
+        self.cohorts = {v: u for v, u in tree.usage(self.leaf).items() if v not in tree.index}
+
+    def update(self, state: ClusterState) -> Held:
+        items = list(state.running.items())
+        ids = [id(run) for _, run in items]
+        now = set(ids)
+        gone = set(self.seen).difference(now)
+        kept = [i for i in self.order if i not in gone] if gone else self.order
+        if ids[: len(kept)] != kept:  # not the jobs held, in their order, then the new ones
+            self.__init__(self.tree)  # type: ignore[misc]
+            kept, gone = [], set()
+        lost = set()
+        for key in gone:
+            name, run = self.seen.pop(key)
+            del self.usage[name]
+            lost.add(run.job.queue)
+        for q in lost:
+            i = self.tree.index[q]
+            self.jobs[q] = [n for n in self.jobs[q] if n in self.usage]
+            self.leaf[i] = 0.0
+            for n in self.jobs[q]:
+                self.leaf[i] += self.usage[n]
+        changed = set(lost)
+        for name, run in items[len(kept) :]:
+            self.seen[id(run)] = (name, run)
+            self.usage[name] = run.usage
+            self.leaf[self.tree.index[run.job.queue]] += self.usage[name]
             self.jobs[run.job.queue].append(name)
+            changed.add(run.job.queue)
+        self.order = ids
+        self._cohorts_above(changed)
+        return self
+
+    def _cohorts_above(self, queues: set[str]) -> None:
+        """The usage of the cohorts above ``queues`` summed again, children first, as
+        :meth:`~fairalloc.models.kueue_tree._Tree.usage` sums it."""
+        tree = self.tree
+        above = {v for q in queues for v in path_to_root(tree, q)}
+        if not above:
+            return
+        U = self.usage_of(self.leaf)
+        for v, _, _ in tree._usage_plan():  # children first
+            if v in above:
+                U[v] = self.cohorts[v] = cohort_usage(tree, v, U)
+
+    def usage_of(self, leaf: np.ndarray) -> dict[str, np.ndarray]:
+        """Every node's usage, the ClusterQueues' rows of ``leaf`` (views) and the cohorts' held."""
+        return {**self.cohorts, **dict(zip(self.tree.leaves, leaf))}
+
+
+class Snapshot:
+    """The cycle's quota usage (``schdcache.Snapshot``): every ClusterQueue's admitted usage, the
+    jobs each holds, changed as the cycle adds usage and simulates removals.
+
+    ``held``: the running jobs per ClusterQueue kept from one cycle to the next (:class:`Held`),
+    else summed here.  ``incremental``: a change of a ClusterQueue's usage recomputes the cohorts
+    above it only, each as the whole tree's pass computes it (the same sums in the same order, so
+    the same numbers), instead of the whole tree at the next read."""
+
+    def __init__(self, tree: _Tree, state: ClusterState, held: Held | None = None, incremental: bool = False) -> None:
+        self.tree, self.state, self.incremental = tree, state, incremental
+        self.out: set[str] = set()  # running jobs simulated as removed
         self._usage: dict[str, np.ndarray] | None = None
+        if held is not None:
+            self.leaf, self.jobs, self.held = held.leaf.copy(), held.jobs, held.usage
+            self._usage = held.usage_of(self.leaf)
+            return
+        self.leaf = np.zeros((len(tree.leaves), tree.m))
+        self.jobs = {q: [] for q in tree.leaves}
+        self.held = {}
+        for name, run in state.running.items():
+            self.held[name] = run.usage
+            self.leaf[tree.index[run.job.queue]] += self.held[name]
+            self.jobs[run.job.queue].append(name)
 
     # -- usage -----------------------------------------------------------------------------------
     def usage(self) -> dict[str, np.ndarray]:
@@ -235,18 +311,22 @@ class Snapshot:
         return self._usage
 
     def add(self, cq: str, amount: np.ndarray) -> None:
-        self.leaf[self.tree.index[cq]] += amount
-        self._usage = None
+        self.leaf[self.tree.index[cq]] += amount  # the usage's leaf rows are views of these
+        if self._usage is None:
+            return
+        if not self.incremental:
+            self._usage = None
+            return
+        for v in path_to_root(self.tree, cq):
+            self._usage[v] = cohort_usage(self.tree, v, self._usage)
 
     def remove(self, name: str) -> None:
-        run = self.state.running[name]
         self.out.add(name)
-        self.add(run.job.queue, -run.usage)
+        self.add(self.state.running[name].job.queue, -self.held[name])
 
     def restore(self, name: str) -> None:
-        run = self.state.running[name]
         self.out.discard(name)
-        self.add(run.job.queue, run.usage)
+        self.add(self.state.running[name].job.queue, self.held[name])
 
     def workloads(self, cq: str) -> list[str]:
         return [w for w in self.jobs[cq] if w not in self.out]
@@ -316,6 +396,15 @@ def _le(a: np.ndarray | float, b: np.ndarray | float) -> Any:
     return a <= b + FIT * np.maximum(1.0, np.abs(b))
 
 
+def cohort_usage(tree: _Tree, v: str, U: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Cohort ``v``'s usage from its children's in ``U``: the sum, in their order, of what each uses
+    above its local quota, as :meth:`~fairalloc.models.kueue_tree._Tree.usage` sums it."""
+    total = np.zeros(tree.m)
+    for c in tree.kids[v]:
+        total += np.maximum(0.0, U[c] - tree.local[c])
+    return total
+
+
 def node_height(tree: _Tree, cohort: str) -> int:
     """``getNodeHeight``: 1 for a cohort with children, plus the height of its tallest child cohort."""
     kids = tree.kids.get(cohort, [])
@@ -344,9 +433,14 @@ class KueueCycle:
     It keeps, across cycles, what Kueue's queues keep: the BestEffortFIFO heads parked as
     inadmissible (with the running jobs of their root cohort when they were parked: one of them
     finishing or evicted puts them back) and each BestEffortFIFO queue's preemptor waiting for its
-    victims (sticky at the head)."""
+    victims (sticky at the head).
 
-    def __init__(self, settings: Mapping[str, Any]) -> None:
+    ``fast`` (the default) keeps, also across cycles, what a replay would otherwise compute again
+    at every cycle: the tree of the case, the usage of each running job, the cohorts' usage
+    changed along one path only (:class:`Snapshot`); ``fast=False`` computes everything anew in
+    each cycle, the straightforward form the tests replay against it (the same decisions)."""
+
+    def __init__(self, settings: Mapping[str, Any], fast: bool = True) -> None:
         check_settings(settings, SETTINGS, "settings")
         fair = settings.get("fair_sharing", False)
         if not isinstance(fair, bool):
@@ -364,6 +458,9 @@ class KueueCycle:
         self.policies = {q: read_policies(spec, f"settings.cluster_queues.{q}") for q, spec in queues.items()}
         self.parked: dict[str, frozenset[str]] = {}
         self.preemptors: dict[str, str] = {}
+        self.fast = fast
+        self._tree: tuple[Any, _Tree] | None = None  # (the case it is of, the tree)
+        self._held: Held | None = None
 
     def wake(self, state: ClusterState) -> float | None:
         return None  # Kueue decides when something arrives or ends, never on a timer
@@ -372,13 +469,26 @@ class KueueCycle:
         return self.policies.get(cq, Policies())
 
     def decide(self, state: ClusterState) -> list[Decision]:
+        tree = self.tree(state)
+        if self.fast:
+            if self._held is None or self._held.tree is not tree:
+                self._held = Held(tree)
+            snap = Snapshot(tree, state, self._held.update(state), incremental=True)
+        else:
+            snap = Snapshot(tree, state)
+        entries = [self.nominate(snap, head) for head in self.heads(state, tree)]
+        return _Cycle(self, snap, entries).run()
+
+    def tree(self, state: ClusterState) -> _Tree:
+        """The case's quota tree, its settings' queues checked (once per case when ``fast``)."""
+        if self.fast and self._tree is not None and self._tree[0] is state.case:
+            return self._tree[1]
         tree = _tree_of(state.case)
         for q in self.policies:
             if q not in tree.index:
                 raise CaseError(f"settings.cluster_queues.{q}: {unknown('queue', q, tree.leaves)}")
-        snap = Snapshot(tree, state)
-        entries = [self.nominate(snap, head) for head in self.heads(state, tree)]
-        return _Cycle(self, snap, entries).run()
+        self._tree = (state.case, tree)
+        return tree
 
     # -- heads (``Manager.heads``, ``cluster_queue.go``) ------------------------------------------
     def heads(self, state: ClusterState, tree: _Tree) -> list[Job]:
@@ -471,7 +581,7 @@ class _Search:
         self.pol = owner.policy(self.cq)
 
     def uses(self, name: str) -> bool:
-        return bool((self.snap.state.running[name].usage[self.need] > 0).any())
+        return bool((self.snap.held[name][self.need] > 0).any())  # its usage, not multiplied out again
 
     def order_key(self, name: str) -> tuple:
         """``CandidatesOrdering``: other ClusterQueues first, lower priority, most recently reserved."""
