@@ -207,7 +207,8 @@ def _jobs(rows):
 
 
 class _Watch:
-    """Wraps a mechanism so that every cycle's state is checked: usage within the capacity."""
+    """Wraps a mechanism so that every cycle's state is checked: usage within the capacity, and the
+    replay's kept views of the waiting jobs (per queue, by priority) as a plain state reads them."""
 
     def __init__(self, inner):
         self.inner, self.name = inner, inner.name
@@ -225,6 +226,11 @@ class _Watch:
             def decide(self, state):
                 assert (state.free() >= -1e-9).all()
                 assert all((room >= -1e-9).all() for room in state.free_on_nodes().values())
+                plain = ClusterState(state.case, state.now, state.running, state.pending, state.since)
+                assert state.queues_waiting() == plain.queues_waiting()
+                assert state.queues_with_work() == plain.queues_with_work()
+                for q in plain.queues_waiting():
+                    assert [j.name for j in state.served(q)] == [j.name for j in plain.served(q)]
                 return policy.decide(state)
 
         return Checked()

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -155,6 +155,20 @@ class ClusterState:
         """``queue``'s waiting jobs in the order they entered it."""
         return [job for job in self.pending.values() if job.queue == queue]
 
+    def queues_waiting(self) -> list[str]:
+        """The leaf queues with a waiting job, in the case's order."""
+        busy = {job.queue for job in self.pending.values()}
+        return [q for q in self.case.users if q in busy]
+
+    def queues_with_work(self) -> frozenset[str]:
+        """The leaf queues with a job running or waiting."""
+        return frozenset(job.queue for job in self.pending.values()) | {r.job.queue for r in self.running.values()}
+
+    def served(self, queue: str) -> Iterator[Job]:
+        """``queue``'s waiting jobs, highest priority first, then in the order they entered it (read
+        lazily: a policy that stops at a queue's head costs no more than the head)."""
+        return iter(sorted(self.waiting(queue), key=lambda job: -job.priority))  # stable: entry order
+
     def after(self, decisions: list[Decision]) -> ClusterState:
         """The state these decisions lead to at the same instant: a preempted job waits again (its
         queue entered now), an admitted one runs from now."""
@@ -252,8 +266,8 @@ class Entitled:
 
     def bundles(self, state: ClusterState) -> np.ndarray:
         """``(n, m)``: each leaf's entitlement for the state's work (zeros without work)."""
-        work = {job.queue for job in state.pending.values()} | {run.job.queue for run in state.running.values()}
-        key = (id(state.case), frozenset(work))
+        work = state.queues_with_work()
+        key = (id(state.case), work)
         if key != self._key:
             if work:
                 self._bundles = self._allocate(requested(state))
@@ -288,7 +302,7 @@ class Entitled:
 
     def decide(self, state: ClusterState) -> list[Decision]:
         entitled = self.entitlement(state)
-        heads = _heads(state)
+        heads = {q: state.served(q) for q in state.queues_waiting()}
         usage = state.usage()
         R = np.where(state.capacity > 0, state.capacity, INF)
         held = {q: float((usage[q] / R).max(initial=0.0)) for q in heads}
@@ -297,7 +311,10 @@ class Entitled:
         decisions: list[Decision] = []
         while heads:
             q = min(heads, key=lambda q: (_ratio(held[q], entitled.get(q, 0.0)), rank[q]))
-            job = heads[q].pop(0)
+            job = next(heads[q], None)
+            if job is None:
+                del heads[q]
+                continue
             placed = _fit(job, free, rooms if state.nodes is not None else None)
             if placed is None:
                 del heads[q]  # its head waits: the queue is served in order
@@ -309,8 +326,6 @@ class Entitled:
             decisions.append(
                 Admit(job.name, pods, nodes, f"queue {q} furthest below its {self.mechanism.name} entitlement")
             )
-            if not heads[q]:
-                del heads[q]
         return decisions
 
 
@@ -349,16 +364,6 @@ def _ratio(held: float, entitled: float) -> float:
     if entitled <= 0:
         return INF
     return held / entitled
-
-
-def _heads(state: ClusterState) -> dict[str, list[Job]]:
-    """Each queue's waiting jobs, the next to serve first: highest priority, then entry order."""
-    out: dict[str, list[Job]] = {}
-    for job in state.pending.values():
-        out.setdefault(job.queue, []).append(job)
-    for jobs in out.values():
-        jobs.sort(key=lambda j: -j.priority)  # stable: entry order among equal priorities
-    return out
 
 
 def _fit(job: Job, free: np.ndarray, rooms: dict[str, np.ndarray] | None) -> tuple[int, tuple[str, ...]] | None:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import csv
 import heapq
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, TextIO
@@ -192,6 +192,17 @@ class _Tallied(ClusterState):
     def free_on_nodes(self) -> dict[str, np.ndarray]:
         return {k: v.copy() for k, v in self.tallies.node_free.items()} if self.nodes is not None else {}
 
+    def queues_waiting(self) -> list[str]:
+        return [self.case.users[i] for i in np.flatnonzero(self.tallies.waiting_count)]
+
+    def queues_with_work(self) -> frozenset[str]:
+        run = self.tallies
+        return frozenset(self.case.users[i] for i in np.flatnonzero(run.waiting_count + run.running_count))
+
+    def served(self, queue: str) -> Iterator[Job]:
+        buckets = self.tallies.buckets[self.tallies.index[queue]]
+        return (job for p in sorted(buckets, reverse=True) for job in list(buckets[p].values()))
+
     def after(self, decisions: list[Decision]) -> ClusterState:
         plain = ClusterState(self.case, self.now, self.running, self.pending, self.since, self.nodes, self.settings)
         return plain.after(decisions)
@@ -241,6 +252,9 @@ class _Replay:
         self.wake_at: float | None = None
         self.U, self.E = np.zeros((n, m)), np.zeros((n, m))
         self.waiting_count = np.zeros(n, dtype=np.int64)
+        self.running_count = np.zeros(n, dtype=np.int64)
+        #: per queue, its waiting jobs by priority, each bucket in entry order (what ``served`` reads)
+        self.buckets: list[dict[float, dict[str, Job]]] = [{} for _ in range(n)]
         self.G = self._guarantees(instance)
         self.U_int, self.E_int = np.zeros((n, m)), np.zeros((n, m))
         self.gap_E, self.gap_G = np.zeros(n), np.zeros(n)
@@ -296,7 +310,9 @@ class _Replay:
 
     def _enqueue(self, now: float, job: Job) -> None:
         self.pending[job.name], self.since[job.name] = job, now
-        self.waiting_count[self.index[job.queue]] += 1
+        q = self.index[job.queue]
+        self.waiting_count[q] += 1
+        self.buckets[q].setdefault(job.priority, {})[job.name] = job
 
     def _finish(self, now: float, name: str, epoch: int) -> None:
         self.events += 1
@@ -313,6 +329,7 @@ class _Replay:
         usage = run.usage
         self.free += usage
         self.U[self.index[run.job.queue]] -= usage
+        self.running_count[self.index[run.job.queue]] -= 1
         for node in run.nodes:
             self.node_free[node] += run.job.request
         return run
@@ -383,6 +400,11 @@ class _Replay:
         q = self.index[job.queue]
         self.waits[q].append(now - self.since.pop(d.job))
         self.waiting_count[q] -= 1
+        self.running_count[q] += 1
+        bucket = self.buckets[q][job.priority]
+        del bucket[d.job]
+        if not bucket:
+            del self.buckets[q][job.priority]
         self.free -= need
         self.U[q] += need
         self.running[d.job] = Running(job, pods, now, tuple(d.nodes))
