@@ -667,6 +667,8 @@ class YarnCycle:
         self._rules: dict[int, dict[str, QueueRules]] = {}
         self.at_fair: dict[str, float] = {}
         self.at_min: dict[str, float] = {}
+        #: the state a cycle that decided nothing left, and the timeouts its starvation found
+        self._settled: tuple[tuple[object, ...], list[float]] | None = None
 
     def rules(self, q: Queues) -> dict[str, QueueRules]:
         if id(q) not in self._rules:
@@ -678,25 +680,35 @@ class YarnCycle:
         why = "assignContainer: first in DRF comparator order that fits"
         decisions = assign(state, self.grouping, self.arith, why)
         after = state.after(decisions)
+        self._settled = None
         if self._should_preempt(after):
             view = view_of(after, self.grouping, self.arith)
             found = starvation(view, rules, self.at_fair, self.at_min)
             self.at_fair, self.at_min = found.at_fair, found.at_min
             more = preempt(view, found.starved, rules, self.am, _memory(state))
             decisions += more + assign(after.after(more), self.grouping, self.arith, why)
+            if not decisions:
+                self._settled = (_seen(after), found.due)
         return decisions
 
     def wake(self, state: ClusterState) -> float | None:
         if not self._should_preempt(state):
             return None
-        view = view_of(state, self.grouping, self.arith)
-        rules = self.rules(queues_of(state.case))
-        due = starvation(view, rules, self.at_fair, self.at_min).due
+        if self._settled is not None and self._settled[0] == _seen(state):
+            due = self._settled[1]  # the cycle that settled read this state with these clocks
+        else:
+            view = view_of(state, self.grouping, self.arith)
+            due = starvation(view, self.rules(queues_of(state.case)), self.at_fair, self.at_min).due
         return min((t for t in due if state.now < t < math.inf), default=None)
 
     def _should_preempt(self, state: ClusterState) -> bool:
         """``shouldAttemptPreemption``: on, and the most used resource above the threshold."""
         return self.enabled and dominant(state.capacity - state.free(), state.capacity) > self.utilization
+
+
+def _seen(state: ClusterState) -> tuple[object, ...]:
+    """All that :func:`view_of` and :func:`starvation` read of a state besides the case."""
+    return state.now, tuple(state.running.values()), tuple(state.pending.items()), tuple(state.since.items())
 
 
 def _memory(state: ClusterState) -> int:
