@@ -617,6 +617,8 @@ class Memory:
     checked: dict[str, float] = field(default_factory=dict)  # ``preemptCheckTime``
     #: ask -> what the preemptor read when it last found nothing (:func:`_preemptor_input`)
     failed: dict[str, tuple[object, ...]] = field(default_factory=dict)
+    #: the last queue sort and its input
+    sorted: tuple[tuple[object, ...], list[str]] | None = None
 
 
 class YuniKornCycle:
@@ -672,7 +674,7 @@ class YuniKornCycle:
         waiting = waiting_by_leaf(state)
         room = state.free_on_nodes() if state.nodes is not None else None
         free = state.free()  # read-only below: one copy for the whole step
-        for leaf in self.order(_sort_instance(state, waiting)):
+        for leaf in self._queue_order(state, waiting):
             for job in self._apps(state, leaf, waiting.get(leaf, [])):
                 if job.name in skip:
                     continue
@@ -686,6 +688,15 @@ class YuniKornCycle:
                     if found is not None:
                         return self._preempted(tree, job, *found)
         return None
+
+    def _queue_order(self, state: ClusterState, waiting: Mapping[str, list[Job]]) -> list[str]:
+        """``sortQueues``; kept for the next step while its input is the same (the cycle after one
+        that admitted sorts the very state that cycle's last step sorted)."""
+        given = sort_input(state, waiting)
+        key = (given.key(), state.case)
+        if self.memory.sorted is None or self.memory.sorted[0] != key:
+            self.memory.sorted = (key, self.order(_sort_instance(state, given)))
+        return self.memory.sorted[1]
 
     def _try_preemption(self, tree: Tree, job: Job, headroom: bool) -> tuple[str, list[Running]] | None:
         """``TryPreemption``, unless it found nothing for this ask on the same input before (the
@@ -757,20 +768,37 @@ def _preemptor_input(tree: Tree, headroom: bool) -> tuple[object, ...]:
     return tuple(tree.state.running.values()), frozenset(tree.preempting), headroom
 
 
-def _sort_instance(state: ClusterState, waiting: Mapping[str, list[Job]]) -> Instance:
-    """The queue case as the queue sort reads it: each leaf's usage (running jobs), request (usage
-    and ``waiting``, its waiting jobs) and current priority, its ``priority.offset`` plus its waiting
-    jobs' highest priority (``Application.askMaxPriority``, ``Queue.recalculatePriority``,
-    ``priorityValueByPolicy``)."""
+@dataclass(frozen=True)
+class SortInput:
+    """What the queue sort reads of a state: each leaf's usage (running jobs), request (usage and
+    its waiting jobs) and the highest priority of its waiting jobs (``Application.askMaxPriority``)."""
+
+    usage: dict[str, np.ndarray]
+    rows: dict[str, np.ndarray]
+    asks: dict[str, float]
+
+    def key(self) -> tuple[object, ...]:
+        return b"".join(a.tobytes() + self.rows[u].tobytes() for u, a in self.usage.items()), tuple(self.asks.items())
+
+
+def sort_input(state: ClusterState, waiting: Mapping[str, list[Job]]) -> SortInput:
+    """The sort's input, ``waiting`` being each leaf's waiting jobs."""
     usage = state.usage()
     rows = {u: usage[u] + sum((j.total() for j in waiting.get(u, [])), np.zeros(len(state.resources))) for u in usage}
-    q = queues_of(state.case).with_usage(usage)
+    asks = {u: max(j.priority for j in jobs) for u, jobs in waiting.items() if jobs}
+    return SortInput(usage, rows, asks)
+
+
+def _sort_instance(state: ClusterState, given: SortInput) -> Instance:
+    """The queue case as the queue sort reads it: each leaf's usage, request and current priority,
+    its ``priority.offset`` plus its waiting jobs' highest priority (``Queue.recalculatePriority``,
+    ``priorityValueByPolicy``)."""
+    q = queues_of(state.case).with_usage(given.usage)
     priority = dict(q.priority)
     for leaf in q.leaf_names:
-        asks = [j.priority for j in waiting.get(leaf, [])]
-        if asks:
-            priority[leaf] = q.priority[leaf] + max(asks)
-    return demand_instance(state, rows, dataclasses.replace(q, priority=priority))
+        if leaf in given.asks:
+            priority[leaf] = q.priority[leaf] + given.asks[leaf]
+    return demand_instance(state, given.rows, dataclasses.replace(q, priority=priority))
 
 
 def _queue_rules(per: object) -> dict[str, dict[str, Any]]:
