@@ -639,6 +639,8 @@ class YuniKornCycle:
         q = queues_of(state.case)
         for name in self.rules:
             check_settings({name: 0}, dict.fromkeys([*q.groups, *q.leaf_names]), "settings.queues")
+        failed = self.memory.failed  # of the jobs still waiting only: memory bounded by the jobs alive
+        self.memory.failed = {name: seen for name, seen in failed.items() if name in state.pending}
         decisions: list[Decision] = self._reserved(state)
         state = state.after(decisions)
         tree = Tree(state, q, self.rules)
