@@ -27,6 +27,7 @@ import pytest
 from fairalloc.core.registry import get
 from fairalloc.engines.online import Job
 from fairalloc.io.cases import parse_case
+from fairalloc.models.yarn_fair import YarnSchedulable, yarn_compute_shares, yarn_fair_shares
 from fairalloc.scheduling.replay import EventLog, replay
 
 SETTINGS = {
@@ -37,7 +38,8 @@ SETTINGS = {
 
 
 class Previous:
-    """``mechanism`` with its online form built by the oracle module from the same arithmetic."""
+    """``mechanism`` with its online form built by the oracle module from the same arithmetic
+    (YARN's as the mechanism gives it, without the fast cycle's memory of it)."""
 
     def __init__(self, mechanism):
         self.mechanism, self.name = mechanism, mechanism.name
@@ -48,12 +50,18 @@ class Previous:
     def online(self, settings):
         fast = self.mechanism.online(settings)
         if self.name == "yarn-fair":
-            return previous_yarn_cycle.YarnCycle(settings, previous_yarn_cycle.Arithmetic(*_fields(fast.arith)))
+            return previous_yarn_cycle.YarnCycle(settings, previous_yarn_cycle.Arithmetic(yarn_fair_shares, _split))
         if self.name == "yunikorn-fair":
             return previous_yunikorn_cycle.YuniKornCycle(settings, fast.order, fast.priority_first)
         return previous_volcano_cycle.VolcanoCycle(
             settings, previous_volcano_cycle.Proportion(*_fields(fast.proportion))
         )
+
+
+def _split(apps: int, total: int) -> list[int]:
+    """A leaf's share among ``apps`` applications of weight 1, as ``YarnFair.online`` hands it over
+    (the fast cycle keeps the queues' shares per set of active leaves; the oracle computes them)."""
+    return yarn_compute_shares([YarnSchedulable(1.0)] * apps, total)
 
 
 def _fields(arithmetic) -> list:
