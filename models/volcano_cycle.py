@@ -126,6 +126,8 @@ def within(left: _Floats, right: _Floats, request: _Floats) -> bool:
 def share(allocated: _Floats, deserved: _Floats) -> float:
     """``updateQueueAttrShare``: the largest ``allocated / deserved`` (``helpers.Share``: 0/0 is 0,
     x/0 is 1)."""
+    if (deserved > 0).all():  # the same quotients without the masks (read for every victim of every pod)
+        return float((allocated / deserved).max(initial=0.0))
     ratios = np.where(deserved > 0, allocated / np.where(deserved > 0, deserved, 1.0), (allocated > 0) * 1.0)
     return float(ratios.max(initial=0.0))
 
@@ -545,7 +547,7 @@ class Session:
     def _above_deserved(self, reclaimees: list[Running]) -> list[Running]:
         """``proportion``'s ``ReclaimableFn``: a victim while its queue's allocated is not within
         deserved, counted down victim by victim (the test comes before the subtraction)."""
-        allocated = {q: a.copy() for q, a in self.allocated.items()}
+        allocated = dict(self.allocated)  # counted down into new arrays: the session's are not changed
         victims = []
         for run in reclaimees:
             q = run.job.queue

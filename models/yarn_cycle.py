@@ -309,7 +309,7 @@ def view_of(state: ClusterState, grouping: Mapping[str, str], arith: Arithmetic)
 
 def dominant(amount: np.ndarray, capacity: np.ndarray) -> float:
     """The largest share of the cluster ``amount`` holds (resources of capacity 0 left out)."""
-    if capacity.all():  # the same quotients without the masks (read millions of times in a replay)
+    if (capacity > 0).all():  # the same quotients without the masks (read millions of times in a replay)
         return float((amount / capacity).max(initial=0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         s = np.where(capacity > 0, amount / np.where(capacity > 0, capacity, 1.0), 0.0)
