@@ -290,6 +290,59 @@ def kueue_section(sizes: list[int], seed: int) -> dict:
     return {"rows": rows, "growth": growth, "targets": {"ratio": KUEUE_RATIO_TARGET, "exponent": GROWTH_TARGET}}
 
 
+#: the production policies' online forms timed by :func:`policy_rows`, with the settings they run under
+POLICY_SETTINGS: dict[str, dict] = {
+    "yarn-fair": {"preemption": True, "defaultFairSharePreemptionTimeout": 30, "defaultMinSharePreemptionTimeout": 15},
+    "yunikorn-fair": {},
+    "volcano-proportion": {},
+    "mesos-drf": {},
+}
+
+
+def policy_rows(quick: bool, seed: int, queues: int = 40) -> list[dict]:
+    """YARN, YuniKorn, Volcano and Mesos cycles replaying :func:`build`'s workload (10^3 and 10^4
+    jobs; ``quick``: 10^3) on a queue case of ``queues`` leaves in groups of 10: each leaf guaranteed
+    80% of an even split and limited to 30% of the cluster, each group to 60%.  Seconds per event,
+    and ``growth`` = (seconds per event at 10^4) / (at 10^3): 1 when a cycle costs the same however
+    many jobs came before."""
+    from fairalloc.io.cases import parse_case
+
+    cpu, mem = 400.0, 800.0
+    share = {"cpu": 0.8 * cpu / queues, "mem": 0.8 * mem / queues}
+    case = {
+        "resources": {"cpu": cpu, "mem": mem},
+        "groups": {
+            f"g{g}": {"parent": None, "limit": {"cpu": 0.6 * cpu, "mem": 0.6 * mem}} for g in range(queues // 10)
+        },
+        "users": {
+            f"q{k}": {"group": f"g{k // 10}", "guarantee": share, "limit": {"cpu": 0.3 * cpu, "mem": 0.3 * mem}}
+            for k in range(queues)
+        },
+    }
+    rows = []
+    for name, settings in POLICY_SETTINGS.items():
+        inst = parse_case({**case, "policy": name, "settings": settings}).instance
+        per_event: dict[int, float] = {}
+        for n in [1_000] if quick else [1_000, 10_000]:
+            jobs = build(n, queues, seed)[1]
+            t0 = time.perf_counter()
+            r = replay(inst, jobs, fairalloc.get(name), settings=settings)
+            seconds = time.perf_counter() - t0
+            per_event[n] = seconds / r.events
+            row = {"mechanism": name, "jobs": n, "queues": queues, "events": r.events, "cycles": r.cycles}
+            row |= {"wall_seconds": round(seconds, 2), "ms_per_event": round(1000 * per_event[n], 3)}
+            rows.append(row)
+            print(
+                f"{name:>18} {n:>7,} jobs on {queues} queues: {r.events:,} events, {r.cycles:,} cycles in "
+                f"{seconds:.1f} s = {row['ms_per_event']:.3f} ms/event",
+                flush=True,
+            )
+        if len(per_event) == 2:
+            rows[-1]["growth"] = round(per_event[10_000] / per_event[1_000], 2)
+            print(f"{name:>18} growth 10^3 -> 10^4 jobs: {rows[-1]['growth']:.2f} x per event (1: flat)")
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="10^4 jobs only (a smoke test)")
@@ -316,6 +369,7 @@ def main() -> None:
         out["growth"] = round(runs[100_000]["wall_seconds"] / runs[10_000]["wall_seconds"] / 10, 2)
         print(f"growth 10^4 -> 10^5 jobs: {out['growth']:.2f} x linear (1: linear, 10: quadratic)")
     out["kueue"] = kueue_section(args.kueue_jobs or sizes, args.seed)
+    out["policies"] = policy_rows(args.quick, args.seed)
     out["load_average"]["end"] = load_average()
     if args.json:
         update_json(args.json, out, indent=1)

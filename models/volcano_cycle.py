@@ -70,6 +70,7 @@ Belongs here: the session's rules.  Imports: ``fairalloc.core`` and ``fairalloc.
 
 from __future__ import annotations
 
+import functools
 import heapq
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -125,6 +126,8 @@ def within(left: _Floats, right: _Floats, request: _Floats) -> bool:
 def share(allocated: _Floats, deserved: _Floats) -> float:
     """``updateQueueAttrShare``: the largest ``allocated / deserved`` (``helpers.Share``: 0/0 is 0,
     x/0 is 1)."""
+    if (deserved > 0).all():  # the same quotients without the masks (read for every victim of every pod)
+        return float((allocated / deserved).max(initial=0.0))
     ratios = np.where(deserved > 0, allocated / np.where(deserved > 0, deserved, 1.0), (allocated > 0) * 1.0)
     return float(ratios.max(initial=0.0))
 
@@ -440,18 +443,33 @@ class Session:
     ) -> None:
         """Each queue's starving jobs in job order (a queue ``skip`` refuses at its turn is passed):
         ``place`` pod after pod while the job starves; keep the job's statement if it is then
-        pipelined (gang's ``JobPipelined``), else discard it."""
+        pipelined (gang's ``JobPipelined``), else discard it.  A pod ``place`` could not place leaves
+        the session as it found it (its evictions undone, in whole Volcano units: exactly), so the
+        job's next pod would fail alike: the job's turn ends there; and so would a pod of another
+        job of the same queue, request and priority (all ``place`` reads of a job) while nothing
+        was placed or discarded since: that job is passed."""
+        failed: dict[tuple[str, tuple[float, ...], float], int] = {}
+        changes = 0
         for q in queues:
             if skip(q):
                 continue
             for job in sorted(jobs.get(q, ()), key=self.job_key):
+                alike = (job.queue, job.request, job.priority)
+                if failed.get(alike) == changes:
+                    continue
                 ops: _Ops = []
                 for _ in range(job.pods):
                     if not self.starving(job):
                         break
+                    before = len(ops)
                     place(job, ops)
-                if self.starving(job):
+                    if len(ops) == before:
+                        failed[alike] = changes
+                        break
+                    changes += 1
+                if self.starving(job) and ops:
                     self._discard(ops)
+                    changes += 1
 
     # -- preempt --------------------------------------------------------------------------
     def preempt(self) -> None:
@@ -509,7 +527,8 @@ class Session:
             if not reclaimees:
                 continue
             # Volcano walks the node's tasks in map order (at random); here in the victims' order
-            reclaimees.sort(key=lambda run: (self.victim_queue_key(run.job.queue), *self._reverse_job_key(run.job)))
+            queue_keys = {u: self.victim_queue_key(u) for u in {run.job.queue for run in reclaimees}}
+            reclaimees.sort(key=lambda run: (queue_keys[run.job.queue], *self._reverse_job_key(run.job)))
             victims = self._above_deserved(reclaimees)
             if not self._validate(job, node, victims):
                 continue
@@ -528,7 +547,7 @@ class Session:
     def _above_deserved(self, reclaimees: list[Running]) -> list[Running]:
         """``proportion``'s ``ReclaimableFn``: a victim while its queue's allocated is not within
         deserved, counted down victim by victim (the test comes before the subtraction)."""
-        allocated = {q: a.copy() for q, a in self.allocated.items()}
+        allocated = dict(self.allocated)  # counted down into new arrays: the session's are not changed
         victims = []
         for run in reclaimees:
             q = run.job.queue
@@ -553,6 +572,7 @@ class Session:
         return [d for _, d in sorted(out, key=lambda pair: pair[0])]
 
 
+@functools.lru_cache(maxsize=1 << 16)  # the same running jobs are sorted as victims at every pod
 def _reverse(name: str) -> str:
     """A key that sorts names in reverse (victims: the reverse of ``JobOrderFn``'s UID order)."""
     return "".join(chr(0x10FFFE - ord(c)) for c in name) + chr(0x10FFFF)  # a prefix sorts after

@@ -74,6 +74,8 @@ from fairalloc.core.queues import Queues, queues_of
 from fairalloc.core.tolerances import FIT
 from fairalloc.engines.online import Admit, ClusterState, Decision, Job, Preempt, Running, check_settings
 
+#: sets of active leaves whose fair shares are kept (a replay visits few; the bound caps memory)
+MEMO = 4096
 #: ``FSQueue``: an unset timeout never expires
 NEVER = math.inf
 #: per queue (or parent queue), as the allocation file names them; ``None``: the parent's
@@ -252,9 +254,38 @@ class View:
         return self.state.usage()
 
     @functools.cached_property
+    def by_leaf(self) -> dict[str, list[App]]:
+        """Each leaf's applications in the view's order (read once per leaf and per assignment)."""
+        out: dict[str, list[App]] = {}
+        for app in self.apps.values():
+            out.setdefault(app.queue, []).append(app)
+        return out
+
+    @functools.cached_property
     def owner(self) -> dict[str, str]:
         """Each running job's application."""
         return {r.job.name: a.name for a in self.apps.values() for r in a.running}
+
+
+def by_active_leaves(
+    shares: Callable[[Instance], Mapping[str, np.ndarray]],
+) -> Callable[[Instance], Mapping[str, np.ndarray]]:
+    """``shares`` kept per queue tree, capacity and set of active leaves: the only things the
+    instances of :func:`view_of` differ in (each active leaf asks for one unit of everything), so
+    the fair shares are computed again only when a leaf gains its first application or loses its
+    last, not at every container assigned."""
+    memo: dict[tuple[int, bytes, bytes], tuple[object, Mapping[str, np.ndarray]]] = {}
+
+    def kept(inst: Instance) -> Mapping[str, np.ndarray]:
+        key = (id(inst.queues), np.asarray(inst.capacity, float).tobytes(), np.asarray(inst.max_tasks).tobytes())
+        hit = memo.get(key)
+        if hit is None or hit[0] is not inst.queues:  # an id of a tree since collected is another tree
+            if len(memo) >= MEMO:
+                memo.clear()
+            hit = memo[key] = (inst.queues, shares(inst))
+        return hit[1]
+
+    return kept
 
 
 def view_of(state: ClusterState, grouping: Mapping[str, str], arith: Arithmetic) -> View:
@@ -278,6 +309,8 @@ def view_of(state: ClusterState, grouping: Mapping[str, str], arith: Arithmetic)
 
 def dominant(amount: np.ndarray, capacity: np.ndarray) -> float:
     """The largest share of the cluster ``amount`` holds (resources of capacity 0 left out)."""
+    if (capacity > 0).all():  # the same quotients without the masks (read millions of times in a replay)
+        return float((amount / capacity).max(initial=0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         s = np.where(capacity > 0, amount / np.where(capacity > 0, capacity, 1.0), 0.0)
     return float(s.max(initial=0.0))
@@ -333,7 +366,7 @@ def _app_schedulable(view: View, app: App) -> Schedulable:
 
 def apps_by_drf(view: View, leaf: str, with_demand: bool = True) -> list[App]:
     """A leaf's applications (with pending demand) in comparator order (``fetchAppsWithDemand``)."""
-    mine = {a.name: a for a in view.apps.values() if a.queue == leaf and (a.waiting or not with_demand)}
+    mine = {a.name: a for a in view.by_leaf.get(leaf, ()) if a.waiting or not with_demand}
     ordered = sorted_by_drf((_app_schedulable(view, a) for a in mine.values()), view.state.capacity)
     return [mine[s.name] for s in ordered]
 
@@ -371,11 +404,11 @@ def place(job: Job, room: Mapping[str, np.ndarray] | None, pool: np.ndarray) -> 
     return Admit(job.name, None if len(nodes) == job.pods else len(nodes), tuple(nodes))
 
 
-def fits_max_share(state: ClusterState, job: Job, pods: int) -> bool:
-    """``FSQueue.fitsInMaxShare`` on the leaf and every queue above it: usage plus the containers
-    within ``max(maxResources, minResources)``."""
+def fits_max_share(state: ClusterState, job: Job, pods: int, usage: Mapping[str, np.ndarray] | None = None) -> bool:
+    """``FSQueue.fitsInMaxShare`` on the leaf and every queue above it: usage (``state.usage()``
+    unless given) plus the containers within ``max(maxResources, minResources)``."""
     q = queues_of(state.case)
-    usage = state.usage()
+    usage = state.usage() if usage is None else usage
     extra = job.total(pods)
     for node in [*q.path(job.queue), job.queue]:
         held = sum((usage[u] for u in q.leaves(node)), np.zeros(len(extra))) if q.is_group(node) else usage[node]
@@ -402,12 +435,13 @@ def assign(state: ClusterState, grouping: Mapping[str, str], arith: Arithmetic, 
 def _first_placeable(view: View) -> Admit | None:
     state = view.state
     room = state.free_on_nodes() if state.nodes is not None else None
+    free = state.free()  # read-only below: one copy for the whole search
     for leaf in leaves_by_drf(view):
         for app in apps_by_drf(view, leaf):
             for job in app.waiting:
-                admit = place(job, room, state.free())
+                admit = place(job, room, free)
                 pods = job.pods if admit is None or admit.pods is None else admit.pods
-                if admit is not None and fits_max_share(state, job, pods):
+                if admit is not None and fits_max_share(state, job, pods, view.leaf_usage):
                     return admit
     return None
 
@@ -473,7 +507,7 @@ def _fair_starvation(view: View, apps: list[App], rules: QueueRules, out: Starva
 def _min_starvation(view: View, leaf: str, apps: list[App], rules: QueueRules, out: Starvation) -> np.ndarray:
     """``FSLeafQueue.minShareStarvation``: ``min(minShare, demand) - usage`` once starved for the timeout."""
     q, now = queues_of(view.state.case), view.state.now
-    usage = sum((a.usage for a in view.apps.values() if a.queue == leaf), np.zeros(view.m))
+    usage = sum((a.usage for a in view.by_leaf.get(leaf, ())), np.zeros(view.m))
     demand = usage + sum((a.pending for a in apps), np.zeros(view.m))
     need = np.maximum(np.minimum(np.nan_to_num(np.asarray(q.guarantee[leaf], float)), demand) - usage, 0.0)
     if not (need > FIT).any():
@@ -618,7 +652,7 @@ class YarnCycle:
     def __init__(self, settings: Mapping[str, Any], arith: Arithmetic) -> None:
         # a leaf's split among k applications of weight 1 depends on (k, share) only: asked again
         # at every container assigned, so kept (a 25-step search each time cost most of a cycle)
-        self.arith = Arithmetic(arith.queues, functools.lru_cache(maxsize=4096)(arith.split))
+        self.arith = Arithmetic(by_active_leaves(arith.queues), functools.lru_cache(maxsize=4096)(arith.split))
         check_settings(settings, SETTINGS, "settings")
         self.settings = {**SETTINGS, **settings}
         self.enabled = _flag(self.settings["preemption"], "settings.preemption")
@@ -633,6 +667,8 @@ class YarnCycle:
         self._rules: dict[int, dict[str, QueueRules]] = {}
         self.at_fair: dict[str, float] = {}
         self.at_min: dict[str, float] = {}
+        #: the state a cycle that decided nothing left, and the timeouts its starvation found
+        self._settled: tuple[tuple[object, ...], list[float]] | None = None
 
     def rules(self, q: Queues) -> dict[str, QueueRules]:
         if id(q) not in self._rules:
@@ -644,25 +680,35 @@ class YarnCycle:
         why = "assignContainer: first in DRF comparator order that fits"
         decisions = assign(state, self.grouping, self.arith, why)
         after = state.after(decisions)
+        self._settled = None
         if self._should_preempt(after):
             view = view_of(after, self.grouping, self.arith)
             found = starvation(view, rules, self.at_fair, self.at_min)
             self.at_fair, self.at_min = found.at_fair, found.at_min
             more = preempt(view, found.starved, rules, self.am, _memory(state))
             decisions += more + assign(after.after(more), self.grouping, self.arith, why)
+            if not decisions:
+                self._settled = (_seen(after), found.due)
         return decisions
 
     def wake(self, state: ClusterState) -> float | None:
         if not self._should_preempt(state):
             return None
-        view = view_of(state, self.grouping, self.arith)
-        rules = self.rules(queues_of(state.case))
-        due = starvation(view, rules, self.at_fair, self.at_min).due
+        if self._settled is not None and self._settled[0] == _seen(state):
+            due = self._settled[1]  # the cycle that settled read this state with these clocks
+        else:
+            view = view_of(state, self.grouping, self.arith)
+            due = starvation(view, self.rules(queues_of(state.case)), self.at_fair, self.at_min).due
         return min((t for t in due if state.now < t < math.inf), default=None)
 
     def _should_preempt(self, state: ClusterState) -> bool:
         """``shouldAttemptPreemption``: on, and the most used resource above the threshold."""
         return self.enabled and dominant(state.capacity - state.free(), state.capacity) > self.utilization
+
+
+def _seen(state: ClusterState) -> tuple[object, ...]:
+    """All that :func:`view_of` and :func:`starvation` read of a state besides the case."""
+    return state.now, tuple(state.running.values()), tuple(state.pending.items()), tuple(state.since.items())
 
 
 def _memory(state: ClusterState) -> int:

@@ -615,6 +615,10 @@ class Memory:
     reserved: dict[str, str] = field(default_factory=dict)  # ask -> node it reserved after preempting
     triggered: set[str] = field(default_factory=set)  # ``HasTriggeredPreemption``
     checked: dict[str, float] = field(default_factory=dict)  # ``preemptCheckTime``
+    #: ask -> what the preemptor read when it last found nothing (:func:`_preemptor_input`)
+    failed: dict[str, tuple[object, ...]] = field(default_factory=dict)
+    #: the last queue sort and its input
+    sorted: tuple[tuple[object, ...], list[str]] | None = None
 
 
 class YuniKornCycle:
@@ -635,6 +639,8 @@ class YuniKornCycle:
         q = queues_of(state.case)
         for name in self.rules:
             check_settings({name: 0}, dict.fromkeys([*q.groups, *q.leaf_names]), "settings.queues")
+        failed = self.memory.failed  # of the jobs still waiting only: memory bounded by the jobs alive
+        self.memory.failed = {name: seen for name, seen in failed.items() if name in state.pending}
         decisions: list[Decision] = self._reserved(state)
         state = state.after(decisions)
         tree = Tree(state, q, self.rules)
@@ -667,26 +673,51 @@ class YuniKornCycle:
     def _step(self, tree: Tree, skip: set[str]) -> list[Decision] | None:
         """One allocation (or one preemption) from the first leaf in the queue sort that has one."""
         state = tree.state
-        for leaf in self.order(_sort_instance(state)):
-            for job in self._apps(state, leaf):
+        waiting = waiting_by_leaf(state)
+        room = state.free_on_nodes() if state.nodes is not None else None
+        free = state.free()  # read-only below: one copy for the whole step
+        for leaf in self._queue_order(state, waiting):
+            for job in self._apps(state, leaf, waiting.get(leaf, [])):
                 if job.name in skip:
                     continue
                 skip.add(job.name)
-                room = state.free_on_nodes() if state.nodes is not None else None
-                admit = place(job, room, state.free())
+                admit = place(job, room, free)
                 headroom = tree.headroom_fits(job)
                 if admit is not None and admit.pods is None and headroom:
                     return [Admit(job.name, None, admit.nodes, "TryAllocate: first in the queue sort that fits")]
                 if self._may_preempt(tree, job):
-                    found = Preemptor(tree, job, nodes_tried=headroom).run()
+                    found = self._try_preemption(tree, job, headroom)
                     if found is not None:
                         return self._preempted(tree, job, *found)
         return None
 
-    def _apps(self, state: ClusterState, leaf: str) -> list[Job]:
-        """``sortApplications`` (``fifo``): entry time, the higher priority first when enabled."""
+    def _queue_order(self, state: ClusterState, waiting: Mapping[str, list[Job]]) -> list[str]:
+        """``sortQueues``; kept for the next step while its input is the same (the cycle after one
+        that admitted sorts the very state that cycle's last step sorted)."""
+        given = sort_input(state, waiting)
+        key = (given.key(), state.case)
+        if self.memory.sorted is None or self.memory.sorted[0] != key:
+            self.memory.sorted = (key, self.order(_sort_instance(state, given)))
+        return self.memory.sorted[1]
+
+    def _try_preemption(self, tree: Tree, job: Job, headroom: bool) -> tuple[str, list[Running]] | None:
+        """``TryPreemption``, unless it found nothing for this ask on the same input before (the
+        preemptor reads only the running jobs, the victims chosen and the ask: the same input is the
+        same nothing, and waiting asks retried every few seconds were most of a busy cycle)."""
+        seen = _preemptor_input(tree, headroom)
+        if self.memory.failed.get(job.name) == seen:
+            return None
+        found = Preemptor(tree, job, nodes_tried=headroom).run()
+        if found is None:
+            self.memory.failed[job.name] = seen
+        else:
+            self.memory.failed.pop(job.name, None)
+        return found
+
+    def _apps(self, state: ClusterState, leaf: str, jobs: list[Job]) -> list[Job]:
+        """``sortApplications`` (``fifo``) of the leaf's waiting ``jobs``: entry time, the higher
+        priority first when enabled."""
         first = queue_property(self.rules, queues_of(state.case), leaf, "application.sort.priority") == "enabled"
-        jobs = state.waiting(leaf)
         return sorted(jobs, key=lambda j: (-j.priority if first else 0.0, state.since.get(j.name, j.submit)))
 
     def _may_preempt(self, tree: Tree, job: Job) -> bool:
@@ -723,19 +754,53 @@ class YuniKornCycle:
         return min((t for t in times if t > state.now), default=None)
 
 
-def _sort_instance(state: ClusterState) -> Instance:
-    """The queue case as the queue sort reads it: each leaf's usage (running jobs), request (usage
-    and waiting jobs) and current priority, its ``priority.offset`` plus its waiting jobs' highest
-    priority (``Application.askMaxPriority``, ``Queue.recalculatePriority``, ``priorityValueByPolicy``)."""
+def waiting_by_leaf(state: ClusterState) -> dict[str, list[Job]]:
+    """Each leaf's waiting jobs in the order they entered it (``state.waiting`` for all leaves in
+    one pass)."""
+    out: dict[str, list[Job]] = {}
+    for job in state.pending.values():
+        out.setdefault(job.queue, []).append(job)
+    return out
+
+
+def _preemptor_input(tree: Tree, headroom: bool) -> tuple[object, ...]:
+    """What :class:`Preemptor` reads besides its ask and the case: the running jobs (in admission
+    order, by value: a job readmitted is another entry), the victims already chosen, and whether
+    the headroom check passed (``nodes_tried``)."""
+    return tuple(tree.state.running.values()), frozenset(tree.preempting), headroom
+
+
+@dataclass(frozen=True)
+class SortInput:
+    """What the queue sort reads of a state: each leaf's usage (running jobs), request (usage and
+    its waiting jobs) and the highest priority of its waiting jobs (``Application.askMaxPriority``)."""
+
+    usage: dict[str, np.ndarray]
+    rows: dict[str, np.ndarray]
+    asks: dict[str, float]
+
+    def key(self) -> tuple[object, ...]:
+        return b"".join(a.tobytes() + self.rows[u].tobytes() for u, a in self.usage.items()), tuple(self.asks.items())
+
+
+def sort_input(state: ClusterState, waiting: Mapping[str, list[Job]]) -> SortInput:
+    """The sort's input, ``waiting`` being each leaf's waiting jobs."""
     usage = state.usage()
-    rows = {u: usage[u] + sum((j.total() for j in state.waiting(u)), np.zeros(len(state.resources))) for u in usage}
-    q = queues_of(state.case).with_usage(usage)
+    rows = {u: usage[u] + sum((j.total() for j in waiting.get(u, [])), np.zeros(len(state.resources))) for u in usage}
+    asks = {u: max(j.priority for j in jobs) for u, jobs in waiting.items() if jobs}
+    return SortInput(usage, rows, asks)
+
+
+def _sort_instance(state: ClusterState, given: SortInput) -> Instance:
+    """The queue case as the queue sort reads it: each leaf's usage, request and current priority,
+    its ``priority.offset`` plus its waiting jobs' highest priority (``Queue.recalculatePriority``,
+    ``priorityValueByPolicy``)."""
+    q = queues_of(state.case).with_usage(given.usage)
     priority = dict(q.priority)
     for leaf in q.leaf_names:
-        asks = [j.priority for j in state.waiting(leaf)]
-        if asks:
-            priority[leaf] = q.priority[leaf] + max(asks)
-    return demand_instance(state, rows, dataclasses.replace(q, priority=priority))
+        if leaf in given.asks:
+            priority[leaf] = q.priority[leaf] + given.asks[leaf]
+    return demand_instance(state, given.rows, dataclasses.replace(q, priority=priority))
 
 
 def _queue_rules(per: object) -> dict[str, dict[str, Any]]:
