@@ -299,12 +299,12 @@ POLICY_SETTINGS: dict[str, dict] = {
 }
 
 
-def policy_rows(quick: bool, seed: int, queues: int = 40) -> list[dict]:
-    """YARN, YuniKorn, Volcano and Mesos cycles replaying :func:`build`'s workload (10^3 and 10^4
-    jobs; ``quick``: 10^3) on a queue case of ``queues`` leaves in groups of 10: each leaf guaranteed
-    80% of an even split and limited to 30% of the cluster, each group to 60%.  Seconds per event,
-    and ``growth`` = (seconds per event at 10^4) / (at 10^3): 1 when a cycle costs the same however
-    many jobs came before."""
+def policy_rows(sizes: list[int], seed: int, queues: int = 40) -> list[dict]:
+    """YARN, YuniKorn, Volcano and Mesos cycles replaying :func:`build`'s workload (``sizes`` jobs:
+    10^3 and 10^4 by default) on a queue case of ``queues`` leaves in groups of 10: each leaf
+    guaranteed 80% of an even split and limited to 30% of the cluster, each group to 60%.  Seconds
+    per event, and ``growth`` = (seconds per event at the largest size) / (at the smallest): 1 when a
+    cycle costs the same however many jobs came before."""
     from fairalloc.io.cases import parse_case
 
     cpu, mem = 400.0, 800.0
@@ -323,7 +323,7 @@ def policy_rows(quick: bool, seed: int, queues: int = 40) -> list[dict]:
     for name, settings in POLICY_SETTINGS.items():
         inst = parse_case({**case, "policy": name, "settings": settings}).instance
         per_event: dict[int, float] = {}
-        for n in [1_000] if quick else [1_000, 10_000]:
+        for n in sizes:
             jobs = build(n, queues, seed)[1]
             t0 = time.perf_counter()
             r = replay(inst, jobs, fairalloc.get(name), settings=settings)
@@ -337,9 +337,10 @@ def policy_rows(quick: bool, seed: int, queues: int = 40) -> list[dict]:
                 f"{seconds:.1f} s = {row['ms_per_event']:.3f} ms/event",
                 flush=True,
             )
-        if len(per_event) == 2:
-            rows[-1]["growth"] = round(per_event[10_000] / per_event[1_000], 2)
-            print(f"{name:>18} growth 10^3 -> 10^4 jobs: {rows[-1]['growth']:.2f} x per event (1: flat)")
+        if len(per_event) >= 2:
+            low, high = min(per_event), max(per_event)
+            rows[-1]["growth"] = round(per_event[high] / per_event[low], 2)
+            print(f"{name:>18} growth {low:,} -> {high:,} jobs: {rows[-1]['growth']:.2f} x per event (1: flat)")
     return rows
 
 
@@ -348,6 +349,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="10^4 jobs only (a smoke test)")
     ap.add_argument("--jobs", type=int, nargs="+", help="job counts instead of 10^4 10^5 (both sections)")
     ap.add_argument("--kueue-jobs", type=int, nargs="+", help="job counts of the Kueue rows (instead of --jobs)")
+    ap.add_argument(
+        "--policy-jobs", type=int, nargs="+", help="job counts of the YARN/YuniKorn/Volcano/Mesos rows (10^3 10^4)"
+    )
     ap.add_argument("--queues", type=int, default=20)
     ap.add_argument("--nodes", type=int, default=0, help="split the pool into this many nodes (0: one pool)")
     ap.add_argument("--seed", type=int, default=0)
@@ -369,7 +373,7 @@ def main() -> None:
         out["growth"] = round(runs[100_000]["wall_seconds"] / runs[10_000]["wall_seconds"] / 10, 2)
         print(f"growth 10^4 -> 10^5 jobs: {out['growth']:.2f} x linear (1: linear, 10: quadratic)")
     out["kueue"] = kueue_section(args.kueue_jobs or sizes, args.seed)
-    out["policies"] = policy_rows(args.quick, args.seed)
+    out["policies"] = policy_rows(args.policy_jobs or ([1_000] if args.quick else [1_000, 10_000]), args.seed)
     out["load_average"]["end"] = load_average()
     if args.json:
         update_json(args.json, out, indent=1)
