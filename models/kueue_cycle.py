@@ -72,7 +72,16 @@ only when the eviction completes, and its preemptor waits in its queue
 :class:`~fairalloc.engines.online.Preempt` decisions at once (the victims wait again in their
 queues, :meth:`~fairalloc.engines.online.ClusterState.after`), and in the next cycle the preemptor
 (at its queue's head: by priority and time, and sticky under BestEffortFIFO) finds the room and is
-admitted, unless a higher entry of that cycle took it first.
+admitted, unless a higher entry of that cycle took it first.  A victim is back in its queue's
+cycle only at a later instant (the next arrival or end): upstream it holds its quota until its
+pods are gone and is requeued then, and with the gates at their defaults it may win the fair
+sharing tournament against its waiting preemptor (``fair_sharing_iterator.go``,
+``entryComparer.less``: the lower share with the workload admitted; the preemptor first only
+under ``PrioritizePreemptorWorkloads``, alpha, off), be admitted, and be preempted again, a
+thrash upstream knows (kubernetes-sigs/kueue issue 13662).  Evicted at once and requeued at
+once, the simulator would repeat that at one instant for ever; a victim held out until the clock
+moves on lets its preemptor be admitted first and bounds an instant's cycles (each job preempted
+at most once in it).
 
 Settings (the case's ``settings:``; every key optional)::
 
@@ -432,8 +441,9 @@ class KueueCycle:
 
     It keeps, across cycles, what Kueue's queues keep: the BestEffortFIFO heads parked as
     inadmissible (with the running jobs of their root cohort when they were parked: one of them
-    finishing or evicted puts them back) and each BestEffortFIFO queue's preemptor waiting for its
-    victims (sticky at the head).
+    finishing or evicted puts them back), each BestEffortFIFO queue's preemptor waiting for its
+    victims (sticky at the head), and the victims of the current instant (out of their queues
+    until the clock moves on: the module docstring's "Next cycle").
 
     ``fast`` (the default) keeps, also across cycles, what a replay would otherwise compute again
     at every cycle: the tree of the case, the usage of each running job, the cohorts' usage
@@ -458,6 +468,7 @@ class KueueCycle:
         self.policies = {q: read_policies(spec, f"settings.cluster_queues.{q}") for q, spec in queues.items()}
         self.parked: dict[str, frozenset[str]] = {}
         self.preemptors: dict[str, str] = {}
+        self.evicted: dict[str, float] = {}  # a victim -> the instant it was preempted at
         self.fast = fast
         self._tree: tuple[Any, _Tree] | None = None  # (the case it is of, the tree)
         self._held: Held | None = None
@@ -497,9 +508,11 @@ class KueueCycle:
         for name, seen in list(self.parked.items()):
             if name not in state.pending or not seen <= running:
                 del self.parked[name]  # a job of its root cohort finished or was evicted
+        if self.evicted:  # evictions complete when the clock moves on
+            self.evicted = {n: t for n, t in self.evicted.items() if t == state.now}
         queues: dict[str, list[Job]] = {}
         for job in state.pending.values():  # once, not a pass over the jobs per queue
-            if job.name not in self.parked:
+            if job.name not in self.parked and job.name not in self.evicted:
                 queues.setdefault(job.queue, []).append(job)
         out = []
         for cq in tree.leaves:
@@ -1000,6 +1013,7 @@ class _Cycle:
         if entry.targets:
             self.wait_for_victims(entry)
             self.decisions += [Preempt(t.name, entry.job.name, t.reason) for t in entry.targets]
+            self.owner.evicted.update((t.name, self.snap.state.now) for t in entry.targets)
             return None
         if owner.preemptors.get(cq) == entry.job.name:
             del owner.preemptors[cq]
