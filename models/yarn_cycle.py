@@ -53,9 +53,17 @@ across cycles; a clock first seen starts at the application's (queue's) earliest
 ``since``.  One cycle: assignment, then the preemption pass (with the containers it frees handed to
 the starved application at once: the test's node updates), then assignment again.
 
-Not modelled: locality, reservations, the kill delay (``waitTimeBeforeKill``, the ``nextStarvationCheck``
-pause), ``maxAMShare``, ``assignMultiple`` limits, size-based weights, the ``fair`` and ``fifo`` policies
-(the comparator here is DRF's at every queue).
+``FSPreemptionThread.run`` (049279bb): after a pass the application is told ``preemptionTriggered``
+and ``FSLeafQueue.fetchAppsWithDemand(false)`` leaves it out of the starved ones until
+``waitTimeBeforeKill + 4 heartbeats + waitTimeBeforeNextStarvationCheck`` (``delayBeforeNextStarvationCheck``,
+29 s by default): without it a replay with grouped applications could preempt and readmit the same
+containers at one instant for ever (issue 37).  Here, not upstream (no gangs there): a gang is
+asked for only when its starvation buys at least its fewest pods.
+
+Not modelled: locality, reservations, the kill delay itself (a victim is preempted at once; the delay
+counts in the pause only), continuous scheduling's ``allocDelay``, ``maxAMShare``, ``assignMultiple``
+limits, size-based weights, the ``fair`` and ``fifo`` policies (the comparator here is DRF's at every
+queue).
 """
 
 from __future__ import annotations
