@@ -53,9 +53,17 @@ across cycles; a clock first seen starts at the application's (queue's) earliest
 ``since``.  One cycle: assignment, then the preemption pass (with the containers it frees handed to
 the starved application at once: the test's node updates), then assignment again.
 
-Not modelled: locality, reservations, the kill delay (``waitTimeBeforeKill``, the ``nextStarvationCheck``
-pause), ``maxAMShare``, ``assignMultiple`` limits, size-based weights, the ``fair`` and ``fifo`` policies
-(the comparator here is DRF's at every queue).
+``FSPreemptionThread.run`` (049279bb): after a pass the application is told ``preemptionTriggered``
+and ``FSLeafQueue.fetchAppsWithDemand(false)`` leaves it out of the starved ones until
+``waitTimeBeforeKill + 4 heartbeats + waitTimeBeforeNextStarvationCheck`` (``delayBeforeNextStarvationCheck``,
+29 s by default): without it a replay with grouped applications could preempt and readmit the same
+containers at one instant for ever (issue 37).  Here, not upstream (no gangs there): a gang is
+asked for only when its starvation buys at least its fewest pods.
+
+Not modelled: locality, reservations, the kill delay itself (a victim is preempted at once; the delay
+counts in the pause only), continuous scheduling's ``allocDelay``, ``maxAMShare``, ``assignMultiple``
+limits, size-based weights, the ``fair`` and ``fifo`` policies (the comparator here is DRF's at every
+queue).
 """
 
 from __future__ import annotations
@@ -95,7 +103,12 @@ SETTINGS: dict[str, Any] = {
     "applications": {},  # job -> application
     "amContainers": [],  # running jobs that are AM containers
     "queues": {},  # queue -> QUEUE_SETTINGS
+    "waitTimeBeforeKill": 15.0,  # yarn.scheduler.fair.waitTimeBeforeKill (15000 ms), seconds
+    "waitTimeBeforeNextStarvationCheck": 10.0,  # yarn.scheduler.fair.waitTimeBeforeNextStarvationCheck (10000 ms)
+    "heartbeatInterval": 1.0,  # yarn.resourcemanager.nodemanagers.heartbeat-interval-ms (1000 ms)
 }
+#: ``FSPreemptionThread``'s ``allocDelay`` without continuous scheduling: this many node heartbeats
+ALLOC_HEARTBEATS = 4
 
 
 @dataclass(frozen=True)
@@ -460,15 +473,25 @@ class Starvation:
 
 
 def starvation(
-    view: View, rules: Mapping[str, QueueRules], at_fair: Mapping[str, float], at_min: Mapping[str, float]
+    view: View,
+    rules: Mapping[str, QueueRules],
+    at_fair: Mapping[str, float],
+    at_min: Mapping[str, float],
+    paused: Mapping[str, float] | None = None,
 ) -> Starvation:
-    """``FSLeafQueue.updateStarvedApps`` for every leaf (the clocks read and moved on a copy)."""
+    """``FSLeafQueue.updateStarvedApps`` for every leaf (the clocks read and moved on a copy).  An
+    application in ``paused`` (application -> its ``nextStarvationCheck``) until that time is left
+    out of the starved ones (``fetchAppsWithDemand(false)`` keeps only those that
+    ``shouldCheckForStarvation``), its clock untouched; its leaf's demand still counts it."""
     out = Starvation({}, dict(at_fair), dict(at_min))
+    now, paused = view.state.now, paused or {}
     for leaf in queues_of(view.state.case).leaf_names:
-        apps = apps_by_drf(view, leaf)
+        every = apps_by_drf(view, leaf)
+        apps = [a for a in every if paused.get(a.name, -math.inf) <= now]
+        out.due += [paused[a.name] for a in every if paused.get(a.name, -math.inf) > now]
         fair = _fair_starvation(view, apps, rules[leaf], out)
         left = np.maximum(
-            _min_starvation(view, leaf, apps, rules[leaf], out) - sum(fair.values(), np.zeros(view.m)), 0.0
+            _min_starvation(view, leaf, every, rules[leaf], out) - sum(fair.values(), np.zeros(view.m)), 0.0
         )
         for app in apps:  # updateStarvedAppsMinshare
             if not (left > 0).any():
@@ -528,11 +551,15 @@ class Marks:
     victims: dict[str, str] = field(default_factory=dict)  # victim job -> the job it is preempted for
     taken: dict[str, np.ndarray] = field(default_factory=dict)  # application -> chosen so far
     given: list[tuple[str, str]] = field(default_factory=list)  # (waiting job, node) the room went to
+    marked: dict[str, np.ndarray] = field(default_factory=dict)  # node ("": the pool) -> chosen there
 
 
 def starved_requests(app: App, amount: np.ndarray, memory: int) -> list[tuple[Job, int]]:
     """``getStarvedResourceRequests``: per waiting job, ``floor(starvation / capability)`` containers by
-    the scheduler's calculator (memory only), at most its pods, until the starvation is covered."""
+    the scheduler's calculator (memory only), at most its pods, until the starvation is covered.
+    Here, not upstream (whose requests are single containers): a job is asked for only if that is
+    at least its fewest pods, as fewer cannot run (the room freed for them went back to the
+    containers preempted, again and again)."""
     out: list[tuple[Job, int]] = []
     pending = amount.copy()
     for job in app.waiting:
@@ -541,7 +568,7 @@ def starved_requests(app: App, amount: np.ndarray, memory: int) -> list[tuple[Jo
         need = job.request[memory]
         fit = job.pods if need <= 0 else int(math.floor(pending[memory] / need + FIT))
         count = min(fit, job.pods)
-        if count == 0:
+        if count == 0 or count < job.least:
             continue
         out.append((job, count))
         pending = np.maximum(pending - job.total(count), 0.0)
@@ -561,13 +588,17 @@ def preempt(
     decisions: list[Decision] = [
         Preempt(v, by, "FSPreemptionThread: over its fair share, for a starved app") for v, by in marks.victims.items()
     ]
-    return decisions + _given(view.state, marks)
+    return decisions + _given(view.state.after(decisions), marks)
 
 
 def _one_container(view: View, job: Job, rules: Mapping[str, QueueRules], am: set[str], marks: Marks) -> None:
-    """``identifyContainersToPreempt`` for one container: over the nodes, the set with fewest AMs."""
+    """``identifyContainersToPreempt`` for one container: over the nodes, the set with fewest AMs;
+    each node's room is what is free less what is already chosen there (``potential = unallocated -
+    getTotalReserved()``, which counts the containers marked for preemption on the node), so the
+    room one container was found in is not counted again for the next."""
     state = view.state
-    rooms = state.free_on_nodes() if state.nodes is not None else {"": state.free()}
+    free = state.free_on_nodes() if state.nodes is not None else {"": state.free()}
+    rooms = {n: np.maximum(room - marks.marked.get(n, 0.0), 0.0) for n, room in free.items()}
     best: tuple[int, str, list[Running]] | None = None
     for node in sorted(rooms):
         found = _on_node(view, job, node, rooms[node], rules, am, marks, best[0] if best else None)
@@ -584,7 +615,13 @@ def _one_container(view: View, job: Job, rules: Mapping[str, QueueRules], am: se
         marks.victims[run.job.name] = job.name
         owner = view.owner[run.job.name]
         marks.taken[owner] = marks.taken.get(owner, np.zeros(view.m)) + run.usage
+        marks.marked[node] = marks.marked.get(node, np.zeros(view.m)) + _held_on(run, node)
     marks.given.append((job.name, node))
+
+
+def _held_on(run: Running, node: str) -> np.ndarray:
+    """What ``run`` holds on ``node`` (``""``: the pool, all of it)."""
+    return np.asarray(run.job.request, float) * (run.nodes.count(node) if node else run.pods)
 
 
 def _on_node(
@@ -612,7 +649,7 @@ def _on_node(
                 return None
             chosen.append(run)
             taken[owner.name] = taken.get(owner.name, np.zeros(view.m)) + run.usage
-            potential = potential + np.asarray(run.job.request, float) * (run.nodes.count(node) if node else run.pods)
+            potential = potential + _held_on(run, node)
         if (need <= potential + FIT).all():  # checked after every container, as upstream
             return ams, chosen
     return None
@@ -630,18 +667,32 @@ def _may_lose(
 
 
 def _given(state: ClusterState, marks: Marks) -> list[Decision]:
-    """The containers the preemption freed, to the jobs they were freed for (all a job's
-    identified containers, if at least its fewest pods)."""
+    """``assignPreemptedContainers``: the room the preemption freed (``state``: after it), to the jobs
+    it was freed for in turn, on the nodes it was freed on, as many of a job's identified
+    containers as fit there (at least its fewest pods).  Each container's victims were found
+    against the same free room, so a later job may find less than it was promised: upstream's
+    ``app.assignContainer`` then takes what fits and stops."""
     nodes: dict[str, list[str]] = {}
     for name, node in marks.given:
         nodes.setdefault(name, []).append(node)
     out: list[Decision] = []
     for name, where in nodes.items():
         waiting = state.pending[name]
-        if len(where) >= waiting.least:
-            pods = None if len(where) == waiting.pods else len(where)
-            on = tuple(where) if state.nodes is not None else ()
-            out.append(Admit(name, pods, on, "assignPreemptedContainers: the room preempted for it"))
+        if len(where) < waiting.least:
+            continue
+        asked = replace(waiting, pods=len(where), min_pods=waiting.least)
+        room = state.free_on_nodes() if state.nodes is not None else None
+        admit = place(asked, None if room is None else {n: room[n] for n in set(where)}, state.free())
+        if admit is not None:
+            pods = len(where) if admit.pods is None else admit.pods
+            admit = Admit(
+                name,
+                None if pods == waiting.pods else pods,
+                admit.nodes,
+                "assignPreemptedContainers: the room preempted for it",
+            )
+            out.append(admit)
+            state = state.after([admit])
     return out
 
 
@@ -664,9 +715,19 @@ class YarnCycle:
             raise CaseError(f"settings.queues: expected a mapping queue -> its settings (got {per!r})")
         for name, own in per.items():
             check_settings(own, QUEUE_SETTINGS, f"settings.queues.{name}")
+        #: ``FSPreemptionThread``'s ``delayBeforeNextStarvationCheck``
+        self.pause = (
+            _number(self.settings["waitTimeBeforeKill"], "settings.waitTimeBeforeKill", 0)
+            + ALLOC_HEARTBEATS * _number(self.settings["heartbeatInterval"], "settings.heartbeatInterval", 0)
+            + _number(
+                self.settings["waitTimeBeforeNextStarvationCheck"], "settings.waitTimeBeforeNextStarvationCheck", 0
+            )
+        )
         self._rules: dict[int, dict[str, QueueRules]] = {}
         self.at_fair: dict[str, float] = {}
         self.at_min: dict[str, float] = {}
+        #: ``nextStarvationCheck`` of the applications a preemption pass was run for, until it passes
+        self.next_check: dict[str, float] = {}
         #: the state a cycle that decided nothing left, and the timeouts its starvation found
         self._settled: tuple[tuple[object, ...], list[float]] | None = None
 
@@ -683,9 +744,10 @@ class YarnCycle:
         self._settled = None
         if self._should_preempt(after):
             view = view_of(after, self.grouping, self.arith)
-            found = starvation(view, rules, self.at_fair, self.at_min)
+            found = starvation(view, rules, self.at_fair, self.at_min, self.next_check)
             self.at_fair, self.at_min = found.at_fair, found.at_min
             more = preempt(view, found.starved, rules, self.am, _memory(state))
+            self._triggered(state.now, found)
             decisions += more + assign(after.after(more), self.grouping, self.arith, why)
             if not decisions:
                 self._settled = (_seen(after), found.due)
@@ -698,8 +760,19 @@ class YarnCycle:
             due = self._settled[1]  # the cycle that settled read this state with these clocks
         else:
             view = view_of(state, self.grouping, self.arith)
-            due = starvation(view, self.rules(queues_of(state.case)), self.at_fair, self.at_min).due
+            due = starvation(view, self.rules(queues_of(state.case)), self.at_fair, self.at_min, self.next_check).due
         return min((t for t in due if state.now < t < math.inf), default=None)
+
+    def _triggered(self, now: float, found: Starvation) -> None:
+        """``FSPreemptionThread.run``: every starved application taken, whether or not containers
+        were found for it, is told ``preemptionTriggered``: not starved again until the kill delay,
+        four heartbeats and ``waitTimeBeforeNextStarvationCheck`` have passed (without it the
+        room freed for a starved job that cannot take it would be preempted and readmitted again
+        and again at one instant)."""
+        self.next_check = {name: t for name, t in self.next_check.items() if t > now}
+        for name in found.starved:
+            self.next_check[name] = now + self.pause
+            found.due.append(now + self.pause)
 
     def _should_preempt(self, state: ClusterState) -> bool:
         """``shouldAttemptPreemption``: on, and the most used resource above the threshold."""

@@ -78,15 +78,19 @@ def test_the_starvation_clock_runs_across_cycles():
     since 3.  Both leaves are active: 2 cpus each; a's one application 2, each b application 1.  With
     threshold 1, fairDemand = min(1, 1) = 1 > 0 = usage: both b applications are starved.  At 4 the
     timeout (10) has not run: nothing, and ``wake`` says 3 + 10 = 13.  At 13 each is starved by 1
-    cpu, one 1-cpu container each, taken from a, which keeps 2 (= its fair share, not below)."""
+    cpu, one 1-cpu container each, taken from a, which keeps 2 (= its fair share, not below).  Once
+    they run nothing waits for a timeout; had they not been admitted, their starvation is not
+    checked again before 13 + 15 + 4 + 10 = 42 (``preemptionTriggered``)."""
     case = _small(defaultFairSharePreemptionThreshold=1, applications={f"r{i}": "a" for i in range(1, 5)})
     policy = online_policy(get("yarn-fair"), case.settings)
     assert policy.decide(case.cycle) == []
     assert policy.wake(case.cycle) == 13
     later = dataclasses.replace(case.cycle, now=13.0)
-    admitted, preempted = decided(policy.decide(later))
+    decisions = policy.decide(later)
+    admitted, preempted = decided(decisions)
     assert admitted == {"w1", "w2"} and preempted == {"r1", "r2"}
-    assert policy.wake(later) is None  # nothing waits for a timeout any more
+    assert policy.wake(later.after(decisions)) is None
+    assert policy.wake(later) == 42
     idle = dataclasses.replace(case.cycle, pending={}, since={})  # nobody starved: no timeout to wait for
     assert online_policy(get("yarn-fair"), case.settings).wake(idle) is None
 
