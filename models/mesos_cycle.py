@@ -58,7 +58,7 @@ import numpy as np
 
 from fairalloc.core.queues import Queues, queues_of
 from fairalloc.core.tolerances import FIT
-from fairalloc.engines.online import Admit, ClusterState, Decision, Job, check_settings
+from fairalloc.engines.online import Admit, ClusterState, Decision, Job, check_settings, pods_fitting
 
 #: the Mesos online form has no options of its own
 SETTINGS: dict[str, str] = {}
@@ -200,10 +200,7 @@ class _Cycle:
 def _pods(job: Job, offer: np.ndarray, agent: np.ndarray) -> int | None:
     """The pods of ``job`` one offer holds on one agent: all of them, or a gang's most (at least
     ``min_pods``); ``None`` when fewer."""
-    request = np.asarray(job.request, float)
-    room = np.minimum(offer, agent) * (1 + FIT) + FIT
-    need = request > 0
-    pods = job.pods if not need.any() else min(job.pods, int(np.floor((room[need] / request[need]).min())))
+    pods = pods_fitting(job, np.minimum(offer, agent))
     return pods if pods >= job.least else None
 
 

@@ -80,7 +80,7 @@ from fairalloc.core.errors import CaseError
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import Queues, queues_of
 from fairalloc.core.tolerances import FIT
-from fairalloc.engines.online import Admit, ClusterState, Decision, Job, Preempt, Running, check_settings
+from fairalloc.engines.online import Admit, ClusterState, Decision, Job, Preempt, Running, check_settings, fits
 
 #: sets of active leaves whose fair shares are kept (a replay visits few; the bound caps memory)
 MEMO = 4096
@@ -426,7 +426,7 @@ def fits_max_share(state: ClusterState, job: Job, pods: int, usage: Mapping[str,
     for node in [*q.path(job.queue), job.queue]:
         held = sum((usage[u] for u in q.leaves(node)), np.zeros(len(extra))) if q.is_group(node) else usage[node]
         cap = np.fmax(np.asarray(q.limit[node], float), np.nan_to_num(np.asarray(q.guarantee[node], float)))
-        if ((held + extra) > cap * (1 + FIT) + FIT).any():
+        if not fits(held + extra, cap):
             return False
     return True
 

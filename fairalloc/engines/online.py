@@ -366,15 +366,27 @@ def _ratio(held: float, entitled: float) -> float:
     return held / entitled
 
 
+def fits(amount: np.ndarray, room: np.ndarray) -> bool:
+    """Whether ``amount`` fits ``room`` in every resource, within :data:`~fairalloc.core.tolerances.FIT`
+    (a sum of whole pods may overshoot a room it equals by a few roundings)."""
+    return bool((np.asarray(amount, float) <= np.asarray(room, float) * (1 + FIT) + FIT).all())
+
+
+def pods_fitting(job: Job, room: np.ndarray) -> int:
+    """How many of ``job``'s pods fit ``room`` together (all of them at most), within ``FIT``."""
+    request = np.asarray(job.request, float)
+    need = request > 0
+    if not need.any():
+        return job.pods
+    slack = np.asarray(room, float) * (1 + FIT) + FIT
+    return min(job.pods, int(np.floor((slack[need] / request[need]).min())))
+
+
 def _fit(job: Job, free: np.ndarray, rooms: dict[str, np.ndarray] | None) -> tuple[int, tuple[str, ...]] | None:
     """The pods of ``job`` that fit (all, or a gang's most, at least ``min_pods``), and their nodes
     (first fit, one per pod) when the cluster has nodes; ``rooms`` is updated.  ``None``: too few."""
     request = np.asarray(job.request, float)
-    room = free * (1 + FIT) + FIT
-    pods = job.pods
-    positive = request > 0
-    if positive.any():
-        pods = min(pods, int(np.floor((room[positive] / request[positive]).min())))
+    pods = pods_fitting(job, free)
     if pods < job.least:
         return None
     if rooms is None:
@@ -393,7 +405,7 @@ def place(request: np.ndarray, pods: int, rooms: Mapping[str, np.ndarray]) -> li
     left = {k: np.asarray(v, float).copy() for k, v in rooms.items()}
     nodes: list[str] = []
     for name, room in left.items():
-        while len(nodes) < pods and (request <= room * (1 + FIT) + FIT).all():
+        while len(nodes) < pods and fits(request, room):
             room -= request
             nodes.append(name)
         if len(nodes) == pods:
@@ -412,7 +424,9 @@ __all__ = [
     "Running",
     "check_settings",
     "dominant_shares",
+    "fits",
     "online_policy",
     "place",
+    "pods_fitting",
     "requested",
 ]

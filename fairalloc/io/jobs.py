@@ -22,8 +22,7 @@ import numpy as np
 from fairalloc.core.errors import CaseError, check_known
 from fairalloc.core.instance import Instance
 from fairalloc.core.registry import get
-from fairalloc.core.tolerances import FIT
-from fairalloc.engines.online import INF, ClusterState, Decision, Job, Running, online_policy
+from fairalloc.engines.online import INF, ClusterState, Decision, Job, Running, fits, online_policy
 
 
 def job_of(name: str, spec: Any, instance: Instance, where: str) -> Job:
@@ -50,7 +49,7 @@ def job_of(name: str, spec: Any, instance: Instance, where: str) -> Job:
 def check_fits_somewhere(job: Job, rooms: Mapping[str, np.ndarray], resources: Sequence[str], where: str) -> None:
     """Refuse a job one of whose pods no room (a node, or the whole capacity) could ever hold."""
     request = np.asarray(job.request, float)
-    if any((request <= room * (1 + FIT) + FIT).all() for room in rooms.values()):
+    if any(fits(request, room) for room in rooms.values()):
         return
     j = max(range(len(resources)), key=lambda k: request[k] - max(room[k] for room in rooms.values()))
     largest = max(room[j] for room in rooms.values())

@@ -51,7 +51,6 @@ from fairalloc.core.decimals import json_text, shortest
 from fairalloc.core.errors import CaseError, FairallocError, unknown
 from fairalloc.core.instance import Instance
 from fairalloc.core.registry import Mechanism
-from fairalloc.core.tolerances import FIT
 from fairalloc.engines.online import (
     Admit,
     ClusterState,
@@ -62,6 +61,7 @@ from fairalloc.engines.online import (
     Preempt,
     Running,
     dominant_shares,
+    fits,
     online_policy,
 )
 
@@ -393,7 +393,7 @@ class _Replay:
         if not job.least <= pods <= job.pods:
             raise self._refuse(now, d, f"{pods} pods, but the job runs {job.least} to {job.pods}")
         need = job.total(pods)
-        if not (need <= self.free * (1 + FIT) + FIT).all():
+        if not fits(need, self.free):
             raise self._refuse(now, d, "it does not fit the free capacity")
         self._place(now, d, job, pods)
         del self.pending[d.job]
@@ -427,7 +427,7 @@ class _Replay:
             if node not in self.node_free:
                 raise self._refuse(now, d, f"unknown node '{node}'")
             taken[node] = taken.get(node, 0.0) + request
-            if not (taken[node] <= self.node_free[node] * (1 + FIT) + FIT).all():
+            if not fits(taken[node], self.node_free[node]):
                 raise self._refuse(now, d, f"its pods do not fit node '{node}'")
         for node, amount in taken.items():
             self.node_free[node] -= amount
