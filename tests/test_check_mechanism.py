@@ -30,9 +30,8 @@ def test_every_built_in_mechanism_passes(name):
     if mech.kind == "online":  # a scheduler over time: its task offers are all it has
         assert set(report.ran) == {"task_offers"} and report.ran["task_offers"] > 0
         return
-    # every static face has task offers too (its own, or the generic adapter); dmfa-srq's needs the
-    # owners' shared quantities, which a workload does not say
-    assert report.ran.get("task_offers", 0) > 0 or "shared quantity" in report.skipped["task_offers"]
+    # every static face has task offers too (its own, or the generic adapter)
+    assert report.ran.get("task_offers", 0) > 0
     assert report.ran["feasibility"] > 0 and report.ran["errors"] > 0  # not vacuous
     compared = mech.has_fast and mech.has_program and not getattr(mech, "program_differs", "")
     assert ("agreement" in report.ran) == compared

@@ -5,6 +5,7 @@ without offers of its own is served by the generic adapters of :mod:`fairalloc.e
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections import Counter
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import fairalloc
-from fairalloc.core.errors import CaseError, FairallocError
+from fairalloc.core.errors import FairallocError
 from fairalloc.engines.offers import EntitlementOrder, OnlineMechanism, QueueOrder, offers_of
 from fairalloc.models.drf import DRFOffers
 from fairalloc.models.hdrf import HDRFOffers
@@ -46,15 +47,9 @@ def test_every_family_has_a_member_here():
 
 @pytest.mark.parametrize("name", fairalloc.available())
 def test_every_listed_name_simulates(name):
-    """On a small 7.2 set-up every mechanism runs and launches tasks; ``dmfa-srq`` alone refuses, in one
-    line: its entitlements need every owner's shared quantity, which a workload does not say."""
+    """On a small 7.2 set-up every mechanism runs and launches tasks (``dmfa-srq`` too: its owners
+    bring the cluster in proportion to their weights, ``engines.dynamic.pool_shares``)."""
     w = drf_7_2(nodes=2, horizon=60.0, tasks_per_job=8)
-    if name == "dmfa-srq":
-        with pytest.raises(
-            CaseError, match=r"^scheduler: dmfa-srq gives the simulator's owners no entitlement: .*shared"
-        ):
-            simulate(w, name, progress=False)
-        return
     r = simulate(w, runnable(name), record_tasks=True, progress=False)
     assert r.scheduler == runnable(name) and r.tasks_started > 0 and r.max_overcommit <= 1 + 1e-9
 
@@ -65,14 +60,23 @@ def test_the_cli_takes_every_name_fairalloc_mechanisms_lists(capsys):
     names = [name.replace("K[:oc]", "2").split(":ALPHA")[0] for name in listed]
     names = [runnable(n.partition(":")[0]) if n.partition(":")[0] in MEMBERS else n for n in names]
     assert len(names) == len(fairalloc.available()) and "dmfa-srq" in names
-    kept = [n for n in names if n != "dmfa-srq"]
     code, out, err = run_cli(
-        capsys, "simulate", "drf-7.2", "--nodes", "2", "--scheduler", ",".join(kept), "--no-progress"
+        capsys, "simulate", "drf-7.2", "--nodes", "2", "--scheduler", ",".join(names), "--no-progress"
     )
     assert code == 0 and err == ""
-    assert [line.split()[0] for line in out.splitlines()[3:]] == kept
-    code, out, err = run_cli(capsys, "simulate", "drf-7.2", "--nodes", "2", "--scheduler", "drf,dmfa-srq")
-    assert code == 2 and out == "" and err.count("\n") == 1 and "dmfa-srq" in err
+    assert [line.split()[0] for line in out.splitlines()[3:]] == names
+
+
+def test_dmfa_srq_online_is_dynamic_drf_without_weights_and_follows_them_with():
+    """The owners' shared quantities are their weights scaled to the cluster: with none given,
+    DMFA-SRQ is dynamic DRF (equal ``q_i``) and launches ddrf's tasks; weighting one owner 3:1 gives
+    her the larger entitlement, so the launches differ."""
+    w = drf_7_2(nodes=2, horizon=60.0, tasks_per_job=8)
+    dmfa, ddrf = (simulate(w, n, record_tasks=True, progress=False) for n in ("dmfa-srq", "ddrf"))
+    assert dmfa.tasks == ddrf.tasks and dmfa.tasks_started > 0
+    heavy = dataclasses.replace(w, group_weights={w.jobs[0].owner: 3.0})
+    weighted = simulate(heavy, "dmfa-srq", record_tasks=True, progress=False)
+    assert weighted.tasks != dmfa.tasks
 
 
 def test_the_old_schedulers_are_online_mechanisms(capsys):

@@ -103,3 +103,23 @@ def test_a_dynamic_mechanism_allocates_among_the_queues_with_work():
     two = fairalloc.Instance([8, 8], [[2, 1], [1, 2]], users=["a", "c"], resources=["cpu", "mem"])
     expected = fairalloc.get("ddrf").allocate(two).bundles
     assert np.allclose(bundles[[0, 2]], expected) and not bundles[1].any()
+
+
+def test_dmfa_srq_online_shares_the_cluster_by_shared_quantity_else_weight():
+    """DMFA-SRQ among the queues with work (a and c): they bring the cluster in proportion to the
+    case's shared quantities (.5 and .3 of the three queues': 5/8 and 3/8 of the pool), or, where
+    the case gives none, to their weights (3 and 1: 3/4 and 1/4)."""
+    jobs = {"a1": Job("a1", "a", (2, 1)), "c1": Job("c1", "c", (1, 2))}
+    two = dict(users=["a", "c"], resources=["cpu", "mem"])
+    for given, pooled in (
+        (dict(shared=[0.5, 0.2, 0.3]), dict(shared=[5 / 8, 3 / 8])),
+        (dict(weights=[3, 1, 1]), dict(shared=[3 / 4, 1 / 4], weights=[3, 1])),
+    ):
+        inst = fairalloc.Instance([8, 8], [[1, 1]] * 3, users=["a", "b", "c"], resources=["cpu", "mem"], **given)
+        state = ClusterState(inst, pending=jobs, since=dict.fromkeys(jobs, 0.0))
+        bundles = Entitled(fairalloc.get("dmfa-srq")).bundles(state)
+        alone = fairalloc.Instance([8, 8], [[2, 1], [1, 2]], **two, **pooled)
+        assert np.allclose(bundles[[0, 2]], fairalloc.get("dmfa-srq").allocate(alone).bundles)
+        assert not bundles[1].any()
+    equal = Entitled(fairalloc.get("ddrf")).bundles(state)
+    assert not np.allclose(bundles, equal)  # the weights moved the entitlement

@@ -5,6 +5,8 @@ section 6): users arrive one at a time and allocations are never taken back.
   task is 1 (``d_ij = (D_ij / R_j) / mu_i``), so an allocation ``x_i`` *is* her dominant share,
   and resources are normalised to 1;
 * :func:`shared_quantities`: the users' shared quantities ``q_i``, checked to sum to 1;
+* :func:`pool_shares`: the shared quantities of users who bring a running cluster between them
+  (how the simulator's adapters give a dynamic mechanism its ``q_i``);
 * :class:`History`: the allocation after every arrival, ``x^k`` for ``k = 1..n``; step tables and
   JSON are views of it;
 * :func:`binding_resources`: the resources a threshold step saturates.
@@ -57,6 +59,29 @@ def shared_quantities(instance: Instance, mechanism: str) -> NDArray[np.float64]
             f"fairalloc does not rescale them silently"
         )
     return q
+
+
+def pool_shares(shared: NDArray[np.float64] | None, weights: NDArray[np.float64] | None, n: int) -> NDArray[np.float64]:
+    """``q_i`` for ``n`` users who between them bring the whole pool: in proportion to their given
+    shared quantities when every one is given, else to their weights (none: equal, ``1/n``).
+
+    The simulator's reading of DMFA-SRQ's ``q_i`` (the quantity of every resource a user brings):
+    the cluster is a fixed pool, shared by the owners with work, so their quantities are scaled to
+    sum to 1 over those owners. With no quantities and no weights DMFA-SRQ is then dynamic DRF.
+
+    >>> pool_shares(None, None, 4).tolist(), pool_shares(np.array([.2, .2]), None, 2).tolist()
+    ([0.25, 0.25, 0.25, 0.25], [0.5, 0.5])
+    >>> pool_shares(np.array([np.nan, .5]), np.array([3., 1.]), 2).tolist()
+    [0.75, 0.25]
+    """
+    if shared is not None and not np.isnan(shared).any():
+        base = np.asarray(shared, float)
+    elif weights is not None:
+        base = np.asarray(weights, float)
+    else:
+        base = np.ones(n)
+    out: NDArray[np.float64] = base / base.sum()
+    return out
 
 
 @dataclass

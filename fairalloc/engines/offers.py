@@ -24,10 +24,13 @@ import bisect
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from fairalloc.core.errors import CaseError, FairallocError
 from fairalloc.core.instance import Instance
 from fairalloc.core.registry import Mechanism
 from fairalloc.engines.discrete import DiscreteEngine
+from fairalloc.engines.dynamic import pool_shares
 
 EPS = 1e-9
 INF = float("inf")
@@ -362,8 +365,9 @@ def offers_of(mechanism: Mechanism) -> Scheduler:
 def _owners_instance(state: Any, owners: list[int], demands: list[Any], usage: bool = False) -> Instance:
     """The instance the simulator's ``owners`` make: the cluster's totals, per owner the per-task
     ``demands`` given, unbounded, weighted by the workload's ``group_weights`` of her name where given
-    (as ``mfs`` and ``hdrf`` read them); with ``usage``, a flat queue case whose usage is what each
-    owner runs now."""
+    (as ``mfs`` and ``hdrf`` read them), bringing the cluster in proportion to those weights (a
+    dynamic mechanism's shared quantities); with ``usage``, a flat queue case whose usage is what
+    each owner runs now."""
     names = [state.owners[u] for u in owners]
     given = state.workload.group_weights or {}
     weights = [float(given.get(o, 1.0)) for o in names]
@@ -373,6 +377,7 @@ def _owners_instance(state: Any, owners: list[int], demands: list[Any], usage: b
         resources=state.resources,
         users=names,
         weights=weights if any(w != 1.0 for w in weights) else None,
+        shared=pool_shares(None, np.array(weights), len(names)),  # for a dynamic mechanism's q_i
     )
     if not usage:
         return instance
@@ -394,8 +399,10 @@ class EntitlementOrder(OwnerOrder):
     her earliest such job (its current phase), unbounded (an owner with work could always run more).
     The entitlements are computed again only when the set of active owners changes (an owner's first
     job arrives or her last one ends), not at each launch; an owner entitled to nothing (``e_u = 0``)
-    comes after every other. A mechanism that refuses that instance (``dmfa-srq`` wants every owner's
-    shared quantity) stops the run with its reason.
+    comes after every other. A dynamic mechanism's owners bring the cluster in proportion to their
+    weights (:func:`~fairalloc.engines.dynamic.pool_shares`: ``dmfa-srq``'s ``q_i``). A mechanism
+    that refuses that instance (a dynamic one where an owner's task asks for none of a resource)
+    stops the run with its reason.
 
     Under ``drf`` with demands of every resource, every active owner's entitlement has one dominant
     share (progressive filling without bounds freezes everyone at the first saturated resource), so the

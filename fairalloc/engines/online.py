@@ -33,6 +33,7 @@ from fairalloc.core.instance import Instance
 from fairalloc.core.queues import queues_of
 from fairalloc.core.registry import Mechanism
 from fairalloc.core.tolerances import FIT
+from fairalloc.engines.dynamic import pool_shares
 
 INF = math.inf
 
@@ -235,8 +236,9 @@ class Entitled:
     * *entitlement*: :func:`requested` (each leaf's request = its running and waiting jobs' pods)
       allocated by the mechanism, per queue a bundle ``E_i`` (a dynamic mechanism, which takes no
       task bounds, allocates among the queues with work, each asking for more of its request's
-      shape); computed again only when the set of queues with work changes (the simulator asks at
-      every event, the allocation is the cost);
+      shape and bringing the cluster in proportion to its shared quantity, else its weight:
+      :func:`~fairalloc.engines.dynamic.pool_shares`); computed again only when the set of
+      queues with work changes (the simulator asks at every event, the allocation is the cost);
     * *order*: queues with waiting work in increasing ``u_i / e_i``, the dominant share of what they
       hold over the dominant share of their entitlement (``max_j U_ij / R_j`` over
       ``max_j E_ij / R_j``; a queue entitled to nothing comes last; ties in the case's queue order);
@@ -289,6 +291,11 @@ class Entitled:
             resources=inst.resources,
             users=[u for u, k in zip(inst.users, keep) if k],
             weights=None if inst.weights is None else inst.weights[keep],
+            shared=pool_shares(
+                None if inst.shared is None else inst.shared[keep],
+                None if inst.weights is None else inst.weights[keep],
+                int(keep.sum()),
+            ),
             name=inst.name,
         )
         out = np.zeros(inst.demand.shape)
@@ -347,6 +354,7 @@ def requested(state: ClusterState) -> Instance:
         resources=case.resources,
         users=case.users,
         weights=case.weights,
+        shared=case.shared,
         max_tasks=(D > 0).any(axis=1).astype(float),
         name=case.name,
         groups=case.groups,
