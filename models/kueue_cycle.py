@@ -19,8 +19,11 @@ Apache-2.0.  The rules followed, file and function:
 * ``pkg/cache/queue/cluster_queue.go``, ``baseCompareFunc`` and ``requeueIfNotPresent``: a queue's
   heads by priority, then the time it entered the queue; ``StrictFIFO`` keeps a head that failed as
   the head; ``BestEffortFIFO`` parks it (``inadmissibleWorkloads``) until a workload of its root
-  cohort finishes or is evicted (``QueueAssociatedInadmissibleWorkloadsAfter``), and keeps a
-  preemptor waiting for its victims at the head (``preemptorWorkload``);
+  cohort releases its quota, finishing or evicted (``QueueAssociatedInadmissibleWorkloadsAfter`` in
+  ``pkg/cache/queue/manager.go``, called by ``pkg/controller/core/workload_controller.go`` on a
+  finished, deleted or evicted workload; ``requeueWorkloadsCohort``,
+  ``pkg/cache/queue/inadmissible_workloads.go``, puts back those of the whole root cohort), and
+  keeps a preemptor waiting for its victims at the head (``preemptorWorkload``);
 * ``pkg/scheduler/flavorassigner/flavorassigner.go``, ``fitsResourceQuota``: above
   ``PotentialAvailable`` no fit; within ``Available`` a fit at the borrowing level
   ``FindHeightOfLowestSubtreeThatFits`` (``preemption/classical/hierarchical_preemption.go``);
@@ -111,6 +114,7 @@ Belongs here: Kueue's online rules.  Imports: ``fairalloc.core``, ``fairalloc.en
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -239,6 +243,8 @@ class Held:
         self.seen: dict[int, tuple[str, Any]] = {}  # id of a Running held -> (its name, it)
         self.order: list[int] = []  # the ids, in admission order
         self.cohorts = {v: u for v, u in tree.usage(self.leaf).items() if v not in tree.index}
+        self.lost: set[str] = set()  # by the last update: the queues a running job left
+        self.changed: set[str] = set()  # and the queues whose running jobs changed at all
 
     def update(self, state: ClusterState) -> Held:
         items = list(state.running.items())
@@ -247,8 +253,12 @@ class Held:
         gone = set(self.seen).difference(now)
         kept = [i for i in self.order if i not in gone] if gone else self.order
         if ids[: len(kept)] != kept:  # not the jobs held, in their order, then the new ones
+            left = {run.job.queue for key, (_, run) in self.seen.items() if key in gone}
             self.__init__(self.tree)  # type: ignore[misc]
             kept, gone = [], set()
+            self.lost = left
+        else:
+            self.lost = set()
         lost = set()
         for key in gone:
             name, run = self.seen.pop(key)
@@ -269,6 +279,8 @@ class Held:
             changed.add(run.job.queue)
         self.order = ids
         self._cohorts_above(changed)
+        self.lost |= lost
+        self.changed = changed | self.lost
         return self
 
     def _cohorts_above(self, queues: set[str]) -> None:
@@ -408,10 +420,11 @@ def _le(a: np.ndarray | float, b: np.ndarray | float) -> Any:
 def cohort_usage(tree: _Tree, v: str, U: Mapping[str, np.ndarray]) -> np.ndarray:
     """Cohort ``v``'s usage from its children's in ``U``: the sum, in their order, of what each uses
     above its local quota, as :meth:`~fairalloc.models.kueue_tree._Tree.usage` sums it."""
-    total = np.zeros(tree.m)
-    for c in tree.kids[v]:
-        total += np.maximum(0.0, U[c] - tree.local[c])
-    return total
+    kids = tree.kids[v]
+    if not kids:
+        return np.zeros(tree.m)
+    above = np.maximum(0.0, np.array([U[c] for c in kids]) - tree.kid_locals(v))
+    return above.cumsum(axis=0)[-1]  # a running sum, row after row: the loop's additions, in its order
 
 
 def node_height(tree: _Tree, cohort: str) -> int:
@@ -440,15 +453,19 @@ class KueueCycle:
     """Kueue's scheduler online: :meth:`decide` is one ``Scheduler.schedule`` cycle.
 
     It keeps, across cycles, what Kueue's queues keep: the BestEffortFIFO heads parked as
-    inadmissible (with the running jobs of their root cohort when they were parked: one of them
-    finishing or evicted puts them back), each BestEffortFIFO queue's preemptor waiting for its
+    inadmissible (with the count of the quota releases in their root cohort when they were parked:
+    any release since, a job finishing or evicted, puts them back), each BestEffortFIFO queue's
+    preemptor waiting for its
     victims (sticky at the head), and the victims of the current instant (out of their queues
     until the clock moves on: the module docstring's "Next cycle").
 
     ``fast`` (the default) keeps, also across cycles, what a replay would otherwise compute again
     at every cycle: the tree of the case, the usage of each running job, the cohorts' usage
     changed along one path only (:class:`Snapshot`); ``fast=False`` computes everything anew in
-    each cycle, the straightforward form the tests replay against it (the same decisions)."""
+    each cycle, the straightforward form the tests replay against it (the same decisions); and
+    each head's nomination, used again while no running job of its root cohort changed (a
+    StrictFIFO head that needs preemption and finds no victims is nominated at every cycle, and
+    a nomination reads nothing but the head and its root cohort's running jobs and quota)."""
 
     def __init__(self, settings: Mapping[str, Any], fast: bool = True) -> None:
         check_settings(settings, SETTINGS, "settings")
@@ -466,7 +483,11 @@ class KueueCycle:
         self.fair_sharing = fair
         queues = _mapping(settings.get("cluster_queues", {}), "settings.cluster_queues")
         self.policies = {q: read_policies(spec, f"settings.cluster_queues.{q}") for q, spec in queues.items()}
-        self.parked: dict[str, frozenset[str]] = {}
+        self.parked: dict[str, tuple[str, int]] = {}  # a parked head -> (its root cohort, releases then)
+        self.released: dict[str, int] = {}  # per root cohort: the running jobs that left it so far
+        self.touched: dict[str, int] = {}  # per root cohort: the changes of its running jobs so far
+        self._running: dict[str, tuple[int, str]] = {}  # (fast=False) each running job's id and queue
+        self._nominated: dict[str, tuple[int, Entry]] = {}  # (fast) each head's entry, and touched then
         self.preemptors: dict[str, str] = {}
         self.evicted: dict[str, float] = {}  # a victim -> the instant it was preempted at
         self.fast = fast
@@ -484,11 +505,39 @@ class KueueCycle:
         if self.fast:
             if self._held is None or self._held.tree is not tree:
                 self._held = Held(tree)
-            snap = Snapshot(tree, state, self._held.update(state), incremental=True)
+            held = self._held.update(state)
+            snap = Snapshot(tree, state, held, incremental=True)
+            lost, changed = held.lost, held.changed
         else:
             snap = Snapshot(tree, state)
-        entries = [self.nominate(snap, head) for head in self.heads(state, tree)]
+            lost, changed = self._changes(state)
+        for queues, counts in ((lost, self.released), (changed, self.touched)):
+            for root in {tree.root_of(q) for q in queues}:
+                counts[root] = counts.get(root, 0) + 1
+        before, self._nominated = self._nominated, {}
+        entries = [self.nominated(snap, head, before) for head in self.heads(state, tree)]
         return _Cycle(self, snap, entries).run()
+
+    def _changes(self, state: ClusterState) -> tuple[set[str], set[str]]:
+        """The queues a running job left since the last cycle, and those whose running jobs changed
+        (a job preempted and admitted again is another :class:`Running`): :class:`Held`'s
+        ``lost`` and ``changed``, from a pass over every running job."""
+        now = {n: (id(run), run.job.queue) for n, run in state.running.items()}
+        before, self._running = self._running, now
+        lost = {q for n, (i, q) in before.items() if now.get(n, (None, q))[0] != i}
+        return lost, lost | {q for n, (i, q) in now.items() if before.get(n, (None, q))[0] != i}
+
+    def nominated(self, snap: Snapshot, job: Job, before: dict[str, tuple[int, Entry]]) -> Entry:
+        """:meth:`nominate`; with ``fast``, the head's entry of the last cycle if no running job of its
+        root cohort changed since (a copy: the cycle's lists are its own)."""
+        if not self.fast:
+            return self.nominate(snap, job)
+        count = self.touched.get(snap.tree.root_of(job.queue), 0)
+        kept = before.get(job.name)
+        if kept is None or kept[0] != count:
+            kept = (count, self.nominate(snap, job))
+        self._nominated[job.name] = kept
+        return dataclasses.replace(kept[1], targets=list(kept[1].targets))
 
     def tree(self, state: ClusterState) -> _Tree:
         """The case's quota tree, its settings' queues checked (once per case when ``fast``)."""
@@ -504,9 +553,8 @@ class KueueCycle:
     # -- heads (``Manager.heads``, ``cluster_queue.go``) ------------------------------------------
     def heads(self, state: ClusterState, tree: _Tree) -> list[Job]:
         """One head per ClusterQueue, in the case's order of the queues."""
-        running = set(state.running)
-        for name, seen in list(self.parked.items()):
-            if name not in state.pending or not seen <= running:
+        for name, (root, count) in list(self.parked.items()):
+            if name not in state.pending or self.released.get(root, 0) != count:
                 del self.parked[name]  # a job of its root cohort finished or was evicted
         if self.evicted:  # evictions complete when the clock moves on
             self.evicted = {n: t for n, t in self.evicted.items() if t == state.now}
@@ -1041,15 +1089,12 @@ class _Cycle:
         self.snap.add(cq, amount)
 
     def fail(self, entry: Entry, park: bool) -> None:
-        """A head that cannot be admitted: BestEffortFIFO parks it (with the running jobs of its
-        root cohort), StrictFIFO keeps it at the head."""
+        """A head that cannot be admitted: BestEffortFIFO parks it (with its root cohort's count of
+        quota releases), StrictFIFO keeps it at the head."""
         cq = entry.job.queue
         if park and self.owner.policy(cq).queueing == "BestEffortFIFO":
-            tree = self.snap.tree
-            root = tree.root_of(cq)
-            mates = set(subtree_queues(tree, root)) | {cq}
-            seen = frozenset(n for n, r in self.snap.state.running.items() if r.job.queue in mates)
-            self.owner.parked[entry.job.name] = seen
+            root = self.snap.tree.root_of(cq)
+            self.owner.parked[entry.job.name] = (root, self.owner.released.get(root, 0))
 
 
 __all__ = ["KueueCycle", "Policies", "read_policies", "satisfies"]

@@ -46,20 +46,44 @@ def kueue_resource(name: str) -> str:
     return name.partition("@")[0]
 
 
+class SharePlan(NamedTuple):
+    """What a node's share reads besides its usage, fixed for the tree: its quota per resource,
+    each resource's Kubernetes resource, and the lendable summed per Kubernetes resource."""
+
+    quota: list[float]
+    bases: list[str]
+    lend: dict[str, float]
+
+
+def share_plan(quota, lendable, resources) -> SharePlan:
+    """:class:`SharePlan` of a node (``calculateLendable``: per Kubernetes resource, over its flavors)."""
+    bases = [kueue_resource(name) for name in resources]
+    lend: dict[str, float] = {}
+    for lent, base in zip(lendable, bases, strict=True):
+        lend[base] = lend.get(base, 0.0) + float(lent)
+    return SharePlan([float(q) for q in quota], bases, lend)
+
+
 def dominant_resource_share(usage, quota, lendable, weight: float, resources) -> DRS:
     """Kueue's ``dominantResourceShare`` of a node with a parent: ``usage`` and ``quota``
     (``SubtreeQuota``) of the node, ``lendable`` (``potentialAvailable`` of its parent), per
     resource; ``weight`` its fair-sharing weight.  Kueue adds up, per Kubernetes resource, what is
     borrowed and what is lendable over its flavors (``borrowing[fr.Resource]``,
     ``calculateLendable``): ``cpu@on-demand`` and ``cpu@spot`` make one ratio, named ``cpu``."""
+    return planned_share([float(u) for u in usage], share_plan(quota, lendable, resources), weight)
+
+
+def planned_share(usage: list[float], plan: SharePlan, weight: float) -> DRS:
+    """:func:`dominant_resource_share` of ``usage`` (plain floats) with the rest read from ``plan``
+    (a cycle asks for millions of shares of a few nodes)."""
+    if len(usage) != len(plan.quota):
+        raise ValueError(f"usage of {len(usage)} resources, quota of {len(plan.quota)}")
     borrowed: dict[str, float] = {}
-    lend: dict[str, float] = {}
-    for u, q, lent, name in zip(usage, quota, lendable, resources, strict=True):
-        base = kueue_resource(name)
-        lend[base] = lend.get(base, 0.0) + float(lent)
-        b = float(u) - float(q)
+    for u, q, base in zip(usage, plan.quota, plan.bases):
+        b = u - q
         if b > 0:
             borrowed[base] = borrowed.get(base, 0.0) + b
+    lend = plan.lend
     unweighted, dominant = 0.0, ""
     for name, b in borrowed.items():
         if lend[name] > 0:
@@ -154,6 +178,8 @@ class _Tree:
         self.lendable = {v: self.potential[p] if (p := self.parent[v]) is not None else zero for v in self.parent}
         self._bounds: dict[str, list[tuple[int, float, float]]] = {}
         self._plans: dict[str | None, list[tuple[str, int, list[str]]]] = {}
+        self._shares: dict[str, SharePlan] = {}
+        self._kid_locals: dict[str, np.ndarray] = {}
         self._locals = dict(zip(leaves, local.tolist()))
         self._locals |= {v: [float(a) for a in self.local[v]] for v in self.groups}
 
@@ -197,7 +223,17 @@ class _Tree:
     def drs(self, v: str, U: dict[str, np.ndarray]) -> DRS:
         if self.parent[v] is None:
             return DRS(0, 0.0, 0.0, "", False)
-        return dominant_resource_share(U[v], self.quota[v], self.lendable[v], self.weight[v], self.resources)
+        plan = self._shares.get(v)
+        if plan is None:
+            plan = self._shares[v] = share_plan(self.quota[v], self.lendable[v], self.resources)
+        return planned_share(U[v].tolist(), plan, self.weight[v])
+
+    def kid_locals(self, v: str) -> np.ndarray:
+        """``(k, m)``: the local quotas of ``v``'s children, in their order."""
+        rows = self._kid_locals.get(v)
+        if rows is None:
+            rows = self._kid_locals[v] = np.array([self.local[c] for c in self.kids[v]], float).reshape(-1, self.m)
+        return rows
 
     def violation(self, U: Mapping[str, Any], nodes: list[str]) -> list[tuple[str, int, float]]:
         """``(node, resource, slack)`` of the constraints of ``nodes``: the root's quota, every

@@ -183,6 +183,32 @@ def test_strict_fifo_blocks_and_best_effort_fifo_moves_on():
     assert _sets(policy.decide(ended)) == ({"big"}, set())
 
 
+def test_any_release_in_the_root_cohort_puts_a_parked_head_back():
+    """BestEffortFIFO: big (4 CPU) is parked at cycle 1 (x holds 3 of a's 4); small (admitted at
+    cycle 2, after big was parked) then finishes.  Kueue puts back every inadmissible workload of
+    the root cohort on *any* release of quota there (workload_controller.go calls
+    QueueAssociatedInadmissibleWorkloadsAfter for a finished, deleted or evicted workload;
+    requeueWorkloadsCohort), not only on the release of a job that ran when big was parked.  At
+    cycle 3 tiny (1 CPU) does not fit beside small and is parked too; small finishes; at cycle 4
+    both are back, big is a's head and fails again, and tiny is admitted at cycle 5."""
+    running = {"x": {"queue": "a", "request": {"cpu": 3}}, "y": {"queue": "b", "request": {"cpu": 6}}}
+    pending = {
+        "big": {"queue": "a", "request": {"cpu": 4}, "submit": 1},
+        "small": {"queue": "a", "request": {"cpu": 1}, "submit": 2},
+        "tiny": {"queue": "a", "request": {"cpu": 1}, "submit": 3},
+    }
+    case = _flat(running, pending, cluster_queues={"a": {"queueing_strategy": "BestEffortFIFO"}})
+    policy = online_policy(get("kueue"), case.settings)
+    assert policy.decide(case.cycle) == []
+    second = policy.decide(case.cycle)
+    assert _sets(second) == ({"small"}, set())
+    state = case.cycle.after(second)
+    assert policy.decide(state) == []  # tiny does not fit beside small: parked too
+    ended = dataclasses.replace(state, running={k: v for k, v in state.running.items() if k != "small"})
+    assert policy.decide(ended) == []  # big again, not tiny
+    assert _sets(policy.decide(ended)) == ({"tiny"}, set())
+
+
 def test_a_preemptor_without_candidates_reserves_unless_it_can_always_reclaim():
     """a (2 GPU) runs one GPU; b (0) borrows.  a2 (2 GPU, in a, older) needs preemption and has no
     candidate (nobody borrows).  With reclaimWithinCohort LowerPriority a cannot always reclaim:

@@ -3,7 +3,8 @@ straightforward form that computes everything anew in each cycle (``fast=False``
 seeded workload of benchmarks/bench_replay.py (100 ClusterQueues in 10 cohorts, borrowing and
 lending limits, priorities, classic and fair-sharing preemption) replayed under both writes the
 same event log, byte for byte; and the running jobs kept per ClusterQueue (:class:`Held`) sum to
-the very numbers the straightforward :class:`Snapshot` sums, whatever changed between two cycles."""
+the very numbers the straightforward :class:`Snapshot` sums, and name the queues a job left as its
+pass over every running job names them, whatever changed between two cycles."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def test_the_jobs_held_sum_as_the_snapshot_sums_whatever_changed():
     tree = _tree_of(inst)
     rng = np.random.default_rng(5)
     queues = list(inst.users)
-    held, running = Held(tree), {}
+    held, running, diff = Held(tree), {}, KueueCycle({}, fast=False)
     for step in range(60):
         names = list(running)
         for name in rng.choice(names, size=min(len(names), int(rng.integers(0, 4))), replace=False):
@@ -73,6 +74,8 @@ def test_the_jobs_held_sum_as_the_snapshot_sums_whatever_changed():
             running[job.name] = Running(job, job.pods, float(step))
         state = _state(inst, dict(running))
         plain, kept = Snapshot(tree, state), Snapshot(tree, state, held.update(state), incremental=True)
+        lost, changed = diff._changes(state)  # the straightforward form's pass over every job
+        assert held.lost == lost and held.changed >= changed  # (read from scratch: every queue changed)
         assert np.array_equal(plain.leaf, kept.leaf) and plain.jobs == kept.jobs
         U, V = plain.usage(), kept.usage()
         assert all(np.array_equal(U[v], V[v]) for v in U)
