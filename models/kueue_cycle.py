@@ -240,6 +240,7 @@ class Held:
         self.leaf = np.zeros((len(tree.leaves), tree.m))
         self.jobs: dict[str, list[str]] = {q: [] for q in tree.leaves}
         self.usage: dict[str, np.ndarray] = {}
+        self.masks: dict[str, int] = {}  # the resources each job uses (:func:`mask`)
         self.seen: dict[int, tuple[str, Any]] = {}  # id of a Running held -> (its name, it)
         self.order: list[int] = []  # the ids, in admission order
         self.cohorts = {v: u for v, u in tree.usage(self.leaf).items() if v not in tree.index}
@@ -262,7 +263,7 @@ class Held:
         lost = set()
         for key in gone:
             name, run = self.seen.pop(key)
-            del self.usage[name]
+            del self.usage[name], self.masks[name]
             lost.add(run.job.queue)
         for q in lost:
             i = self.tree.index[q]
@@ -274,6 +275,7 @@ class Held:
         for name, run in items[len(kept) :]:
             self.seen[id(run)] = (name, run)
             self.usage[name] = run.usage
+            self.masks[name] = mask(run.usage)
             self.leaf[self.tree.index[run.job.queue]] += self.usage[name]
             self.jobs[run.job.queue].append(name)
             changed.add(run.job.queue)
@@ -293,7 +295,7 @@ class Held:
         U = self.usage_of(self.leaf)
         for v, _, _ in tree._usage_plan():  # children first
             if v in above:
-                U[v] = self.cohorts[v] = cohort_usage(tree, v, U)
+                U[v] = self.cohorts[v] = cohort_usage(tree, v, U, self.leaf)
 
     def usage_of(self, leaf: np.ndarray) -> dict[str, np.ndarray]:
         """Every node's usage, the ClusterQueues' rows of ``leaf`` (views) and the cohorts' held."""
@@ -314,14 +316,16 @@ class Snapshot:
         self.out: set[str] = set()  # running jobs simulated as removed
         self._usage: dict[str, np.ndarray] | None = None
         if held is not None:
-            self.leaf, self.jobs, self.held = held.leaf.copy(), held.jobs, held.usage
+            self.leaf, self.jobs, self.held, self.masks = held.leaf.copy(), held.jobs, held.usage, held.masks
             self._usage = held.usage_of(self.leaf)
             return
         self.leaf = np.zeros((len(tree.leaves), tree.m))
         self.jobs = {q: [] for q in tree.leaves}
         self.held = {}
+        self.masks: dict[str, int] = {}
         for name, run in state.running.items():
             self.held[name] = run.usage
+            self.masks[name] = mask(run.usage)
             self.leaf[tree.index[run.job.queue]] += self.held[name]
             self.jobs[run.job.queue].append(name)
 
@@ -339,7 +343,7 @@ class Snapshot:
             self._usage = None
             return
         for v in path_to_root(self.tree, cq):
-            self._usage[v] = cohort_usage(self.tree, v, self._usage)
+            self._usage[v] = cohort_usage(self.tree, v, self._usage, self.leaf)
 
     def remove(self, name: str) -> None:
         self.out.add(name)
@@ -368,11 +372,11 @@ class Snapshot:
 
     def borrowing_with(self, v: str, amount: np.ndarray) -> np.ndarray:
         """``BorrowingWith`` per resource: usage plus ``amount`` above the node's quota."""
-        return ~_le(self.usage()[v] + amount, self.tree.quota[v])
+        return ~(self.usage()[v] + amount <= self.tree.ceiling(v))
 
     def within_nominal(self, v: str, need: np.ndarray) -> bool:
         """``IsWithinNominalInResources`` on the resources ``need`` marks."""
-        return bool(_le(self.usage()[v], self.tree.quota[v])[need].all())
+        return bool((self.usage()[v] <= self.tree.ceiling(v))[need].all())
 
     def local_available(self, v: str) -> np.ndarray:
         return np.maximum(0.0, self.tree.local[v] - self.usage()[v])
@@ -390,12 +394,12 @@ class Snapshot:
     def _height(self, cq: str, j: int, val: float) -> tuple[int, bool]:
         t, U = self.tree, self.usage()
         has_parent = t.parent[cq] is not None
-        if _le(U[cq][j] + val, t.quota[cq][j]) or not has_parent:
+        if U[cq][j] + val <= t.ceiling(cq)[j] or not has_parent:
             return 0, has_parent
         remaining = val - max(0.0, t.local[cq][j] - U[cq][j])
         node = t.parent[cq]
         while node is not None:
-            if _le(U[node][j] + remaining, t.quota[node][j]):
+            if U[node][j] + remaining <= t.ceiling(node)[j]:
                 return node_height(t, node), t.parent[node] is not None
             remaining -= max(0.0, t.local[node][j] - U[node][j])
             node = t.parent[node]
@@ -405,7 +409,7 @@ class Snapshot:
         """``QuantitiesFitInQuota``: whether ``request`` fits in ``v``'s subtree quota, and what
         remains of it beyond ``v``'s local quota."""
         asked = request > 0
-        fits = bool(_le(self.usage()[v] + request, self.tree.quota[v])[asked].all())
+        fits = bool((self.usage()[v] + request <= self.tree.ceiling(v))[asked].all())
         return fits, np.where(asked, np.maximum(0.0, request - self.local_available(v)), 0.0)
 
     def drs(self, v: str) -> DRS:
@@ -417,13 +421,21 @@ def _le(a: np.ndarray | float, b: np.ndarray | float) -> Any:
     return a <= b + FIT * np.maximum(1.0, np.abs(b))
 
 
-def cohort_usage(tree: _Tree, v: str, U: Mapping[str, np.ndarray]) -> np.ndarray:
-    """Cohort ``v``'s usage from its children's in ``U``: the sum, in their order, of what each uses
-    above its local quota, as :meth:`~fairalloc.models.kueue_tree._Tree.usage` sums it."""
+def mask(amounts: np.ndarray) -> int:
+    """The resources of which ``amounts`` are positive (or ``True``), as the bits of an integer."""
+    return sum(1 << int(j) for j in np.flatnonzero(amounts > 0))
+
+
+def cohort_usage(tree: _Tree, v: str, U: Mapping[str, np.ndarray], leaf: np.ndarray) -> np.ndarray:
+    """Cohort ``v``'s usage from its children's in ``U`` (whose leaves' rows are ``leaf``'s): the
+    sum, in their order, of what each uses above its local quota, as
+    :meth:`~fairalloc.models.kueue_tree._Tree.usage` sums it."""
     kids = tree.kids[v]
     if not kids:
         return np.zeros(tree.m)
-    above = np.maximum(0.0, np.array([U[c] for c in kids]) - tree.kid_locals(v))
+    rows = tree.kid_rows(v)
+    used = leaf[rows] if rows is not None else np.array([U[c] for c in kids])
+    above = np.maximum(0.0, used - tree.kid_locals(v))
     return above.cumsum(axis=0)[-1]  # a running sum, row after row: the loop's additions, in its order
 
 
@@ -589,7 +601,7 @@ class KueueCycle:
             return entry
         pol = self.policy(cq)
         may_borrow = pol.borrow != "Never" or (self.fair_sharing and pol.reclaim != "Never")
-        nominal = _le(usage, snap.tree.quota[cq])
+        nominal = usage <= snap.tree.ceiling(cq)
         if not (nominal[need].all() or reclaim_below or may_borrow):
             entry.why = "insufficient unused quota, and no preemption while borrowing"
             return entry
@@ -638,11 +650,12 @@ class _Search:
 
     def __init__(self, owner: KueueCycle, snap: Snapshot, job: Job, need: np.ndarray) -> None:
         self.owner, self.snap, self.job, self.need = owner, snap, job, need
+        self.needed = mask(need)
         self.cq, self.usage = job.queue, job.total()
         self.pol = owner.policy(self.cq)
 
     def uses(self, name: str) -> bool:
-        return bool((self.snap.held[name][self.need] > 0).any())  # its usage, not multiplied out again
+        return bool(self.snap.masks[name] & self.needed)  # its usage, not multiplied out again
 
     def order_key(self, name: str) -> tuple:
         """``CandidatesOrdering``: other ClusterQueues first, lower priority, most recently reserved."""
@@ -994,7 +1007,7 @@ class _Cycle:
         out = {}
         child = e.job.queue
         for node in path_to_root(tree, child):
-            borrowing = bool((~_le(U[child], tree.quota[child]))[asked].any())
+            borrowing = bool((~(U[child] <= tree.ceiling(child)))[asked].any())
             out[node] = (borrowing, tree.drs(child, U), tree.weight[child])
             child = node
         snap.add(e.job.queue, -e.usage)

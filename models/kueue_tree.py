@@ -22,6 +22,7 @@ import numpy as np
 
 from fairalloc.core.instance import Instance
 from fairalloc.core.queues import queues_of
+from fairalloc.core.tolerances import FIT
 
 #: ``math.MaxInt64``: Kueue's integer share of a zero-weight node that borrows
 MAX_INT64 = 2**63 - 1
@@ -180,6 +181,8 @@ class _Tree:
         self._plans: dict[str | None, list[tuple[str, int, list[str]]]] = {}
         self._shares: dict[str, SharePlan] = {}
         self._kid_locals: dict[str, np.ndarray] = {}
+        self._kid_rows: dict[str, slice | None] = {}
+        self._ceilings: dict[str, np.ndarray] = {}
         self._locals = dict(zip(leaves, local.tolist()))
         self._locals |= {v: [float(a) for a in self.local[v]] for v in self.groups}
 
@@ -227,6 +230,24 @@ class _Tree:
         if plan is None:
             plan = self._shares[v] = share_plan(self.quota[v], self.lendable[v], self.resources)
         return planned_share(U[v].tolist(), plan, self.weight[v])
+
+    def ceiling(self, v: str) -> np.ndarray:
+        """``v``'s quota (``SubtreeQuota``) with the rounding of sums of floats allowed above it
+        (:data:`~fairalloc.core.tolerances.FIT`): ``a <= ceiling`` is ``a`` within the quota."""
+        top = self._ceilings.get(v)
+        if top is None:
+            q = self.quota[v]
+            top = self._ceilings[v] = q + FIT * np.maximum(1.0, np.abs(q))
+        return top
+
+    def kid_rows(self, v: str) -> slice | None:
+        """The rows of ``v``'s children in a leaf-usage matrix, when they are all leaves listed
+        one after another (then the rows are a view, not a copy)."""
+        if v not in self._kid_rows:
+            rows = [self.index.get(c, -1) for c in self.kids[v]]
+            plain = rows and rows[0] >= 0 and rows == list(range(rows[0], rows[0] + len(rows)))
+            self._kid_rows[v] = slice(rows[0], rows[0] + len(rows)) if plain else None
+        return self._kid_rows[v]
 
     def kid_locals(self, v: str) -> np.ndarray:
         """``(k, m)``: the local quotas of ``v``'s children, in their order."""
