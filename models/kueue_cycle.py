@@ -315,6 +315,7 @@ class Snapshot:
         self.tree, self.state, self.incremental = tree, state, incremental
         self.out: set[str] = set()  # running jobs simulated as removed
         self._usage: dict[str, np.ndarray] | None = None
+        self.masks: dict[str, int]
         if held is not None:
             self.leaf, self.jobs, self.held, self.masks = held.leaf.copy(), held.jobs, held.usage, held.masks
             self._usage = held.usage_of(self.leaf)
@@ -322,7 +323,7 @@ class Snapshot:
         self.leaf = np.zeros((len(tree.leaves), tree.m))
         self.jobs = {q: [] for q in tree.leaves}
         self.held = {}
-        self.masks: dict[str, int] = {}
+        self.masks = {}
         for name, run in state.running.items():
             self.held[name] = run.usage
             self.masks[name] = mask(run.usage)
