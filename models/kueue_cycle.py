@@ -307,14 +307,18 @@ class Snapshot:
     jobs each holds, changed as the cycle adds usage and simulates removals.
 
     ``held``: the running jobs per ClusterQueue kept from one cycle to the next (:class:`Held`),
-    else summed here.  ``incremental``: a change of a ClusterQueue's usage recomputes the cohorts
-    above it only, each as the whole tree's pass computes it (the same sums in the same order, so
-    the same numbers), instead of the whole tree at the next read."""
+    else summed here.  ``incremental``: a change of a ClusterQueue's usage marks the cohorts above
+    it, and a read sums the marked ones again, children first, each as the whole tree's pass sums
+    it (the same sums in the same order, so the same numbers), instead of the whole tree; a
+    removal simulated and undone between two reads of a cohort costs no sum (the searches for
+    victims do that for every candidate, and read the queues, not the cohorts, in between)."""
 
     def __init__(self, tree: _Tree, state: ClusterState, held: Held | None = None, incremental: bool = False) -> None:
         self.tree, self.state, self.incremental = tree, state, incremental
         self.out: set[str] = set()  # running jobs simulated as removed
         self._usage: dict[str, np.ndarray] | None = None
+        self._stale: set[str] = set()  # (incremental) cohorts whose usage is to be summed again
+        self._shares: dict[str, DRS] = {}  # the nodes' shares read since their usage last changed
         self.masks: dict[str, int]
         if held is not None:
             self.leaf, self.jobs, self.held, self.masks = held.leaf.copy(), held.jobs, held.usage, held.masks
@@ -334,7 +338,18 @@ class Snapshot:
     def usage(self) -> dict[str, np.ndarray]:
         if self._usage is None:
             self._usage = self.tree.usage(self.leaf)
+        elif self._stale:
+            tree, U = self.tree, self._usage
+            for v in sorted(self._stale, key=lambda c: -len(tree.ancestors(c))):  # children first
+                U[v] = cohort_usage(tree, v, U, self.leaf)
+            self._stale.clear()
         return self._usage
+
+    def of(self, v: str) -> np.ndarray:
+        """Node ``v``'s usage (the cohorts summed again only when ``v`` is one that changed)."""
+        if self._usage is None or v in self._stale:
+            return self.usage()[v]
+        return self._usage[v]
 
     def add(self, cq: str, amount: np.ndarray) -> None:
         self.leaf[self.tree.index[cq]] += amount  # the usage's leaf rows are views of these
@@ -342,9 +357,13 @@ class Snapshot:
             return
         if not self.incremental:
             self._usage = None
+            self._shares.clear()
             return
-        for v in path_to_root(self.tree, cq):
-            self._usage[v] = cohort_usage(self.tree, v, self._usage, self.leaf)
+        above = self.tree.ancestors(cq)
+        self._stale.update(above)
+        shares = self._shares
+        for v in (cq, *above):
+            shares.pop(v, None)
 
     def remove(self, name: str) -> None:
         self.out.add(name)
@@ -373,14 +392,14 @@ class Snapshot:
 
     def borrowing_with(self, v: str, amount: np.ndarray) -> np.ndarray:
         """``BorrowingWith`` per resource: usage plus ``amount`` above the node's quota."""
-        return ~(self.usage()[v] + amount <= self.tree.ceiling(v))
+        return ~(self.of(v) + amount <= self.tree.ceiling(v))
 
     def within_nominal(self, v: str, need: np.ndarray) -> bool:
         """``IsWithinNominalInResources`` on the resources ``need`` marks."""
-        return bool((self.usage()[v] <= self.tree.ceiling(v))[need].all())
+        return bool((self.of(v) <= self.tree.ceiling(v))[need].all())
 
     def local_available(self, v: str) -> np.ndarray:
-        return np.maximum(0.0, self.tree.local[v] - self.usage()[v])
+        return np.maximum(0.0, self.tree.local[v] - self.of(v))
 
     def height(self, cq: str, val: np.ndarray) -> tuple[int, bool]:
         """``FindHeightOfLowestSubtreeThatFits`` over the requested resources (the largest height;
@@ -410,11 +429,14 @@ class Snapshot:
         """``QuantitiesFitInQuota``: whether ``request`` fits in ``v``'s subtree quota, and what
         remains of it beyond ``v``'s local quota."""
         asked = request > 0
-        fits = bool((self.usage()[v] + request <= self.tree.ceiling(v))[asked].all())
+        fits = bool((self.of(v) + request <= self.tree.ceiling(v))[asked].all())
         return fits, np.where(asked, np.maximum(0.0, request - self.local_available(v)), 0.0)
 
     def drs(self, v: str) -> DRS:
-        return self.tree.drs(v, self.usage())
+        share = self._shares.get(v)
+        if share is None:
+            share = self._shares[v] = self.tree.share_of(v, self.of(v))
+        return share
 
 
 def _le(a: np.ndarray | float, b: np.ndarray | float) -> Any:
@@ -450,12 +472,9 @@ def node_height(tree: _Tree, cohort: str) -> int:
     return height
 
 
-def path_to_root(tree: _Tree, v: str) -> Iterator[str]:
+def path_to_root(tree: _Tree, v: str) -> tuple[str, ...]:
     """``PathParentToRoot``: the ancestors of ``v``, parent first."""
-    node = tree.parent[v]
-    while node is not None:
-        yield node
-        node = tree.parent[node]
+    return tree.ancestors(v)
 
 
 def subtree_queues(tree: _Tree, v: str) -> list[str]:

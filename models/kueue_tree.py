@@ -183,6 +183,7 @@ class _Tree:
         self._kid_locals: dict[str, np.ndarray] = {}
         self._kid_rows: dict[str, slice | None] = {}
         self._ceilings: dict[str, np.ndarray] = {}
+        self._ancestors: dict[str, tuple[str, ...]] = {}
         self._locals = dict(zip(leaves, local.tolist()))
         self._locals |= {v: [float(a) for a in self.local[v]] for v in self.groups}
 
@@ -223,13 +224,25 @@ class _Tree:
                 U[v] = total
         return U
 
-    def drs(self, v: str, U: dict[str, np.ndarray]) -> DRS:
+    def drs(self, v: str, U: Mapping[str, np.ndarray]) -> DRS:
+        return self.share_of(v, U[v])
+
+    def share_of(self, v: str, used: np.ndarray) -> DRS:
+        """Node ``v``'s share when it uses ``used`` (:func:`dominant_resource_share`; none at a root)."""
         if self.parent[v] is None:
             return DRS(0, 0.0, 0.0, "", False)
         plan = self._shares.get(v)
         if plan is None:
             plan = self._shares[v] = share_plan(self.quota[v], self.lendable[v], self.resources)
-        return planned_share(U[v].tolist(), plan, self.weight[v])
+        return planned_share(used.tolist(), plan, self.weight[v])
+
+    def ancestors(self, v: str) -> tuple[str, ...]:
+        """``v``'s ancestors, parent first (``PathParentToRoot``)."""
+        path = self._ancestors.get(v)
+        if path is None:
+            p = self.parent[v]
+            path = self._ancestors[v] = () if p is None else (p, *self.ancestors(p))
+        return path
 
     def ceiling(self, v: str) -> np.ndarray:
         """``v``'s quota (``SubtreeQuota``) with the rounding of sums of floats allowed above it
