@@ -30,6 +30,8 @@ the replay keeps the jobs alive, running sums, and 8 bytes per admission (the wa
 writes the event log as it goes (here to a counter).
 
 Run: .venv/bin/python benchmarks/bench_replay.py [--quick] [--jobs N ...] [--kueue-jobs N ...] [--json FILE]
+[--sections runs kueue policies] (a partial run writes its sections, each with ``<section>_measured``:
+the commit and load it was measured at, and keeps the file's others)
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ KUEUE_RATIO_TARGET = 1000.0
 #: Kueue: exponent of the CPU seconds from 10^4 to 10^5 jobs (1: linear, 2: quadratic)
 GROWTH_TARGET = 1.2
 COHORTS, PER_COHORT = 10, 10
+#: what a run may be limited to (--sections): the drf adapter's rows, Kueue's, the other policies'
+SECTIONS = ("runs", "kueue", "policies")
 DAY = 86_400.0
 
 
@@ -355,10 +359,32 @@ def main() -> None:
     ap.add_argument("--queues", type=int, default=20)
     ap.add_argument("--nodes", type=int, default=0, help="split the pool into this many nodes (0: one pool)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--json", help="write the results to this file")
+    ap.add_argument("--json", help="write the results to this file (keeping the sections not run)")
+    ap.add_argument(
+        "--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS), help="run only these sections (default: all)"
+    )
     args = ap.parse_args()
     sizes = args.jobs or ([10_000] if args.quick else [10_000, 100_000])
-    out: dict = {"commit_measured": commit(), "load_average": {"start": load_average()}, "runs": []}
+    start = {"commit_measured": commit(), "load_average": {"start": load_average()}}
+    out: dict = {}
+    if "runs" in args.sections:
+        out |= adapter_section(sizes, args)
+    if "kueue" in args.sections:
+        out["kueue"] = kueue_section(args.kueue_jobs or sizes, args.seed)
+    if "policies" in args.sections:
+        out["policies"] = policy_rows(args.policy_jobs or ([1_000] if args.quick else [1_000, 10_000]), args.seed)
+    start["load_average"]["end"] = load_average()
+    if set(args.sections) == set(SECTIONS):
+        out = start | out
+    else:  # a partial run: its sections' commit and load beside them, the file's others kept
+        out |= {f"{key}_measured": start for key in args.sections}
+    if args.json:
+        update_json(args.json, out, indent=1)
+
+
+def adapter_section(sizes: list[int], args: argparse.Namespace) -> dict:
+    """The generic adapter over ``drf`` at each size (``runs``) and its growth."""
+    out: dict = {"runs": []}
     for n in sizes:
         row = measure(n, args.queues, args.nodes, args.seed)
         out["runs"].append(row)
@@ -372,11 +398,7 @@ def main() -> None:
     if 10_000 in runs and 100_000 in runs:
         out["growth"] = round(runs[100_000]["wall_seconds"] / runs[10_000]["wall_seconds"] / 10, 2)
         print(f"growth 10^4 -> 10^5 jobs: {out['growth']:.2f} x linear (1: linear, 10: quadratic)")
-    out["kueue"] = kueue_section(args.kueue_jobs or sizes, args.seed)
-    out["policies"] = policy_rows(args.policy_jobs or ([1_000] if args.quick else [1_000, 10_000]), args.seed)
-    out["load_average"]["end"] = load_average()
-    if args.json:
-        update_json(args.json, out, indent=1)
+    return out
 
 
 if __name__ == "__main__":
