@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import json
 import math
+from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,143 +165,167 @@ class _Skipped:
 
 
 @dataclass
-class _Task:
-    request: list[float]
-    events: list[tuple[int, int]] = field(default_factory=list)  # (time, code)
-    where: str = ""
-
-
-@dataclass
 class _Job:
     where: str
     submit: int | None = None
     priority: int | None = None
     key: dict[str, str] = field(default_factory=dict)  # queue_by -> name
-    tasks: dict[str, _Task] = field(default_factory=dict)
+    tasks: list[int] = field(default_factory=list)  # the numbers of its tasks in _Events
     alloc_set: bool = False
 
 
 # --------------------------------------------------------------------------- Google: events to jobs
 
 
-def _event(jobs: dict[str, _Job], job: str, task: str, where: str, time: int, code: int, kind: str) -> _Task:
-    """Note event ``code`` at ``time`` (microseconds) of task ``task`` of ``job``."""
-    j = jobs.setdefault(job, _Job(where))
-    if code == _EVENTS[kind][0] and time != _AFTER_TRACE:
-        j.submit = time if j.submit is None else min(j.submit, time)
-    t = j.tasks.setdefault(task, _Task([0.0, 0.0], where=where))
-    t.events.append((time, code))
-    return t
+class _Events:
+    """The jobs of a Google trace, and every task's SCHEDULE and end events kept in compact arrays
+    (task number, time in microseconds, code): the 20 million lines fairalloc reads at most
+    (:data:`~fairalloc.core.limits.MAX_TRACE_LINES`) would take gigabytes as Python tuples."""
 
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.jobs: dict[str, _Job] = {}
+        self.numbers: dict[tuple[str, str], int] = {}
+        self.requests: list[list[float]] = []  # per task: the largest CPU and memory request
+        self.wheres: list[str] = []  # per task: its first row
+        self.task, self.time, self.code = array("q"), array("q"), array("b")
 
-def _runs(task: _Task, kind: str) -> Iterator[int]:
-    """The task's runs (microseconds): each SCHEDULE to the next event that ends a run."""
-    _, schedule, ends = _EVENTS[kind]
-    start = None
-    for time, code in sorted(task.events):
-        if code == schedule and start is None:
-            start = time
-        elif code in ends and start is not None:
-            if time != _AFTER_TRACE:
-                yield time - start
-            start = None
+    def job(self, name: str, where: str, time: int, code: int) -> _Job:
+        """The job ``name``, its first SUBMIT noted (a time after the trace's end is none)."""
+        j = self.jobs.setdefault(name, _Job(where))
+        if code == _EVENTS[self.kind][0] and time != _AFTER_TRACE:
+            j.submit = time if j.submit is None else min(j.submit, time)
+        return j
 
+    def event(self, job: str, task: str, where: str, time: int, code: int) -> int:
+        """Note event ``code`` at ``time`` of task ``task`` of ``job``; the task's number."""
+        j = self.job(job, where, time, code)
+        k = self.numbers.get((job, task))
+        if k is None:
+            k = self.numbers[(job, task)] = len(self.requests)
+            self.requests.append([0.0, 0.0])
+            self.wheres.append(where)
+            j.tasks.append(k)
+        _, schedule, ends = _EVENTS[self.kind]
+        if code == schedule or code in ends:
+            self.task.append(k)
+            self.time.append(time)
+            self.code.append(code)
+        return k
 
-def _google_jobs(jobs: dict[str, _Job], kind: str, skipped: _Skipped) -> dict[str, dict]:
-    """Each job the events give whole, by job ID: its first SUBMIT (microseconds), longest run
-    (seconds), pods, largest request, priority and queue keys."""
-    out: dict[str, dict] = {}
-    for name, j in jobs.items():
-        if j.alloc_set:
-            skipped.count("an alloc set, not a job (collection_type 1)", j.where)
-            continue
-        if j.submit is None:
-            skipped.count("a job without a SUBMIT event", j.where)
-            continue
-        longest, pods, request = 0, 0, [0.0, 0.0]
-        for task in j.tasks.values():
-            run = max(_runs(task, kind), default=0)
-            if run <= 0:
-                skipped.count("a task without a run (a SCHEDULE, then EVICT, FAIL, FINISH or KILL)", task.where)
+    def request(self, k: int, cpu: Any, memory: Any, where: str) -> None:
+        for r, (value, what) in enumerate(((cpu, "CPU request"), (memory, "memory request"))):
+            if value is not None and value != "":
+                self.requests[k][r] = max(self.requests[k][r], _number(str(value), what, where))
+
+    def longest_runs(self) -> list[int]:
+        """Each task's longest run in microseconds (0: none): a SCHEDULE to the next event that
+        ends a run, in time order whatever the rows' order (at one instant SCHEDULE first: its
+        code is the smaller in both schemas)."""
+        _, schedule, ends = _EVENTS[self.kind]
+        task, time, code = (
+            np.frombuffer(a, dtype=t) for a, t in ((self.task, np.int64), (self.time, np.int64), (self.code, np.int8))
+        )
+        order = np.lexsort((code, time, task))
+        longest = [0] * len(self.requests)
+        current, start = -1, None
+        for k, t, c in zip(task[order].tolist(), time[order].tolist(), code[order].tolist()):
+            if k != current:
+                current, start = k, None
+            if c == schedule:
+                start = t if start is None else start
+            elif start is not None:
+                if t != _AFTER_TRACE:
+                    longest[k] = max(longest[k], t - start)
+                start = None
+        return longest
+
+    def jobs_found(self, skipped: _Skipped) -> dict[str, dict]:
+        """Each job the events give whole, by job ID: its first SUBMIT, longest run (seconds),
+        pods, largest request, priority and queue keys."""
+        runs = self.longest_runs()
+        out: dict[str, dict] = {}
+        for name, j in self.jobs.items():
+            if j.alloc_set:
+                skipped.count("an alloc set, not a job (collection_type 1)", j.where)
                 continue
-            if min(task.request) <= 0:
-                skipped.count("a task without a CPU and a memory request", task.where)
+            if j.submit is None:
+                skipped.count("a job without a SUBMIT event", j.where)
                 continue
-            longest, pods = max(longest, run), pods + 1
-            request = [max(a, b) for a, b in zip(request, task.request)]
-        if pods == 0:
-            skipped.count("a job none of whose tasks ran with a request", j.where)
-            continue
-        out[name] = {
-            "submit": j.submit / _MICROSECONDS,
-            "runtime": longest / _MICROSECONDS,
-            "pods": pods,
-            "request": request,
-            "priority": j.priority or 0,
-            "key": j.key,
-            "where": j.where,
-        }
-    return out
+            longest, pods, request = 0, 0, [0.0, 0.0]
+            for k in j.tasks:
+                if runs[k] <= 0:
+                    skipped.count("a task without a run (a SCHEDULE, then EVICT, FAIL, FINISH or KILL)", self.wheres[k])
+                    continue
+                if min(self.requests[k]) <= 0:
+                    skipped.count("a task without a CPU and a memory request", self.wheres[k])
+                    continue
+                longest, pods = max(longest, runs[k]), pods + 1
+                request = [max(a, b) for a, b in zip(request, self.requests[k])]
+            if pods == 0:
+                skipped.count("a job none of whose tasks ran with a request", j.where)
+                continue
+            out[name] = {
+                "submit": j.submit / _MICROSECONDS,
+                "runtime": longest / _MICROSECONDS,
+                "pods": pods,
+                "request": request,
+                "priority": j.priority or 0,
+                "key": j.key,
+                "where": j.where,
+            }
+        return out
 
 
 def _read_google_2011(paths: list[Path], skipped: _Skipped) -> dict[str, dict]:
-    jobs: dict[str, _Job] = {}
+    events = _Events("google-2011")
     column = {name: k for k, name in enumerate(TASK_EVENTS_COLUMNS)}
     for where, f in table_rows(paths, TASK_EVENTS_COLUMNS, "Google 2011 task_events"):
         texts = {name: f[column[name]] for name in ("timestamp", "job ID", "task index", "event type")}
-        if not all(texts.values()):
-            missing = next(name for name, text in texts.items() if not text)
+        missing = next((name for name, text in texts.items() if not text), None)
+        if missing:
             skipped.count(f"a row without {missing}", where)
             continue
         time, code = _whole(texts["timestamp"], "timestamp", where), _whole(texts["event type"], "event type", where)
-        task = _event(jobs, texts["job ID"], texts["task index"], where, time, code, "google-2011")
-        _note_request(task, f[column["CPU request"]], f[column["memory request"]], where)
-        j = jobs[texts["job ID"]]
+        task = events.event(texts["job ID"], texts["task index"], where, time, code)
+        events.request(task, f[column["CPU request"]], f[column["memory request"]], where)
+        j = events.jobs[texts["job ID"]]
         if f[column["user"]]:
             j.key["user"] = f[column["user"]]
         if f[column["priority"]]:
             _note_priority(j, _whole(f[column["priority"]], "priority", where))
-    return _google_jobs(jobs, "google-2011", skipped)
+    return events.jobs_found(skipped)
 
 
 def _read_google_2019(paths: list[Path], skipped: _Skipped) -> dict[str, dict]:
-    jobs: dict[str, _Job] = {}
+    events = _Events("google-2019")
     for where, row in _json_rows(paths):
-        texts = {name: row.get(name) for name in ("time", "type", "collection_id")}
-        if any(v is None or v == "" for v in texts.values()):
-            missing = next(name for name, v in texts.items() if v is None or v == "")
+        missing = next((name for name in ("time", "type", "collection_id") if row.get(name) in (None, "")), None)
+        if missing:
             skipped.count(f"a row without {missing}", where)
             continue
-        time, code = _whole(texts["time"], "time", where), _whole(texts["type"], "type", where)
-        job = str(texts["collection_id"])
+        time, code, job = (
+            _whole(row["time"], "time", where),
+            _whole(row["type"], "type", where),
+            str(row["collection_id"]),
+        )
         if "instance_index" in row:
-            index = row["instance_index"]
-            if index is None or index == "":
+            if row["instance_index"] in (None, ""):
                 skipped.count("a row without instance_index", where)
                 continue
-            task = _event(jobs, job, str(index), where, time, code, "google-2019")
+            task = events.event(job, str(row["instance_index"]), where, time, code)
             request = row.get("resource_request")
             if isinstance(request, dict):
-                _note_request(task, request.get("cpus"), request.get("memory"), where)
-        else:
-            j = jobs.setdefault(job, _Job(where))
-            if code == _EVENTS["google-2019"][0] and time != _AFTER_TRACE:
-                j.submit = time if j.submit is None else min(j.submit, time)
-            for field_name, key in (("user", "user"), ("collection_name", "collection-name")):
-                if row.get(field_name) not in (None, ""):
-                    j.key[key] = str(row[field_name])
-        j = jobs[job]
+                events.request(task, request.get("cpus"), request.get("memory"), where)
+        j = events.job(job, where, time, code)
+        for field_name, key in (("user", "user"), ("collection_name", "collection-name")):
+            if row.get(field_name) not in (None, ""):
+                j.key[key] = str(row[field_name])
         if row.get("collection_type") not in (None, ""):
             j.alloc_set = _whole(row["collection_type"], "collection_type", where) == 1
         if row.get("priority") not in (None, ""):
             _note_priority(j, _whole(row["priority"], "priority", where))
-    return _google_jobs(jobs, "google-2019", skipped)
-
-
-def _note_request(task: _Task, cpu: Any, memory: Any, where: str) -> None:
-    for k, (value, what) in enumerate(((cpu, "CPU request"), (memory, "memory request"))):
-        if value is not None and value != "":
-            task.request[k] = max(task.request[k], _number(str(value), what, where))
+    return events.jobs_found(skipped)
 
 
 def _note_priority(job: _Job, priority: int) -> None:
