@@ -153,9 +153,8 @@ class _Skipped:
     def __init__(self) -> None:
         self.kinds: dict[str, list] = {}
 
-    def count(self, kind: str, where: str, n: int = 1) -> None:
-        entry = self.kinds.setdefault(kind, [0, where])
-        entry[0] += n
+    def count(self, kind: str, where: str) -> None:
+        self.kinds.setdefault(kind, [0, where])[0] += 1
 
     def lines(self) -> list[str]:
         notes = Notes()
@@ -426,7 +425,10 @@ def read_trace_jobs(
     if not jobs:
         raise CaseError(f"{files[0]}: no job with what a job needs ({'; '.join(skipped.lines()) or 'no rows'})")
     if len(jobs) > limits.MAX_WORKLOAD_JOBS:
-        raise CaseError(f"{files[0]}: {len(jobs):,} jobs; fairalloc replays at most {limits.MAX_WORKLOAD_JOBS:,}")
+        raise CaseError(
+            f"{files[0]}: {len(jobs):,} jobs; fairalloc replays at most {limits.MAX_WORKLOAD_JOBS:,} "
+            "(MAX_WORKLOAD_JOBS); cut the files first (e.g. with head)"
+        )
     start = min(j["submit"] for j in jobs.values())
     order = sorted(jobs, key=lambda name: (jobs[name]["submit"], name))
     data = {"jobs": {name: _spec(jobs[name], start) for name in order}}
