@@ -5,6 +5,7 @@ against the shapes it states, and replayed."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import random
@@ -208,6 +209,18 @@ def test_alibaba_2018_batch_task_by_hand(tmp_path):
     by_job = read_trace_jobs("alibaba-2018", ALIBABA, queue_by="job", queue_map={"j_1": "batch"})
     assert list(by_job.data["jobs"]) == ["j_1"]
     assert by_job.warnings[-1].endswith("a job whose job is not in the queue map: 2 left out, the first at this line")
+
+
+def test_gzip_compressed_tables_read_alike(tmp_path):
+    """The part files come gzip-compressed: the same jobs from the compressed copies."""
+    copies = []
+    for source in (COLLECTIONS, INSTANCES):
+        copies.append(tmp_path / f"{source.name}.gz")
+        copies[-1].write_bytes(gzip.compress(source.read_bytes()))
+    same_jobs(read_trace_jobs("google-2019", copies).data, GOOGLE_2019_JOBS)
+    alibaba = tmp_path / "batch_task.csv.gz"
+    alibaba.write_bytes(gzip.compress(ALIBABA.read_bytes()))
+    same_jobs(read_trace_jobs("alibaba-2018", alibaba, queue_map={"1": "batch", "12": "other"}).data, ALIBABA_JOBS)
 
 
 def test_the_workload_passes_the_case_and_its_written_yaml_reads_back(tmp_path):
