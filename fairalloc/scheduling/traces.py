@@ -28,6 +28,7 @@ import gzip
 import io
 import os
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ __all__ = [
     "dmfa_srq_trial",
     "load_google_task_events",
     "replay_arrivals",
+    "table_rows",
     "synthetic_google_like",
     "trial_id",
 ]
@@ -140,6 +142,37 @@ def _number(text: str, what: str, where: str) -> float:
     return value
 
 
+def _integer(text: str, what: str, where: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        shown = text if len(text) <= 30 else text[:27] + "..."
+        raise CaseError(f"{where}: {what} {shown!r} is not an integer") from None
+
+
+def table_rows(paths: list[Path], columns: tuple[str, ...], table: str) -> Iterator[tuple[str, list[str]]]:
+    """The rows of headerless CSV trace files (gzip-compressed or not), in file and line order:
+    ``(where, fields)`` with ``where`` the file and line number and the fields stripped; blank
+    lines are skipped.  A row without exactly ``len(columns)`` fields is one line naming the file,
+    the line and ``table``'s columns; the lines read count against
+    :data:`fairalloc.core.limits.MAX_TRACE_LINES` over all the files."""
+    budget = _LineBudget(paths[0])
+    for path in paths:
+        budget.next_file(path)
+        stream = _open_text(path)
+        with _reading(budget=budget, hint=f" (is this a {table} file?)"), stream:
+            for lineno, fields in enumerate(csv.reader(stream), start=1):
+                budget.tick(lineno)
+                if not fields:  # a blank line
+                    continue
+                where = f"{path}, line {lineno}"
+                if len(fields) != len(columns):
+                    raise CaseError(
+                        f"{where}: {len(fields)} columns, expected {len(columns)} ({table}: {', '.join(columns)})"
+                    )
+                yield where, [f.strip() for f in fields]
+
+
 def load_google_task_events(
     path_or_paths, *, max_tasks: int | None = None, resources: tuple[str, ...] = ("cpu", "mem")
 ) -> np.ndarray:
@@ -177,47 +210,27 @@ def load_google_task_events(
             raise UnknownNameError(f"resources: {unknown('request', name, REQUESTS)}")
     columns = [(REQUESTS[name], TASK_EVENTS_COLUMNS[REQUESTS[name]]) for name in resources]
     cap = limits.MAX_TRACE_TASKS if max_tasks is None else max_tasks
-    budget = _LineBudget(paths[0])
     seen: set[tuple[str, str]] = set()
     rows: list[tuple[float, ...]] = []
-    for path in paths:
-        budget.next_file(path)
-        stream = _open_text(path)
-        with _reading(budget=budget, hint=" (is this a task_events file?)"), stream:
-            for lineno, fields in enumerate(csv.reader(stream), start=1):
-                budget.tick(lineno)
-                if not fields:  # a blank line
-                    continue
-                where = f"{path}, line {lineno}"
-                if len(fields) != len(TASK_EVENTS_COLUMNS):
-                    raise CaseError(
-                        f"{where}: {len(fields)} columns, expected {len(TASK_EVENTS_COLUMNS)} "
-                        f"(Google 2011 task_events: {', '.join(TASK_EVENTS_COLUMNS)})"
-                    )
-                event = fields[_EVENT].strip()
-                try:
-                    event_type = int(event)
-                except ValueError:
-                    shown = event if len(event) <= 30 else event[:27] + "..."
-                    raise CaseError(f"{where}: event type {shown!r} is not an integer") from None
-                texts = [fields[c].strip() for c, _ in columns]
-                request = tuple(_number(t, what, where) if t else 0.0 for t, (_, what) in zip(texts, columns))
-                if event_type != SUBMIT or min(request) <= 0:  # a missing request counts as 0
-                    continue
-                key = (fields[_JOB].strip(), fields[_TASK].strip())
-                if key in seen:
-                    continue
-                if len(rows) >= cap:
-                    if max_tasks is not None:
-                        return np.array(rows, dtype=float)
-                    raise CaseError(
-                        f"{where}: more than {cap:,} usable tasks, the most fairalloc keeps from a "
-                        "trace; pass max_tasks"
-                    )
-                seen.add(key)
-                rows.append(request)
-                if max_tasks is not None and len(rows) >= max_tasks:
-                    return np.array(rows, dtype=float)
+    for where, fields in table_rows(paths, TASK_EVENTS_COLUMNS, "Google 2011 task_events"):
+        event_type = _integer(fields[_EVENT], "event type", where)
+        texts = [fields[c] for c, _ in columns]
+        request = tuple(_number(t, what, where) if t else 0.0 for t, (_, what) in zip(texts, columns))
+        if event_type != SUBMIT or min(request) <= 0:  # a missing request counts as 0
+            continue
+        key = (fields[_JOB], fields[_TASK])
+        if key in seen:
+            continue
+        if len(rows) >= cap:
+            if max_tasks is not None:
+                return np.array(rows, dtype=float)
+            raise CaseError(
+                f"{where}: more than {cap:,} usable tasks, the most fairalloc keeps from a trace; pass max_tasks"
+            )
+        seen.add(key)
+        rows.append(request)
+        if max_tasks is not None and len(rows) >= max_tasks:
+            return np.array(rows, dtype=float)
     if not rows:
         names = ", ".join(str(p) for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
         wanted = " and ".join(what for _, what in columns)

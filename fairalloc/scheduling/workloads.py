@@ -1009,53 +1009,42 @@ def load_alibaba_batch_task(
     Jobs in order of submit time; ``max_jobs`` keeps the first ones.
     """
     path = Path(path)
-    from fairalloc.scheduling.traces import _open_text, _reading
+    from fairalloc.scheduling.traces import table_rows
 
     _count(nodes, "nodes", limits.MAX_NODES, "nodes")
     if max_jobs is not None:
         _count(max_jobs, "max_jobs", limits.MAX_JOBS, "jobs")
     rows: dict[str, dict] = {}
     kept = 0
-    ncol = len(ALIBABA_BATCH_TASK_COLUMNS)
-    with _reading(path) as lines, _open_text(path) as stream:
-        for lineno, fields in enumerate(csv.reader(stream), start=1):
-            lines.tick(lineno)
-            if not fields:
-                continue
-            where = f"{path}, line {lineno}"
-            if len(fields) != ncol:
-                raise CaseError(
-                    f"{where}: {len(fields)} columns, expected {ncol} "
-                    f"(batch_task: {', '.join(ALIBABA_BATCH_TASK_COLUMNS)})"
-                )
-            task_name, inst, job, _type, status, start, end, pcpu, pmem = (f.strip() for f in fields)
-            if status != "Terminated" or not pcpu or not pmem or not start or not end:
-                continue
-            try:
-                n_inst = int(float(inst))
-            except (ValueError, OverflowError):
-                raise CaseError(f"{where}: instance_num {excerpt(inst)} is not an integer") from None
-            s = _num(start, f"{where}: start_time")
-            e = _num(end, f"{where}: end_time")
-            c = _num(pcpu, f"{where}: plan_cpu") / 100.0
-            m = _num(pmem, f"{where}: plan_mem") / 100.0 * node_mem
-            if e <= s or c <= 0 or m <= 0 or n_inst < 1:
-                continue
-            phase = "reduce" if task_name[:1] in ("R", "J") and task_name[1:2].isdigit() else "map"
-            j = rows.setdefault(job, {"submit": s, "map": [], "reduce": [], "tasks": 0})
-            j["submit"] = min(j["submit"], s)
-            j["tasks"] += n_inst
-            if j["tasks"] > limits.MAX_TASKS_PER_JOB:
-                raise CaseError(
-                    f"{where}: instance_num: job {excerpt(job)} has more than "
-                    f"{limits.MAX_TASKS_PER_JOB:,} tasks, the most of a job fairalloc simulates"
-                )
-            kept += 1
-            if kept > limits.MAX_TRACE_TASKS:
-                raise CaseError(
-                    f"{where}: more than {limits.MAX_TRACE_TASKS:,} usable rows; cut the file first (e.g. with head)"
-                )
-            j[phase].append((Task(c, m, e - s), n_inst))
+    for where, fields in table_rows([path], ALIBABA_BATCH_TASK_COLUMNS, "batch_task"):
+        task_name, inst, job, _type, status, start, end, pcpu, pmem = fields
+        if status != "Terminated" or not pcpu or not pmem or not start or not end:
+            continue
+        try:
+            n_inst = int(float(inst))
+        except (ValueError, OverflowError):
+            raise CaseError(f"{where}: instance_num {excerpt(inst)} is not an integer") from None
+        s = _num(start, f"{where}: start_time")
+        e = _num(end, f"{where}: end_time")
+        c = _num(pcpu, f"{where}: plan_cpu") / 100.0
+        m = _num(pmem, f"{where}: plan_mem") / 100.0 * node_mem
+        if e <= s or c <= 0 or m <= 0 or n_inst < 1:
+            continue
+        phase = "reduce" if task_name[:1] in ("R", "J") and task_name[1:2].isdigit() else "map"
+        j = rows.setdefault(job, {"submit": s, "map": [], "reduce": [], "tasks": 0})
+        j["submit"] = min(j["submit"], s)
+        j["tasks"] += n_inst
+        if j["tasks"] > limits.MAX_TASKS_PER_JOB:
+            raise CaseError(
+                f"{where}: instance_num: job {excerpt(job)} has more than "
+                f"{limits.MAX_TASKS_PER_JOB:,} tasks, the most of a job fairalloc simulates"
+            )
+        kept += 1
+        if kept > limits.MAX_TRACE_TASKS:
+            raise CaseError(
+                f"{where}: more than {limits.MAX_TRACE_TASKS:,} usable rows; cut the file first (e.g. with head)"
+            )
+        j[phase].append((Task(c, m, e - s), n_inst))
     if not rows:
         raise CaseError(f"{path}: empty workload (no Terminated task with start < end and plans > 0)")
     order = sorted(rows.items(), key=lambda kv: (kv[1]["submit"], kv[0]))
