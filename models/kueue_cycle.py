@@ -516,6 +516,8 @@ class KueueCycle:
         queues = _mapping(settings.get("cluster_queues", {}), "settings.cluster_queues")
         self.policies = {q: read_policies(spec, f"settings.cluster_queues.{q}") for q, spec in queues.items()}
         self.parked: dict[str, tuple[str, int]] = {}  # a parked head -> (its root cohort, releases then)
+        self._parks = 0  # the heads parked so far
+        self.again = False  # the last cycle parked a head and decided nothing (the next may decide)
         self.released: dict[str, int] = {}  # per root cohort: the running jobs that left it so far
         self.touched: dict[str, int] = {}  # per root cohort: the changes of its running jobs so far
         self._running: dict[str, tuple[int, str]] = {}  # (fast=False) each running job's id and queue
@@ -533,6 +535,17 @@ class KueueCycle:
         return self.policies.get(cq, Policies())
 
     def decide(self, state: ClusterState) -> list[Decision]:
+        """One ``Scheduler.schedule``: heads, nominations, entries processed in order.  ``again``
+        after a cycle that decided nothing but parked a head: upstream the next cycle runs as soon
+        as a queue has a head (``Manager.Heads`` waits for one), and a parked BestEffortFIFO head
+        leaves the next workload at its queue's head (each such cycle parks a job not parked
+        before, so they end)."""
+        parks = self._parks
+        decisions = self._decide(state)
+        self.again = not decisions and self._parks > parks
+        return decisions
+
+    def _decide(self, state: ClusterState) -> list[Decision]:
         tree = self.tree(state)
         if self.fast:
             if self._held is None or self._held.tree is not tree:
@@ -1128,6 +1141,7 @@ class _Cycle:
         if park and self.owner.policy(cq).queueing == "BestEffortFIFO":
             root = self.snap.tree.root_of(cq)
             self.owner.parked[entry.job.name] = (root, self.owner.released.get(root, 0))
+            self.owner._parks += 1
 
 
 __all__ = ["KueueCycle", "Policies", "read_policies", "satisfies"]

@@ -5,6 +5,7 @@ one cycle to the next, bad settings, and properties of every admission and preem
 from __future__ import annotations
 
 import dataclasses
+import io
 from pathlib import Path
 
 import numpy as np
@@ -16,12 +17,13 @@ from hypothesis import strategies as st
 import fairalloc
 from fairalloc.core.errors import CaseError
 from fairalloc.core.registry import get
-from fairalloc.engines.online import Admit, Preempt, online_policy
+from fairalloc.engines.online import Admit, Job, Preempt, online_policy
 from fairalloc.io.cases import parse_case
 from fairalloc.io.importers import import_files
 from fairalloc.io.jobs import cycle_decisions
 from fairalloc.models.kueue import _tree_of
 from fairalloc.models.kueue_cycle import KueueCycle, Snapshot
+from fairalloc.scheduling.replay import EventLog, replay
 
 LIBRARY = Path(__file__).resolve().parent.parent / "cases"
 CYCLES = sorted(p for p in LIBRARY.glob("kueue-*.yaml") if fairalloc.load_case(p).cycle is not None)
@@ -165,8 +167,9 @@ def test_strict_fifo_blocks_and_best_effort_fifo_moves_on():
     """a (4 CPU) runs x (3 CPU, priority 0) until it ends.  Its queue holds big (4 CPU, older) and
     small (1 CPU).  Cycle 1: big does not fit (1 free) in either strategy.  Cycle 2 (nothing
     changed): StrictFIFO pops big again and blocks small; BestEffortFIFO parked big as
-    inadmissible, so small is the head and is admitted.  Cycle 3, after x ends: big is back
-    (a workload of its cohort finished) and admitted."""
+    inadmissible (and says so: ``again``, the replay asks at once), so small is the head and is
+    admitted.  Cycle 3, after x ends: big is back (a workload of its cohort finished) and
+    admitted."""
     running = {"x": {"queue": "a", "request": {"cpu": 3}}, "y": {"queue": "b", "request": {"cpu": 6}}}
     pending = {
         "big": {"queue": "a", "request": {"cpu": 4}, "submit": 1},
@@ -176,6 +179,7 @@ def test_strict_fifo_blocks_and_best_effort_fifo_moves_on():
         case = _flat(running, pending, cluster_queues={"a": {"queueing_strategy": strategy}})
         policy = online_policy(get("kueue"), case.settings)
         assert policy.decide(case.cycle) == []
+        assert policy.again is (strategy == "BestEffortFIFO")
         second = policy.decide(case.cycle)
         assert _sets(second) == (admitted, set()), strategy
     state = case.cycle.after(second)
@@ -184,13 +188,14 @@ def test_strict_fifo_blocks_and_best_effort_fifo_moves_on():
 
 
 def test_any_release_in_the_root_cohort_puts_a_parked_head_back():
-    """BestEffortFIFO: big (4 CPU) is parked at cycle 1 (x holds 3 of a's 4); small (admitted at
-    cycle 2, after big was parked) then finishes.  Kueue puts back every inadmissible workload of
-    the root cohort on *any* release of quota there (workload_controller.go calls
-    QueueAssociatedInadmissibleWorkloadsAfter for a finished, deleted or evicted workload;
-    requeueWorkloadsCohort), not only on the release of a job that ran when big was parked.  At
-    cycle 3 tiny (1 CPU) does not fit beside small and is parked too; small finishes; at cycle 4
-    both are back, big is a's head and fails again, and tiny is admitted at cycle 5."""
+    """BestEffortFIFO: a (4 CPU) holds x (3 CPU).  Cycle 1 parks big (4 CPU); cycle 2 admits small
+    (1 CPU; a has one CPU free); cycle 3: tiny (1 CPU) does not fit beside small and is parked too.
+    small then finishes: Kueue puts back every inadmissible workload of the root cohort on *any*
+    release of quota there (workload_controller.go calls QueueAssociatedInadmissibleWorkloadsAfter
+    for a finished, deleted or evicted workload; requeueWorkloadsCohort), not only on the release
+    of a job that ran when big was parked.  So cycle 4 has big as a's head again: it fails and is
+    parked, and cycle 5 admits tiny.  (Had only the jobs running at big's parking counted, big
+    would have stayed parked and cycle 4 admitted tiny.)"""
     running = {"x": {"queue": "a", "request": {"cpu": 3}}, "y": {"queue": "b", "request": {"cpu": 6}}}
     pending = {
         "big": {"queue": "a", "request": {"cpu": 4}, "submit": 1},
@@ -199,14 +204,45 @@ def test_any_release_in_the_root_cohort_puts_a_parked_head_back():
     }
     case = _flat(running, pending, cluster_queues={"a": {"queueing_strategy": "BestEffortFIFO"}})
     policy = online_policy(get("kueue"), case.settings)
-    assert policy.decide(case.cycle) == []
+    assert policy.decide(case.cycle) == [] and set(policy.parked) == {"big"}
     second = policy.decide(case.cycle)
     assert _sets(second) == ({"small"}, set())
     state = case.cycle.after(second)
-    assert policy.decide(state) == []  # tiny does not fit beside small: parked too
+    assert policy.decide(state) == [] and set(policy.parked) == {"big", "tiny"}
     ended = dataclasses.replace(state, running={k: v for k, v in state.running.items() if k != "small"})
-    assert policy.decide(ended) == []  # big again, not tiny
+    assert policy.decide(ended) == [] and set(policy.parked) == {"big"}  # big again, not tiny
     assert _sets(policy.decide(ended)) == ({"tiny"}, set())
+
+
+def test_a_parked_head_leaves_its_queue_to_the_next_job_within_the_same_instant():
+    """a (2 CPU nominal, borrowing limit 0) in cohort org with b (4 CPU, idle).  a1 (2 CPU) runs and
+    ends at 100; a5 (4 CPU, more than a may ever use) and y (2 CPU) wait in a.  At t=100 a1 ends:
+    a5 is the head, never fits, and is parked; y, next in a, is admitted at t=100 in the same
+    instant (upstream the scheduler runs its next cycle at once: the cycle that parks a5 sets
+    ``again``).  Before, the replay asked again only after a cycle that decided something, and y
+    waited for an event that never came."""
+    data = {
+        "name": "parked-head",
+        "resources": {"cpu": 6},
+        "groups": {"org": {"parent": None}},
+        "users": {
+            "a": {"group": "org", "guarantee": {"cpu": 2}, "borrowing_limit": {"cpu": 0}, "request": {"cpu": 1}},
+            "b": {"group": "org", "guarantee": {"cpu": 4}, "request": {"cpu": 1}},
+        },
+        "settings": {"cluster_queues": {"a": {"queueing_strategy": "BestEffortFIFO"}}},
+    }
+    inst = parse_case(data).instance
+    jobs = [
+        Job("a1", "a", (2.0,), 1, None, 0.0, 0.0, 100.0),
+        Job("a5", "a", (4.0,), 1, None, 0.0, 1.0, 50.0),
+        Job("y", "a", (2.0,), 1, None, 0.0, 1.0, 50.0),
+    ]
+    out = io.StringIO()
+    replay(inst, jobs, get("kueue"), settings=data["settings"], log=EventLog(out, ("cpu",), "csv"))
+    starts = {
+        row.split(",")[3]: float(row.split(",")[1]) for row in out.getvalue().splitlines()[1:] if ",admit," in row
+    }
+    assert starts == {"a1": 0.0, "y": 100.0}
 
 
 def test_a_preemptor_without_candidates_reserves_unless_it_can_always_reclaim():

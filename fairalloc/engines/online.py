@@ -189,7 +189,9 @@ class ClusterState:
 class OnlinePolicy(Protocol):
     """A scheduler seen online.  ``decide``: one scheduling cycle's decisions, in the order the
     scheduler takes them.  ``wake``: the next time the policy must be asked even if no job arrives
-    or ends (a preemption timeout), or ``None``."""
+    or ends (a preemption timeout), or ``None``.  A policy may also set ``again`` (true after a
+    cycle that decided nothing but left its next cycle other work, e.g. a head set aside): the
+    replay asks again at the same instant after a cycle that decided something, or set it."""
 
     def decide(self, state: ClusterState) -> list[Decision]: ...
 

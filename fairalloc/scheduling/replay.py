@@ -13,7 +13,8 @@ the scheduler's own rules where the mechanism has them, else the generic
   waiting job and fits the free capacity (and, with nodes, names one node per pod, each with room);
   a :class:`Preempt` names a running job.  Anything else is one :class:`FairallocError` naming the
   policy, the time and the decision.  The policy is asked again at the same instant while it
-  decides something, at most :data:`~fairalloc.core.limits.MAX_CYCLES_PER_INSTANT` times;
+  decides something (or says it has more to consider: ``again``, a head it set aside), at most
+  :data:`~fairalloc.core.limits.MAX_CYCLES_PER_INSTANT` times;
 * a preempted job loses the work since its start (per queue: job-seconds, and resource-seconds
   of what it held), enters its queue again at that instant and, readmitted, runs its whole run time
   again.
@@ -351,7 +352,7 @@ class _Replay:
                 )
             self.cycles += 1
             decisions = self.policy.decide(state)
-            if not decisions:
+            if not decisions and not getattr(self.policy, "again", False):
                 break
             for d in decisions:
                 self._apply(now, d)
