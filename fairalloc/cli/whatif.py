@@ -7,6 +7,7 @@ import csv
 import io
 import math
 import string
+from pathlib import Path
 
 import click
 from tabulate import tabulate
@@ -48,11 +49,12 @@ def whatif(case, workload, sets, alts, schedulers, job_file, at, fmt):
     """What if CASE were configured otherwise: WORKLOAD replayed on the change beside the case.
 
     \b
-    Example (bundled files):
-      fairalloc whatif replay-two-teams two-teams-day --set users.team-b.weight=3 --scheduler drf,kueue
-      fairalloc whatif replay-two-teams two-teams-day --set 'users.team-a.limit={cpu: 4}' \\
-          --alt 'scheduler=kueue' --format json
-      fairalloc whatif replay-two-teams two-teams-day --submit job.yaml --at 600
+    Examples (bundled files):
+      fairalloc whatif replay-two-teams two-teams-day --set users.team-a.limit.cpu=4 --scheduler yarn-fair,drf
+      fairalloc whatif replay-two-teams two-teams-day --scheduler kueue --set 'groups={org: {}}' \\
+          --set users.team-a.group=org --set users.team-b.group=org --alt scheduler=drf
+      fairalloc whatif replay-two-teams two-teams-day --scheduler kueue --at 600 --format json \\
+          --submit 'probe: {queue: team-b, request: {cpu: 1, memory: 2}, runtime: 300}'
 
     PATH is the case's YAML keys joined by dots (users.team-a.weight, users.research.lending_limit.gpu,
     settings.cluster_queues.team-a.preemption.reclaim_within_cohort; 'scheduler' is the case's
@@ -92,11 +94,16 @@ def whatif(case, workload, sets, alts, schedulers, job_file, at, fmt):
         emit(_table(report))
 
 
-def _job(path: str, at: float | None):
-    from fairalloc.io.cases import _file, read_yaml_file
+def _job(given: str, at: float | None):
+    """``--submit``'s job: a file, or (no file of that name, and a mapping's colon in it) the job
+    itself as YAML, ``'probe: {queue: team-a, request: {cpu: 2}}'``, named ``--submit``."""
+    from fairalloc.io.cases import _file, read_yaml_file, read_yaml_text
     from fairalloc.scheduling.whatif import read_job
 
-    name, spec = read_job(read_yaml_file(path, "a job needs 'queue' and 'request'"), _file(path))
+    if ":" in given and not Path(given).exists():
+        name, spec = read_job(read_yaml_text(given, "--submit"), "--submit")
+    else:
+        name, spec = read_job(read_yaml_file(given, "a job needs 'queue' and 'request'"), _file(given))
     return name, spec if at is None else spec.model_copy(update={"submit": at})
 
 

@@ -69,6 +69,9 @@ from fairalloc.scheduling.replay import ReplayResult, replay
 
 #: the measures compared per queue, in the order they are shown
 MEASURES = ("entitlement_share", "wait_mean", "wait_p95", "completed", "preemptions", "lost_job_seconds")
+#: per queue beside the measures, what the sentences add: the average usage share, the jobs still
+#: waiting at the end (waits are over the jobs admitted: a job that never starts has none)
+CONTEXT = ("usage_share", "waiting")
 #: how many sentences describe one alternative's largest changes
 SENTENCES = 3
 #: the fields of a queue or group whose values are per resource
@@ -429,7 +432,7 @@ def whatif(
     inputs = {label: _inputs(alt_case, workload, submit, texts.get(label, "")) for label, alt_case in plans}
     for s, label, alt_case in runs_wanted:
         _check_policy(s, alt_case, texts.get(label, ""))
-    runs = [_run(s, label, alt_case, *inputs[label]) for s, label, alt_case in runs_wanted]
+    runs = [_labelled(texts.get(label, ""), s, label, alt_case, *inputs[label]) for s, label, alt_case in runs_wanted]
     comparisons = []
     for s in names:
         base = next(r for r in runs if (r.scheduler, r.alternative) == (s, BASELINE))
@@ -471,6 +474,17 @@ def _check_policy(scheduler: str, case, changes: str) -> None:
         raise CaseError(f"{changes}: {one_line(exc)}" if changes else one_line(exc)) from None
 
 
+def _labelled(changes: str, scheduler: str, *args) -> Run:
+    """:func:`_run`, a failure of the policy on an alternative (a quota it cannot hold, a decision
+    the replay refuses) named behind the alternative's changes."""
+    try:
+        return _run(scheduler, *args)
+    except FairallocError as exc:
+        if not changes:
+            raise
+        raise type(exc)(f"{changes} (under {scheduler}): {one_line(exc)}") from None
+
+
 def _run(scheduler: str, label: str, case, w: JobWorkload, job: Job | None) -> Run:
     mechanism = registry.get(scheduler)
     watch = None if job is None else _Watch(job)
@@ -480,7 +494,7 @@ def _run(scheduler: str, label: str, case, w: JobWorkload, job: Job | None) -> R
     queues = {}
     for q in result.queues:
         row: dict[str, float | None] = {m: getattr(q, m, None) for m in MEASURES if m != "entitlement_share"}
-        queues[q.queue] = {"entitlement_share": shares.get(q.queue), **row, "usage_share": q.usage_share}
+        queues[q.queue] = {"entitlement_share": shares.get(q.queue), **row, **{m: getattr(q, m) for m in CONTEXT}}
     return Run(scheduler, label, result, queues, None if watch is None else watch.prediction)
 
 
@@ -497,7 +511,7 @@ def _compare(base: Run, other: Run) -> Comparison:
     for q, row in base.queues.items():
         theirs = other.queues.get(q, {})
         queues[q] = {}
-        for m in (*MEASURES, "usage_share"):
+        for m in (*MEASURES, *CONTEXT):
             a, b = row.get(m), theirs.get(m)
             queues[q][m] = {"baseline": a, "value": b, "change": None if a is None or b is None else b - a}
     return Comparison(base.scheduler, other.alternative, other.scheduler, queues, _sentences(queues))
@@ -534,12 +548,22 @@ def _sentences(queues: dict[str, dict[str, dict[str, float | None]]]) -> list[st
         what, kind, plural = _PHRASES[m]
         verb = ("rise" if b > a else "fall") + ("" if plural else "s")
         text = f"{what.format(q=q)} {verb} from {_words(a, kind)} to {_words(b, kind)}"
-        ua, ub = queues[q]["usage_share"]["baseline"], queues[q]["usage_share"]["value"]
-        if m != "entitlement_share" and ua is not None and ub is not None and not _same(ua, ub):
-            moved = "rose" if ub > ua else "fell"
-            text += f"; its average usage share {moved} from {_words(ua, 'share')} to {_words(ub, 'share')}"
-        out.append(text + ".")
+        out.append(text + ("" if m == "entitlement_share" else _context(queues[q])) + ".")
     return out
+
+
+def _context(row: dict[str, dict[str, float | None]]) -> str:
+    """What else the runs show of the queue: its average usage share and its jobs still waiting at
+    the end, where they changed."""
+    text = ""
+    ua, ub = row["usage_share"]["baseline"], row["usage_share"]["value"]
+    if ua is not None and ub is not None and not _same(ua, ub):
+        moved = "rose" if ub > ua else "fell"
+        text += f"; its average usage share {moved} from {_words(ua, 'share')} to {_words(ub, 'share')}"
+    wa, wb = row["waiting"]["baseline"], row["waiting"]["value"]
+    if wa is not None and wb is not None and wa != wb:
+        text += f"; {wa:g} of its jobs still waited at the end before, {wb:g} now (waits count started jobs)"
+    return text
 
 
 def _same(a: float, b: float) -> bool:
