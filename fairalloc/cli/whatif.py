@@ -156,11 +156,11 @@ def _cell(v, measure: str, signed: bool = False) -> str:
 
 
 def _csv(report) -> str:
-    """One row per scheduler, alternative (``baseline`` first), queue and measure; ``runs_under``:
+    """One row per scheduler, alternative (``baseline`` first), queue and measure; ``run_scheduler``:
     the policy the alternative ran under (its own when it sets one)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["scheduler", "alternative", "runs_under", "queue", "measure", "value", "change"])
+    writer.writerow(["scheduler", "alternative", "run_scheduler", "queue", "measure", "value", "change"])
     for s in dict.fromkeys(r.scheduler for r in report.runs if r.alternative == "baseline"):
         base = report.run(s, "baseline")
         rows = [(base, {q: {m: {"value": v} for m, v in row.items()} for q, row in base.queues.items()})]
