@@ -235,6 +235,13 @@ def test_a_job_that_never_starts(capsys, tmp_path):
             ["--alt", "settings.cluster_queus={}", "--scheduler", "kueue"],
             "settings.cluster_queus={}: settings.cluster_queus: unknown setting",
         ),
+        (["--set", "users.team-a\n.weight=2"], "--set: expected PATH=VALUE"),
+        (
+            ["--submit", "train-1: {queue: team-a, request: {cpu: 1}}"],
+            "the workload two-teams-day has a job named 'train-1'",
+        ),
+        (["--submit", "j: {queue: team-c, request: {cpu: 1}}"], "--submit j.queue: unknown queue 'team-c'"),
+        (["--submit", "j: {queue: team-a, request: {cpu: 1}}", "--at", "-1"], "--at: a time in seconds >= 0"),
         (["--at", "5"], "--at: the submit time of --submit's job"),
         ([], "--set: give a change"),
     ],

@@ -46,10 +46,11 @@ Imports: ``core``, ``engines``, ``io`` and the replay.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,15 +108,17 @@ class Alternative:
 def parse_change(text: str, option: str = "--set") -> Change:
     """``PATH=VALUE`` as a :class:`Change` (``VALUE`` read as YAML)."""
     path_text, equals, value_text = text.partition("=")
-    path = tuple(path_text.strip().split("."))
-    if not equals or not path_text.strip() or any(not p.strip() for p in path):
+    path_text = path_text.strip()
+    parts = path_text.split(".")
+    if not equals or not path_text.isprintable() or any(not p.strip() for p in parts):
         raise CaseError(f"{option}: expected PATH=VALUE such as users.team-a.weight=3 (got {excerpt(text)})")
-    path = tuple(p.strip() for p in path)
-    path = (ALIASES.get(path[0], path[0]), *path[1:])
     if not value_text.strip():
-        raise CaseError(f"{option} {path_text.strip()}: no value after '=' (write null to clear a field)")
-    value = read_yaml_text(value_text, f"{option} {path_text.strip()}")
-    return Change(path, value, f"{path_text.strip()}={value_text.strip()}")
+        raise CaseError(f"{option} {path_text}: no value after '=' (write null to clear a field)")
+    value = read_yaml_text(value_text, f"{option} {path_text}")
+    path = tuple(p.strip() for p in parts)
+    # as messages and tables show it: on one line
+    shown_as = one_line(f"{path_text}={value_text.strip()}")
+    return Change((ALIASES.get(path[0], path[0]), *path[1:]), value, shown_as)
 
 
 def parse_alternative(text: str, name: str, option: str = "--alt") -> Alternative:
@@ -149,10 +152,8 @@ def altered(case, alternative: Alternative):
     for change in alternative.changes:
         _set(data, change)
     where = case.path.name if case.path is not None else case.name
-    try:
+    with _behind(alternative.label):
         out = parse_case(data, where)
-    except CaseError as exc:
-        raise CaseError(f"{alternative.label}: {one_line(exc)}") from None
     return dataclasses.replace(out, path=case.path)
 
 
@@ -202,17 +203,15 @@ def sets_policy(alternative: Alternative) -> bool:
 def read_job(data: Any, where: str) -> tuple[str, JobSpec]:
     """A job file's job: one job as a workload gives it (``NAME: {queue, request, ...}``), or the
     job's fields alone (named after the file)."""
-    if isinstance(data, dict) and "queue" not in data and len(data) == 1:
-        (name, spec), stem = next(iter(data.items())), None
-    else:
-        name, spec, stem = Path(where).stem, data, where
+    named = isinstance(data, dict) and "queue" not in data and len(data) == 1
+    name, spec = next(iter(data.items())) if named else (Path(where).stem, data)
     if not isinstance(spec, dict):
         raise CaseError(f"{where}: a job is a mapping with 'queue' and 'request' (got {type(spec).__name__})")
     try:
         return str(name), JobSpec.model_validate(spec)
     except ValidationError as exc:
-        message = _pydantic_message(exc, JobSpec)
-        raise CaseError(f"{where}: {message}" if stem else f"{where}: {name}.{message}") from None
+        field_at = f"{name}." if named else ""
+        raise CaseError(f"{where}: {field_at}{_pydantic_message(exc, JobSpec)}") from None
 
 
 @dataclass
@@ -302,11 +301,11 @@ def _held(state: ClusterState, job: Job) -> str:
         return ""
     guarantee = np.nan_to_num(np.asarray(queues.guarantee[job.queue], float), nan=0.0)
     held = state.usage()[job.queue]
-    over = held + job.total(job.least) > guarantee * (1 + PROPERTY) + PROPERTY
+    with_it = held + job.total(job.least)
     parts = [
-        f"{r} {held[j]:g} held, {held[j] + job.total(job.least)[j]:g} with it, guarantee {guarantee[j]:g}"
+        f"{r} {held[j]:g} held, {with_it[j]:g} with it, guarantee {guarantee[j]:g}"
         for j, r in enumerate(state.resources)
-        if over[j]
+        if not fits(with_it[j], guarantee[j])
     ]
     return f" (its queue above its guarantee with it: {'; '.join(parts)})" if parts else ""
 
@@ -422,37 +421,58 @@ def whatif(
     (default: the case's policy, else ``drf``), with the job ``submit`` (``(name, spec)``) added;
     every input is checked before the first replay."""
     names = [registry.get(s).name for s in (schedulers or [case.policy or "drf"])]
-    plans = [(BASELINE, case)] + [(a.name, altered(case, a)) for a in alternatives]
-    settings_by = {a.name: sets_policy(a) for a in alternatives}
-    texts = {a.name: a.label for a in alternatives}
-    runs_wanted: list[tuple[str, str, Any]] = []
-    for label, alt_case in plans:
-        run_names = [alt_case.policy or "drf"] if settings_by.get(label) else names
-        runs_wanted += [(s, label, alt_case) for s in dict.fromkeys(run_names)]
-    inputs = {label: _inputs(alt_case, workload, submit, texts.get(label, "")) for label, alt_case in plans}
-    for s, label, alt_case in runs_wanted:
-        _check_policy(s, alt_case, texts.get(label, ""))
-    runs = [_labelled(texts.get(label, ""), s, label, alt_case, *inputs[label]) for s, label, alt_case in runs_wanted]
-    comparisons = []
-    for s in names:
-        base = next(r for r in runs if (r.scheduler, r.alternative) == (s, BASELINE))
-        for a in alternatives:
-            other = next(r for r in runs if r.alternative == a.name and (r.scheduler == s or settings_by[a.name]))
-            comparisons.append(_compare(base, other))
-    w_name = inputs[BASELINE][0].name
-    return WhatIf(case.name, w_name, list(alternatives), runs, comparisons)
+    plans = [_Plan(BASELINE, case, "", names)]
+    for a in alternatives:
+        changed = altered(case, a)
+        plans.append(_Plan(a.name, changed, a.label, [changed.policy or "drf"] if sets_policy(a) else names))
+    for plan in plans:
+        plan.read(workload, submit)
+    runs = {(s, plan.name): plan.run(s) for plan in plans for s in plan.schedulers}
+    comparisons = [
+        _compare(runs[s, BASELINE], runs[s if s in plan.schedulers else plan.schedulers[0], plan.name])
+        for s in names
+        for plan in plans[1:]
+    ]
+    return WhatIf(case.name, plans[0].workload.name, list(alternatives), list(runs.values()), comparisons)
 
 
-def _inputs(case, workload, submit, changes: str) -> tuple[JobWorkload, Job | None]:
-    """The workload (and the submitted job) read against the case; ``changes``: the alternative's,
-    named in a message ("" for the baseline)."""
-    prefix = f"{changes}: " if changes else ""
+@contextlib.contextmanager
+def _behind(changes: str) -> Iterator[None]:
+    """A failure named behind the alternative's changes (``""``: the baseline, as it is)."""
     try:
-        w = load_job_workload(workload, case.instance)
-        job = None if submit is None else _submitted(submit, case, w)
-    except CaseError as exc:
-        raise CaseError(f"{prefix}{one_line(exc)}") from None
-    return w, job
+        yield
+    except FairallocError as exc:
+        if not changes:
+            raise
+        raise type(exc)(f"{changes}: {one_line(exc)}") from None
+
+
+@dataclass
+class _Plan:
+    """The case of one alternative (``changes``: as given, ``""`` for the baseline), the policies it
+    runs under, and the workload (and submitted job) read against it."""
+
+    name: str
+    case: Any
+    changes: str
+    schedulers: list[str]
+    workload: Any = None
+    job: Job | None = None
+
+    def read(self, workload: str | Path, submit: tuple[str, JobSpec] | None) -> None:
+        """The workload and the job read, and each policy's online form built on the case's
+        settings: an unknown setting fails here, before any replay."""
+        with _behind(self.changes):
+            self.workload = load_job_workload(workload, self.case.instance)
+            self.job = None if submit is None else _submitted(submit, self.case, self.workload)
+            for s in self.schedulers:
+                online_policy(registry.get(s), self.case.settings)
+
+    def run(self, scheduler: str) -> Run:
+        """The replay under ``scheduler``; a policy that fails on a changed case (a quota it
+        cannot hold, a decision the replay refuses) is named behind the changes."""
+        with _behind(f"{self.changes} (under {scheduler})" if self.changes else ""):
+            return _run(scheduler, self.name, self.case, self.workload, self.job)
 
 
 def _submitted(submit: tuple[str, JobSpec], case, w: JobWorkload) -> Job:
@@ -463,26 +483,6 @@ def _submitted(submit: tuple[str, JobSpec], case, w: JobWorkload) -> Job:
     rooms = w.nodes or {"capacity": np.asarray(case.instance.capacity, float)}
     check_fits_somewhere(job, rooms, list(case.instance.resources), f"--submit {name}")
     return job
-
-
-def _check_policy(scheduler: str, case, changes: str) -> None:
-    """The policy's online form built on the case's settings: an unknown setting fails here,
-    before any replay, behind the changes that set it."""
-    try:
-        online_policy(registry.get(scheduler), case.settings)
-    except FairallocError as exc:
-        raise CaseError(f"{changes}: {one_line(exc)}" if changes else one_line(exc)) from None
-
-
-def _labelled(changes: str, scheduler: str, *args) -> Run:
-    """:func:`_run`, a failure of the policy on an alternative (a quota it cannot hold, a decision
-    the replay refuses) named behind the alternative's changes."""
-    try:
-        return _run(scheduler, *args)
-    except FairallocError as exc:
-        if not changes:
-            raise
-        raise type(exc)(f"{changes} (under {scheduler}): {one_line(exc)}") from None
 
 
 def _run(scheduler: str, label: str, case, w: JobWorkload, job: Job | None) -> Run:
