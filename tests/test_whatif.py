@@ -286,3 +286,47 @@ def test_a_failure_on_an_alternative_names_it(capsys):
         "drf",
     )
     assert code == 2 and out == "" and err.startswith("fairalloc: users.team-a.guarantee.cpu=6 (under drf): guarantee:")
+
+
+def test_what_it_waited_for_preemption_and_quota(tmp_path, files):
+    """Two more of the rule's reasons, by hand.  With b reclaiming (RECLAIM), job x of b submitted
+    at t=5 asks within b's nominal quota while a borrows 4 cpus: the first cycle at 5 preempts a3 (the
+    most recently admitted) for it and does not admit it (Kueue admits a preemptor in a later
+    cycle); that is its last waiting cycle, and after the preemption 2 cpus are free: a preemption in
+    progress, nothing else.  The next cycle at 5 admits it: no wait.
+
+    With a's borrowing limit 0 (its quota: nominal 2) and one job a1 of 2 cpus from 0 to 100, job y
+    of a submitted at 1 finds 4 cpus free but a's quota full: it waits for that quota (2, held 2,
+    needs 2) until a1 ends at 100."""
+    case, workload = files
+    x = read_job({"x": {"queue": "b", "request": {"cpu": 2}, "runtime": 10, "submit": 5}}, "x.yaml")
+    report = whatif(load_case(case), workload, [parse_alternative(RECLAIM, "A")], None, x)
+    p = report.run("kueue", "A").prediction
+    assert (p.start, p.last_wait, p.position) == (5, 5, 1)
+    assert p.waited_for == [("preemption", "a preemption in progress for it (1 preempted: a3)")]
+    one = tmp_path / "one-job.yaml"
+    one.write_text(yaml.safe_dump({"jobs": {"a1": JOBS["a1"]}}))
+    y = read_job({"y": {"queue": "a", "request": {"cpu": 2}, "runtime": 10, "submit": 1}}, "y.yaml")
+    no_borrowing = parse_alternative("users.a.borrowing_limit={cpu: 0}", "A")
+    p = whatif(load_case(case), one, [no_borrowing], None, y).run("kueue", "A").prediction
+    assert (p.start, p.last_wait, p.position, p.ahead) == (100, 1, 1, [])
+    assert p.waited_for == [("quota", "the quota of a: cpu quota 2, holds 2, needs 2")]
+
+
+def test_what_it_waited_for_jobs_ahead(files):
+    """The rule read off one cycle's state, by hand: in a, a5 (4 cpus, priority 1) and y (2 cpus,
+    priority 0) wait, a1 runs (2 cpus of 6): y fits the 4 free cpus and no quota is set (no limit,
+    no borrowing limit), but its queue serves a5 first (higher priority): ahead, second in a."""
+    from fairalloc.engines.online import ClusterState, Job, Running
+    from fairalloc.scheduling.whatif import _Watch
+
+    case, _ = files
+    inst = load_case(case).instance
+    a1, a5 = Job("a1", "a", (2.0,), runtime=100), Job("a5", "a", (4.0,), priority=1, submit=1)
+    y = Job("y", "a", (2.0,), submit=1)
+    state = ClusterState(inst, 1, {"a1": Running(a1, 1, 0)}, {"y": y, "a5": a5}, {"y": 1, "a5": 1})
+    watch = _Watch(y)
+    watch(state, [])
+    p = watch.prediction
+    assert (p.start, p.position, p.ahead, p.last_wait) == (None, 2, ["a5"], 1)
+    assert p.waited_for == [("ahead", "1 job(s) of a served before it (first: a5)")]
