@@ -110,23 +110,10 @@ def _job(given: str, at: float | None):
 def _table(report) -> str:
     parts = [f"{report.workload} on {report.case}"]
     parts += [f"  {a.name}: {a.label}" for a in report.alternatives]
-    schedulers = list(dict.fromkeys(c.scheduler for c in report.comparisons))
-    for s in schedulers:
+    for s in dict.fromkeys(r.scheduler for r in report.runs if r.alternative == "baseline"):
         mine = [c for c in report.comparisons if c.scheduler == s]
-        header = ["queue", "measure", "baseline"]
-        for c in mine:
-            under = "" if c.run_scheduler == s else f" ({c.run_scheduler})"
-            header += [f"{c.alternative}{under}", "change"]
-        rows = []
-        for q in mine[0].queues:
-            for k, m in enumerate(LABELS):
-                row = [q if k == 0 else "", LABELS[m], _cell(mine[0].queues[q][m]["baseline"], m)]
-                for c in mine:
-                    cell = c.queues[q][m]
-                    row += [_cell(cell["value"], m), _cell(cell["change"], m, signed=True)]
-                rows.append(row)
-        parts.append(f"\n{s}: baseline and each alternative")
-        parts.append(tabulate(rows, header, disable_numparse=True))
+        parts.append(f"\n{s}: baseline" + (" and each alternative" if mine else ""))
+        parts.append(_side_by_side(report.run(s, "baseline"), mine))
         for c in mine:
             parts += [f"  {c.alternative}: {line}" for line in c.sentences] or [f"  {c.alternative}: no change."]
     predictions = [r for r in report.runs if r.prediction is not None]
@@ -135,6 +122,23 @@ def _table(report) -> str:
         parts.append(f"\nJob {p0.job} ({p0.queue}, submitted at t={p0.submit:g}):")
         parts += [f"  {r.scheduler}, {r.alternative}: {_predicted(r.prediction)}" for r in predictions]
     return "\n".join(parts)
+
+
+def _side_by_side(base, comparisons) -> str:
+    """The baseline's measures per queue, then each alternative's and its change."""
+    header = ["queue", "measure", "baseline"]
+    for c in comparisons:
+        under = "" if c.run_scheduler == base.scheduler else f" ({c.run_scheduler})"
+        header += [f"{c.alternative}{under}", "change"]
+    rows = []
+    for q, measures in base.queues.items():
+        for k, m in enumerate(LABELS):
+            row = [q if k == 0 else "", LABELS[m], _cell(measures[m], m)]
+            for c in comparisons:
+                cell = c.queues[q][m]
+                row += [_cell(cell["value"], m), _cell(cell["change"], m, signed=True)]
+            rows.append(row)
+    return tabulate(rows, header, disable_numparse=True)
 
 
 def _predicted(p) -> str:
