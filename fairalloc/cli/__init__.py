@@ -111,6 +111,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "fairalloc.cli.audit:audit",
         "Check every property of a policy on CASE and search each queue's most profitable lie.",
     ),
+    "whatif": (
+        "fairalloc.cli.whatif:whatif",
+        "What if CASE were configured otherwise: WORKLOAD replayed on the change beside the case.",
+    ),
 }
 
 

@@ -161,15 +161,19 @@ def replay(
     log: EventLog | None = None,
     workload: str = "workload",
     progress: Callable[[int], object] | None = None,
+    watch: Callable[[ClusterState, list[Decision]], object] | None = None,
 ) -> ReplayResult:
     """Replay ``jobs`` (taken in submit order) on ``instance``'s cluster (or ``nodes``) under
-    ``mechanism``'s online form with ``settings`` (the case's)."""
+    ``mechanism``'s online form with ``settings`` (the case's).  ``watch`` is shown each cycle's
+    state and the decisions taken on it, before they are applied (the state is read during the
+    call, not kept: :mod:`fairalloc.scheduling.whatif` reads a job's wait off it)."""
     if len(jobs) > limits.MAX_WORKLOAD_JOBS:
         raise CaseError(
             f"jobs: {len(jobs):,} jobs; fairalloc replays at most {limits.MAX_WORKLOAD_JOBS:,} (MAX_WORKLOAD_JOBS)"
         )
     policy = online_policy(mechanism, settings)
     run = _Replay(instance, policy, mechanism, dict(settings or {}), nodes, log, progress)
+    run.watch = watch
     end = run.run(sorted(jobs, key=lambda j: j.submit))  # stable: the given order among equal times
     return run.result(end, workload)
 
@@ -240,6 +244,7 @@ class _Replay:
         self.nodes = None if nodes is None else {k: np.asarray(v, float) for k, v in nodes.items()}
         self.node_free = {} if self.nodes is None else {k: v.copy() for k, v in self.nodes.items()}
         self.progress = progress
+        self.watch: Callable[[ClusterState, list[Decision]], object] | None = None
         self.capacity = np.asarray(instance.capacity, float)
         self.free = self.capacity.copy()
         self.index = {q: i for i, q in enumerate(instance.users)}
@@ -352,6 +357,8 @@ class _Replay:
                 )
             self.cycles += 1
             decisions = self.policy.decide(state)
+            if self.watch is not None:
+                self.watch(state, decisions)
             if not decisions and not getattr(self.policy, "again", False):
                 break
             for d in decisions:
