@@ -123,7 +123,7 @@ import numpy as np
 
 from fairalloc.core.errors import CaseError, unknown
 from fairalloc.core.tolerances import FIT
-from fairalloc.engines.online import Admit, ClusterState, Decision, Job, Preempt, check_settings
+from fairalloc.engines.online import Admit, ClusterState, Decision, Job, Preempt, check_settings, fits
 from fairalloc.models.kueue_tree import DRS, _Tree, _tree_of, compare_drs
 
 QUEUEING = ("BestEffortFIFO", "StrictFIFO")
@@ -1000,6 +1000,7 @@ class _Cycle:
         self.owner, self.snap, self.entries = owner, snap, entries
         self.victims: dict[str, Target] = {}
         self.decisions: list[Decision] = []
+        self.room: np.ndarray | None = None  # the capacity free for this cycle's admissions
 
     def run(self) -> list[Decision]:
         pending = list(self.entries)
@@ -1109,10 +1110,25 @@ class _Cycle:
             self.decisions += [Preempt(t.name, entry.job.name, t.reason) for t in entry.targets]
             self.owner.evicted.update((t.name, self.snap.state.now) for t in entry.targets)
             return None
+        if not self.runs(entry):
+            return None  # its quota stays reserved for this cycle, as upstream's would
         if owner.preemptors.get(cq) == entry.job.name:
             del owner.preemptors[cq]
         self.decisions.append(Admit(entry.job.name, why=f"fits at borrowing level {entry.borrow}"))
         return None
+
+    def runs(self, entry: Entry) -> bool:
+        """Whether the cluster has room for the workload beside those admitted in this cycle.
+        Kueue admits by quota and leaves the pods to the kube-scheduler; where the case's quotas
+        add up to more than its capacity, pods that find no room pend, holding their quota.  The
+        simulator runs what it admits, so such a workload is not admitted: it waits at its
+        queue's head (not parked) until the capacity is there (docs/online.md)."""
+        if self.room is None:
+            self.room = self.snap.state.free()
+        if not fits(entry.usage, self.room):
+            return False
+        self.room = self.room - entry.usage
+        return True
 
     def wait_for_victims(self, entry: Entry) -> None:
         """``RequeueReasonPendingPreemption``: under BestEffortFIFO the workload stays its queue's

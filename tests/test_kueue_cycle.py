@@ -245,6 +245,31 @@ def test_a_parked_head_leaves_its_queue_to_the_next_job_within_the_same_instant(
     assert starts == {"a1": 0.0, "y": 100.0}
 
 
+def test_quotas_above_the_capacity_admit_only_what_the_cluster_can_run():
+    """a and b, no cohort, nominal quota 4 CPU each on a 6-CPU cluster (quotas add up to more than
+    the capacity).  b runs 4; a's job of 4 is within a's quota, so Kueue would admit it and its
+    pods would pend for lack of room (2 CPU free).  The simulator runs what it admits: the job waits
+    at a's head, not parked; once b's job ends, it is admitted."""
+    data = {
+        "name": "over-quota",
+        "resources": {"cpu": 6},
+        "users": {
+            "a": {"guarantee": {"cpu": 4}, "request": {"cpu": 1}},
+            "b": {"guarantee": {"cpu": 4}, "request": {"cpu": 1}},
+        },
+        "cycle": {
+            "now": 5,
+            "running": {"b1": {"queue": "b", "request": {"cpu": 4}}},
+            "pending": {"a1": {"queue": "a", "request": {"cpu": 4}, "submit": 1}},
+        },
+    }
+    case = parse_case(data)
+    policy = online_policy(get("kueue"), {})
+    assert policy.decide(case.cycle) == [] and not policy.parked  # waits at the head, not parked
+    ended = dataclasses.replace(case.cycle, running={})
+    assert _sets(policy.decide(ended)) == ({"a1"}, set())
+
+
 def test_a_preemptor_without_candidates_reserves_unless_it_can_always_reclaim():
     """a (2 GPU) runs one GPU; b (0) borrows.  a2 (2 GPU, in a, older) needs preemption and has no
     candidate (nobody borrows).  With reclaimWithinCohort LowerPriority a cannot always reclaim:
