@@ -448,3 +448,27 @@ def test_documents_read_once_from_a_list(tmp_path):
     docs: list[Document] = read_documents([str(path)])
     notes = Notes()
     assert [r.name for r in read_records(docs, notes)] == ["Pod/team-a/p0", "Pod/team-a/p1", "Pod/team-a/p2"]
+
+
+def test_the_benchmark_records_its_commit_and_load(tmp_path):
+    """benchmarks/bench_import_records.py at 200 pods: every pod a job, the figures beside the
+    commit and the load they were measured at (no figure is asserted: speed lives in benchmarks/)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    out = tmp_path / "records.json"
+    script = root / "benchmarks" / "bench_import_records.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), "--pods", "200", "--rounds", "1", "--json", str(out)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text())
+    assert data["import_records"]["pods"] == 200 and data["import_records"]["jobs"] == 200
+    assert len(data["load_average"]["start"]) == 3 and len(data["load_average"]["end"]) == 3
+    assert data["commit_measured"] not in ("", "?")

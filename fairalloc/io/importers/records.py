@@ -70,7 +70,7 @@ from fairalloc.io.importers.common import Document, ImportFailed, Notes, _number
 from fairalloc.io.importers.kueue_shapes import LocalQueue
 from fairalloc.io.importers.kueue_workloads import QUEUE_LABEL as KUEUE_LABEL
 from fairalloc.io.importers.kueue_workloads import count
-from fairalloc.io.importers.shapes import read
+from fairalloc.io.importers.shapes import PodSpec, read
 from fairalloc.io.importers.volcano import GROUP_ANNOTATION
 from fairalloc.io.importers.volcano import QUEUE_LABEL as VOLCANO_LABEL
 from fairalloc.io.job_workloads import parse_job_workload
@@ -103,14 +103,15 @@ class Record:
 @dataclass
 class _Reading:
     """What one reading knows across objects: the warnings, the LocalQueues, PodGroups and Volcano
-    Jobs among the files, the PriorityClasses, and the latest time any record gives."""
+    Jobs among the files, the PriorityClasses, and the requests read so far."""
 
     notes: Notes
     local: dict[tuple[str, str], str | None] = field(default_factory=dict)
     groups: dict[tuple[str, str], str | None] = field(default_factory=dict)
     jobs: set[tuple[str, str]] = field(default_factory=set)
     priorities: dict[str, int] = field(default_factory=dict)
-    latest: datetime | None = None
+    #: the request of each pod spec's amounts as written (:func:`_request`)
+    requests: dict[tuple, dict[str, Decimal]] = field(default_factory=dict)
 
 
 #: a time as the record gives it: (value, field), the value ``None`` when the field is absent
@@ -137,16 +138,18 @@ def read_records(docs: list[Document], notes: Notes) -> list[Record]:
     """The records among ``docs`` (module docstring), in the files' order; the other objects
     (queues, nodes, the scheduler's configuration) are the case's and are not read here."""
     reading = _Reading(notes)
-    _index(docs, reading)
+    kinds = [(d.group, d.kind or "") for d in docs]  # each a few properties of the document: read once
+    _index(docs, kinds, reading)
     records: list[Record] = []
     read_at: dict[str, str] = {}
-    for doc in docs:
-        reader = _READERS.get((doc.group, doc.kind or ""))
+    for doc, kind in zip(docs, kinds, strict=True):
+        reader = _READERS.get(kind)
         if reader is None:
             continue
-        at = f"{doc.where}: {doc.label}"
+        label = doc.label
+        at = f"{doc.where}: {label}"
         if doc.name:  # an object listed twice would run twice
-            once(read_at, doc.label, at, "object")
+            once(read_at, label, at, "object")
         record = reader(doc, at, reading)
         if record is not None:
             records.append(record)
@@ -157,19 +160,29 @@ def _key(doc: Document) -> tuple[str, str]:
     return (doc.namespace or "default", doc.name or "")
 
 
-def _index(docs: list[Document], reading: _Reading) -> None:
+def _index(docs: list[Document], kinds: list[tuple[str, str]], reading: _Reading) -> None:
     """The objects other records point at: LocalQueues, PodGroups, Volcano Jobs, PriorityClasses."""
-    for doc in docs:
+    for doc, kind in zip(docs, kinds, strict=True):
+        if kind not in _POINTED_AT:
+            continue
         at = f"{doc.where}: {doc.label}"
-        if (doc.group, doc.kind) == (KUEUE, "LocalQueue"):
+        if kind == (KUEUE, "LocalQueue"):
             reading.local[_key(doc)] = read(LocalQueue, doc.data, at).spec.clusterQueue
-        elif (doc.group, doc.kind) == (VOLCANO_SCHEDULING, "PodGroup"):
+        elif kind == (VOLCANO_SCHEDULING, "PodGroup"):
             reading.groups[_key(doc)] = read(shapes.PodGroup, doc.data, at).spec.queue
-        elif (doc.group, doc.kind) == (VOLCANO_BATCH, "Job"):
+        elif kind == (VOLCANO_BATCH, "Job"):
             reading.jobs.add(_key(doc))
-        elif (doc.group, doc.kind) == ("scheduling.k8s.io", "PriorityClass"):
+        else:
             given = read(shapes.PriorityClass, doc.data, at)
             reading.priorities[doc.name or ""] = _whole(given.value, f"{at}: value")
+
+
+_POINTED_AT = {
+    (KUEUE, "LocalQueue"),
+    (VOLCANO_SCHEDULING, "PodGroup"),
+    (VOLCANO_BATCH, "Job"),
+    ("scheduling.k8s.io", "PriorityClass"),
+}
 
 
 def _whole(value: Any, where: str) -> int:
@@ -204,8 +217,40 @@ def _pod(doc: Document, at: str, reading: _Reading) -> Record | None:
         finish = (None, "status.containerStatuses[].state.terminated.finishedAt")
     queue = _kueue_queue(doc, meta.labels.get(KUEUE_LABEL), reading) or _volcano_queue(doc, meta)
     priority = _pod_priority(doc, at, pod.spec, reading)
-    request = k8s.spec_request(pod.spec, at)
+    request = _request(pod.spec, at, reading)
     return _timed(doc, at, reading, (queue, request, 1, None, priority), meta, start, finish if ended else None)
+
+
+def _request(spec: PodSpec, at: str, reading: _Reading) -> dict[str, Decimal]:
+    """:func:`.kubernetes.spec_request`, remembered by the amounts as written: the pods of one job
+    write the same few (100,000 pods, each quantity parsed anew, were half the reading).  A spec
+    whose amounts are not plain values is read each time; a bad amount is refused at the first pod
+    that writes it, before anything is remembered."""
+    key = _written(spec)
+    hit = reading.requests.get(key) if key is not None else None
+    if hit is None:
+        hit = k8s.spec_request(spec, at)
+        if key is not None:
+            reading.requests[key] = hit
+    return hit  # shared by the pods that write the same amounts: read, never changed
+
+
+def _written(spec: PodSpec) -> tuple | None:
+    """What :func:`.kubernetes.spec_request` reads of ``spec``, as a key (``None``: not hashable)."""
+
+    def container(c) -> tuple:
+        return (c.restartPolicy, tuple(c.resources.requests.items()), tuple(c.resources.limits.items()))
+
+    key = (
+        tuple(map(container, spec.containers)),
+        tuple(map(container, spec.initContainers)),
+        tuple(spec.overhead.items()),
+    )
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def _first(found: list[tuple[Any, int]], given: Callable[[Any, int], Given], pick) -> Given:
@@ -213,8 +258,8 @@ def _first(found: list[tuple[Any, int]], given: Callable[[Any, int], Given], pic
     ``found`` (a state ``None``: the container is not in it); ``(None, "")`` when none gives one."""
     times = [given(state, k) for state, k in found if state is not None]
     times = [(v, f) for v, f in times if v is not None]
-    if not times:
-        return (None, "")
+    if len(times) < 2:  # nothing to choose between (one container: most pods)
+        return times[0] if times else (None, "")
     readable = [(_maybe_time(v), v, f) for v, f in times]
     known = [t for t in readable if t[0] is not None]
     if len(known) < len(readable):  # the unreadable one is named by the reading that follows
@@ -266,7 +311,7 @@ def _workload(doc: Document, at: str, reading: _Reading) -> Record | None:
     workload = read(shapes.Workload, doc.data, at)
     spec = workload.spec
     sets = [
-        (count(ps.count, f"{at}: spec.podSets[{k}].count"), k8s.spec_request(ps.template.spec, at), ps.minCount)
+        (count(ps.count, f"{at}: spec.podSets[{k}].count"), _request(ps.template.spec, at, reading), ps.minCount)
         for k, ps in enumerate(spec.podSets)
     ]
     pods, request = _one_shape(doc, reading.notes, [(n, r) for n, r, _ in sets], "spec.podSets")
@@ -316,7 +361,7 @@ def _volcano_job(doc: Document, at: str, reading: _Reading) -> Record | None:
     job = read(shapes.VolcanoJob, doc.data, at)
     spec, status = job.spec, job.status
     sets = [
-        (count(t.replicas, f"{at}: spec.tasks[{k}].replicas"), k8s.spec_request(t.template.spec, at))
+        (count(t.replicas, f"{at}: spec.tasks[{k}].replicas"), _request(t.template.spec, at, reading))
         for k, t in enumerate(spec.tasks)
     ]
     pods, request = _one_shape(doc, reading.notes, sets, "spec.tasks")
@@ -398,12 +443,11 @@ def _timed(
             earlier = times[k - 1][1] if read_times[k - 1] is not None else times[0][1]
             notes.warn(doc, doc.label, times[k][1], f"before {earlier}: the times are out of order; {LEFT_OUT}")
             return None
-    known = [t for t in read_times if t is not None]
-    reading.latest = max([*known, *([reading.latest] if reading.latest else [])])
     submit, start_at, finish_at = [*read_times, None][:3]
     queue, request, pods, least, priority = shape
     assert submit is not None  # a missing submit returned above
-    return Record(doc.label, at, queue, request, pods, least, priority, submit, start_at, finish_at)
+    name = at.removeprefix(f"{doc.where}: ")  # the label, as read_records made ``at`` of it
+    return Record(name, at, queue, request, pods, least, priority, submit, start_at, finish_at)
 
 
 # -- the workload ----------------------------------------------------------------------------------
@@ -431,14 +475,15 @@ def workload_of(
     timed = [(r, _runtime(r, notes, end, runtime)) for r in records]
     kept = [(r, seconds) for r, seconds in timed if seconds is not None]
     origin = min((r.submit for r, _ in kept), default=None)
-    jobs = {r.name: _job(r, seconds, origin) for r, seconds in kept if origin is not None}
+    converted: dict[int, dict] = {}  # each shared request (_request) converted once, by identity
+    jobs = {r.name: _job(r, seconds, origin, converted) for r, seconds in kept if origin is not None}
     return {"jobs": jobs}, origin
 
 
 def _runtime(record: Record, notes: Notes, end: datetime | None, given: float | None) -> float | None:
     """Seconds of work: finish - start; a running record's to the end of the window or ``given``; a
     waiting record's ``given``.  ``None`` (with a warning) when there is none to replay."""
-    where, obj = record.where.removesuffix(f": {record.name}"), record.name
+    where, obj = record.where.removesuffix(f": {record.name}"), record.name  # for a warning
     if record.start is None:
         if given is None:
             notes.warn(where, obj, "", f"never started: give --runtime SECONDS to replay it; {LEFT_OUT}")
@@ -454,10 +499,13 @@ def _runtime(record: Record, notes: Notes, end: datetime | None, given: float | 
     return seconds
 
 
-def _job(record: Record, seconds: float, origin: datetime) -> dict:
+def _job(record: Record, seconds: float, origin: datetime, converted: dict[int, dict]) -> dict:
+    request = converted.get(id(record.request))
+    if request is None:
+        request = converted[id(record.request)] = {r: _number(v) for r, v in record.request.items()}
     job: dict[str, Any] = {
         "queue": record.queue,
-        "request": {r: _number(v) for r, v in record.request.items()},
+        "request": dict(request),  # a mapping of its own: YAML would write shared ones as anchors
         "pods": record.pods,
         "submit": (record.submit - origin).total_seconds(),
         "runtime": seconds,
