@@ -9,7 +9,12 @@ against), one container each requesting 100m..4 CPUs and 128Mi..8Gi; created ove
 whole reading of ``--jobs`` short of writing the YAML: the file read and parsed
 (:func:`~fairalloc.io.importers.common.read_documents`), every pod read through its shape and its
 times (:func:`~fairalloc.io.importers.records.checked_workload`: the records, the workload and its
-check by the workload loader against the case).  Best of ``--rounds`` each.
+check by the workload loader against the case), each phase timed on its own: ``parse`` (the file
+into documents, the code every import shares), ``records`` (this reader), ``workload`` (run times
+and the mapping) and ``check`` (:func:`~fairalloc.io.job_workloads.parse_job_workload`).  Best of
+``--rounds`` each, twice: with the garbage collector as a command runs it (``gc_on``: its passes over
+the 100,000s of objects alive count, and they slow ``json.load`` too), and collected before and
+disabled during each timing (``gc_off``, as bench_static.py and bench_queues.py time: steadier).
 
 Run: .venv/bin/python benchmarks/bench_import_records.py [--pods N] [--rounds R] [--json FILE]
 """
@@ -17,6 +22,7 @@ Run: .venv/bin/python benchmarks/bench_import_records.py [--pods N] [--rounds R]
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import random
 import tempfile
@@ -28,7 +34,8 @@ from provenance import commit, load_average, machine, update_json
 
 from fairalloc.io.cases import parse_case
 from fairalloc.io.importers.common import Notes, read_documents
-from fairalloc.io.importers.records import checked_workload
+from fairalloc.io.importers.records import read_records, workload_of
+from fairalloc.io.job_workloads import parse_job_workload
 
 NAMESPACES = 20
 TARGET = 3.0
@@ -77,13 +84,39 @@ def case():
     return parse_case({"name": "teams", "resources": {"cpu": 1000, "memory": 2**42}, "users": users}, "teams")
 
 
-def best(rounds: int, run) -> float:
+def best(rounds: int, run, collector: bool) -> dict[str, float]:
+    """The fastest of ``rounds`` runs of ``run`` (which returns its phases' seconds, or ``None``:
+    timed whole), collector on or off."""
     times = []
     for _ in range(rounds):
-        t = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - t)
-    return min(times)
+        gc.collect()
+        if not collector:
+            gc.disable()
+        try:
+            t = time.perf_counter()
+            phases = run() or {}
+            times.append({"total": time.perf_counter() - t, **phases})
+        finally:
+            gc.enable()
+    return min(times, key=lambda row: row["total"])
+
+
+def importer(path: Path, instance, jobs: dict):
+    def run() -> dict[str, float]:
+        t0 = time.perf_counter()
+        docs = read_documents([str(path)])
+        t1 = time.perf_counter()
+        notes = Notes()
+        records = read_records(docs, notes)
+        t2 = time.perf_counter()
+        workload, _ = workload_of(records, notes)
+        t3 = time.perf_counter()
+        parse_job_workload(workload, instance, "jobs")
+        t4 = time.perf_counter()
+        jobs["n"] = len(workload["jobs"])
+        return {"parse": t1 - t0, "records": t2 - t1, "workload": t3 - t2, "check": t4 - t3}
+
+    return run
 
 
 def main() -> None:
@@ -95,37 +128,33 @@ def main() -> None:
     args = ap.parse_args()
     start = {"commit_measured": commit(), "load_average": {"start": load_average()}, "machine": machine()}
     instance = case().instance
+    row: dict = {"pods": args.pods, "target": TARGET}
+    jobs: dict = {}
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "pods.json"
         path.write_text(json.dumps(pods(args.pods, args.seed), separators=(",", ":")))
-        size = path.stat().st_size
+        row["file_bytes"] = path.stat().st_size
 
         def load() -> None:
             with open(path) as f:
                 json.load(f)
 
-        jobs: dict = {}
-
-        def imported() -> None:
-            workload, _ = checked_workload(read_documents([str(path)]), instance, Notes())
-            jobs["n"] = len(workload["jobs"])
-
-        json_seconds = best(args.rounds, load)
-        import_seconds = best(args.rounds, imported)
-    ratio = import_seconds / json_seconds
-    row = {
-        "pods": args.pods,
-        "file_bytes": size,
-        "jobs": jobs["n"],
-        "json_load_seconds": round(json_seconds, 4),
-        "import_seconds": round(import_seconds, 4),
-        "ratio": round(ratio, 2),
-        "target": TARGET,
-    }
-    print(
-        f"{args.pods:,} pods ({size / 2**20:.1f} MiB): json.load {json_seconds:.3f} s, import --jobs "
-        f"{import_seconds:.3f} s ({jobs['n']:,} jobs): {ratio:.2f}x (target {TARGET:g}x)"
-    )
+        for mode, collector in (("gc_on", True), ("gc_off", False)):
+            json_seconds = best(args.rounds, load, collector)["total"]
+            phases = best(args.rounds, importer(path, instance, jobs), collector)
+            row[mode] = {
+                "json_load_seconds": round(json_seconds, 4),
+                **{f"{k}_seconds": round(v, 4) for k, v in phases.items()},
+                "ratio": round(phases["total"] / json_seconds, 2),
+                **{f"{k}_ratio": round(v / json_seconds, 2) for k, v in phases.items() if k != "total"},
+            }
+            print(
+                f"{args.pods:,} pods ({row['file_bytes'] / 2**20:.1f} MiB), collector {mode[3:]}: json.load "
+                f"{json_seconds:.3f} s, import --jobs {phases['total']:.3f} s: {row[mode]['ratio']:.2f}x "
+                f"(target {TARGET:g}x; parse {row[mode]['parse_ratio']}x, records {row[mode]['records_ratio']}x, "
+                f"workload {row[mode]['workload_ratio']}x, check {row[mode]['check_ratio']}x)"
+            )
+    row["jobs"] = jobs["n"]
     start["load_average"]["end"] = load_average()
     if args.json:
         update_json(args.json, start | {"import_records": row}, indent=1)

@@ -472,3 +472,107 @@ def test_the_benchmark_records_its_commit_and_load(tmp_path):
     assert data["import_records"]["pods"] == 200 and data["import_records"]["jobs"] == 200
     assert len(data["load_average"]["start"]) == 3 and len(data["load_average"]["end"]) == 3
     assert data["commit_measured"] not in ("", "?")
+
+
+# -- the plain reading of a JSON pod equals its shape's ------------------------------------------------
+odd = st.one_of(
+    st.none(),
+    st.text(max_size=3),
+    st.integers(-2, 2),
+    st.lists(st.integers(0, 2), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.one_of(st.none(), st.text(max_size=2), st.integers(0, 2)), max_size=2),
+)
+
+
+def maybe_field(good):
+    """A field as a pod may give it: well formed, absent (``...``) or of any type."""
+    return st.one_of(good, st.just(...), odd)
+
+
+def obj(**fields):
+    return st.fixed_dictionaries({k: v for k, v in fields.items()}).map(
+        lambda d: {k: v for k, v in d.items() if v is not ...}
+    )
+
+
+texts = st.dictionaries(st.sampled_from(["a", "kueue.x-k8s.io/queue-name"]), st.one_of(st.none(), st.text(max_size=3)))
+amounts = st.dictionaries(st.sampled_from(["cpu", "memory"]), st.sampled_from(["1", "500m", 2, "1Gi"]), max_size=2)
+container = obj(
+    name=maybe_field(st.text(max_size=2)),
+    restartPolicy=maybe_field(st.sampled_from(["Always", None])),
+    resources=maybe_field(obj(requests=maybe_field(amounts), limits=maybe_field(amounts))),
+)
+when = st.sampled_from(["2024-01-01T00:00:00Z", "2024-01-01T00:01:00Z", None, 5])
+state = obj(running=maybe_field(obj(startedAt=when)), terminated=maybe_field(obj(startedAt=when, finishedAt=when)))
+generated_pod = obj(
+    apiVersion=st.just("v1"),
+    kind=st.just("Pod"),
+    metadata=maybe_field(
+        obj(
+            name=maybe_field(st.text(max_size=3)),
+            namespace=maybe_field(st.text(max_size=3)),
+            labels=maybe_field(texts),
+            annotations=maybe_field(texts),
+            creationTimestamp=when,
+            ownerReferences=maybe_field(st.lists(obj(kind=maybe_field(st.just("Job"))), max_size=2)),
+        )
+    ),
+    spec=maybe_field(
+        obj(
+            containers=maybe_field(st.lists(maybe_field(container), max_size=2)),
+            initContainers=maybe_field(st.lists(container, max_size=1)),
+            overhead=maybe_field(amounts),
+            priority=maybe_field(st.integers(-3, 3)),
+            priorityClassName=maybe_field(st.text(max_size=2)),
+        )
+    ),
+    status=maybe_field(
+        obj(
+            phase=maybe_field(st.sampled_from(["Running", "Succeeded"])),
+            startTime=when,
+            containerStatuses=maybe_field(
+                st.lists(obj(name=maybe_field(st.text(max_size=2)), state=maybe_field(state)), max_size=2)
+            ),
+        )
+    ),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(generated_pod)
+def test_plain_reading_of_a_json_pod_is_the_shapes(data):
+    """:func:`plain_pod` reads a pod only when its shape would, and reads it the same; anything
+    else is left to the shape (which gives the message)."""
+    from fairalloc.io.importers import records_shapes as shapes
+    from fairalloc.io.importers.shapes import read as read_shape
+
+    plain = shapes.plain_pod(data)
+    try:
+        shaped = shapes.seen_of(read_shape(shapes.Pod, data, "f.json: Pod"))
+    except ImportFailed:
+        assert plain is None
+        return
+    assert plain is None or plain == shaped
+
+
+def test_the_benchmarks_pods_are_read_plainly():
+    """kubectl's JSON of a pod (the benchmark's) takes the plain reading, not the shape's."""
+    import importlib.util
+
+    from fairalloc.io.importers import records_shapes as shapes
+
+    spec = importlib.util.spec_from_file_location(
+        "bench", Path(__file__).parent.parent / "benchmarks" / "bench_import_records.py"
+    )
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+    try:
+        spec.loader.exec_module(bench)
+    finally:
+        sys.path.pop(0)
+    items = json.loads(json.dumps(bench.pods(50, 1)))["items"]
+    assert all(shapes.plain_pod(item) == shapes.seen_of(shapes.Pod.model_validate(item)) for item in items)
+    assert all(shapes.plain_pod(item) is not None for item in items)

@@ -192,71 +192,51 @@ def _whole(value: Any, where: str) -> int:
 
 # -- one object ------------------------------------------------------------------------------------
 def _pod(doc: Document, at: str, reading: _Reading) -> Record | None:
-    pod = read(shapes.Pod, doc.data, at)
-    meta = pod.metadata
-    group = meta.annotations.get(GROUP_ANNOTATION)
-    if group and (meta.namespace or "default", group) in reading.groups:
+    seen = shapes.plain_pod(doc.data) if doc.format == "json" else None
+    if seen is None:
+        seen = shapes.seen_of(read(shapes.Pod, doc.data, at))
+    group = seen.annotations.get(GROUP_ANNOTATION)
+    if group and (seen.namespace or "default", group) in reading.groups:
         return None  # its PodGroup is the record
-    statuses = pod.status.containerStatuses
-    start: Given = (pod.status.startTime, "status.startTime")
+    states = list(enumerate(seen.states))
+    start: Given = (seen.start_time, "status.startTime")
     if start[0] is None:
-        start = _first(
-            [(s.state.running or s.state.terminated, k) for k, s in enumerate(statuses)],
-            lambda state, k: (state.startedAt, f"status.containerStatuses[{k}].state.*.startedAt"),
-            min,
-        )
-    ended = pod.status.phase in ("Succeeded", "Failed")
-    finish = _first(
-        [(s.state.terminated, k) for k, s in enumerate(statuses)],
-        lambda state, k: (state.finishedAt, f"status.containerStatuses[{k}].state.terminated.finishedAt"),
-        max,
-    )
+        start = _first([(v, f"status.containerStatuses[{k}].state.*.startedAt") for k, (v, _) in states], min)
+    finish = _first([(v, f"status.containerStatuses[{k}].state.terminated.finishedAt") for k, (_, v) in states], max)
     if start[0] is None:
         start = (None, "status.startTime")
     if finish[0] is None:
         finish = (None, "status.containerStatuses[].state.terminated.finishedAt")
-    queue = _kueue_queue(doc, meta.labels.get(KUEUE_LABEL), reading) or _volcano_queue(doc, meta)
-    priority = _pod_priority(doc, at, pod.spec, reading)
-    request = _request(pod.spec, at, reading)
-    return _timed(doc, at, reading, (queue, request, 1, None, priority), meta, start, finish if ended else None)
+    queue = _kueue_queue(doc, seen.labels.get(KUEUE_LABEL), reading) or _volcano_queue(seen)
+    priority = _pod_priority(doc, at, seen, reading)
+    request = _request(seen.key, lambda: read(shapes.Pod, doc.data, at).spec, at, reading)
+    ended = seen.phase in ("Succeeded", "Failed")
+    return _timed(doc, at, reading, (queue, request, 1, None, priority), seen.created, start, finish if ended else None)
 
 
-def _request(spec: PodSpec, at: str, reading: _Reading) -> dict[str, Decimal]:
-    """:func:`.kubernetes.spec_request`, remembered by the amounts as written: the pods of one job
-    write the same few (100,000 pods, each quantity parsed anew, were half the reading).  A spec
-    whose amounts are not plain values is read each time; a bad amount is refused at the first pod
-    that writes it, before anything is remembered."""
-    key = _written(spec)
+def _request(key: tuple | None, spec: Callable[[], PodSpec], at: str, reading: _Reading) -> dict[str, Decimal]:
+    """:func:`.kubernetes.spec_request` of ``spec()``, remembered by ``key``, the amounts as written
+    (:attr:`.records_shapes.PodSeen.key`): the pods of one job write the same few (100,000 pods,
+    each quantity parsed anew, were half the reading).  A spec whose amounts are not plain values
+    (``key`` ``None``) is read each time; a bad amount is refused at the first pod that writes it,
+    before anything is remembered."""
     hit = reading.requests.get(key) if key is not None else None
     if hit is None:
-        hit = k8s.spec_request(spec, at)
+        hit = k8s.spec_request(spec(), at)
         if key is not None:
             reading.requests[key] = hit
     return hit  # shared by the pods that write the same amounts: read, never changed
 
 
-def _written(spec: PodSpec) -> tuple | None:
-    """What :func:`.kubernetes.spec_request` reads of ``spec``, as a key (``None``: not hashable)."""
-
-    def container(c) -> tuple:
-        return (c.restartPolicy, tuple(c.resources.requests.items()), tuple(c.resources.limits.items()))
-
-    key = (
-        tuple(map(container, spec.containers)),
-        tuple(map(container, spec.initContainers)),
-        tuple(spec.overhead.items()),
-    )
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
+def _template_request(template: Any, at: str, reading: _Reading) -> dict[str, Decimal]:
+    """:func:`_request` of a pod set's or task's ``template`` (read through its shape already)."""
+    spec = template.spec
+    return _request(shapes.spec_key(spec), lambda: spec, at, reading)
 
 
-def _first(found: list[tuple[Any, int]], given: Callable[[Any, int], Given], pick) -> Given:
-    """The earliest (``pick=min``) or latest (``max``) readable time among the container states
-    ``found`` (a state ``None``: the container is not in it); ``(None, "")`` when none gives one."""
-    times = [given(state, k) for state, k in found if state is not None]
+def _first(times: list[Given], pick) -> Given:
+    """The earliest (``pick=min``) or latest (``max``) readable time of ``times`` (a value ``None``:
+    not given); ``(None, "")`` when none gives one."""
     times = [(v, f) for v, f in times if v is not None]
     if len(times) < 2:  # nothing to choose between (one container: most pods)
         return times[0] if times else (None, "")
@@ -275,10 +255,10 @@ def _maybe_time(value: Any) -> datetime | None:
         return None
 
 
-def _pod_priority(doc: Document, at: str, spec: shapes.PodSpec, reading: _Reading) -> int:
-    if spec.priority is not None:
-        return _whole(spec.priority, f"{at}: spec.priority")
-    return _class_priority(doc, spec.priorityClassName, "spec.priorityClassName", reading)
+def _pod_priority(doc: Document, at: str, seen: shapes.PodSeen, reading: _Reading) -> int:
+    if seen.priority is not None:
+        return _whole(seen.priority, f"{at}: spec.priority")
+    return _class_priority(doc, seen.priority_class, "spec.priorityClassName", reading)
 
 
 def _class_priority(doc: Document, name: str | None, field_name: str, reading: _Reading) -> int:
@@ -301,17 +281,17 @@ def _kueue_queue(doc: Document, local: str | None, reading: _Reading) -> str | N
     return reading.local[key] or local
 
 
-def _volcano_queue(doc: Document, meta: shapes.Meta) -> str:
+def _volcano_queue(seen: shapes.PodSeen) -> str:
     """A pod's queue by Volcano's annotations or label, else its namespace."""
-    named = meta.annotations.get(VOLCANO_LABEL) or meta.labels.get(VOLCANO_LABEL)
-    return named or meta.namespace or "default"
+    named = seen.annotations.get(VOLCANO_LABEL) or seen.labels.get(VOLCANO_LABEL)
+    return named or seen.namespace or "default"
 
 
 def _workload(doc: Document, at: str, reading: _Reading) -> Record | None:
     workload = read(shapes.Workload, doc.data, at)
     spec = workload.spec
     sets = [
-        (count(ps.count, f"{at}: spec.podSets[{k}].count"), _request(ps.template.spec, at, reading), ps.minCount)
+        (count(ps.count, f"{at}: spec.podSets[{k}].count"), _template_request(ps.template, at, reading), ps.minCount)
         for k, ps in enumerate(spec.podSets)
     ]
     pods, request = _one_shape(doc, reading.notes, [(n, r) for n, r, _ in sets], "spec.podSets")
@@ -330,7 +310,7 @@ def _workload(doc: Document, at: str, reading: _Reading) -> Record | None:
             "evicted and not admitted again: read as waiting since its creation (its earlier run is not replayed)",
         )  # fmt: skip
     shape = (queue, request, pods, least if least is None or least < pods else None, priority)
-    return _timed(doc, at, reading, shape, workload.metadata, start, finish if finish[0] is not None else None)
+    return _timed(doc, at, reading, shape, workload.metadata.creationTimestamp, start, finish if finish[0] else None)
 
 
 def _condition(conditions: dict[str | None, tuple[shapes.Condition, int]], kind: str) -> Given:
@@ -361,7 +341,7 @@ def _volcano_job(doc: Document, at: str, reading: _Reading) -> Record | None:
     job = read(shapes.VolcanoJob, doc.data, at)
     spec, status = job.spec, job.status
     sets = [
-        (count(t.replicas, f"{at}: spec.tasks[{k}].replicas"), _request(t.template.spec, at, reading))
+        (count(t.replicas, f"{at}: spec.tasks[{k}].replicas"), _template_request(t.template, at, reading))
         for k, t in enumerate(spec.tasks)
     ]
     pods, request = _one_shape(doc, reading.notes, sets, "spec.tasks")
@@ -376,7 +356,8 @@ def _volcano_job(doc: Document, at: str, reading: _Reading) -> Record | None:
     elif status.state.phase == "Running":
         start = state
     shape = (queue, request, pods, least if least and least < pods else None, priority)
-    return _timed(doc, at, reading, shape, job.metadata, start, state if status.state.phase in ENDED else None)
+    ended = status.state.phase in ENDED
+    return _timed(doc, at, reading, shape, job.metadata.creationTimestamp, start, state if ended else None)
 
 
 def _pod_group(doc: Document, at: str, reading: _Reading) -> Record | None:
@@ -395,7 +376,7 @@ def _pod_group(doc: Document, at: str, reading: _Reading) -> Record | None:
     priority = _class_priority(doc, group.spec.priorityClassName, "spec.priorityClassName", reading)
     conditions = {c.type: (c, k) for k, c in enumerate(group.status.conditions) if str(c.status) == "True"}
     shape = (group.spec.queue or meta.namespace or "default", request, members, None, priority)
-    return _timed(doc, at, reading, shape, meta, _condition(conditions, "Scheduled"), None)
+    return _timed(doc, at, reading, shape, meta.creationTimestamp, _condition(conditions, "Scheduled"), None)
 
 
 #: ``minResources`` keys that count objects or repeat a resource, not what a pod asks of a node
@@ -417,12 +398,12 @@ Shape = tuple[str, dict[str, Decimal], int, int | None, int]
 
 
 def _timed(
-    doc: Document, at: str, reading: _Reading, shape: Shape, meta: shapes.Meta, start: Given, finish: Given | None
+    doc: Document, at: str, reading: _Reading, shape: Shape, created: Any, start: Given, finish: Given | None
 ) -> Record | None:
     """The record of ``doc`` with its times (``finish`` ``None``: not finished), or ``None`` with a
     warning naming the field whose time is missing, unreadable or out of order."""
     notes = reading.notes
-    times = [(meta.creationTimestamp, "metadata.creationTimestamp"), start, *([finish] if finish else [])]
+    times = [(created, "metadata.creationTimestamp"), start, *([finish] if finish else [])]
     read_times: list[datetime | None] = []
     for k, (value, field_name) in enumerate(times):
         if value is None:
