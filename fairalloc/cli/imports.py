@@ -146,7 +146,7 @@ def import_command(files, system, capacity, out, name, fmt, urls, kube, context,
       fairalloc import --url http://mesos-master:5050 --from mesos --format json
       fairalloc import --kube --context prod --out prod.yaml
       kubectl get localqueues,workloads -A -o json > records.json
-      fairalloc import queues.yaml records.json --jobs week.yaml --window-end 2024-03-20T00:00:00Z
+      fairalloc import queues.yaml records.json --jobs week.yaml --out team.yaml --window-end 2024-03-20T00:00:00Z
       fairalloc simulate week.yaml --case team.yaml --scheduler kueue
 
     FILES are the system's own files (- reads standard input): Kubernetes objects (multi-document
