@@ -1,7 +1,7 @@
 """Records of what ran (``fairalloc import --jobs``): Pods, Kueue Workloads, Volcano Jobs and
 PodGroups become the jobs of a workload, each time read from the field the upstream types name.
 
-The real examples are Volcano's documentation (tests/data/records/volcano-website/SOURCE.md); the
+The real examples are Volcano's and Kubernetes' documentation (tests/data/records/*/SOURCE.md); the
 Kueue Workloads below are written for these tests in the shape of Kueue's troubleshooting page
 (site/content/en/docs/tasks/troubleshooting/troubleshooting_jobs.md at kubernetes-sigs/kueue
 ff69552e79ad21652c36caa97038382e55625cf7: its conditions and times, with the metadata and spec the
@@ -26,6 +26,7 @@ from fairalloc.testing import run_cli as run
 
 DATA = Path(__file__).parent / "data" / "records"
 VOLCANO = DATA / "volcano-website"
+KUBERNETES = DATA / "kubernetes-website"
 
 
 def jobs_of(*texts: str, window_end: str | None = None, runtime: float | None = None) -> tuple[dict, list[str]]:
@@ -41,6 +42,24 @@ def read(path: Path) -> str:
 
 
 # -- the real examples ------------------------------------------------------------------------------
+def test_kubernetes_debug_running_pod_runs_from_its_start_time():
+    """debug-running-pod.md's pod: created 21:51:01, ``status.startTime`` 21:51:01 (its container
+    running since 21:51:05: ``startTime`` is read first), still Running.  With the window ending at
+    22:51:01 it runs 3600 s; requests cpu 500m = 0.5 cores, memory 128Mi = 128 * 2^20 =
+    134,217,728 bytes; no scheduler label, so its namespace, default, is its queue; priority 0."""
+    jobs, warnings = jobs_of(read(KUBERNETES / "running-pod.yaml"), window_end="2022-02-17T22:51:01Z")
+    assert jobs == {
+        "Pod/default/nginx-deployment-67d4bdd6f5-w6kd7": {
+            "queue": "default",
+            "request": {"cpu": 0.5, "memory": 134217728},
+            "pods": 1,
+            "submit": 0.0,
+            "runtime": 3600.0,
+        }
+    }
+    assert warnings == []
+
+
 def test_volcano_concepts_podgroup_runs_to_the_end_of_the_window():
     """docs/Concepts/PodGroup.md: created 12:28:55, ``Scheduled`` (True) at 12:29:02, still Running;
     minMember 1, minResources cpu 3, memory 2048Mi = 2048 * 2^20 = 2,147,483,648 bytes, queue default.

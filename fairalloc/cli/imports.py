@@ -112,7 +112,7 @@ def live_options(urls, kube, context, kubeconfig, timeout, insecure, ca_file, to
     "--window-end",
     metavar="TIME",
     help="With --jobs: when the records were taken (RFC 3339, like 2024-03-19T21:00:00Z): a job still "
-    "running runs until then (default: the latest time any record gives).",
+    "running runs until then (default: the latest submit, start or finish of the records).",
 )
 @click.option(
     "--runtime",

@@ -27,9 +27,10 @@ one job:
     ``Completed`` PodGroup records no time it finished, so it is left out with a warning (its
     Volcano Job or its pods say when);
 
-* **runtime** = finish - start; a record still running runs to the end of the window (``--window-end``,
-  default: the latest time any record gives) or for ``--runtime`` seconds; a record that never
-  started needs ``--runtime``, else it is left out with a warning naming it.  A time that is
+* **runtime** = finish - start; a record still running runs to the end of the window
+  (``--window-end``, default: the latest submit, start or finish of the records) or for
+  ``--runtime`` seconds; a record that never started needs ``--runtime``, else it is left out
+  with a warning naming it.  A time that is
   missing where it is needed, cannot be read, or is out of order (a start before the object
   existed, a finish before the start) is a warning naming the file, the object and the field, and
   the record is left out: never a guess;
