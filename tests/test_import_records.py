@@ -595,3 +595,64 @@ def test_the_benchmarks_pods_are_read_plainly():
     items = json.loads(json.dumps(bench.pods(50, 1)))["items"]
     assert all(shapes.plain_pod(item) == shapes.seen_of(shapes.Pod.model_validate(item)) for item in items)
     assert all(shapes.plain_pod(item) is not None for item in items)
+
+
+#: mostly readable times, so that many objects become jobs; now and then one missing or unreadable
+moments = st.integers(0, 340).map(lambda v: v if v <= 300 else [None, "later", 3, {"t": 1}][v % 4])
+statuses = st.sampled_from(["True", "True", "True", "False", True, None])
+
+
+def conditions_in_any_order():
+    """At most one condition of each type (as Kueue and Volcano write them), each of any status and
+    time, in any order (a Volcano Job's ``Running`` is its phase; Kueue's types are not)."""
+    kinds = ("QuotaReserved", "Admitted", "Evicted", "Finished", "Running")
+    one = [st.one_of(st.none(), st.tuples(st.just(kind), statuses, moments)) for kind in kinds]
+    return st.tuples(*one).map(lambda given: [c for c in given if c]).flatmap(st.permutations)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(moments, conditions_in_any_order(), st.sampled_from(["Running", "Completed", None])),
+        min_size=1,
+        max_size=4,
+    ),
+    st.one_of(st.none(), st.floats(1, 1e4)),
+)
+def test_generated_workloads_and_volcano_jobs_give_their_times_or_a_warning(objects, runtime):
+    """Kueue Workloads and Volcano Jobs with conditions in any order, of any status, with times
+    missing or unreadable: each is a job of the run time its conditions give or named in a
+    warning, and nothing raises but one ImportFailed line."""
+    docs = []
+    for k, (created, conditions, phase) in enumerate(objects):
+        w = workload(f"w{k}", stamp(created), [(t, s, stamp(at)) for t, s, at in conditions])
+        job = yaml.safe_load(read(VOLCANO / "quickstart-job.yaml"))
+        job["metadata"] |= {"name": f"j{k}", "creationTimestamp": stamp(created)}
+        job["status"] = {
+            "conditions": [{"status": t, "lastTransitionTime": stamp(at)} for t, _, at in conditions],
+            "state": {"phase": phase, "lastTransitionTime": stamp(conditions[-1][2]) if conditions else None},
+        }
+        docs += [w, job]
+    try:
+        jobs, warnings = jobs_of(records_yaml(*docs), window_end="2024-01-01T01:00:00Z", runtime=runtime)
+    except ImportFailed as exc:
+        assert "\n" not in str(exc) and ("Workload/" in str(exc) or "Job/" in str(exc))
+        return
+    for doc in docs:
+        name = f"{doc['kind']}/{doc['metadata']['namespace']}/{doc['metadata']['name']}"
+        if name not in jobs:
+            assert any(f": {name}: " in w or w.endswith(f": {name}") for w in warnings), (name, warnings)
+            continue
+        assert jobs[name]["runtime"] > 0 and jobs[name]["submit"] >= 0
+        if doc["kind"] == "Workload":
+            admitted = [
+                c for c in doc["status"]["conditions"] if c["type"] == "Admitted" and str(c["status"]) == "True"
+            ]
+            finished = [
+                c for c in doc["status"]["conditions"] if c["type"] == "Finished" and str(c["status"]) == "True"
+            ]
+            if not admitted:  # waiting: only --runtime gives it a run time
+                assert jobs[name]["runtime"] == runtime
+            elif finished:
+                start, end = (parse_time(c[-1]["lastTransitionTime"], "") for c in (admitted, finished))
+                assert abs(jobs[name]["runtime"] - (end - start).total_seconds()) <= AGREEMENT

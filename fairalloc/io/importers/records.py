@@ -311,7 +311,8 @@ def _workload(doc: Document, at: str, reading: _Reading) -> Record | None:
             "evicted and not admitted again: read as waiting since its creation (its earlier run is not replayed)",
         )  # fmt: skip
     shape = (queue, request, pods, least if least is None or least < pods else None, priority)
-    return _timed(doc, at, reading, shape, workload.metadata.creationTimestamp, start, finish if finish[0] else None)
+    ended = "Finished" in conditions  # finished, its time given or not (never read as still running)
+    return _timed(doc, at, reading, shape, workload.metadata.creationTimestamp, start, finish if ended else None)
 
 
 def _condition(conditions: dict[str | None, tuple[shapes.Condition, int]], kind: str) -> Given:
