@@ -656,3 +656,17 @@ def test_generated_workloads_and_volcano_jobs_give_their_times_or_a_warning(obje
             elif finished:
                 start, end = (parse_time(c[-1]["lastTransitionTime"], "") for c in (admitted, finished))
                 assert abs(jobs[name]["runtime"] - (end - start).total_seconds()) <= AGREEMENT
+
+
+def test_started_without_its_time_is_named_not_replayed_as_waiting():
+    """A Running pod without ``startTime`` or container times, and a Workload ``Admitted`` without
+    its ``lastTransitionTime``, did start: replaying them as waiting (with --runtime) would be a
+    guess, so each is one warning naming the field, and no job."""
+    admitted = workload("w", "2024-03-19T20:49:10Z", [("Admitted", "True", None)])
+    jobs, warnings = jobs_of(records_yaml(pod("p", created="2024-01-01T10:00:00Z"), admitted), runtime=60)
+    assert jobs == {}
+    assert warnings == [
+        "f0.yaml: Pod/team-a/p: status.startTime: missing: when it started is not known; left out",
+        "f0.yaml (document 2): Workload/my-namespace/w: status.conditions[0].lastTransitionTime: missing: when it "
+        "started is not known; left out",
+    ]

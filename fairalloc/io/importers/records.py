@@ -30,8 +30,8 @@ one job:
 * **runtime** = finish - start; a record still running runs to the end of the window
   (``--window-end``, default: the latest submit, start or finish of the records) or for
   ``--runtime`` seconds; a record that never started needs ``--runtime``, else it is left out
-  with a warning naming it.  A time that is
-  missing where it is needed, cannot be read, or is out of order (a start before the object
+  with a warning naming it.  A time that is missing where it is needed (a record that started or
+  ended, without the time it did), cannot be read, or is out of order (a start before the object
   existed, a finish before the start) is a warning naming the file, the object and the field, and
   the record is left out: never a guess;
 * **request**: a pod's effective request (:func:`.kubernetes.spec_request`); a Workload's pod sets
@@ -204,6 +204,7 @@ def _pod(doc: Document, at: str, reading: _Reading) -> Record | None:
     if start[0] is None:
         start = _first([(v, f"status.containerStatuses[{k}].state.*.startedAt") for k, (v, _) in states], min)
     finish = _first([(v, f"status.containerStatuses[{k}].state.terminated.finishedAt") for k, (_, v) in states], max)
+    started = start[0] is not None or seen.phase in ("Running", "Succeeded", "Failed")
     if start[0] is None:
         start = (None, "status.startTime")
     if finish[0] is None:
@@ -212,7 +213,8 @@ def _pod(doc: Document, at: str, reading: _Reading) -> Record | None:
     priority = _pod_priority(doc, at, seen, reading)
     request = _request(seen.key, lambda: read(shapes.Pod, doc.data, at).spec, at, reading)
     ended = seen.phase in ("Succeeded", "Failed")
-    return _timed(doc, at, reading, (queue, request, 1, None, priority), seen.created, start, finish if ended else None)
+    shape = (queue, request, 1, None, priority)
+    return _timed(doc, at, reading, shape, seen.created, start if started else None, finish if ended else None)
 
 
 def _request(key: tuple | None, spec: Callable[[], PodSpec], at: str, reading: _Reading) -> dict[str, Decimal]:
@@ -312,7 +314,9 @@ def _workload(doc: Document, at: str, reading: _Reading) -> Record | None:
         )  # fmt: skip
     shape = (queue, request, pods, least if least is None or least < pods else None, priority)
     ended = "Finished" in conditions  # finished, its time given or not (never read as still running)
-    return _timed(doc, at, reading, shape, workload.metadata.creationTimestamp, start, finish if ended else None)
+    started = ended or "Admitted" in conditions  # a finished Workload ran: when it started must be known
+    created = workload.metadata.creationTimestamp
+    return _timed(doc, at, reading, shape, created, start if started else None, finish if ended else None)
 
 
 def _condition(conditions: dict[str | None, tuple[shapes.Condition, int]], kind: str) -> Given:
@@ -352,13 +356,13 @@ def _volcano_job(doc: Document, at: str, reading: _Reading) -> Record | None:
     queue = spec.queue or job.metadata.annotations.get(VOLCANO_LABEL) or job.metadata.namespace or "default"
     running = [(c.lastTransitionTime, k) for k, c in enumerate(status.conditions) if c.status == "Running"]
     state = (status.state.lastTransitionTime, "status.state.lastTransitionTime")
-    start: Given = (None, "status.conditions[Running]")
+    ended = status.state.phase in ENDED
+    start: Given | None = (None, "status.conditions[Running]") if ended else None  # it ran: when must be known
     if running:
         start = (running[0][0], f"status.conditions[{running[0][1]}].lastTransitionTime")
     elif status.state.phase == "Running":
         start = state
     shape = (queue, request, pods, least if least and least < pods else None, priority)
-    ended = status.state.phase in ENDED
     return _timed(doc, at, reading, shape, job.metadata.creationTimestamp, start, state if ended else None)
 
 
@@ -378,7 +382,9 @@ def _pod_group(doc: Document, at: str, reading: _Reading) -> Record | None:
     priority = _class_priority(doc, group.spec.priorityClassName, "spec.priorityClassName", reading)
     conditions = {c.type: (c, k) for k, c in enumerate(group.status.conditions) if str(c.status) == "True"}
     shape = (group.spec.queue or meta.namespace or "default", request, members, None, priority)
-    return _timed(doc, at, reading, shape, meta.creationTimestamp, _condition(conditions, "Scheduled"), None)
+    started = "Scheduled" in conditions or group.status.phase == "Running"  # running: when must be known
+    start = _condition(conditions, "Scheduled") if started else None
+    return _timed(doc, at, reading, shape, meta.creationTimestamp, start, None)
 
 
 #: ``minResources`` keys that count objects or repeat a resource, not what a pod asks of a node
@@ -400,37 +406,34 @@ Shape = tuple[str, dict[str, Decimal], int, int | None, int]
 
 
 def _timed(
-    doc: Document, at: str, reading: _Reading, shape: Shape, created: Any, start: Given, finish: Given | None
+    doc: Document, at: str, reading: _Reading, shape: Shape, created: Any, start: Given | None, finish: Given | None
 ) -> Record | None:
-    """The record of ``doc`` with its times (``finish`` ``None``: not finished), or ``None`` with a
+    """The record of ``doc`` with its times (``start`` ``None``: it has not started; ``finish``
+    ``None``: not finished; a time ``None`` in either: it did, when is not known), or ``None`` with a
     warning naming the field whose time is missing, unreadable or out of order."""
-    notes = reading.notes
-    times = [(created, "metadata.creationTimestamp"), start, *([finish] if finish else [])]
-    read_times: list[datetime | None] = []
-    for k, (value, field_name) in enumerate(times):
+    given = [("was submitted", (created, "metadata.creationTimestamp")), ("started", start), ("finished", finish)]
+    times: list[tuple[datetime, str]] = []
+    read_at: dict[str, datetime] = {}
+    for why, (value, field_name) in ((why, t) for why, t in given if t is not None):
         if value is None:
-            if k == 0 or finish is not None:  # a submit, or a start or finish an ended record needs
-                why = ("was submitted", "started", "finished")[k]
-                notes.warn(doc, doc.label, field_name, f"missing: when it {why} is not known; {LEFT_OUT}")
-                return None
-            read_times.append(None)
-            continue
+            reading.notes.warn(doc, doc.label, field_name, f"missing: when it {why} is not known; {LEFT_OUT}")
+            return None
         try:
-            read_times.append(parse_time(value, ""))
+            when = parse_time(value, "")
         except ImportFailed as exc:
-            notes.warn(doc, doc.label, field_name, f"{str(exc).removeprefix(': ')}; {LEFT_OUT}")
+            reading.notes.warn(doc, doc.label, field_name, f"{str(exc).removeprefix(': ')}; {LEFT_OUT}")
             return None
-    for k in range(1, len(read_times)):
-        now, before = read_times[k], [t for t in read_times[:k] if t is not None]
-        if now is not None and now < max(before):
-            earlier = times[k - 1][1] if read_times[k - 1] is not None else times[0][1]
-            notes.warn(doc, doc.label, times[k][1], f"before {earlier}: the times are out of order; {LEFT_OUT}")
+        if times and when < times[-1][0]:
+            reading.notes.warn(
+                doc, doc.label, field_name, f"before {times[-1][1]}: the times are out of order; {LEFT_OUT}"
+            )
             return None
-    submit, start_at, finish_at = [*read_times, None][:3]
+        times.append((when, field_name))
+        read_at[why] = when
     queue, request, pods, least, priority = shape
-    assert submit is not None  # a missing submit returned above
     name = at.removeprefix(f"{doc.where}: ")  # the label, as read_records made ``at`` of it
-    return Record(name, at, queue, request, pods, least, priority, submit, start_at, finish_at)
+    start_at, finish_at = read_at.get("started"), read_at.get("finished")
+    return Record(name, at, queue, request, pods, least, priority, read_at["was submitted"], start_at, finish_at)
 
 
 # -- the workload ----------------------------------------------------------------------------------
