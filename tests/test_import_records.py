@@ -446,12 +446,28 @@ def test_import_jobs_refuses_a_job_the_case_cannot_hold(capsys, tmp_path, kueue_
         (["--window-end", "tomorrow"], "--window-end: 'tomorrow' is not an RFC 3339 time"),
         (["--runtime", "-5"], "--runtime: must be a number of seconds > 0"),
         (["--out", "x.yaml", "--case", "y.yaml"], "--out: with --case the case is given"),
+        (["--out", "WEEK"], "--jobs and --out name the same file"),
     ],
 )
 def test_import_jobs_bad_options(capsys, tmp_path, kueue_files, args, message):
     week = tmp_path / "week.yaml"
+    args = [str(week) if a == "WEEK" else a for a in args]
     code, _, err = run(capsys, "import", *kueue_files, "--jobs", str(week), *args)
     assert code == 2 and message in err and not week.exists()
+
+
+def test_import_jobs_json_summary(capsys, tmp_path, kueue_files):
+    """``--format json``: how many jobs were written, where, and every warning (here the preempted
+    Workload's two: evicted, and never started without --runtime)."""
+    week = tmp_path / "week.yaml"
+    code, out, err = run(capsys, "import", *kueue_files, "--jobs", str(week), "--format", "json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["jobs"] == 2 and summary["out"] == str(week)
+    assert [w.split(": ")[2] for w in summary["warnings"] if "preempted" in w] == [
+        "status.conditions[Evicted]",
+        "never started",
+    ]
 
 
 def test_jobs_options_need_jobs(capsys, kueue_files):

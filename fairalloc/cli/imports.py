@@ -201,6 +201,8 @@ def import_jobs(files, system, capacity, out, name, fmt, *, jobs, case_name, win
     if out and case_name is not None:
         raise FairallocError("--out: with --case the case is given, not imported; leave --out or --case out")
     target, case_target = output_path(jobs, "--jobs"), output_path(out, "--out") if out else None
+    if case_target is not None and case_target.resolve() == target.resolve():
+        raise FairallocError(f"--jobs and --out name the same file ({target}): the workload and the case are two files")
     documents = read_documents(files)
     found: list[str] = []
     case: dict = {}
