@@ -96,12 +96,38 @@ def live_options(urls, kube, context, kubeconfig, timeout, insecure, ca_file, to
     help="Check the server's TLS certificate against this CA file.",
 )
 @click.option(
+    "--jobs",
+    metavar="OUT.yaml",
+    help="Also read what ran (Pods, Kueue Workloads, Volcano Jobs and PodGroups with their status times) "
+    "and write it to this file as a job workload for 'fairalloc simulate', checked against --case or, "
+    "without it, against the case imported from the same files (see docs/records.md).",
+)
+@click.option(
+    "--case",
+    "case_name",
+    metavar="CASE",
+    help="With --jobs: the queue case the workload is for (default: the case imported from the files).",
+)
+@click.option(
+    "--window-end",
+    metavar="TIME",
+    help="With --jobs: when the records were taken (RFC 3339, like 2024-03-19T21:00:00Z): a job still "
+    "running runs until then (default: the latest submit, start or finish of the records).",
+)
+@click.option(
+    "--runtime",
+    type=float,
+    metavar="SECONDS",
+    help="With --jobs: the run time of a job that has not finished: one still running runs this long "
+    "from its start, one still waiting is replayed with it (without it a waiting job is left out).",
+)
+@click.option(
     "--token",
     envvar="FAIRALLOC_TOKEN",
     metavar="TOKEN",
     help="A bearer token sent to the servers (default: $FAIRALLOC_TOKEN; --kube: the kubeconfig's).",
 )
-def import_command(files, system, capacity, out, name, fmt, urls, kube, context, kubeconfig, **connection):
+def import_command(files, system, capacity, out, name, fmt, urls, kube, context, kubeconfig, **options):
     """Read a scheduler's configuration (Volcano, Kueue, YARN, YuniKorn, Mesos, Kubernetes) as a case.
 
     From files, standard input (-) or a live cluster (--url, --kube).
@@ -119,20 +145,32 @@ def import_command(files, system, capacity, out, name, fmt, urls, kube, context,
       fairalloc import --url https://rm:8090 --ca-file ca.pem --token "$(cat token)"
       fairalloc import --url http://mesos-master:5050 --from mesos --format json
       fairalloc import --kube --context prod --out prod.yaml
+      kubectl get localqueues,workloads -A -o json > records.json
+      fairalloc import queues.yaml records.json --jobs week.yaml --out team.yaml --window-end 2024-03-20T00:00:00Z
+      fairalloc simulate week.yaml --case team.yaml --scheduler kueue
 
     FILES are the system's own files (- reads standard input): Kubernetes objects (multi-document
     YAML, 'kubectl get ... -o json' lists, ConfigMaps that hold the configuration), YARN's
     fair-scheduler.xml or capacity-scheduler.xml, REST answers of the YARN ResourceManager
-    (FairScheduler or Capacity Scheduler), the YuniKorn scheduler or the
-    Mesos master. --url fetches those REST answers from the running system (told by which
-    endpoint answers, or --from); --kube lists nodes, pods and the scheduler's objects (Volcano
-    or Kueue) through the kubeconfig. Capacity comes from Node objects or node lists when given,
-    else from the configuration, else from --capacity. Anything not understood is a warning
-    naming the file (or URL), the object and the field.
+    (FairScheduler or Capacity Scheduler), the YuniKorn scheduler or the Mesos master. --jobs writes
+    the records of what ran among the files (Pods, Kueue Workloads, Volcano Jobs and PodGroups) as a
+    job workload to replay. --url fetches those REST answers from the running system (told by which
+    endpoint answers, or --from); --kube lists nodes, pods and the scheduler's objects (Volcano or
+    Kueue) through the kubeconfig. Capacity comes from Node objects or node lists when given, else
+    from the configuration, else from --capacity. Anything not understood is a warning naming the
+    file (or URL), the object and the field.
     """
-    live = live_options(urls, kube, context, kubeconfig, **connection)
+    jobs = {k: options.pop(k) for k in ("jobs", "case_name", "window_end", "runtime")}
+    live = live_options(urls, kube, context, kubeconfig, **options)
     if not files and live is None:
         raise FairallocError("nothing to import: give FILES, - (standard input), --url or --kube")
+    if jobs["jobs"] is not None:
+        if live is not None:
+            raise FairallocError("--jobs: reads FILES (or -), not --url or --kube: save the objects first")
+        return import_jobs(list(files), system, capacity_option(capacity), out, name, fmt, **jobs)
+    for option, given in jobs.items():
+        if given is not None:
+            raise FairallocError(f"--{option.removesuffix('_name').replace('_', '-')}: only with --jobs OUT.yaml")
     target = output_path(out, "--out") if out else None
     stem = name or (target.stem if target else None)
     case, found = import_files(list(files), system=system, capacity=capacity_option(capacity), name=stem, live=live)
@@ -146,6 +184,52 @@ def import_command(files, system, capacity, out, name, fmt, urls, kube, context,
         emit(yaml_doc(case))
     else:
         emit(summary(case) + f"\n\nwrote {target}")
+
+
+def import_jobs(files, system, capacity, out, name, fmt, *, jobs, case_name, window_end, runtime) -> None:
+    """``--jobs``: the records among ``files`` as a workload checked against ``case_name`` (else the
+    case imported from the same files, also written to ``--out`` when given); nothing is written
+    unless both read."""
+    from fairalloc.cli.options import load_case, write_text
+    from fairalloc.io.importers import import_case
+    from fairalloc.io.importers.common import Notes, read_documents
+    from fairalloc.io.importers.records import checked_workload, parse_time
+
+    if runtime is not None and not 0 < runtime < float("inf"):
+        raise FairallocError(f"--runtime: must be a number of seconds > 0 (got {runtime:g})")
+    end = None if window_end is None else parse_time(window_end, "--window-end")
+    if out and case_name is not None:
+        raise FairallocError("--out: with --case the case is given, not imported; leave --out or --case out")
+    target, case_target = output_path(jobs, "--jobs"), output_path(out, "--out") if out else None
+    if case_target is not None and case_target.resolve() == target.resolve():
+        raise FairallocError(f"--jobs and --out name the same file ({target}): the workload and the case are two files")
+    documents = read_documents(files)
+    found: list[str] = []
+    case: dict = {}
+    if case_name is not None:
+        instance, against = load_case(case_name).instance, f"case {case_name}"
+    else:
+        stem = name or (case_target.stem if case_target else None)
+        case, loaded, found = import_case(files, system=system, capacity=capacity, name=stem, documents=documents)
+        instance, against = loaded.instance, f"the case imported from the same files ({case['name']})"
+    notes = Notes()
+    workload, origin = checked_workload(documents, instance, notes, window_end=end, runtime=runtime)
+    found = [*found, *notes.warnings]
+    for line in found:
+        warnings.warn(line, FairallocWarning, stacklevel=1)
+    header = (
+        f"# Jobs read by 'fairalloc import --jobs' from {', '.join(files)}, checked against {against}.\n"
+        f"# Times are seconds from {origin.isoformat().replace('+00:00', 'Z')}, the earliest submit "
+        "(metadata.creationTimestamp) of the jobs written.\n"
+    )
+    if case_target is not None:
+        write_yaml(case_target, case)
+    write_text(target, header + yaml_doc(workload))
+    said = f"wrote {len(workload['jobs'])} jobs to {target}" + (f" and the case to {case_target}" if out else "")
+    if fmt == "json":
+        emit(json_doc({"jobs": len(workload["jobs"]), "warnings": found, "out": str(target)}))
+    else:
+        emit(said + f" ({len(found)} warnings)" * bool(found))
 
 
 #: rows of the summary table: an operator's 10,000 queues are in the written case, not on the screen

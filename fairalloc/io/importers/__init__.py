@@ -48,13 +48,14 @@ def import_files(paths, *, system: str | None = None, capacity=None, name: str |
     return case, warnings
 
 
-def import_case(paths, *, system: str | None = None, capacity=None, name: str | None = None, live=None):
+def import_case(paths, *, system: str | None = None, capacity=None, name: str | None = None, live=None, documents=None):
     """:func:`import_files`, and the case as the case loader reads it: the loaded case, which the
     import builds anyway to check that what it writes loads (:func:`~fairalloc.io.cases.parse_case`
     of an operator's 10,000 queues takes several times the parse of their XML), for a caller that
-    goes on to use it rather than load the mapping a second time."""
+    goes on to use it rather than load the mapping a second time.  ``documents``: those of ``paths``
+    when the caller has read them already (standard input can be read once)."""
     notes = Notes()
-    documents = read_documents(paths)
+    documents = read_documents(paths) if documents is None else list(documents)
     if live is not None:
         from fairalloc.io.importers import live as reader  # urllib3 and kubernetes only when asked
 
