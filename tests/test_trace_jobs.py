@@ -29,6 +29,7 @@ from fairalloc.scheduling.trace_jobs import (
     read_trace_jobs,
     trace_workload,
 )
+from fairalloc.testing import run_cli
 
 DATA = __import__("pathlib").Path(__file__).parent / "data" / "traces"
 GOOGLE_2011 = DATA / "google-2011-task_events.csv"
@@ -395,3 +396,35 @@ def test_a_generated_workload_replays(mechanism, shape):
     assert sum(q.completed for q in reports.values()) > 0 and max(result.utilization.values()) > 0
     if shape == "google-2019":
         assert sum(q.completed for q in reports.values()) == 60
+
+
+def test_the_cli_writes_a_trace_as_a_workload_simulate_replays(capsys, tmp_path):
+    """``fairalloc import --trace google-2011 FILE --jobs OUT --case CASE`` writes what
+    :func:`trace_workload` gives (the hand-derived jobs above), with its warnings, and the file
+    replays; without --case, or with --runtime, it is one line and exit 2, nothing written."""
+    case = tmp_path / "case.yaml"
+    case.write_text(
+        yaml.safe_dump(
+            {
+                "name": "trace-case",
+                "resources": {"cpu": 2, "memory": 2},
+                "users": {q: {"guarantee": {"cpu": 1, "memory": 1}, "request": {"cpu": 1}} for q in ("alice", "bob")},
+            }
+        )
+    )
+    out = tmp_path / "jobs.yaml"
+    code, printed, err = run_cli(
+        capsys, "import", "--trace", "google-2011", str(GOOGLE_2011), "--jobs", str(out), "--case", str(case)
+    )
+    expected = trace_workload("google-2011", [GOOGLE_2011], case=parse_case(yaml.safe_load(case.read_text())).instance)
+    assert code == 0 and printed.startswith(f"wrote {len(expected.data['jobs'])} jobs to {out}")
+    assert yaml.safe_load(out.read_text()) == expected.data
+    assert all(line in err for line in expected.warnings)
+    code, printed, _ = run_cli(capsys, "simulate", str(out), "--case", str(case), "--scheduler", "drf")
+    assert code == 0 and "ended at" in printed
+    for extra in ([], ["--case", str(case), "--runtime", "5"]):
+        bad = tmp_path / "bad.yaml"
+        code, printed, err = run_cli(
+            capsys, "import", "--trace", "google-2011", str(GOOGLE_2011), "--jobs", str(bad), *extra
+        )
+        assert code == 2 and err.count("\n") == 1 and not bad.exists()

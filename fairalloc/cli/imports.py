@@ -122,6 +122,23 @@ def live_options(urls, kube, context, kubeconfig, timeout, insecure, ca_file, to
     "from its start, one still waiting is replayed with it (without it a waiting job is left out).",
 )
 @click.option(
+    "--trace",
+    type=Choice(["google-2011", "google-2019", "alibaba-2018"]),
+    help="With --jobs and --case: FILES are a public trace's tables (Google 2011 task_events, Google 2019 "
+    "collection_events and instance_events, Alibaba 2018 batch_task) read as a job workload (docs/traces.md).",
+)
+@click.option(
+    "--queue-by",
+    metavar="KEY",
+    help="With --trace: what names a job's queue (google-2011: user or priority-band; google-2019: user, "
+    "collection-name or priority-band; alibaba-2018: task-type or job; default: the first).",
+)
+@click.option(
+    "--queue-map",
+    type=click.Path(exists=True, dir_okay=False),
+    help="With --trace: a YAML or JSON mapping {trace value: queue} applied after --queue-by.",
+)
+@click.option(
     "--token",
     envvar="FAIRALLOC_TOKEN",
     metavar="TOKEN",
@@ -148,6 +165,7 @@ def import_command(files, system, capacity, out, name, fmt, urls, kube, context,
       kubectl get localqueues,workloads -A -o json > records.json
       fairalloc import queues.yaml records.json --jobs week.yaml --out team.yaml --window-end 2024-03-20T00:00:00Z
       fairalloc simulate week.yaml --case team.yaml --scheduler kueue
+      fairalloc import --trace alibaba-2018 batch_task.csv --jobs day.yaml --case team.yaml
 
     FILES are the system's own files (- reads standard input): Kubernetes objects (multi-document
     YAML, 'kubectl get ... -o json' lists, ConfigMaps that hold the configuration), YARN's
@@ -161,6 +179,12 @@ def import_command(files, system, capacity, out, name, fmt, urls, kube, context,
     file (or URL), the object and the field.
     """
     jobs = {k: options.pop(k) for k in ("jobs", "case_name", "window_end", "runtime")}
+    trace = {k: options.pop(k) for k in ("trace", "queue_by", "queue_map")}
+    if trace["trace"] is not None:
+        return import_trace(list(files), fmt, **trace, **jobs)
+    for option in ("queue_by", "queue_map"):
+        if trace[option] is not None:
+            raise FairallocError(f"--{option.replace('_', '-')}: only with --trace KIND")
     live = live_options(urls, kube, context, kubeconfig, **options)
     if not files and live is None:
         raise FairallocError("nothing to import: give FILES, - (standard input), --url or --kube")
@@ -230,6 +254,33 @@ def import_jobs(files, system, capacity, out, name, fmt, *, jobs, case_name, win
         emit(json_doc({"jobs": len(workload["jobs"]), "warnings": found, "out": str(target)}))
     else:
         emit(said + f" ({len(found)} warnings)" * bool(found))
+
+
+def import_trace(files, fmt, *, trace, queue_by, queue_map, jobs, case_name, window_end, runtime) -> None:
+    """``--trace KIND``: a public trace's tables as a workload for ``--case``, checked before it
+    is written (:func:`fairalloc.scheduling.trace_jobs.trace_workload`)."""
+    from fairalloc.cli.options import load_case, write_text
+    from fairalloc.scheduling.trace_jobs import trace_workload
+
+    if jobs is None or case_name is None:
+        raise FairallocError("--trace: give --jobs OUT.yaml and --case CASE (a trace names no queues of its own)")
+    for option, given in (("--window-end", window_end), ("--runtime", runtime)):
+        if given is not None:
+            raise FairallocError(f"{option}: for records (--jobs without --trace); a trace gives every run time")
+    if not files or "-" in files:
+        raise FairallocError("--trace: give the trace's files by path (standard input is not read)")
+    target = output_path(jobs, "--jobs")
+    found = trace_workload(trace, files, queue_by=queue_by, queue_map=queue_map, case=load_case(case_name).instance)
+    for line in found.warnings:
+        warnings.warn(line, FairallocWarning, stacklevel=1)
+    read = f"# Jobs read by 'fairalloc import --trace {trace}' from {', '.join(files)},\n"
+    header = read + f"# checked against {case_name}.\n"
+    write_text(target, header + yaml_doc(found.data))
+    n = len(found.data["jobs"])
+    if fmt == "json":
+        emit(json_doc({"jobs": n, "warnings": found.warnings, "out": str(target)}))
+    else:
+        emit(f"wrote {n} jobs to {target}" + f" ({len(found.warnings)} warnings)" * bool(found.warnings))
 
 
 #: rows of the summary table: an operator's 10,000 queues are in the written case, not on the screen
