@@ -61,6 +61,7 @@ bench: $(STAMP) chromium
 	$(BIN)/python benchmarks/bench_dynamic.py --json benchmarks/results_dynamic.json
 	$(BIN)/python benchmarks/bench_simulator.py --full --json benchmarks/results_simulator.json
 	$(BIN)/python benchmarks/bench_replay.py --kueue-jobs 1000 10000 --json benchmarks/results_replay.json
+	$(BIN)/python benchmarks/bench_import_records.py --json benchmarks/results_import_records.json
 	$(BIN)/python benchmarks/bench_startup.py --json benchmarks/results_startup.json
 	$(BIN)/python benchmarks/bench_memory.py --json benchmarks/results_memory.json
 	$(BIN)/python benchmarks/bench_queues.py --json benchmarks/results_queues.json

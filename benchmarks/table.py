@@ -458,6 +458,19 @@ def alpha(d: list) -> list[Row]:
     ]  # fmt: skip
 
 
+def import_records(d: dict) -> list[Row]:
+    """bench_import_records.py: ``import --jobs`` of pods with their times against ``json.load``."""
+    r = d["import_records"]
+    on, off = r["gc_on"], r["gc_off"]
+    return [
+        (f"`import --jobs`, {r['pods']:,} pods with their times (`bench_import_records.py`)",
+         f"{on['total_seconds']:.3g} s", f"`json.load` of the same file, {on['json_load_seconds']:.3g} s",
+         f"{on['ratio']:.3g}", f"<= {r['target']:g}: {met(on['ratio'] <= r['target'])}"),
+        ("... with the garbage collector off (both)", f"{off['total_seconds']:.3g} s",
+         f"`json.load`, {off['json_load_seconds']:.3g} s", f"{off['ratio']:.3g}", "reported"),
+    ]  # fmt: skip
+
+
 #: each results file's renderer, in the table's order
 RENDERERS: dict[str, Callable[..., list[Row]]] = {
     "results_queues.json": queues,
@@ -470,6 +483,7 @@ RENDERERS: dict[str, Callable[..., list[Row]]] = {
     "results_dynamic.json": dynamic,
     "results_simulator.json": simulator,
     "results_replay.json": replay,
+    "results_import_records.json": import_records,
     "results_startup.json": startup,
     "results_table2.json": table2,
     "results_scheduling.json": scheduling,
