@@ -78,6 +78,10 @@ def test_two_queues_usage_and_entitlement_steps_by_hand():
         _close(usage, list(q.usage.values()))
         _close(entitled, list(q.entitlement.values()))
     assert rec.preemptions == []
+    stacked = chart_data(result, rec)["stacked"]  # both on the union of their step times, in %
+    _close(stacked["time"], [0, 5, 10, 15])
+    _close(stacked["usage_share"]["a"], [50, 50, 75, 0])
+    _close(stacked["usage_share"]["b"], [0, 50, 50, 0])
 
 
 def test_a_preemption_is_recorded_with_its_queues_and_lost_work():

@@ -62,15 +62,13 @@ def _usage_figure(c: dict[str, Any]):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    queues = c["queues"]
+    queues, stacked = c["queues"], c["stacked"]
     fig, axes = plt.subplots(len(queues) + 1, 1, figsize=(9, 2.2 * (len(queues) + 1)), sharex=True, squeeze=False)
-    grid = sorted({t for s in queues.values() for t in s["time"]})
-    below = np.zeros(len(grid))
+    below = np.zeros(len(stacked["time"]))
     top = axes[0][0]
-    for q, s in queues.items():
-        at = np.searchsorted(s["time"], grid, side="right") - 1
-        level = below + np.asarray(s["usage_share"])[at]
-        top.fill_between(grid, below, level, step="post", label=q, alpha=0.7)
+    for q, shares in stacked["usage_share"].items():
+        level = below + np.asarray(shares)
+        top.fill_between(stacked["time"], below, level, step="post", label=q, alpha=0.7)
         below = level
     top.set_title(f"{c['scheduler']}: usage of the queues, stacked (dominant share of the capacity)")
     top.legend(fontsize=7, loc="upper right")
@@ -162,20 +160,25 @@ const config = {displaylogo: false, responsive: true};
 runs.forEach((run, k) => {
   const x = {title: {text: run.titles.time}};
   const y = {title: {text: run.titles.share}, rangemode: "tozero"};
-  const stacked = [], lines = [];
+  const legend = {orientation: "h", y: -0.3};
+  const stacked = Object.entries(run.stacked.usage_share).map(([q, v]) =>
+    ({x: run.stacked.time, y: v, name: q, stackgroup: "u", mode: "lines", line: {shape: "hv"}}));
+  const lines = [];
   for (const [q, s] of Object.entries(run.queues)) {
-    stacked.push({x: s.time, y: s.usage_share, name: q, stackgroup: "u", line: {shape: "hv"}});
-    lines.push({x: s.time, y: s.usage_share, name: q + " usage", line: {shape: "hv"}});
-    lines.push({x: s.time, y: s.entitlement_share, name: q + " entitlement", line: {shape: "hv", dash: "dash"}});
+    lines.push({x: s.time, y: s.usage_share, name: q + " usage", mode: "lines", line: {shape: "hv"}});
+    lines.push({x: s.time, y: s.entitlement_share, name: q + " entitlement", mode: "lines",
+                line: {shape: "hv", dash: "dash"}});
     if (s.guarantee_share !== null)
       lines.push({x: [0, run.end], y: [s.guarantee_share, s.guarantee_share], name: q + " guarantee",
-                  line: {dash: "dot"}, visible: "legendonly"});
+                  mode: "lines", line: {dash: "dot"}});
     for (const [r, v] of Object.entries(s.usage))
-      lines.push({x: s.time, y: v, name: q + " " + r, line: {shape: "hv"}, yaxis: "y2", visible: "legendonly"});
+      lines.push({x: s.time, y: v, name: q + " " + r, mode: "lines", line: {shape: "hv"}, yaxis: "y2",
+                  visible: "legendonly"});
   }
-  Plotly.newPlot("stacked-" + k, stacked, {title: {text: "usage of the queues, stacked"}, xaxis: x, yaxis: y}, config);
+  Plotly.newPlot("stacked-" + k, stacked, {title: {text: "usage of the queues, stacked"}, xaxis: x, yaxis: y, legend},
+    config);
   Plotly.newPlot("usage-" + k, lines, {title: {text: "usage against entitlement and guarantee"}, xaxis: x, yaxis: y,
-    yaxis2: {title: {text: run.titles.amount}, overlaying: "y", side: "right", rangemode: "tozero"}}, config);
+    yaxis2: {title: {text: run.titles.amount}, overlaying: "y", side: "right", rangemode: "tozero"}, legend}, config);
   const waits = Object.entries(run.queues).map(([q, s]) => ({x: s.waits, name: q, type: "box", boxpoints: "all"}));
   Plotly.newPlot("waits-" + k, waits, {title: {text: "wait to admission, per admission"},
     xaxis: {title: {text: run.titles.wait}}, yaxis: {title: {text: "queue"}}}, config);
@@ -185,7 +188,10 @@ runs.forEach((run, k) => {
     name: "for " + q, mode: "markers", type: "scatter",
     text: ps.map(p => p.victim + ": " + p.lost_job_seconds + " job-s lost"),
     marker: {size: ps.map(p => 6 + 4 * Math.min(p.lost_job_seconds / 3600, 4))}}));
+  const none = run.preemptions.length ? [] : [{text: "no preemptions", showarrow: false, xref: "paper", yref: "paper",
+    x: 0.5, y: 0.5}];
   Plotly.newPlot("preemptions-" + k, marks, {title: {text: "preemptions (" + run.preemptions.length + ")"},
+    annotations: none,
     xaxis: {title: {text: run.titles.time}, range: [0, run.end]},
     yaxis: {title: {text: "victim's queue"}, type: "category", categoryarray: Object.keys(run.queues)}}, config);
 });

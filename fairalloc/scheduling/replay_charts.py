@@ -204,6 +204,7 @@ def chart_data(result: Any, recorder: Recorder) -> dict[str, Any]:
             s["guarantee_share"] *= 100.0
         queues[q] = s
     return {
+        "stacked": _stacked(queues),
         "scheduler": result.scheduler,
         "workload": result.workload,
         "end": recorder.end / scale,
@@ -219,6 +220,17 @@ def chart_data(result: Any, recorder: Recorder) -> dict[str, Any]:
         "preemptions": [{**vars(p), "time": p.time / scale} for p in recorder.preemptions],
         "table": result.to_dict()["queues"],
     }
+
+
+def _stacked(queues: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The queues' usage shares on one time grid (the union of their step times), so that they
+    stack: ``time``, and per queue its share at each time."""
+    grid = sorted({t for s in queues.values() for t in s["time"]})
+    shares = {}
+    for q, s in queues.items():
+        at = np.searchsorted(s["time"], grid, side="right") - 1
+        shares[q] = np.asarray(s["usage_share"])[at].tolist()
+    return {"time": grid, "usage_share": shares}
 
 
 __all__ = ["POINTS", "Preemption", "Recorder", "Steps", "chart_data", "time_unit"]
