@@ -35,7 +35,7 @@ CASE = parse_case(
 
 
 def _record(instance, jobs, mechanism, points=1000):
-    recorder = Recorder(points)
+    recorder = Recorder(instance, points)
     result = replay(instance, jobs, mechanism, watch=recorder)
     recorder.close(result.end)
     return result, recorder
@@ -120,6 +120,26 @@ def test_merging_keeps_at_most_the_bound_and_the_integral():
 
 def test_time_unit():
     assert time_unit(7199.0) == ("s", 1.0) and time_unit(7200.0) == ("h", 3600.0)
+
+
+def test_a_run_of_hours_is_charted_in_hours():
+    """One job of 1 cpu (of 4) for 3 h from t 0: a holds 25% on [0, 3 h), then nothing."""
+    result, rec = _record(CASE.instance, [Job("j", "a", (1, 0), runtime=3 * 3600)], fairalloc.get("drf"))
+    data = chart_data(result, rec)
+    a = data["queues"]["a"]
+    assert (data["unit"], data["titles"]["time"], data["end"]) == ("h", "time (h)", 3)
+    _close(a["time"], [0, 3, 3])
+    _close(a["usage_share"], [25, 0, 0])
+    assert a["waits"] == [0]
+
+
+def test_an_empty_workload_draws_its_queues_at_zero(capsys, tmp_path):
+    (tmp_path / "w.yaml").write_text("jobs: {}\n")
+    argv = ["simulate", tmp_path / "w.yaml", "--case", "replay-two-teams", "--report", tmp_path / "r.html"]
+    code, _, err = run(capsys, *argv, "--plot", tmp_path / "figs", "--no-progress")
+    assert code == 0 and err == ""
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert '"team-a": {"time": [0.0, 0.0]' in page and len(list((tmp_path / "figs").iterdir())) == 6
 
 
 def run(capsys, *argv):

@@ -100,7 +100,7 @@ def _run(case, w, mechanism, log, progress, charts: Charts, drawn: list):
     if log is not None:
         log.scheduler = mechanism.name
     bar = progress_bar(total=len(w.jobs), unit="job", desc=f"simulate {mechanism.name}", progress=progress, leave=False)
-    recorder = Recorder() if charts.wanted() else None
+    recorder = Recorder(case.instance) if charts.wanted() else None
     try:
         result = replay(
             case.instance,

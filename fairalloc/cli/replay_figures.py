@@ -91,12 +91,12 @@ def _waits_figure(c: dict[str, Any]):
     import matplotlib.pyplot as plt
 
     queues = c["queues"]
-    fig, ax = plt.subplots(figsize=(9, 0.6 * len(queues) + 1.8))
-    ax.boxplot([s["waits"] or [float("nan")] for s in queues.values()], vert=False)
-    ax.set_yticks(range(1, len(queues) + 1), list(queues))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.8 * len(queues) + 2), 4))
+    ax.boxplot([s["waits"] or [float("nan")] for s in queues.values()])  # vertical: no version's keyword
+    ax.set_xticks(range(1, len(queues) + 1), list(queues))
     ax.set_title(f"{c['scheduler']}: wait from entering the queue to admission, per admission")
-    ax.set_xlabel(c["titles"]["wait"])
-    ax.set_ylabel("queue")
+    ax.set_xlabel("queue")
+    ax.set_ylabel(c["titles"]["wait"])
     ax.grid(alpha=0.3)
     return fig
 

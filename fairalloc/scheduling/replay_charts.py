@@ -25,7 +25,7 @@ time averages the report prints, is unchanged; a merged series loses the short p
 Waits are one float per admission, as the replay keeps them for its percentiles; preemptions one
 small record each.
 
-Belongs here: the job-level simulator's statistics over time.  Imports: ``core``, ``engines``.
+Belongs here: the job-level simulator's statistics over time.  Imports: ``core``, ``engines``, the replay.
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ from typing import Any
 
 import numpy as np
 
+from fairalloc.core.instance import Instance
 from fairalloc.engines.online import Admit, ClusterState, Decision, Preempt, dominant_shares
+from fairalloc.scheduling.replay import _Replay
 
 #: the default bound on the points kept per queue
 POINTS = 2000
@@ -85,19 +87,21 @@ class Preemption:
 
 
 class Recorder:
-    """The watch that records a replay's charts (``replay(..., watch=recorder)``, then
-    :meth:`close` with the run's end)."""
+    """The watch that records the charts of a replay on ``instance`` (``replay(instance, ...,
+    watch=recorder)``, then :meth:`close` with the run's end)."""
 
-    def __init__(self, points: int = POINTS):
+    def __init__(self, instance: Instance, points: int = POINTS):
         if points < 2:
             raise ValueError("points: at least 2 per queue")
         self.points = points
-        self.queues: tuple[str, ...] = ()
-        self.resources: tuple[str, ...] = ()
-        self.capacity = np.zeros(0)
-        self.guarantee: np.ndarray | None = None
-        self.steps: list[Steps] = []
-        self.waits: list[list[float]] = []
+        self.queues, self.resources = tuple(instance.users), tuple(instance.resources)
+        self.capacity = np.asarray(instance.capacity, float)
+        self.guarantee = _Replay._guarantees(instance)  # the replay's own reading of the case
+        n, m = len(self.queues), len(self.resources)
+        self.steps = [Steps() for _ in range(n)]
+        for s in self.steps:
+            s.add(0.0, np.zeros(2 * m), points)
+        self.waits: list[list[float]] = [[] for _ in range(n)]
         self.preemptions: list[Preemption] = []
         self.end = 0.0
         self._now: float | None = None
@@ -105,8 +109,7 @@ class Recorder:
         self._tallies: Any = None
 
     def __call__(self, state: ClusterState, decisions: list[Decision]) -> None:
-        if self._tallies is None:
-            self._start(state)
+        self._tallies = state.tallies  # type: ignore[attr-defined]  # the replay's tables (a view of them)
         if state.now != self._now:
             self._flush()
             self._now = state.now
@@ -120,17 +123,6 @@ class Recorder:
         """The run ended at ``end``: the last instant's step is recorded."""
         self._flush()
         self.end = end
-
-    def _start(self, state: ClusterState) -> None:
-        self._tallies = state.tallies  # type: ignore[attr-defined]
-        self.queues, self.resources = tuple(state.case.users), tuple(state.resources)
-        self.capacity = state.capacity
-        self.guarantee = self._tallies.G
-        n, m = len(self.queues), len(self.resources)
-        self.steps = [Steps() for _ in range(n)]
-        self.waits = [[] for _ in range(n)]
-        for s in self.steps:
-            s.add(0.0, np.zeros(2 * m), self.points)
 
     def _flush(self) -> None:
         if self._now is None or self._usage is None:
