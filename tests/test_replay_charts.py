@@ -15,6 +15,7 @@ from test_replay import Toy
 
 import fairalloc
 from fairalloc.cli import main
+from fairalloc.cli.replay_figures import plot_runs, report_html
 from fairalloc.core.tolerances import AGREEMENT
 from fairalloc.engines.online import Job
 from fairalloc.explorer.docs import plotly_bundle
@@ -99,6 +100,22 @@ def test_a_preemption_is_recorded_with_its_queues_and_lost_work():
         {"time": 4, "victim": "lo", "victim_queue": "a", "preemptor_queue": "b", "lost_job_seconds": 4}
     ]
     assert data["unit"] == "s" and data["queues"]["a"]["usage_share"][0] == 100
+
+
+def test_a_preemption_is_drawn_and_embedded(tmp_path):
+    """The toy's preemption (above) on the timeline figure, coloured by the preemptor's queue, and
+    in the report's data."""
+    inst = fairalloc.Instance([10, 10], [[1, 1], [1, 1]], users=["a", "b"], resources=["cpu", "mem"])
+    jobs = [Job("lo", "a", (10, 0), runtime=10), Job("hi", "b", (10, 0), priority=5, submit=4, runtime=2)]
+    data = chart_data(*_record(inst, jobs, Toy()))
+    plot_runs([data], tmp_path)
+    svg = ET.parse(tmp_path / "toy-priority-preemptions.svg")
+    texts = {"".join(t.itertext()).strip() for t in svg.iter("{http://www.w3.org/2000/svg}text")}
+    assert {"preempted for", "b", "time (s)", "victim's queue"} <= texts and "no preemptions" not in texts
+    parsed = _Sources()
+    parsed.feed(report_html([data], "toy"))
+    [embedded] = [json.loads(text) for key, text in parsed.scripts if key == "charts"]
+    assert embedded[0]["preemptions"] == data["preemptions"]
 
 
 def test_merging_keeps_at_most_the_bound_and_the_integral():

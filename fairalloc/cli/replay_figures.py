@@ -117,6 +117,7 @@ def _preemptions_figure(c: dict[str, Any]):
     else:
         ax.text(0.5, 0.5, "no preemptions", transform=ax.transAxes, ha="center", va="center")
     ax.set_yticks(range(len(queues)), queues)
+    ax.set_ylim(-0.5, len(queues) - 0.5)  # a queue's marks clear of the frame
     ax.set_xlim(0, max(c["end"], 1e-9))
     ax.set_title(f"{c['scheduler']}: preemptions (marker area: job-seconds lost)")
     ax.set_xlabel(c["titles"]["time"])
