@@ -10,6 +10,7 @@ from html.parser import HTMLParser
 
 import numpy as np
 import pytest
+import yaml
 from PIL import Image
 from test_replay import Toy
 
@@ -267,3 +268,26 @@ def test_report_without_a_case_is_refused(capsys, tmp_path):
     code, out, err = run(capsys, "simulate", "drf-7.1", "--report", tmp_path / "r.html")
     assert code == 2 and "--report: the HTML report is written for job workloads" in err
     assert list(tmp_path.iterdir()) == []
+
+
+#: a queue name that is markup to plotly, a formula to matplotlib and the end of a script to HTML
+HOSTILE = '$\\frac$ <a href="javascript:alert(1)">x</a></script>'
+
+
+def hostile_run(tmp_path):
+    """One job of a queue named :data:`HOSTILE`, replayed with --plot and --report into ``tmp_path``."""
+    case = {"name": "hostile", "resources": {"cpu": 8}, "users": {HOSTILE: {"request": {"cpu": 1}}, "b": {}}}
+    (tmp_path / "case.yaml").write_text(yaml.safe_dump(case))
+    (tmp_path / "w.yaml").write_text(yaml.safe_dump({"jobs": {"j": {"queue": HOSTILE, "request": {"cpu": 1}}}}))
+    argv = ["simulate", tmp_path / "w.yaml", "--case", tmp_path / "case.yaml", "--no-progress"]
+    return main([str(a) for a in [*argv, "--plot", tmp_path / "figs", "--report", tmp_path / "r.html"]])
+
+
+def test_a_hostile_queue_name_is_drawn_as_given(tmp_path, capsys):
+    assert hostile_run(tmp_path) == 0
+    svg = ET.parse(tmp_path / "figs" / "drf-usage.svg")
+    assert HOSTILE in {"".join(t.itertext()).strip() for t in svg.iter("{http://www.w3.org/2000/svg}text")}
+    parsed = _Sources()
+    parsed.feed((tmp_path / "r.html").read_text(encoding="utf-8"))
+    [data] = [json.loads(text) for key, text in parsed.scripts if key == "charts"]
+    assert list(data[0]["queues"]) == [HOSTILE, "b"]

@@ -38,24 +38,23 @@ def plot_runs(charts: list[dict[str, Any]], folder: Path) -> list[Path]:
 
     make_folder(folder)
     written = []
-    for c in charts:
-        for kind, draw in zip(KINDS, (_usage_figure, _waits_figure, _preemptions_figure)):
-            fig = draw(c)
-            fig.tight_layout()
-            for fmt in ("png", "svg"):
-                path = folder / f"{file_stem(c['scheduler'])}-{kind}.{fmt}"
-                _save(fig, path, fmt)
-                written.append(path)
-            matplotlib.pyplot.close(fig)
+    # names are shown as given (a queue named '$x$' is no formula); an SVG's titles stay text
+    with matplotlib.pyplot.rc_context({"text.parse_math": False, "svg.fonttype": "none"}):
+        for c in charts:
+            for kind, draw in zip(KINDS, (_usage_figure, _waits_figure, _preemptions_figure)):
+                fig = draw(c)
+                fig.tight_layout()
+                for fmt in ("png", "svg"):
+                    path = folder / f"{file_stem(c['scheduler'])}-{kind}.{fmt}"
+                    _save(fig, path, fmt)
+                    written.append(path)
+                matplotlib.pyplot.close(fig)
     return written
 
 
 def _save(fig, path: Path, fmt: str) -> None:
-    import matplotlib.pyplot as plt
-
     metadata = {"Software": None} if fmt == "png" else {"Date": None, "Creator": None}
-    with plt.rc_context({"svg.fonttype": "none"}):  # an SVG's titles stay text: searchable, readable
-        write_atomically(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=120, metadata=metadata), suffix=f".{fmt}")
+    write_atomically(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=120, metadata=metadata), suffix=f".{fmt}")
 
 
 def _usage_figure(c: dict[str, Any]):
@@ -157,44 +156,47 @@ _PERCENT = {"usage_share", "entitlement_share", "entitlement_gap", "guarantee_ga
 
 _DRAW = """
 const runs = JSON.parse(document.getElementById("charts").textContent);
+// plotly reads <b>, <a href> ... in its texts: a name is shown as given, its markup escaped
+const esc = t => String(t).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 const config = {displaylogo: false, responsive: true};
 runs.forEach((run, k) => {
   const x = {title: {text: run.titles.time}};
   const y = {title: {text: run.titles.share}, rangemode: "tozero"};
   const legend = {orientation: "h", y: -0.3};
   const stacked = Object.entries(run.stacked.usage_share).map(([q, v]) =>
-    ({x: run.stacked.time, y: v, name: q, stackgroup: "u", mode: "lines", line: {shape: "hv"}}));
+    ({x: run.stacked.time, y: v, name: esc(q), stackgroup: "u", mode: "lines", line: {shape: "hv"}}));
   const lines = [];
   for (const [q, s] of Object.entries(run.queues)) {
-    lines.push({x: s.time, y: s.usage_share, name: q + " usage", mode: "lines", line: {shape: "hv"}});
-    lines.push({x: s.time, y: s.entitlement_share, name: q + " entitlement", mode: "lines",
+    lines.push({x: s.time, y: s.usage_share, name: esc(q + " usage"), mode: "lines", line: {shape: "hv"}});
+    lines.push({x: s.time, y: s.entitlement_share, name: esc(q + " entitlement"), mode: "lines",
                 line: {shape: "hv", dash: "dash"}});
     if (s.guarantee_share !== null)
-      lines.push({x: [0, run.end], y: [s.guarantee_share, s.guarantee_share], name: q + " guarantee",
+      lines.push({x: [0, run.end], y: [s.guarantee_share, s.guarantee_share], name: esc(q + " guarantee"),
                   mode: "lines", line: {dash: "dot"}});
     for (const [r, v] of Object.entries(s.usage))
-      lines.push({x: s.time, y: v, name: q + " " + r, mode: "lines", line: {shape: "hv"}, yaxis: "y2",
+      lines.push({x: s.time, y: v, name: esc(q + " " + r), mode: "lines", line: {shape: "hv"}, yaxis: "y2",
                   visible: "legendonly"});
   }
   Plotly.newPlot("stacked-" + k, stacked, {title: {text: "usage of the queues, stacked"}, xaxis: x, yaxis: y, legend},
     config);
   Plotly.newPlot("usage-" + k, lines, {title: {text: "usage against entitlement and guarantee"}, xaxis: x, yaxis: y,
     yaxis2: {title: {text: run.titles.amount}, overlaying: "y", side: "right", rangemode: "tozero"}, legend}, config);
-  const waits = Object.entries(run.queues).map(([q, s]) => ({x: s.waits, name: q, type: "box", boxpoints: "all"}));
+  const waits = Object.entries(run.queues).map(([q, s]) => ({x: s.waits, name: esc(q), type: "box", boxpoints: "all"}));
   Plotly.newPlot("waits-" + k, waits, {title: {text: "wait to admission, per admission"},
     xaxis: {title: {text: run.titles.wait}}, yaxis: {title: {text: "queue"}}}, config);
   const by = {};
   for (const p of run.preemptions) (by[p.preemptor_queue || "(unknown)"] ||= []).push(p);
-  const marks = Object.entries(by).map(([q, ps]) => ({x: ps.map(p => p.time), y: ps.map(p => p.victim_queue),
-    name: "for " + q, mode: "markers", type: "scatter",
-    text: ps.map(p => p.victim + ": " + p.lost_job_seconds + " job-s lost"),
+  const marks = Object.entries(by).map(([q, ps]) => ({x: ps.map(p => p.time), y: ps.map(p => esc(p.victim_queue)),
+    name: esc("for " + q), mode: "markers", type: "scatter",
+    text: ps.map(p => esc(p.victim + ": " + p.lost_job_seconds + " job-s lost")),
     marker: {size: ps.map(p => 6 + 4 * Math.min(p.lost_job_seconds / 3600, 4))}}));
   const none = run.preemptions.length ? [] : [{text: "no preemptions", showarrow: false, xref: "paper", yref: "paper",
     x: 0.5, y: 0.5}];
   Plotly.newPlot("preemptions-" + k, marks, {title: {text: "preemptions (" + run.preemptions.length + ")"},
     annotations: none,
     xaxis: {title: {text: run.titles.time}, range: [0, run.end]},
-    yaxis: {title: {text: "victim's queue"}, type: "category", categoryarray: Object.keys(run.queues)}}, config);
+    yaxis: {title: {text: "victim's queue"}, type: "category", categoryarray: Object.keys(run.queues).map(esc)}},
+    config);
 });
 """
 
