@@ -136,6 +136,23 @@ def test_merging_keeps_at_most_the_bound_and_the_integral():
     assert s.times[0] == times[0] and s.times[-1] == times[-1] and np.array_equal(s.values[-1], values[-1])
 
 
+def test_a_bounded_recording_of_a_day_keeps_the_replays_averages():
+    """The bundled day of two teams (team-b's usage and entitlement change 33 times) recorded with at most 8
+    points per queue: the merged steps still integrate to the replay's time averages."""
+    from fairalloc.io.cases import load_case
+    from fairalloc.io.job_workloads import load_job_workload
+
+    case = load_case("replay-two-teams")
+    w = load_job_workload("two-teams-day", case.instance)
+    result, rec = _record(case.instance, w.jobs, fairalloc.get("drf"), points=8)
+    assert max(len(s.times) for s in rec.steps) <= 8
+    assert len(_record(case.instance, w.jobs, fairalloc.get("drf"))[1].steps[1].times) == 33  # unbounded: all
+    for q in result.queues:
+        usage, entitled = rec.time_average(q.queue)
+        _close(usage, list(q.usage.values()))
+        _close(entitled, list(q.entitlement.values()))
+
+
 def test_time_unit():
     assert time_unit(7199.0) == ("s", 1.0) and time_unit(7200.0) == ("h", 3600.0)
 
