@@ -174,14 +174,21 @@ def _node_size(text: str) -> tuple[float, float]:
     "--plot",
     "plot_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Write utilisation and dominant-share figures (PNG) into this folder.",
+    help="Write figures into this folder: utilisation and dominant shares (PNG); with --case, per run each "
+    "queue's usage against its entitlement and guarantee, the waits and the preemptions (PNG and SVG).",
 )
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")
 @click.option("--case", "case_name", metavar="CASE", help="A queue case: replay WORKLOAD's jobs against it (below).")
 @click.option("--events", type=click.Path(dir_okay=False), help="With --case: write the event log to this file.")
+@click.option(
+    "--report",
+    type=click.Path(dir_okay=False),
+    metavar="FILE.html",
+    help="With --case: one self-contained HTML page of the runs' charts and per-queue tables (works offline).",
+)
 @format_option("json", "csv")
 @click.pass_context
-def simulate(ctx, workload, schedulers, node_count, node_size, plot_dir, progress, case_name, events, fmt):
+def simulate(ctx, workload, schedulers, node_count, node_size, plot_dir, progress, case_name, events, report, fmt):
     """Replay a cluster workload under any mechanisms' task offers (discrete-event simulation).
 
     \b
@@ -196,19 +203,21 @@ def simulate(ctx, workload, schedulers, node_count, node_size, plot_dir, progres
     With --case: a queue case's jobs over time, under registered mechanisms' online forms:
       fairalloc simulate two-teams-day --case replay-two-teams --scheduler drf,mesos-drf
       fairalloc simulate jobs.yaml --case cluster.yaml --events events.csv --format csv
+      fairalloc simulate two-teams-day --case replay-two-teams --plot out/charts --report out/day.html
 
     WORKLOAD is then a YAML or JSON file {nodes: optional, jobs: {NAME: {queue, request, pods,
     min_pods, priority, submit, runtime}}} or a bundled workload; --scheduler names mechanisms
     (default: the case's policy, else drf); --events writes the event log (CSV for a .csv name,
-    else JSON lines).
+    else JSON lines); --plot and --report draw each run's queues over time (docs/charts.md).
     """
     from fairalloc.cli import replay as jobs
 
     if case_name is not None or events is not None:
         chosen = ctx.get_parameter_source("schedulers") != click.core.ParameterSource.DEFAULT
-        jobs.refuse_job_options({"--nodes": node_count, "--plot": plot_dir})
-        return jobs.simulate_jobs(workload, case_name, schedulers if chosen else None, events, progress, fmt)
-    jobs.refuse_task_options(fmt)
+        jobs.refuse_job_options({"--nodes": node_count})
+        charts = jobs.Charts(plot_dir, report)
+        return jobs.simulate_jobs(workload, case_name, schedulers if chosen else None, events, progress, fmt, charts)
+    jobs.refuse_task_options(fmt, report)
     from fairalloc.scheduling.simulator import scheduler_of
     from fairalloc.scheduling.simulator import simulate as run
 

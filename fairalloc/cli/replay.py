@@ -5,13 +5,15 @@ The job-workload mode of ``simulate``: ``--case`` selects it (the command's othe
 task workloads of the paper simulator), so one command replays both kinds and ``--scheduler``
 names what shares in each.  Here a scheduler is a registered mechanism, as ``solve`` names it
 (the scheduler's own online rules where it has them, the generic adapter otherwise); left out,
-the case's ``policy`` (else ``drf``).
+the case's ``policy`` (else ``drf``).  ``--plot DIR`` and ``--report FILE.html`` draw each run's
+queues over time (:mod:`fairalloc.scheduling.replay_charts`, :mod:`fairalloc.cli.replay_figures`).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from dataclasses import dataclass
 from pathlib import Path
 
 from tabulate import tabulate
@@ -23,7 +25,27 @@ from fairalloc.core.errors import FairallocError
 from fairalloc.core.files import write_atomically
 
 
-def simulate_jobs(workload: str, case_name: str, schedulers: str | None, events, progress, fmt: str) -> None:
+@dataclass(frozen=True)
+class Charts:
+    """What to draw of the runs: ``plot``, a folder for the figures; ``report``, the HTML page."""
+
+    plot: Path | None = None
+    report: str | None = None
+
+    def wanted(self) -> bool:
+        return self.plot is not None or self.report is not None
+
+    def check(self) -> None:
+        """The paths, before any work starts."""
+        if self.plot is not None:
+            output_path(self.plot, "--plot", folder=True)
+        if self.report is not None:
+            output_path(self.report, "--report")
+
+
+def simulate_jobs(
+    workload: str, case_name: str, schedulers: str | None, events, progress, fmt: str, charts: Charts = Charts()
+) -> None:
     """The job-workload mode of ``simulate`` (the hook in :mod:`fairalloc.cli.cluster` calls this)."""
     from fairalloc.core.registry import get
     from fairalloc.io.job_workloads import load_job_workload
@@ -34,10 +56,12 @@ def simulate_jobs(workload: str, case_name: str, schedulers: str | None, events,
     names = mechanisms(schedulers, [case.policy or "drf"])
     if events is not None:
         output_path(events, "--events")
+    charts.check()
     w = load_job_workload(workload, case.instance)
     results: list = []
+    drawn: list = []
     if events is None:
-        results = [_run(case, w, get(name), None, progress) for name in names]
+        results = [_run(case, w, get(name), None, progress, charts, drawn) for name in names]
     else:
         path = Path(events)
         fmt_events = "csv" if path.suffix.lower() == ".csv" else "jsonl"
@@ -47,21 +71,38 @@ def simulate_jobs(workload: str, case_name: str, schedulers: str | None, events,
 
             with tmp.open("w", encoding="utf-8", newline="") as stream:
                 log = EventLog(stream, case.instance.resources, fmt_events)
-                results.extend(_run(case, w, get(name), log, progress) for name in names)
+                results.extend(_run(case, w, get(name), log, progress, charts, drawn) for name in names)
 
         write_atomically(path, write)
-    _emit(results, fmt, f"{w.name} on {case.name}: {len(w.jobs)} jobs" + (f", events in {events}" if events else ""))
+    title = f"{w.name} on {case.name}: {len(w.jobs)} jobs"
+    _draw(charts, drawn, title)
+    wrote = [f"events in {events}"] if events else []
+    wrote += [f"figures in {charts.plot}"] if charts.plot is not None else []
+    wrote += [f"report in {charts.report}"] if charts.report is not None else []
+    _emit(results, fmt, ", ".join([title, *wrote]))
 
 
-def _run(case, w, mechanism, log, progress):
+def _draw(charts: Charts, drawn: list, title: str) -> None:
+    from fairalloc.cli.replay_figures import plot_runs, write_report
+
+    if charts.plot is not None:
+        plot_runs(drawn, charts.plot)
+    if charts.report is not None:
+        write_report(drawn, Path(charts.report), title)
+
+
+def _run(case, w, mechanism, log, progress, charts: Charts, drawn: list):
+    """One replay; with charts wanted, its chart data appended to ``drawn``."""
     from fairalloc.core.progress import progress_bar
     from fairalloc.scheduling.replay import replay
+    from fairalloc.scheduling.replay_charts import Recorder, chart_data
 
     if log is not None:
         log.scheduler = mechanism.name
     bar = progress_bar(total=len(w.jobs), unit="job", desc=f"simulate {mechanism.name}", progress=progress, leave=False)
+    recorder = Recorder(case.instance) if charts.wanted() else None
     try:
-        return replay(
+        result = replay(
             case.instance,
             w.jobs,
             mechanism,
@@ -70,9 +111,14 @@ def _run(case, w, mechanism, log, progress):
             log=log,
             workload=w.name,
             progress=bar.update,
+            watch=recorder,
         )
     finally:
         bar.close()
+    if recorder is not None:
+        recorder.close(result.end)
+        drawn.append(chart_data(result, recorder))
+    return result
 
 
 COLUMNS = (
@@ -137,10 +183,12 @@ def refuse_job_options(given: dict) -> None:
             raise FairallocError(f"{option}: an option of task workloads; a job workload gives its nodes in its file")
 
 
-def refuse_task_options(fmt: str) -> None:
-    """``--format csv`` belongs to the job-workload mode."""
+def refuse_task_options(fmt: str, report: str | None = None) -> None:
+    """``--format csv`` and ``--report`` belong to the job-workload mode."""
     if fmt == "csv":
         raise FairallocError("--format: csv is written for job workloads (with --case); use table or json")
+    if report is not None:
+        raise FairallocError("--report: the HTML report is written for job workloads (give --case CASE)")
 
 
-__all__ = ["refuse_job_options", "refuse_task_options", "simulate_jobs"]
+__all__ = ["Charts", "refuse_job_options", "refuse_task_options", "simulate_jobs"]
