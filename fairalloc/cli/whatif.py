@@ -79,6 +79,13 @@ def whatif(case, workloads, sets, alts, schedulers, job_file, at, grids, out, wo
     their differences, and sentences for the largest changes. With --submit (job.yaml:
     'my-job: {queue: team-a, request: {cpu: 2}, runtime: 600}') every run also predicts when that
     job starts, its place in its queue at submit, and what it waited for last (docs/whatif.md).
+
+    A sweep instead of alternatives: each --grid 'PATH=V1|V2|...' is an axis (values split at '|'
+    outside brackets and quotes), and every combination of the axes' values, plus the case as it
+    is, is replayed on each WORKLOAD under each scheduler: one row per run (the per-queue measures)
+    streamed to --out ROWS.jsonl, in parallel (--workers, or a Dask cluster with --dask). Rerun the
+    same command to resume: only the rows the file lacks run; a file of another grid is refused.
+    The summary (a line per run and queue) is read back from the file.
     """
     from fairalloc.scheduling import whatif as scenarios
 

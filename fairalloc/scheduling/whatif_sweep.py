@@ -61,7 +61,12 @@ class Axis:
 
     @property
     def values(self) -> list[str]:
-        return [c.text.partition("=")[2] for c in self.changes]
+        return [_value(c) for c in self.changes]
+
+
+def _value(change: Change) -> str:
+    """A change's value as given (on one line)."""
+    return change.text.partition("=")[2]
 
 
 def parse_axis(text: str, option: str = "--grid") -> Axis:
@@ -79,10 +84,10 @@ def parse_axis(text: str, option: str = "--grid") -> Axis:
     changes = tuple(parse_change(f"{path}={v}", option) for v in parts)
     if changes[0].path == (ALIASES["scheduler"],):
         raise CaseError(f"{option} {path}: the policies are --scheduler's (--scheduler a,b), not a grid's")
-    seen = [c.text for c in changes]
+    seen = [_value(c) for c in changes]
     twice = next((t for k, t in enumerate(seen) if t in seen[:k]), None)
     if twice is not None:
-        raise CaseError(f"{option} {path}: the value {twice.partition('=')[2]} is given twice")
+        raise CaseError(f"{option} {path}: the value {twice} is given twice")
     return Axis(path, changes)
 
 
@@ -191,7 +196,7 @@ def grid_trial(trial: int, g: Grid) -> dict[str, Any]:
     """The sweep's task: the row of run ``trial``."""
     workload, scheduler, point = g.run_of(trial)
     run = run_point(g, trial)
-    settings = dict(zip([a.path for a in g.axes], [c.text.partition("=")[2] for c in point.changes]))
+    settings = dict(zip([a.path for a in g.axes], [_value(c) for c in point.changes]))
     return {"workload": _shown(workload), "scheduler": scheduler, "settings": settings, "queues": run.queues}
 
 
