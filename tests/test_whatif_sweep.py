@@ -213,6 +213,7 @@ BAD = [
     (["--grid", "users.team-a.weight=1|1"], "the value 1 is given twice"),
     (["--grid", "users.team-a.weight=1", "--grid", "users.team-a.weight=2"], "the path is given twice"),
     (["--grid", "scheduler=drf|kueue"], "the policies are --scheduler's"),
+    (["--grid", "resources.cpu=16|2"], "resources.cpu=2: cycle.running.a-run.request.cpu: a pod of 6 is larger"),
     (
         [
             arg
@@ -239,6 +240,19 @@ def test_bad_grids_are_one_line_before_anything_runs(tmp_path, capsys, extra, me
     assert code == 2 and text == "", err
     assert err.startswith("fairalloc: ") and err.count("\n") == 1, err
     assert message in err, err
+    assert not out.exists()
+
+
+def test_a_workload_is_read_against_every_point_before_anything_runs(tmp_path, capsys):
+    """A job of 7 cpus fits the case's 8 and 16, not 6 (with team-b's guarantee down to 2 cpus, so
+    that the guarantees fit 6): the last point is refused, no file written."""
+    workload, out = tmp_path / "wide.yaml", tmp_path / "rows.jsonl"
+    workload.write_text("jobs:\n  wide: {queue: team-a, request: {cpu: 7}, runtime: 10}\n")
+    grid = ["--grid", "users.team-b.guarantee.cpu=2", "--grid", "resources.cpu=16|6"]
+    code, text, err = run(capsys, "whatif", CASE, workload, *grid, "--out", out)
+    assert code == 2 and text == "" and err.count("\n") == 1, err
+    assert err.startswith("fairalloc: users.team-b.guarantee.cpu=2, resources.cpu=6: jobs.wide.request.cpu: "), err
+    assert "wide.yaml" in err
     assert not out.exists()
 
 

@@ -155,11 +155,25 @@ def grid(case, workloads: list[str], schedulers: list[str] | None, axes: list[Ax
             f"points with the baseline), more than the {limits.MAX_TRIALS} of one sweep "
             f"(fairalloc.core.limits.MAX_TRIALS); give fewer values"
         )
+    read: set[tuple] = set()
     for k in range(out.points):
         plan = _plan(out, out.point(k), names)  # the changed case read: a wrong value fails here
-        for w in out.workloads:
-            plan.read(w, None)
+        if (key := _read_key(plan.case)) not in read:
+            read.add(key)
+            for w in out.workloads:
+                plan.read(w, None)
     return out
+
+
+def _read_key(case) -> tuple:
+    """What reading a workload against ``case`` and building its policies depends on: its queues,
+    resources and capacity (:func:`~fairalloc.io.job_workloads.parse_job_workload`) and its
+    settings.  A grid of weights reads each workload once, not once per point (a workload of 600
+    jobs takes some 25 ms to read)."""
+    inst = case.instance
+    leaves = inst.users if inst.queues is None else inst.queues.leaf_names
+    settings = json.dumps(case.settings, sort_keys=True, default=str)
+    return tuple(leaves), tuple(inst.resources), tuple(float(c) for c in inst.capacity), settings
 
 
 def _resolved(workload: str) -> str:
