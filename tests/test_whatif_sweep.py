@@ -117,6 +117,21 @@ def test_grid_rows_are_single_whatif_runs(tmp_path, capsys):
     assert code == 0 and text.startswith(f"{CASE}: 10 runs in {out}\n") and "(case)" in text
 
 
+def test_several_workloads_one_row_per_run(tmp_path, capsys, cluster):
+    """The bundled workload and a copy of it in a file: ids workload first, then the policy, then
+    the point; the copy's rows are the bundled one's, named after its file."""
+    copy = tmp_path / "copy.yaml"
+    copy.write_text((resources.files("fairalloc.case_library.workloads") / f"{WORKLOAD}.yaml").read_text())
+    argv = [CASE, WORKLOAD, copy, "--grid", WEIGHT, "--scheduler", "drf", "--out", tmp_path / "rows.jsonl"]
+    code, text, err = run(capsys, "whatif", *argv, "--dask", cluster, "--format", "json")
+    assert code == 0, err
+    rows = json.loads(text)
+    assert [(r["trial"], r["workload"]) for r in rows] == [(t, WORKLOAD if t < 3 else "copy") for t in range(6)]
+    assert [r["settings"] for r in rows] == [{}, {"users.team-a.weight": "1"}, {"users.team-a.weight": "3"}] * 2
+    for first, second in zip(rows[:3], rows[3:]):
+        assert same_queues(second["queues"], first["queues"])
+
+
 def slow_workload(path) -> None:
     """Enough jobs that one drf replay takes a fraction of a second: the kill finds the sweep running."""
     jobs = {
