@@ -230,9 +230,7 @@ def _sweep(case, workloads, grids, schedulers, options, fmt, refused) -> None:
     loaded = load_case(case)
     chosen = mechanisms(schedulers, [loaded.policy or "drf"]) if schedulers else None
     g = whatif_sweep.grid(loaded, list(workloads), chosen, axes)
-    rows = whatif_sweep.sweep(
-        g, out, workers=options["--workers"], dask_address=options["--dask"], progress=options["--progress"]
-    )
+    rows = _swept(g, out, options)
     if fmt == "json":
         emit(json_doc(rows))
     elif fmt == "csv":
@@ -244,6 +242,29 @@ def _sweep(case, workloads, grids, schedulers, options, fmt, refused) -> None:
         header, body = _summary(g, rows, list(LABELS.values()), _cell)
         title = f"{loaded.name}: {len(rows)} runs in {out}"
         emit(title + "\n" + tabulate(body, header, disable_numparse=True))
+
+
+def _swept(g, out: Path, options) -> list[dict]:
+    """Run every row of ``g`` missing from ``out``, then all of them, read back from the file (a
+    resumed sweep reports the rows of its earlier runs too), by trial id."""
+    from functools import partial
+
+    from fairalloc.analysis.sweep import read_results, run_sweep
+    from fairalloc.scheduling.whatif_sweep import DESC, grid_trial
+
+    task = partial(grid_trial, g=g)
+    workers, dask_address, progress = options["--workers"], options["--dask"], options["--progress"]
+    run_sweep(
+        task,
+        range(g.runs),
+        out,
+        workers=workers,
+        dask_address=dask_address,
+        progress=progress,
+        desc=DESC,
+        meta=g.meta(),
+    )
+    return [r for r in read_results(out) if r["trial"] < g.runs]
 
 
 #: a sweep's summary: the setting of a baseline row (the case's own value)

@@ -1,7 +1,8 @@
 """What-if sweeps: a grid of changes to a queue case, each point replayed on one or more job
-workloads under each policy, one row per run, on the sweep engine
-(:func:`fairalloc.analysis.sweep.run_sweep`: in parallel, streamed to a JSON-lines file, resumable
-after a kill).
+workloads under each policy, one row per run: the grid, its checks and its task (:func:`grid_trial`),
+which ``fairalloc whatif --grid`` gives the sweep engine (:func:`fairalloc.analysis.sweep.run_sweep`:
+in parallel, streamed to a JSON-lines file, resumable after a kill; ``analysis`` and ``scheduling``
+do not import each other, so the command joins them).
 
 An axis is ``PATH=V1|V2|...``: ``PATH`` as a what-if change gives it
 (:func:`fairalloc.scheduling.whatif.parse_change`), each value read as YAML, the values split at the
@@ -17,11 +18,12 @@ its value as given (``{}`` for the baseline), ``queues`` the per-queue measures 
 :func:`fairalloc.scheduling.whatif.whatif` computes them (its plan and run, not a copy).
 
 Every point's changed case, each workload read against it and each policy's settings are checked
-before the first run, as ``whatif`` checks its alternatives; the number of runs is bounded by
-:data:`fairalloc.core.limits.MAX_TRIALS`, a sweep's trials, before anything is checked.
+before the first run, as ``whatif`` checks its alternatives (a workload once per distinct queues,
+resources, capacity and settings); the number of runs is bounded by
+:data:`fairalloc.core.limits.MAX_TRIALS`, a sweep's trials, before any point is built.
 
 Belongs here: beside :mod:`fairalloc.scheduling.whatif`, whose runs it repeats.
-Imports: ``core``, ``io``, ``analysis.sweep`` and the what-if.
+Imports: ``core`` and the what-if.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -219,22 +220,4 @@ def _shown(workload: str) -> str:
     return Path(workload).stem if Path(workload).is_absolute() else workload
 
 
-def sweep(g: Grid, out: str | Path, *, workers=None, dask_address=None, progress=None) -> list[dict]:
-    """Run every row of ``g`` missing from ``out`` and return all of them, read back from the file
-    (a resumed sweep reports the rows of its earlier runs too), by trial id."""
-    from fairalloc.analysis.sweep import read_results, run_sweep
-
-    run_sweep(
-        partial(grid_trial, g=g),
-        range(g.runs),
-        out,
-        workers=workers,
-        dask_address=dask_address,
-        progress=progress,
-        desc=DESC,
-        meta=g.meta(),
-    )
-    return [r for r in read_results(out) if r["trial"] < g.runs]
-
-
-__all__ = ["Axis", "DESC", "Grid", "grid", "grid_trial", "parse_axis", "run_point", "sweep"]
+__all__ = ["Axis", "DESC", "Grid", "grid", "grid_trial", "parse_axis", "run_point"]
