@@ -20,8 +20,10 @@ Requires ``hypothesis`` (the ``dev`` extra).
 
 from __future__ import annotations
 
+import contextlib
 import copy
-from collections.abc import Callable, Iterable, Sequence
+import logging
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,6 +141,23 @@ def run_cli(capsys, *argv) -> tuple[int, str, str]:
     code = main(list(argv))
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+@contextlib.contextmanager
+def dask_cluster() -> Iterator[str]:
+    """A local Dask cluster of two single-threaded worker processes, quiet, for a module of sweep
+    tests to share through ``dask_address``; yields its scheduler's address."""
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+    ) as local:
+        yield local.scheduler_address
 
 
 # -- a document with one field of the wrong type ---------------------------------------------------

@@ -24,22 +24,13 @@ import pytest
 
 from fairalloc.analysis.sweep import TrialError, _chunks, _header, _SweepFile, demo_trial, read_results, run_sweep
 from fairalloc.core.errors import FairallocError
-from fairalloc.testing import HANG
+from fairalloc.testing import HANG, dask_cluster
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    from distributed import LocalCluster
-
-    with LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        silence_logs=logging.ERROR,
-        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-    ) as local:
-        yield local.scheduler_address
+    with dask_cluster() as address:
+        yield address
 
 
 def serial(ids, **kw) -> list[dict]:
@@ -392,7 +383,6 @@ def test_the_schedulers_error_on_a_cancelled_chunk_is_not_printed():
     """A chunk a hit cancels while the scheduler gathers its result makes distributed log "Couldn't
     gather keys: {key: 'forgotten'}" at ERROR (seen at the end of a table2 run): the sweep drops
     that record, and only it, while it runs."""
-    import logging
 
     from fairalloc.analysis.sweep import _quiet_distributed
 

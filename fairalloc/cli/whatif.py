@@ -12,8 +12,9 @@ from pathlib import Path
 import click
 from tabulate import tabulate
 
-from fairalloc.cli.options import format_option, load_case, mechanisms
+from fairalloc.cli.options import ENGINE_OPTIONS, bounded, format_option, load_case, mechanisms, output_path
 from fairalloc.cli.render import emit, json_doc
+from fairalloc.core import limits
 from fairalloc.core.decimals import shortest
 from fairalloc.core.errors import FairallocError
 
@@ -28,9 +29,12 @@ LABELS = {
 }
 
 
+WORKERS, DASK, _, PROGRESS = ENGINE_OPTIONS
+
+
 @click.command()
 @click.argument("case")
-@click.argument("workload")
+@click.argument("workloads", nargs=-1, required=True, metavar="WORKLOAD [WORKLOAD...]")
 @click.option(
     "--set", "sets", multiple=True, metavar="PATH=VALUE", help="One change of alternative A (repeat: all together)."
 )
@@ -44,8 +48,19 @@ LABELS = {
 @click.option("--scheduler", "schedulers", metavar="NAMES", help="Policies, comma-separated (default: the case's).")
 @click.option("--submit", "job_file", metavar="JOB.yaml", help="A job (as a workload gives one): when would it start?")
 @click.option("--at", "at", type=float, metavar="TIME", help="Its submit time in seconds (default: the job's submit).")
+@click.option(
+    "--grid",
+    "grids",
+    multiple=True,
+    metavar="'PATH=V1|V2|...'",
+    help="A sweep: every combination of the values (repeat per path), one row per run, into --out.",
+)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="--grid's rows (JSON lines; resumable).")
+@WORKERS
+@DASK
+@PROGRESS
 @format_option("json", "csv", help="Output format.")
-def whatif(case, workload, sets, alts, schedulers, job_file, at, fmt):
+def whatif(case, workloads, sets, alts, schedulers, job_file, at, grids, out, workers, dask_address, progress, fmt):
     """What if CASE were configured otherwise: WORKLOAD replayed on the change beside the case.
 
     \b
@@ -64,9 +79,27 @@ def whatif(case, workload, sets, alts, schedulers, job_file, at, fmt):
     their differences, and sentences for the largest changes. With --submit (job.yaml:
     'my-job: {queue: team-a, request: {cpu: 2}, runtime: 600}') every run also predicts when that
     job starts, its place in its queue at submit, and what it waited for last (docs/whatif.md).
+
+    A sweep instead of alternatives: each --grid 'PATH=V1|V2|...' is an axis (values split at '|'
+    outside brackets and quotes), and every combination of the axes' values, plus the case as it
+    is, is replayed on each WORKLOAD under each scheduler: one row per run (the per-queue measures)
+    streamed to --out ROWS.jsonl, in parallel (--workers, or a Dask cluster with --dask). Rerun the
+    same command to resume: only the rows the file lacks run; a file of another grid is refused.
+    The summary (a line per run and queue) is read back from the file.
     """
     from fairalloc.scheduling import whatif as scenarios
 
+    sweep_options = {"--out": out, "--workers": workers, "--dask": dask_address, "--progress": progress}
+    if grids:
+        refused = {"--set": sets, "--alt": alts, "--submit": job_file, "--at": at}
+        _sweep(case, workloads, grids, schedulers, sweep_options, fmt, refused)
+        return
+    given = next((name for name, value in sweep_options.items() if value is not None), None)
+    if given is not None:
+        raise FairallocError(f"{given}: an option of a sweep (give --grid PATH=V1|V2|...)")
+    if len(workloads) > 1:
+        raise FairallocError(f"WORKLOAD: {len(workloads)} workloads need --grid (one row per run)")
+    workload = workloads[0]
     if at is not None and job_file is None:
         raise FairallocError("--at: the submit time of --submit's job (give --submit JOB.yaml)")
     if at is not None and not (math.isfinite(at) and at >= 0):
@@ -180,7 +213,77 @@ def _csv(report) -> str:
     return out.getvalue()
 
 
-def _plain(v) -> str:
+def _sweep(case, workloads, grids, schedulers, options, fmt, refused) -> None:
+    """``--grid``: every input checked, then the runs missing from ``--out`` swept into it; the
+    summary is read back from the file, so a resumed sweep reports every row."""
+    from fairalloc.scheduling import whatif_sweep
+
+    given = next((name for name, value in refused.items() if value not in (None, ())), None)
+    if given is not None:
+        raise FairallocError(f"{given}: not with --grid (a sweep's rows are the grid's points and the baseline)")
+    if options["--out"] is None:
+        raise FairallocError("--grid: give --out ROWS.jsonl (one row per run; rerun the same command to resume)")
+    out = output_path(options["--out"], "--out")
+    if options["--workers"] is not None:
+        bounded(options["--workers"], "--workers", limits.MAX_WORKERS, "MAX_WORKERS")
+    axes = [whatif_sweep.parse_axis(text) for text in grids]
+    loaded = load_case(case)
+    chosen = mechanisms(schedulers, [loaded.policy or "drf"]) if schedulers else None
+    g = whatif_sweep.grid(loaded, list(workloads), chosen, axes)
+    rows = _swept(g, out, options)
+    if fmt == "json":
+        emit(json_doc(rows))
+    elif fmt == "csv":
+        header, body = _summary(g, rows, list(LABELS), _plain)
+        text = io.StringIO()
+        csv.writer(text, lineterminator="\n").writerows([header, *body])
+        emit(text.getvalue())
+    else:
+        header, body = _summary(g, rows, list(LABELS.values()), _cell)
+        title = f"{loaded.name}: {len(rows)} runs in {out}"
+        emit(title + "\n" + tabulate(body, header, disable_numparse=True))
+
+
+def _swept(g, out: Path, options) -> list[dict]:
+    """Run every row of ``g`` missing from ``out``, then all of them, read back from the file (a
+    resumed sweep reports the rows of its earlier runs too), by trial id."""
+    from functools import partial
+
+    from fairalloc.analysis.sweep import read_results, run_sweep
+    from fairalloc.scheduling.whatif_sweep import DESC, grid_trial
+
+    task = partial(grid_trial, g=g)
+    workers, dask_address, progress = options["--workers"], options["--dask"], options["--progress"]
+    run_sweep(
+        task,
+        range(g.runs),
+        out,
+        workers=workers,
+        dask_address=dask_address,
+        progress=progress,
+        desc=DESC,
+        meta=g.meta(),
+    )
+    return [r for r in read_results(out) if r["trial"] < g.runs]
+
+
+#: a sweep's summary: the setting of a baseline row (the case's own value)
+AS_IN_CASE = "(case)"
+
+
+def _summary(g, rows, measures: list[str], cell) -> tuple[list[str], list[list[str]]]:
+    """One line per run and queue: the run's workload, policy and settings, then the queue's measures."""
+    paths = [a.path for a in g.axes]
+    header = ["trial", "workload", "scheduler", *paths, "queue", *measures]
+    body = []
+    for row in rows:
+        lead = [str(row["trial"]), row["workload"], row["scheduler"]]
+        lead += [row["settings"].get(p, AS_IN_CASE) for p in paths]
+        body += [[*lead, q, *(cell(values[m], m) for m in LABELS)] for q, values in row["queues"].items()]
+    return header, body
+
+
+def _plain(v, measure: str | None = None) -> str:
     return "" if v is None else str(shortest(v)) if isinstance(v, float) else str(v)
 
 

@@ -127,7 +127,8 @@ def parse_alternative(text: str, name: str, option: str = "--alt") -> Alternativ
     return Alternative(name, tuple(parse_change(part, option) for part in _top_level_parts(text)))
 
 
-def _top_level_parts(text: str) -> list[str]:
+def _top_level_parts(text: str, sep: str = ",") -> list[str]:
+    """``text`` split at each ``sep`` outside brackets and quotes (``--grid`` splits at ``|``)."""
     parts, depth, quote, start = [], 0, "", 0
     for k, ch in enumerate(text):
         if quote:
@@ -138,7 +139,7 @@ def _top_level_parts(text: str) -> list[str]:
             depth += 1
         elif ch in "]}":
             depth -= 1
-        elif ch == "," and depth == 0:
+        elif ch == sep and depth == 0:
             parts.append(text[start:k])
             start = k + 1
     parts.append(text[start:])
