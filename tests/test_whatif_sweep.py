@@ -232,15 +232,11 @@ BAD = [
     (
         [
             arg
-            for k in range(4)
-            for arg in (
-                "--grid",
-                f"users.team-{'ab'[k % 2]}.{('weight', 'guarantee.cpu')[k // 2]}="
-                + "|".join(str(v) for v in range(1, 41)),
-            )
+            for k in range(2)
+            for arg in ("--grid", f"users.team-{'ab'[k]}.weight=" + "|".join(str(v) for v in range(1, 102)))
         ],
-        f"--grid: 2560001 runs (1 workload(s) x 1 scheduler(s) x 2560001 points with the baseline), more than the "
-        f"{limits.MAX_TRIALS} of one sweep (fairalloc.core.limits.MAX_TRIALS)",
+        f"--grid: 10202 runs (1 workload(s) x 1 scheduler(s) x 10202 points with the baseline), more than the "
+        f"{limits.MAX_WHATIF_RUNS:,} of one grid (fairalloc.core.limits.MAX_WHATIF_RUNS)",
     ),
     (["--grid", WEIGHT, "--set", "users.team-a.weight=2"], "--set: not with --grid"),
     (["--grid", WEIGHT, "--at", "0"], "--at: not with --grid"),

@@ -115,6 +115,9 @@ MAX_TRACE_LINES = 20_000_000
 MAX_TRIAL_USERS = 20_000
 #: trials of one sweep (``trial_ids``), counted before any trial runs
 MAX_TRIALS = 1_000_000
+#: runs of one ``whatif --grid`` (workloads x policies x points, the baseline included): each point's
+#: changed case is read and checked (about a millisecond) before the first replay
+MAX_WHATIF_RUNS = 10_000
 #: bytes of a sweep results file read back to resume; beyond, refused before it is parsed
 MAX_SWEEP_FILE_BYTES = 256 * 2**20
 

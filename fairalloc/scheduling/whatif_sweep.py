@@ -20,7 +20,7 @@ its value as given (``{}`` for the baseline), ``queues`` the per-queue measures 
 Every point's changed case, each workload read against it and each policy's settings are checked
 before the first run, as ``whatif`` checks its alternatives (a workload once per distinct queues,
 resources, capacity and settings); the number of runs is bounded by
-:data:`fairalloc.core.limits.MAX_TRIALS`, a sweep's trials, before any point is built.
+:data:`fairalloc.core.limits.MAX_WHATIF_RUNS`, a grid's runs, before any point is built.
 
 Belongs here: beside :mod:`fairalloc.scheduling.whatif`, whose runs it repeats.
 Imports: ``core`` and the what-if.
@@ -140,7 +140,7 @@ class Grid:
 
 
 def grid(case, workloads: list[str], schedulers: list[str] | None, axes: list[Axis]) -> Grid:
-    """The grid, checked before anything runs: its size against :data:`~fairalloc.core.limits.MAX_TRIALS`,
+    """The grid, checked before anything runs: its size against :data:`~fairalloc.core.limits.MAX_WHATIF_RUNS`,
     then every point's changed case, each workload read against it and each policy's settings."""
     if not axes:
         raise CaseError("--grid: give at least one PATH=V1|V2|...")
@@ -150,11 +150,11 @@ def grid(case, workloads: list[str], schedulers: list[str] | None, axes: list[Ax
         raise CaseError(f"--grid {twice}: the path is given twice; give its values in one --grid")
     names = [registry.get(s).name for s in (schedulers or [case.policy or "drf"])]
     out = Grid(case, tuple(_resolved(w) for w in workloads), tuple(names), tuple(axes))
-    if out.runs > limits.MAX_TRIALS:
+    if out.runs > limits.MAX_WHATIF_RUNS:
         raise CaseError(
             f"--grid: {out.runs} runs ({len(workloads)} workload(s) x {len(names)} scheduler(s) x {out.points} "
-            f"points with the baseline), more than the {limits.MAX_TRIALS} of one sweep "
-            f"(fairalloc.core.limits.MAX_TRIALS); give fewer values"
+            f"points with the baseline), more than the {limits.MAX_WHATIF_RUNS:,} of one grid "
+            f"(fairalloc.core.limits.MAX_WHATIF_RUNS); give fewer values"
         )
     read: set[tuple] = set()
     for k in range(out.points):
