@@ -8,7 +8,7 @@ import warnings
 import click
 from tabulate import tabulate
 
-from fairalloc.cli.options import Choice, format_option, output_path, write_yaml
+from fairalloc.cli.options import Choice, format_option, output_path, write_text, write_yaml
 from fairalloc.cli.render import emit, json_doc, yaml_doc
 from fairalloc.core.errors import FairallocError, FairallocWarning, quoted
 from fairalloc.io.importers import SYSTEMS, import_files
@@ -214,7 +214,7 @@ def import_jobs(files, system, capacity, out, name, fmt, *, jobs, case_name, win
     """``--jobs``: the records among ``files`` as a workload checked against ``case_name`` (else the
     case imported from the same files, also written to ``--out`` when given); nothing is written
     unless both read."""
-    from fairalloc.cli.options import load_case, write_text
+    from fairalloc.cli.options import load_case
     from fairalloc.io.importers import import_case
     from fairalloc.io.importers.common import Notes, read_documents
     from fairalloc.io.importers.records import checked_workload, parse_time
@@ -248,18 +248,25 @@ def import_jobs(files, system, capacity, out, name, fmt, *, jobs, case_name, win
     )
     if case_target is not None:
         write_yaml(case_target, case)
+    also = f" and the case to {case_target}" if out else ""
+    write_jobs(target, header, workload, found, fmt, also)
+
+
+def write_jobs(target, header: str, workload: dict, found: list[str], fmt: str, also: str = "") -> None:
+    """Write a checked workload (``header`` comment lines first) and say so: how many jobs, where,
+    with its warnings (``--format json``: as data)."""
     write_text(target, header + yaml_doc(workload))
-    said = f"wrote {len(workload['jobs'])} jobs to {target}" + (f" and the case to {case_target}" if out else "")
+    n = len(workload["jobs"])
     if fmt == "json":
-        emit(json_doc({"jobs": len(workload["jobs"]), "warnings": found, "out": str(target)}))
+        emit(json_doc({"jobs": n, "warnings": found, "out": str(target)}))
     else:
-        emit(said + f" ({len(found)} warnings)" * bool(found))
+        emit(f"wrote {n} jobs to {target}{also}" + f" ({len(found)} warnings)" * bool(found))
 
 
 def import_trace(files, fmt, *, trace, queue_by, queue_map, jobs, case_name, window_end, runtime) -> None:
     """``--trace KIND``: a public trace's tables as a workload for ``--case``, checked before it
     is written (:func:`fairalloc.scheduling.trace_jobs.trace_workload`)."""
-    from fairalloc.cli.options import load_case, write_text
+    from fairalloc.cli.options import load_case
     from fairalloc.scheduling.trace_jobs import trace_workload
 
     if jobs is None or case_name is None:
@@ -275,12 +282,7 @@ def import_trace(files, fmt, *, trace, queue_by, queue_map, jobs, case_name, win
         warnings.warn(line, FairallocWarning, stacklevel=1)
     read = f"# Jobs read by 'fairalloc import --trace {trace}' from {', '.join(files)},\n"
     header = read + f"# checked against {case_name}.\n"
-    write_text(target, header + yaml_doc(found.data))
-    n = len(found.data["jobs"])
-    if fmt == "json":
-        emit(json_doc({"jobs": n, "warnings": found.warnings, "out": str(target)}))
-    else:
-        emit(f"wrote {n} jobs to {target}" + f" ({len(found.warnings)} warnings)" * bool(found.warnings))
+    write_jobs(target, header, found.data, found.warnings, fmt)
 
 
 #: rows of the summary table: an operator's 10,000 queues are in the written case, not on the screen

@@ -104,6 +104,18 @@ class EventLog:
         self.stream.write(json_text(row) + "\n")
 
 
+def guarantee(queues: Any, node: str) -> np.ndarray:
+    """A queue's (or group's) guarantee per resource, 0 where none is given: what the replay's
+    guarantee statistics, its charts and the what-if's waiting reasons read."""
+    return np.nan_to_num(np.asarray(queues.guarantee[node], float), nan=0.0)
+
+
+def guarantees(instance: Instance) -> np.ndarray | None:
+    """``(n, m)``: every leaf queue's :func:`guarantee` (``None`` for a paper case, without queues)."""
+    q = instance.queues
+    return None if q is None else np.array([guarantee(q, u) for u in instance.users])
+
+
 @dataclass
 class QueueReport:
     """One queue's outcome over a replay (amounts per resource, in the case's units)."""
@@ -261,20 +273,13 @@ class _Replay:
         self.running_count = np.zeros(n, dtype=np.int64)
         #: per queue, its waiting jobs by priority, each bucket in entry order (what ``served`` reads)
         self.buckets: list[dict[float, dict[str, Job]]] = [{} for _ in range(n)]
-        self.G = self._guarantees(instance)
+        self.G = guarantees(instance)
         self.U_int, self.E_int = np.zeros((n, m)), np.zeros((n, m))
         self.gap_E, self.gap_G = np.zeros(n), np.zeros(n)
         self.waits: list[list[float]] = [[] for _ in range(n)]
         self.counts = {k: np.zeros(n, dtype=np.int64) for k in ("submitted", "completed", "preempted")}
         self.lost_seconds, self.lost_amounts = np.zeros(n), np.zeros((n, m))
         self.events = self.cycles = self.decisions = self.steps = 0
-
-    @staticmethod
-    def _guarantees(instance: Instance) -> np.ndarray | None:
-        q = instance.queues
-        if q is None:
-            return None
-        return np.array([np.nan_to_num(np.asarray(q.guarantee[u], float), nan=0.0) for u in instance.users])
 
     # -- the loop -----------------------------------------------------------------------------
     def run(self, jobs: list[Job]) -> float:

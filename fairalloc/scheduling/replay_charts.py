@@ -38,7 +38,7 @@ import numpy as np
 
 from fairalloc.core.instance import Instance
 from fairalloc.engines.online import Admit, ClusterState, Decision, Preempt, dominant_shares
-from fairalloc.scheduling.replay import _Replay
+from fairalloc.scheduling.replay import guarantees
 
 #: the default bound on the points kept per queue
 POINTS = 2000
@@ -96,7 +96,7 @@ class Recorder:
         self.points = points
         self.queues, self.resources = tuple(instance.users), tuple(instance.resources)
         self.capacity = np.asarray(instance.capacity, float)
-        self.guarantee = _Replay._guarantees(instance)  # the replay's own reading of the case
+        self.guarantee = guarantees(instance)  # the replay's own reading of the case
         n, m = len(self.queues), len(self.resources)
         self.steps = [Steps() for _ in range(n)]
         for s in self.steps:

@@ -66,7 +66,7 @@ from fairalloc.engines.online import place as place_pods
 from fairalloc.io.cases import CaseSpec, GroupSpec, JobSpec, UserSpec, _pydantic_message, parse_case, read_yaml_text
 from fairalloc.io.job_workloads import JobWorkload, load_job_workload
 from fairalloc.io.jobs import check_fits_somewhere, job_of
-from fairalloc.scheduling.replay import ReplayResult, replay
+from fairalloc.scheduling.replay import ReplayResult, guarantee, replay
 
 #: the measures compared per queue, in the order they are shown
 MEASURES = ("entitlement_share", "wait_mean", "wait_p95", "completed", "preemptions", "lost_job_seconds")
@@ -300,13 +300,13 @@ def _held(state: ClusterState, job: Job) -> str:
     queues = state.case.queues
     if queues is None:
         return ""
-    guarantee = np.nan_to_num(np.asarray(queues.guarantee[job.queue], float), nan=0.0)
+    given = guarantee(queues, job.queue)
     held = state.usage()[job.queue]
     with_it = held + job.total(job.least)
     parts = [
-        f"{r} {held[j]:g} held, {with_it[j]:g} with it, guarantee {guarantee[j]:g}"
+        f"{r} {held[j]:g} held, {with_it[j]:g} with it, guarantee {given[j]:g}"
         for j, r in enumerate(state.resources)
-        if not fits(with_it[j], guarantee[j])
+        if not fits(with_it[j], given[j])
     ]
     return f" (its queue above its guarantee with it: {'; '.join(parts)})" if parts else ""
 
@@ -337,9 +337,9 @@ def _quota(state: ClusterState, job: Job) -> list[tuple[str, str]]:
     out = []
     for node in [job.queue, *reversed(queues.path(job.queue))]:
         held = sum((usage[leaf] for leaf in queues.leaves(node) if leaf in usage), np.zeros(len(need)))
-        guarantee = np.nan_to_num(np.asarray(queues.guarantee[node], float), nan=0.0)
+        given = guarantee(queues, node)
         borrowing = np.asarray(queues.borrowing_limit[node], float)
-        quota = np.minimum(np.asarray(queues.limit[node], float), guarantee + borrowing)
+        quota = np.minimum(np.asarray(queues.limit[node], float), given + borrowing)
         over = [j for j in range(len(need)) if np.isfinite(quota[j]) and not fits(held[j] + need[j], quota[j])]
         if over:
             parts = "; ".join(
