@@ -276,3 +276,15 @@ def test_whatif_and_the_grid_read_jsonl(capsys, tmp_path):
         assert code == 0, err
         rows.append([json.loads(line) for line in out.read_text().splitlines()])
     assert [r.get("queues") for r in rows[0]] == [r.get("queues") for r in rows[1]] and rows[0]
+
+
+def test_simulate_refuses_a_bad_line_in_one_line_with_exit_2(capsys, tmp_path, trace_case):
+    lines = [
+        {},
+        {"j1": {"queue": "alice", "request": {"cpu": 1}, "runtime": 5}},
+        {"j2": {"queue": "carol", "request": {}}},
+    ]
+    path = written(tmp_path, [json.dumps(line) for line in lines])
+    code, out, err = run(capsys, "simulate", str(path), "--case", str(trace_case), "--scheduler", "drf")
+    assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+    assert f"{path}: line 3: jobs.j2.queue: unknown queue 'carol'" in err, err
