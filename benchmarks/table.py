@@ -379,6 +379,10 @@ def replay(d: dict) -> list[Row]:
     return out + (week(d["week"]) if "week" in d else [])
 
 
+#: the week's jobs in issue 38, which its target is stated for
+WEEK_JOBS = 1_000_000
+
+
 def week(w: dict) -> list[Row]:
     """bench_replay.py's week: per policy, its CPU seconds for the week (or where its budget
     stopped it, and the week projected at its rate) against the target, the ratio to ``heapq``, and
@@ -398,6 +402,9 @@ def week(w: dict) -> list[Row]:
                 f"({r['cpu_seconds']:,.0f} CPU s); projected {r['projected_cpu_seconds']:,} CPU s for the week"
             )
             seconds = r["projected_cpu_seconds"]
+        verdict = f"<= {target / 60:g} min: {met(seconds <= target)}" + " (projected)" * (not r["finished"])
+        if w["jobs"] < WEEK_JOBS:  # the target is the issue's, for its million jobs
+            verdict = f"reported (<= {target / 60:g} min is for {ten(WEEK_JOBS)} jobs)"
         memory = f"RSS +{r['rss_growth_mb']:g} MB, {r['rss_per_file_byte']:g}x the {r['file_bytes'] / 1e6:.3g} MB file"
         out.append(
             (
@@ -405,7 +412,7 @@ def week(w: dict) -> list[Row]:
                 f"{figure}; {memory}",
                 f"a bare `heapq` loop of the same events, {r['heapq_events_per_second']:,}/s",
                 f"{r['ratio']:,.0f}x slower",
-                f"<= {target / 60:g} min: {met(seconds <= target)}" + " (projected)" * (not r["finished"]),
+                verdict,
             )
         )
     return out

@@ -54,10 +54,15 @@ def test_the_week_replays_each_policy_from_its_jsonl_file_and_renders(tmp_path):
         assert r["file_bytes"] == week["files"]["kueue" if r["mechanism"].startswith("kueue") else "queues"]["bytes"]
         assert r["ratio"] > 1 and r["rss_growth_mb"] >= 0
     rows = table.week(week)
-    assert len(rows) == 8 and all("CPU s for the week" in row[1] and row[4].endswith(": met") for row in rows)
+    assert len(rows) == 8 and all("CPU s for the week" in row[1] for row in rows)
+    assert all(row[4] == "reported (<= 10 min is for 10^6 jobs)" for row in rows)  # 60 jobs: no verdict
+    million = table.week(week | {"jobs": table.WEEK_JOBS})
+    assert [row[4] for row in million] == ["<= 10 min: met"] * 8  # each finished within seconds
     stopped = _week(tmp_path, 300, 0)["week"]
     for r in stopped["rows"]:
         assert not r["finished"] and 1 <= r["events"] < r["total_events"] == 600, r
         assert r["projected_cpu_seconds"] >= r["cpu_seconds"] - 1  # the rate measured, over every event
     figures = [row[1] for row in table.week(stopped)]
     assert all(f.startswith("stopped at day ") and "projected" in f for f in figures), figures
+    verdicts = [row[4] for row in table.week(stopped | {"jobs": table.WEEK_JOBS})]
+    assert all(v.endswith(" (projected)") for v in verdicts), verdicts
