@@ -29,9 +29,23 @@ replay, against the most jobs alive at once (waiting or running, counted from th
 the replay keeps the jobs alive, running sums, and 8 bytes per admission (the wait times), and
 writes the event log as it goes (here to a counter).
 
+The week (``week``, issue 38's Speed section; run only when named): ``--week-jobs`` jobs (default a
+million) of :func:`kueue_jobs` with the arrivals spanning 7 days (the run times scaled down to keep
+the 75% load: mean 3.5 minutes at a million jobs on the ClusterQueues' 1,744 CPUs) over 100 queues,
+under each production policy's online form (:data:`WEEK_POLICIES`): Kueue's two on
+:func:`kueue_case`, the others on :func:`policy_case` with 100 leaves in 10 groups and the same
+capacity.  Each workload is written once to a temporary ``.jsonl`` file (as ``import --jobs
+OUT.jsonl`` writes it) and each policy, in a child process of its own, loads it with
+``load_job_workload`` and replays it until it ends or ``--week-budget`` CPU seconds are spent (the
+replay's ``watch`` hook stops it between cycles): its events, the day reached, CPU seconds, the
+ratio to the ``heapq`` floor of the same jobs, the week projected at the measured rate (seconds per
+event times every submission and end), and its peak RSS beyond its RSS before the load against the
+file's bytes.
+
 Run: .venv/bin/python benchmarks/bench_replay.py [--quick] [--jobs N ...] [--kueue-jobs N ...] [--json FILE]
-[--sections runs kueue policies] (a partial run writes its sections, each with ``<section>_measured``:
-the commit and load it was measured at, and keeps the file's others)
+[--sections runs kueue policies week] [--week-jobs N] [--week-budget SECONDS] (a partial run writes its
+sections, each with ``<section>_measured``: the commit and load it was measured at, and keeps the
+file's others)
 """
 
 from __future__ import annotations
@@ -42,7 +56,10 @@ import math
 import multiprocessing
 import random
 import resource
+import tempfile
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 from provenance import commit, load_average, update_json
 
@@ -50,6 +67,7 @@ import fairalloc
 from fairalloc.core.errors import FairallocError
 from fairalloc.engines.online import Job
 from fairalloc.io.cases import parse_case
+from fairalloc.io.job_workloads import jsonl_lines, load_job_workload
 from fairalloc.scheduling.replay import EventLog, replay
 
 #: Kueue: heapq events/s over replay events/s at 10^5 jobs (a full scheduling cycle in Python, every
@@ -59,8 +77,10 @@ KUEUE_RATIO_TARGET = 1000.0
 #: Kueue: exponent of the CPU seconds from 10^4 to 10^5 jobs (1: linear, 2: quadratic)
 GROWTH_TARGET = 1.2
 COHORTS, PER_COHORT = 10, 10
-#: what a run may be limited to (--sections): the drf adapter's rows, Kueue's, the other policies'
-SECTIONS = ("runs", "kueue", "policies")
+#: what a run may be limited to (--sections): the drf adapter's rows, Kueue's, the other policies',
+#: and the week of every production policy (hours at a million jobs: run only when named)
+SECTIONS = ("runs", "kueue", "policies", "week")
+DEFAULT_SECTIONS = SECTIONS[:3]
 DAY = 86_400.0
 
 
@@ -161,12 +181,17 @@ def kueue_case(seed: int, fair: bool) -> tuple[fairalloc.Instance, dict]:
     return parse_case(case, "bench_replay.kueue_case").instance, settings
 
 
-def kueue_jobs(instance: fairalloc.Instance, n_jobs: int, seed: int, load: float = 0.75) -> list[Job]:
-    """``n_jobs`` jobs over the case's ClusterQueues (module docstring)."""
+def kueue_jobs(
+    instance: fairalloc.Instance, n_jobs: int, seed: int, load: float = 0.75, days: float | None = None
+) -> list[Job]:
+    """``n_jobs`` jobs over the case's ClusterQueues (module docstring); ``days``: the arrivals span
+    that many days whatever the count, the run times scaled to keep the load (the week)."""
     rng = random.Random(seed)
     names = list(instance.users)
     weights = [float(instance.queues.guarantee[q][0]) * rng.uniform(0.5, 1.5) for q in names]
     mean_cpu, mean_run, sigma = 3.8, 1800.0, 1.5  # pods x CPUs per pod; lognormal mean run time
+    if days is not None:
+        mean_run = load * float(instance.capacity[0]) * days * DAY / (mean_cpu * n_jobs)
     rate = load * float(instance.capacity[0]) / (mean_cpu * mean_run)
     mu = math.log(mean_run) - sigma * sigma / 2
     jobs, t = [], 0.0
@@ -186,10 +211,12 @@ def kueue_jobs(instance: fairalloc.Instance, n_jobs: int, seed: int, load: float
 
 
 class Alive(EventLog):
-    """The event log as a counter: the jobs alive (submitted, not finished) and their most."""
+    """The event log as a counter: the jobs alive (submitted, not finished) and their most, the
+    submissions and ends seen (the events a replay stopped early reached) and the time of the last."""
 
     def __init__(self) -> None:
-        self.alive = self.peak = 0
+        self.alive = self.peak = self.events = 0
+        self.time = 0.0
 
     def write(self, time: float, event: str, job: Job, pods: int, by: str = "") -> None:
         if event == "submit":
@@ -197,6 +224,8 @@ class Alive(EventLog):
             self.peak = max(self.peak, self.alive)
         elif event == "finish":
             self.alive -= 1
+        self.events += event in ("submit", "finish")
+        self.time = time
 
 
 def cpu_floor(jobs: list[Job]) -> float:
@@ -242,11 +271,11 @@ def kueue_measure(n_jobs: int, fair: bool, seed: int) -> dict:
     }
 
 
-def _child(conn, n_jobs: int, fair: bool, seed: int) -> None:
+def _child(conn, measure: Callable[..., dict], args: tuple, name: dict) -> None:
     try:
-        conn.send(kueue_measure(n_jobs, fair, seed))
+        conn.send(measure(*args))
     except FairallocError as exc:  # a replay refused is a row saying so, not a lost run
-        conn.send({"mechanism": _mechanism(fair), "jobs": n_jobs, "failed": str(exc)})
+        conn.send({**name, "failed": str(exc)})
     conn.close()
 
 
@@ -254,15 +283,25 @@ def _mechanism(fair: bool) -> str:
     return "kueue, " + ("fair sharing" if fair else "classic preemption")
 
 
-def kueue_run(n_jobs: int, fair: bool, seed: int) -> dict:
-    """:func:`kueue_measure` in a child process of its own (its peak RSS is the run's)."""
+def forked(measure: Callable[..., dict], *args, name: dict) -> dict:
+    """``measure(*args)`` in a child process of its own (``fork``: its peak RSS is the run's); a
+    refusal, or a child that died (out of memory), is the row ``name`` with ``failed``."""
     ctx = multiprocessing.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, n_jobs, fair, seed))
+    proc = ctx.Process(target=_child, args=(child, measure, args, name))
     proc.start()
-    row = parent.recv()
+    child.close()  # the parent's copy: the pipe ends when the child's does
+    try:
+        row = parent.recv()
+    except EOFError:
+        row = None
     proc.join()
-    return row
+    return row if row is not None else {**name, "failed": f"the child process died (exit code {proc.exitcode})"}
+
+
+def kueue_run(n_jobs: int, fair: bool, seed: int) -> dict:
+    """:func:`kueue_measure` in a child process of its own (its peak RSS is the run's)."""
+    return forked(kueue_measure, n_jobs, fair, seed, name={"mechanism": _mechanism(fair), "jobs": n_jobs})
 
 
 def exponent(a: dict, b: dict) -> float:
@@ -303,26 +342,29 @@ POLICY_SETTINGS: dict[str, dict] = {
 }
 
 
+def policy_case(queues: int, cpu: float = 400.0, mem: float = 800.0, mem_name: str = "mem") -> dict:
+    """:func:`policy_rows`'s queue case (no policy yet): ``queues`` leaves in groups of 10, each leaf
+    guaranteed 80% of an even split and limited to 30% of the cluster, each group to 60%."""
+    share = {"cpu": 0.8 * cpu / queues, mem_name: 0.8 * mem / queues}
+    return {
+        "resources": {"cpu": cpu, mem_name: mem},
+        "groups": {
+            f"g{g}": {"parent": None, "limit": {"cpu": 0.6 * cpu, mem_name: 0.6 * mem}} for g in range(queues // 10)
+        },
+        "users": {
+            f"q{k}": {"group": f"g{k // 10}", "guarantee": share, "limit": {"cpu": 0.3 * cpu, mem_name: 0.3 * mem}}
+            for k in range(queues)
+        },
+    }
+
+
 def policy_rows(sizes: list[int], seed: int, queues: int = 40) -> list[dict]:
     """YARN, YuniKorn, Volcano and Mesos cycles replaying :func:`build`'s workload (``sizes`` jobs:
     10^3 and 10^4 by default) on a queue case of ``queues`` leaves in groups of 10: each leaf
     guaranteed 80% of an even split and limited to 30% of the cluster, each group to 60%.  Seconds
     per event, and ``growth`` = (seconds per event at the largest size) / (at the smallest): 1 when a
     cycle costs the same however many jobs came before."""
-    from fairalloc.io.cases import parse_case
-
-    cpu, mem = 400.0, 800.0
-    share = {"cpu": 0.8 * cpu / queues, "mem": 0.8 * mem / queues}
-    case = {
-        "resources": {"cpu": cpu, "mem": mem},
-        "groups": {
-            f"g{g}": {"parent": None, "limit": {"cpu": 0.6 * cpu, "mem": 0.6 * mem}} for g in range(queues // 10)
-        },
-        "users": {
-            f"q{k}": {"group": f"g{k // 10}", "guarantee": share, "limit": {"cpu": 0.3 * cpu, "mem": 0.3 * mem}}
-            for k in range(queues)
-        },
-    }
+    case = policy_case(queues)
     rows = []
     for name, settings in POLICY_SETTINGS.items():
         inst = parse_case({**case, "policy": name, "settings": settings}).instance
@@ -348,6 +390,154 @@ def policy_rows(sizes: list[int], seed: int, queues: int = 40) -> list[dict]:
     return rows
 
 
+# -- the week: a million jobs over 100 queues under each production policy (issue 38, Speed) ---------
+
+#: the target stated beside each policy's week: its replay within 10 minutes of CPU (2 cores)
+WEEK_TARGET_SECONDS = 600.0
+WEEK_DAYS = 7.0
+WEEK_QUEUES = COHORTS * PER_COHORT
+#: the production policies' online forms replaying the week: Kueue's two on :func:`kueue_case`, the
+#: others on :func:`policy_case` with 100 leaves (settings from :data:`POLICY_SETTINGS`, else none)
+WEEK_POLICIES = (
+    "kueue, classic preemption",
+    "kueue, fair sharing",
+    "yarn-fair",
+    "yarn-capacity",
+    "yunikorn-fair",
+    "volcano-proportion",
+    "volcano-capacity",
+    "mesos-drf",
+)
+
+
+class _Spent(Exception):
+    """The replay's CPU budget is spent: raised by its ``watch`` hook to stop it between cycles."""
+
+
+def week_case(policy: str, seed: int) -> tuple[fairalloc.Instance, dict, str]:
+    """The policy's case, its settings and which workload it replays (``kueue``: the ClusterQueues';
+    ``queues``: the 100 leaves', with the ClusterQueues' total capacity, 4 GB per CPU)."""
+    if policy.startswith("kueue"):
+        return *kueue_case(seed, policy == _mechanism(True)), "kueue"
+    cpu = float(kueue_case(seed, False)[0].capacity[0])
+    settings = POLICY_SETTINGS.get(policy, {})
+    case = policy_case(WEEK_QUEUES, cpu, 4 * cpu, "memory") | {"name": "week-100-queues", "policy": policy}
+    return parse_case(case | {"settings": settings}, "bench_replay.week_case").instance, settings, "queues"
+
+
+def write_week(path: Path, instance: fairalloc.Instance, n_jobs: int, seed: int) -> dict:
+    """:func:`kueue_jobs` over ``instance``'s queues, spanning :data:`WEEK_DAYS`, written to ``path``
+    as a JSON Lines workload (what ``import --jobs OUT.jsonl`` writes): its bytes and CPU seconds."""
+    t0 = time.process_time()
+    jobs = kueue_jobs(instance, n_jobs, seed + 1, days=WEEK_DAYS)
+    fields = ("queue", "pods", "priority", "submit", "runtime")
+    workload = {
+        "jobs": {
+            j.name: {f: getattr(j, f) for f in fields} | {"request": dict(zip(instance.resources, j.request))}
+            for j in jobs
+        }
+    }
+    with path.open("w", encoding="ascii") as stream:
+        stream.writelines(jsonl_lines(workload))
+    return {
+        "path": str(path),
+        "bytes": path.stat().st_size,
+        "days": round(jobs[-1].submit / DAY, 2),
+        "write_cpu_seconds": round(time.process_time() - t0, 1),
+    }
+
+
+def week_measure(policy: str, seed: int, file: dict, budget: float) -> dict:
+    """One policy's week, in its child process: the file loaded (``load_job_workload``), then
+    replayed until it ends or ``budget`` CPU seconds are spent (module docstring, README)."""
+    instance, settings, _ = week_case(policy, seed)
+    rss, t0 = rss_bytes(), time.process_time()
+    w = load_job_workload(file["path"], instance)
+    loaded = time.process_time() - t0
+    before, log = cpu_floor(w.jobs), Alive()
+    start = time.process_time()
+
+    def watch(state, decisions) -> None:
+        if time.process_time() - start > budget:
+            raise _Spent
+
+    mechanism = fairalloc.get(policy.split(",")[0])
+    try:
+        r = replay(instance, w.jobs, mechanism, settings=settings, nodes=w.nodes, log=log, watch=watch)
+        events, reached = r.events, r.end
+    except _Spent:
+        events, reached = log.events, log.time
+    seconds = max(time.process_time() - start, 1e-6)  # a zero budget stops at the first cycle
+    events = max(events, 1)
+    grown = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss, 0)
+    floor = (before + cpu_floor(w.jobs)) / 2
+    total = 2 * len(w.jobs)  # every submission and every end: the heapq floor's events
+    return {
+        "mechanism": policy,
+        "jobs": len(w.jobs),
+        "queues": WEEK_QUEUES,
+        "file_bytes": file["bytes"],
+        "load_cpu_seconds": round(loaded, 1),
+        "finished": events >= total,
+        "events": events,
+        "total_events": total,
+        "days_reached": round(reached / DAY, 1),
+        "cpu_seconds": round(seconds, 1),
+        "events_per_second": round(events / seconds),
+        "heapq_events_per_second": round(floor),
+        "ratio": round(floor / (events / seconds), 1),
+        "projected_cpu_seconds": round(seconds / events * total),
+        "peak_jobs_alive": log.peak,
+        "rss_growth_mb": round(grown / 2**20, 1),
+        "rss_per_file_byte": round(grown / file["bytes"], 2),
+    }
+
+
+def week_section(n_jobs: int, budget: float, seed: int) -> dict:
+    """Each policy's week in a child process, the two workloads written once to a temporary folder."""
+    files: dict[str, dict] = {}
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-week-") as folder:
+        for policy in WEEK_POLICIES:
+            instance, _, kind = week_case(policy, seed)
+            if kind not in files:
+                files[kind] = write_week(Path(folder) / f"week-{kind}.jsonl", instance, n_jobs, seed)
+                f = files[kind]
+                print(f"week, {kind} workload: {n_jobs:,} jobs over {f['days']:g} days, {f['bytes']:,} bytes of JSON "
+                      f"Lines written in {f['write_cpu_seconds']:g} CPU s", flush=True)  # fmt: skip
+            row = forked(week_measure, policy, seed, files[kind], budget, name={"mechanism": policy, "jobs": n_jobs})
+            rows.append(row)
+            print(f"week, {policy:<26} {week_said(row)}", flush=True)
+    for f in files.values():
+        del f["path"]  # a temporary file, gone
+    return {
+        "jobs": n_jobs,
+        "queues": WEEK_QUEUES,
+        "days": WEEK_DAYS,
+        "budget_cpu_seconds": budget,
+        "target_cpu_seconds": WEEK_TARGET_SECONDS,
+        "files": files,
+        "rows": rows,
+    }
+
+
+def week_said(r: dict) -> str:
+    """A week's row in a sentence (the console's and, shortened, the README table's)."""
+    if "failed" in r:
+        return f"FAILED: {r['failed']}"
+    head = (
+        f"finished the {r['total_events']:,} events"
+        if r["finished"]
+        else f"stopped at day {r['days_reached']:.1f} of {WEEK_DAYS:g} after {r['events']:,} events"
+    )
+    return (
+        f"{head} in {r['cpu_seconds']:g} CPU s = {r['events_per_second']:,} events/s; bare heapq "
+        f"{r['heapq_events_per_second']:,}/s: ratio {r['ratio']:g}; projected {r['projected_cpu_seconds']:,} CPU s "
+        f"for the week; RSS +{r['rss_growth_mb']:g} MB ({r['rss_per_file_byte']:g} bytes per byte of the "
+        f"{r['file_bytes']:,}-byte file, loaded in {r['load_cpu_seconds']:g} CPU s)"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="10^4 jobs only (a smoke test)")
@@ -356,12 +546,23 @@ def main() -> None:
     ap.add_argument(
         "--policy-jobs", type=int, nargs="+", help="job counts of the YARN/YuniKorn/Volcano/Mesos rows (10^3 10^4)"
     )
+    ap.add_argument("--week-jobs", type=int, default=1_000_000, help="jobs of the week (section week)")
+    ap.add_argument(
+        "--week-budget",
+        type=float,
+        default=WEEK_TARGET_SECONDS,
+        help="CPU seconds a policy's week may take before it is stopped (default: the target)",
+    )
     ap.add_argument("--queues", type=int, default=20)
     ap.add_argument("--nodes", type=int, default=0, help="split the pool into this many nodes (0: one pool)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", help="write the results to this file (keeping the sections not run)")
     ap.add_argument(
-        "--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS), help="run only these sections (default: all)"
+        "--sections",
+        nargs="+",
+        choices=SECTIONS,
+        default=list(DEFAULT_SECTIONS),
+        help="run only these sections (default: all but week)",
     )
     args = ap.parse_args()
     sizes = args.jobs or ([10_000] if args.quick else [10_000, 100_000])
@@ -373,8 +574,10 @@ def main() -> None:
         out["kueue"] = kueue_section(args.kueue_jobs or sizes, args.seed)
     if "policies" in args.sections:
         out["policies"] = policy_rows(args.policy_jobs or ([1_000] if args.quick else [1_000, 10_000]), args.seed)
+    if "week" in args.sections:
+        out["week"] = week_section(args.week_jobs, args.week_budget, args.seed)
     start["load_average"]["end"] = load_average()
-    if set(args.sections) == set(SECTIONS):
+    if set(args.sections) >= set(DEFAULT_SECTIONS):
         out = start | out
     else:  # a partial run: its sections' commit and load beside them, the file's others kept
         out |= {f"{key}_measured": start for key in args.sections}

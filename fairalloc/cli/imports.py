@@ -10,7 +10,7 @@ from tabulate import tabulate
 
 from fairalloc.cli.options import Choice, format_option, output_path, write_text, write_yaml
 from fairalloc.cli.render import emit, json_doc, yaml_doc
-from fairalloc.core.errors import FairallocError, FairallocWarning, quoted
+from fairalloc.core.errors import CaseError, FairallocError, FairallocWarning, quoted
 from fairalloc.io.importers import SYSTEMS, import_files
 from fairalloc.io.importers.common import BACKLOGGED
 from fairalloc.io.importers.live import TIMEOUT, Connection, Live
@@ -100,7 +100,8 @@ def live_options(urls, kube, context, kubeconfig, timeout, insecure, ca_file, to
     metavar="OUT.yaml",
     help="Also read what ran (Pods, Kueue Workloads, Volcano Jobs and PodGroups with their status times) "
     "and write it to this file as a job workload for 'fairalloc simulate', checked against --case or, "
-    "without it, against the case imported from the same files (see docs/records.md).",
+    "without it, against the case imported from the same files (see docs/records.md); a .jsonl file is "
+    "written as JSON Lines, one job a line (for workloads beyond what a YAML file holds).",
 )
 @click.option(
     "--case",
@@ -253,14 +254,33 @@ def import_jobs(files, system, capacity, out, name, fmt, *, jobs, case_name, win
 
 
 def write_jobs(target, header: str, workload: dict, found: list[str], fmt: str, also: str = "") -> None:
-    """Write a checked workload (``header`` comment lines first) and say so: how many jobs, where,
-    with its warnings (``--format json``: as data)."""
-    write_text(target, header + yaml_doc(workload))
+    """Write a checked workload and say so: how many jobs, where, with its warnings (``--format
+    json``: as data).  A ``.jsonl`` target is written line by line (JSON has no comments: the
+    ``header`` lines are YAML's); a YAML one only when the loader reads it back (its size and
+    nodes), since the workload was checked as data, not as the text written."""
+    from fairalloc.core.files import write_atomically
+    from fairalloc.io.job_workloads import JSONL, check_yaml_readable, jsonl_lines
+
+    try:
+        if target.suffix == JSONL:
+            lines = jsonl_lines(workload)
+            write_atomically(target, lambda tmp: _write_lines(tmp, lines))
+        else:
+            text = header + yaml_doc(workload)
+            check_yaml_readable(workload, text)
+            write_text(target, text)
+    except CaseError as exc:
+        raise FairallocError(f"--jobs {target}: {exc}") from None
     n = len(workload["jobs"])
     if fmt == "json":
         emit(json_doc({"jobs": n, "warnings": found, "out": str(target)}))
     else:
         emit(f"wrote {n} jobs to {target}{also}" + f" ({len(found)} warnings)" * bool(found))
+
+
+def _write_lines(path, lines) -> None:
+    with open(path, "w", encoding="ascii") as stream:
+        stream.writelines(lines)
 
 
 def import_trace(files, fmt, *, trace, queue_by, queue_map, jobs, case_name, window_end, runtime) -> None:

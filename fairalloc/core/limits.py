@@ -88,8 +88,8 @@ MAX_EVENTS = 5_000_000
 #: answer them (hundreds of nanoseconds each); beyond, the simulation stops with one line
 MAX_SCHEDULER_STEPS = 200_000_000
 #: jobs of a job workload replayed against a queue case (``simulate WORKLOAD --case``); refused
-#: when the workload is loaded, before the replay starts (a file that large also meets
-#: MAX_FILE_BYTES and MAX_YAML_NODES; a workload built in Python meets this one)
+#: when the workload is loaded, before the replay starts (a YAML file meets MAX_FILE_BYTES and
+#: MAX_YAML_NODES first; a JSON Lines file, one job a line, is refused at the line that passes this)
 MAX_WORKLOAD_JOBS = 1_000_000
 #: pods of one job of such a workload (they are placed on nodes one by one); refused when loaded
 MAX_JOB_PODS = 100_000
