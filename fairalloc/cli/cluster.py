@@ -206,7 +206,8 @@ def simulate(ctx, workload, schedulers, node_count, node_size, plot_dir, progres
       fairalloc simulate two-teams-day --case replay-two-teams --plot out/charts --report out/day.html
 
     WORKLOAD is then a YAML or JSON file {nodes: optional, jobs: {NAME: {queue, request, pods,
-    min_pods, priority, submit, runtime}}} or a bundled workload; --scheduler names mechanisms
+    min_pods, priority, submit, runtime}}}, a JSON Lines file (.jsonl: the header, then one
+    {NAME: {...}} job a line; a million jobs) or a bundled workload; --scheduler names mechanisms
     (default: the case's policy, else drf); --events writes the event log (CSV for a .csv name,
     else JSON lines); --plot and --report draw each run's queues over time (docs/charts.md).
     """
