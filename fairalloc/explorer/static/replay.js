@@ -58,7 +58,8 @@ async function run() {
     renderTable(answer.charts.table);
     await Promise.all(KINDS.map((kind) => draw($(`replay-${kind}`), answer.figures[kind])));
     const c = answer.charts;
-    $("replay-status").textContent = `${answer.scheduler} on ${c.workload}: ${c.preemptions.length} preemptions, ended at ${fmt(c.end)} ${c.unit}`;
+    const n = c.preemptions.length;
+    $("replay-status").textContent = `${answer.scheduler} on ${c.workload}: ${n} preemption${n === 1 ? "" : "s"}, ended at ${fmt(c.end)} ${c.unit}`;
     panel.dataset.state = "done";
   } catch (e) {
     if (isCancelled(e) || controller !== replay.controller) return;
@@ -70,10 +71,14 @@ async function run() {
   }
 }
 
+// The legend sits below the plot: its rows (about one entry per 130 px of width) add to the height,
+// so that on a phone a legend of many queues is not cut off.
 function draw(el, figure) {
   if (!window.Plotly) return Promise.resolve();
-  el.style.height = `${HEIGHT}px`;
-  return window.Plotly.react(el, figure.data, {...figure.layout, height: HEIGHT, autosize: true}, figure.config);
+  const rows = figure.layout.legend ? Math.ceil(figure.data.length / Math.max(1, Math.floor(el.clientWidth / 130))) : 0;
+  const height = HEIGHT + 22 * rows;
+  el.style.height = `${height}px`;
+  return window.Plotly.react(el, figure.data, {...figure.layout, height, autosize: true}, figure.config);
 }
 
 function renderTable(table) {
