@@ -181,7 +181,12 @@ def frontier_table(inst, points, on: str) -> str:
     show_default=True,
     help="Open the page in the default web browser.",
 )
-def explore(case, host, port, allow_hosts, open_browser):
+@click.option(
+    "--workload",
+    metavar="W",
+    help="A job workload file (or a bundled workload's name) the page's Replay panel replays against CASE.",
+)
+def explore(case, host, port, allow_hosts, open_browser, workload):
     """Explore a case in the browser: edit it and watch allocations, properties and lies move.
 
     \b
@@ -191,26 +196,35 @@ def explore(case, host, port, allow_hosts, open_browser):
       - every property, each failure with its witness in words, loadable as a variant;
       - the alpha-fair frontier (hover a point for its allocation, click it to load it);
       - a manipulation probe: one user's reported demand and what it buys her; the best lie;
-      - arrival-by-arrival playback of dmfa-srq and ddrf, and the tree of a hierarchy.
+      - arrival-by-arrival playback of dmfa-srq and ddrf, and the tree of a hierarchy;
+      - with --workload, a replay of the jobs under a scheduler: usage against entitlement and
+        guarantee over time, waits, preemptions (the charts of 'simulate --report').
     Every field of a case file is shown and editable, and the download gives the case back.
 
     \b
     Example:
       fairalloc explore drf-section-4-1            then open http://127.0.0.1:8050/
       fairalloc explore my.yaml --port 9000 --open
+      fairalloc explore replay-two-teams --workload two-teams-day
 
     CASE (optional) is a YAML file or the name of a bundled case; the page can switch to any
     bundled case or open a file you pick. The server listens on 127.0.0.1 unless --host says
     otherwise, and answers only to its own address (and --allow-host names).
     """
-    from fairalloc.explorer import serve
+    from fairalloc.explorer import serve, start_workload
 
     if not 0 <= port <= 65535:
         raise FairallocError(f"--port: must be between 0 and 65535 (got {port})")
     host = checked_host(host)
+    if workload is not None and case is None:
+        raise FairallocError(
+            "--workload: give the queue CASE it is replayed against (fairalloc explore CASE --workload W)"
+        )
     if case is not None:
-        load_case(case)  # a bad case fails here, in one line, before serving
-    serve(case, host, port, open_browser, tuple(allow_hosts))
+        loaded = load_case(case)  # a bad case or workload fails here, in one line, before serving
+        if workload is not None:
+            start_workload(workload, loaded)
+    serve(case, host, port, open_browser, tuple(allow_hosts), workload)
 
 
 def checked_host(host: str) -> str:

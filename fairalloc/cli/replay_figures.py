@@ -7,7 +7,8 @@ Per run (one per ``--scheduler``): each queue's usage against its entitlement an
 time (dominant shares of the capacity, in %; on top the queues' usage stacked), the wait-time
 distribution of each queue's admissions, and the preemption timeline (victim's queue over time,
 marker area by the job-seconds lost, colour by the preemptor's queue).  docs/charts.md says what
-each chart reads.
+each chart reads.  The page's plotly figures are :mod:`fairalloc.scheduling.replay_plotly`'s, which
+the explorer's Replay panel draws too.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from typing import Any
 
 from fairalloc.cli.options import make_folder
 from fairalloc.core.files import write_atomically
+from fairalloc.scheduling.replay_plotly import KINDS as FIGURES
+from fairalloc.scheduling.replay_plotly import figures
 
 KINDS = ("usage", "waits", "preemptions")
 
@@ -135,6 +138,7 @@ td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}th:first-child,td
 <script>{plotly}</script></head><body><h1>{title}</h1>
 {sections}
 <script type="application/json" id="charts">{data}</script>
+<script type="application/json" id="figures">{figures}</script>
 <script>{draw}</script></body></html>
 """
 
@@ -154,67 +158,34 @@ TABLE = (
 )
 _PERCENT = {"usage_share", "entitlement_share", "entitlement_gap", "guarantee_gap"}
 
+#: each run's figures (:func:`fairalloc.scheduling.replay_plotly.figures`) drawn as given
 _DRAW = """
-const runs = JSON.parse(document.getElementById("charts").textContent);
-// plotly reads <b>, <a href> ... in its texts: a name is shown as given, its markup escaped
-const esc = t => String(t).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-const config = {displaylogo: false, responsive: true};
-runs.forEach((run, k) => {
-  const x = {title: {text: run.titles.time}};
-  const y = {title: {text: run.titles.share}, rangemode: "tozero"};
-  const legend = {orientation: "h", y: -0.3};
-  const stacked = Object.entries(run.stacked.usage_share).map(([q, v]) =>
-    ({x: run.stacked.time, y: v, name: esc(q), stackgroup: "u", mode: "lines", line: {shape: "hv"}}));
-  const lines = [];
-  for (const [q, s] of Object.entries(run.queues)) {
-    lines.push({x: s.time, y: s.usage_share, name: esc(q + " usage"), mode: "lines", line: {shape: "hv"}});
-    lines.push({x: s.time, y: s.entitlement_share, name: esc(q + " entitlement"), mode: "lines",
-                line: {shape: "hv", dash: "dash"}});
-    if (s.guarantee_share !== null)
-      lines.push({x: [0, run.end], y: [s.guarantee_share, s.guarantee_share], name: esc(q + " guarantee"),
-                  mode: "lines", line: {dash: "dot"}});
-    for (const [r, v] of Object.entries(s.usage))
-      lines.push({x: s.time, y: v, name: esc(q + " " + r), mode: "lines", line: {shape: "hv"}, yaxis: "y2",
-                  visible: "legendonly"});
-  }
-  Plotly.newPlot("stacked-" + k, stacked, {title: {text: "usage of the queues, stacked"}, xaxis: x, yaxis: y, legend},
-    config);
-  Plotly.newPlot("usage-" + k, lines, {title: {text: "usage against entitlement and guarantee"}, xaxis: x, yaxis: y,
-    yaxis2: {title: {text: run.titles.amount}, overlaying: "y", side: "right", rangemode: "tozero"}, legend}, config);
-  const waits = Object.entries(run.queues).map(([q, s]) => ({x: s.waits, name: esc(q), type: "box", boxpoints: "all"}));
-  Plotly.newPlot("waits-" + k, waits, {title: {text: "wait to admission, per admission"},
-    xaxis: {title: {text: run.titles.wait}}, yaxis: {title: {text: "queue"}}}, config);
-  const by = {};
-  for (const p of run.preemptions) (by[p.preemptor_queue || "(unknown)"] ||= []).push(p);
-  const marks = Object.entries(by).map(([q, ps]) => ({x: ps.map(p => p.time), y: ps.map(p => esc(p.victim_queue)),
-    name: esc("for " + q), mode: "markers", type: "scatter",
-    text: ps.map(p => esc(p.victim + ": " + p.lost_job_seconds + " job-s lost")),
-    marker: {size: ps.map(p => 6 + 4 * Math.min(p.lost_job_seconds / 3600, 4))}}));
-  const none = run.preemptions.length ? [] : [{text: "no preemptions", showarrow: false, xref: "paper", yref: "paper",
-    x: 0.5, y: 0.5}];
-  Plotly.newPlot("preemptions-" + k, marks, {title: {text: "preemptions (" + run.preemptions.length + ")"},
-    annotations: none,
-    xaxis: {title: {text: run.titles.time}, range: [0, run.end]},
-    yaxis: {title: {text: "victim's queue"}, type: "category", categoryarray: Object.keys(run.queues).map(esc)}},
-    config);
+const runs = JSON.parse(document.getElementById("figures").textContent);
+runs.forEach((figures, k) => {
+  for (const [kind, figure] of Object.entries(figures)) Plotly.newPlot(kind + "-" + k, figure);
 });
 """
 
 
 def report_html(charts: list[dict[str, Any]], title: str) -> str:
-    """One page: per run the per-queue table and its four interactive charts, the data embedded as
-    JSON, plotly.js inlined."""
+    """One page: per run the per-queue table and its four interactive charts, the data and the
+    figures embedded as JSON, plotly.js inlined."""
     from fairalloc.explorer.docs import plotly_bundle
 
     sections = "\n".join(_section(k, c) for k, c in enumerate(charts))
-    data = json.dumps(charts, allow_nan=False).replace("</", "<\\/")  # never ends its script early
     return _PAGE.format(
         title=escape(title),
         plotly=plotly_bundle().read_text(encoding="utf-8"),
         sections=sections,
-        data=data,
+        data=_embedded(charts),
+        figures=_embedded([figures(c) for c in charts]),
         draw=_DRAW,
     )
+
+
+def _embedded(value) -> str:
+    """JSON for a script element: standard JSON that never ends its script early."""
+    return json.dumps(value, allow_nan=False).replace("</", "<\\/")
 
 
 def _section(k: int, c: dict[str, Any]) -> str:
@@ -223,7 +194,7 @@ def _section(k: int, c: dict[str, Any]) -> str:
         f"<tr><td>{escape(q)}</td>" + "".join(f"<td>{_cell(key, row.get(key))}</td>" for key, _ in TABLE) + "</tr>"
         for q, row in c["table"].items()
     )
-    charts = "".join(f'<div class="chart" id="{kind}-{k}"></div>' for kind in ("stacked", "usage", *KINDS[1:]))
+    charts = "".join(f'<div class="chart" id="{kind}-{k}"></div>' for kind in FIGURES)
     return (
         f"<h2>{escape(c['scheduler'])} on {escape(c['workload'])}</h2>"
         f"<table><tr><th>queue</th>{head}</tr>{rows}</table>{charts}"

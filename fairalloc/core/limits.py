@@ -185,6 +185,14 @@ MAX_HEADER_COUNT = 100
 #: Measured: reading a case of 48,000 nodes (50 users, 16 resources, 1,300 variants) into the
 #: page's form takes about 1.3 s, so an upload is bounded well within EXPLORER_QUICK_SECONDS
 MAX_EXPLORER_UPLOAD_NODES = 50_000
+#: jobs of a workload the explorer replays (``explore CASE --workload W``, its Replay panel; 400
+#: beyond, counted before the workload is read, and refused by ``explore`` before it serves): the
+#: replay runs in the slow lane, within EXPLORER_SLOW_SECONDS, and the page sends the workload with
+#: the case in one request of at most MAX_REQUEST_BYTES (about 100 bytes a job).  Measured on two
+#: queues of 8 cpus, 2,000 jobs arriving at about half the capacity: 0.9 (drf) to 4.9 (yunikorn-fair)
+#: CPU seconds; a workload that keeps hundreds of jobs waiting costs far more (kueue 10 s,
+#: yunikorn-fair beyond the lane's limit, which stops it: 503).  Larger ones: ``simulate --report``
+MAX_EXPLORER_WORKLOAD_JOBS = 2_000
 
 # -- solvers and algorithms ---
 #: Newton iterations of the dual Newton method (CEEI, alpha-fairness); beyond, SolverError

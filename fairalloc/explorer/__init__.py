@@ -1,5 +1,6 @@
 """The browser explorer behind ``fairalloc explore``: a local page to edit a case, solve it with
-any mechanism, check its properties, probe its manipulability and play back dynamic mechanisms.
+any mechanism, check its properties, probe its manipulability, play back dynamic mechanisms, and
+replay a job workload against it (``explore CASE --workload W``: the charts of ``simulate --report``).
 
 * :mod:`~fairalloc.explorer.form`: the page's form of a case and back, every field kept;
 * :mod:`~fairalloc.explorer.views`: what the page shows, one function of its request each;
@@ -17,7 +18,7 @@ from __future__ import annotations
 from fairalloc.core.errors import FairallocError, shown
 from fairalloc.core.limits import EXPLORER_QUICK_SECONDS, EXPLORER_SLOW_SECONDS, EXPLORER_WAIT_SECONDS
 from fairalloc.explorer.app import close_app, create_app
-from fairalloc.explorer.form import case_from_page, case_mapping, page_form
+from fairalloc.explorer.form import case_from_page, case_mapping, page_form, start_workload
 
 
 def _listening_socket(host: str, port: int):
@@ -48,6 +49,7 @@ def make_server(
     port: int = 8050,
     allow_hosts: tuple[str, ...] = (),
     *,
+    workload: str | None = None,
     quick_seconds: float = EXPLORER_QUICK_SECONDS,
     slow_seconds: float = EXPLORER_SLOW_SECONDS,
     wait_seconds: float = EXPLORER_WAIT_SECONDS,
@@ -55,7 +57,8 @@ def make_server(
     """The explorer's server (:class:`~fairalloc.explorer.server.ExplorerServer`, waitress) bound to
     ``host:port`` (port 0: any free port), not yet serving; its app answers to the address it is
     bound to.  ``serve_forever()`` serves, ``shutdown()`` stops it, ``server_close()`` frees it.
-    ``quick_seconds``, ``slow_seconds``, ``wait_seconds``: the lanes' time limits (:func:`create_app`)."""
+    ``quick_seconds``, ``slow_seconds``, ``wait_seconds``: the lanes' time limits, ``workload`` what
+    the Replay panel replays (:func:`create_app`)."""
     import logging
 
     from fairalloc.explorer.server import ExplorerServer
@@ -63,6 +66,7 @@ def make_server(
     logging.getLogger("waitress").setLevel(logging.ERROR)  # a refused connection is not the user's news
     app = create_app(
         case,
+        workload=workload,
         host=host,
         allow_hosts=allow_hosts,
         quick_seconds=quick_seconds,
@@ -85,9 +89,10 @@ def serve(
     port: int = 8050,
     open_browser: bool = False,
     allow_hosts: tuple[str, ...] = (),
+    workload: str | None = None,
 ) -> None:
     """Serve the explorer until interrupted (Ctrl-C)."""
-    server = make_server(case, host, port, allow_hosts)
+    server = make_server(case, host, port, allow_hosts, workload=workload)
     shown_host = f"[{host}]" if ":" in host else host
     url = f"http://{shown_host}:{server.port}/"
     print(f"fairalloc explorer on {url}  (Ctrl-C to stop)", flush=True)
@@ -104,4 +109,13 @@ def serve(
         close_app(server.app)
 
 
-__all__ = ["case_from_page", "case_mapping", "close_app", "create_app", "make_server", "page_form", "serve"]
+__all__ = [
+    "case_from_page",
+    "case_mapping",
+    "close_app",
+    "create_app",
+    "make_server",
+    "page_form",
+    "serve",
+    "start_workload",
+]

@@ -29,8 +29,9 @@ Endpoints (``docs/explorer.md`` gives each request and answer):
 * ``GET /api/meta``: every registered mechanism with its description and documentation, the units;
 * ``POST /api/check``: whether a form is a valid case (an invalid case is an answer here, not an error);
 * ``POST /api/solve``, ``/api/properties``, ``/api/frontier``, ``/api/probe``, ``/api/playback``,
-  ``/api/tree``: the views of :mod:`fairalloc.explorer.views`; with ``Accept: application/x-ndjson``
-  the slow ones stream ``{"progress": ...}`` lines before the ``{"result": ...}`` line;
+  ``/api/tree``, ``/api/replay``: the views of :mod:`fairalloc.explorer.views`; with ``Accept:
+  application/x-ndjson`` the slow ones stream ``{"progress": ...}`` lines before the ``{"result": ...}``
+  line (a replay's workload of more than ``MAX_EXPLORER_WORKLOAD_JOBS`` jobs: 400 before any worker);
 * ``POST /api/yaml``: the form as a case file; ``POST /api/upload``: a case file's text as a form.
 """
 
@@ -64,7 +65,7 @@ STATIC = Path(__file__).with_name("static")
 #: the views each lane computes (the rest of the API answers in the request's own thread); a probe
 #: is quick, unless it searches lies
 QUICK = ("check", "solve", "playback", "tree", "probe")
-SLOW = ("properties", "frontier", "probe")
+SLOW = ("properties", "frontier", "probe", "replay")
 #: ``X-Explorer-Round: PAGE:ROUND``: the page's id (random per page load) and its edit; a request
 #: of an older round than the page's newest is dropped (its worker freed) as soon as that one arrives
 ROUND_HEADER = "X-Explorer-Round"
@@ -357,6 +358,7 @@ def _section_link(section: str) -> str | None:
 def create_app(
     case: str | None = None,
     *,
+    workload: str | None = None,
     host: str = "127.0.0.1",
     port: int | None = None,
     allow_hosts: tuple[str, ...] = (),
@@ -365,7 +367,9 @@ def create_app(
     slow_seconds: float = EXPLORER_SLOW_SECONDS,
     wait_seconds: float = EXPLORER_WAIT_SECONDS,
 ):
-    """The Flask app; ``case`` (a bundled name or a YAML file) is what the page opens with.
+    """The Flask app; ``case`` (a bundled name or a YAML file) is what the page opens with, and
+    ``workload`` (a job workload file or a bundled workload's name) what its Replay panel replays
+    against it (:func:`~fairalloc.explorer.form.start_workload`; no panel without one).
 
     The lanes' time limits and their wait for a free worker can be set here (tests make them short).
     ``host`` and ``port`` are the address it is served on (``port=None``: not known yet; set
@@ -388,7 +392,7 @@ def create_app(
     app.config.update(FAIRALLOC_GUARD=guard, FAIRALLOC_LANES=lanes)
     _guard(app, guard)
     _page_routes(app)
-    _case_routes(app, case)
+    _case_routes(app, case, workload)
     _compute_routes(app, lanes)
     return app
 
@@ -490,10 +494,13 @@ def _page_routes(app) -> None:
         return (html, 200) if html is not None else _error(f"docs: no page '{name}'", 404)
 
 
-def _case_routes(app, case: str | None) -> None:
-    """The cases the page may open: the one it starts with, the bundled ones by name, uploads;
-    and the case as a file."""
+def _case_routes(app, case: str | None, workload: str | None) -> None:
+    """The cases the page may open: the one it starts with (and the workload it replays), the
+    bundled ones by name, uploads; and the case as a file."""
     from flask import Response, jsonify, request
+
+    from fairalloc.explorer.form import start_workload
+    from fairalloc.explorer.views import replay_schedulers
 
     start: Case = load_case(case) if case else load_bundled("drf-section-4-1")
     # the picker shows a bundled case by name, a file by its name beside them
@@ -502,6 +509,9 @@ def _case_routes(app, case: str | None) -> None:
         "case": page_form(start),
         "origin": origin,
         "label": Path(case).name if origin == "file" and case else start.name,
+        "workload": None
+        if workload is None
+        else {**start_workload(workload, start), "schedulers": replay_schedulers()},
     }
 
     @app.get("/api/start")
@@ -590,8 +600,11 @@ def _precheck(view: str, body: dict, streamed: bool) -> None:
         "probe": views.ProbeRequest,
         "playback": views.PlaybackRequest,
         "tree": views.TreeRequest,
+        "replay": views.ReplayRequest,
     }
     request = views.validated(models[view], body)
+    if view == "replay":
+        views.workload_bounds(body)
     if streamed and view != "check":
         views.scenario(request)
 

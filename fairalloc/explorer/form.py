@@ -23,15 +23,28 @@ case file's mapping (in the order of the file format), which :func:`fairalloc.io
 validates.  A value the page could not read as a number is sent as its text, so that the case
 validation names the field and what is wrong with it.  The round trip is exact: for every case,
 ``parse_case(case_mapping(page_form(case)))`` is the same case (``tests/test_explorer_form.py``).
+
+A job workload (``explore CASE --workload W``) is carried as its file's mapping (:func:`workload_form`:
+``nodes`` and ``jobs`` by name, each job's fields as a workload file spells them), which the page
+sends back with the case it edits to replay the one against the other.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
-from fairalloc.core.errors import CaseError, excerpt, unknown
-from fairalloc.core.limits import MAX_EXPLORER_GROUPS, MAX_EXPLORER_RESOURCES, MAX_EXPLORER_USERS
+from fairalloc.core.errors import CaseError, FairallocError, excerpt, unknown
+from fairalloc.core.limits import (
+    MAX_EXPLORER_GROUPS,
+    MAX_EXPLORER_RESOURCES,
+    MAX_EXPLORER_USERS,
+    MAX_EXPLORER_WORKLOAD_JOBS,
+    MAX_REQUEST_BYTES,
+)
 from fairalloc.io.cases import Case, CaseSpec, parse_case
+from fairalloc.io.job_workloads import JobWorkload, load_job_workload
 
 #: the case file's top-level text fields
 TEXT_FIELDS = ("name", "source", "description", "policy", "demand")
@@ -194,4 +207,61 @@ def case_from_page(form: Any) -> Case:
     return parse_case(case_mapping(form), where="page")
 
 
-__all__ = ["GROUP_FIELDS", "KEPT_FIELDS", "USER_FIELDS", "case_from_page", "case_mapping", "page_form"]
+# -- a job workload ----------------------------------------------------------------------------------------
+def check_workload_jobs(count: int, where: str) -> None:
+    """Refuse a workload of more jobs than the explorer replays (``where``: the file or the field)."""
+    if count > MAX_EXPLORER_WORKLOAD_JOBS:
+        raise FairallocError(
+            f"{where}: {count:,} jobs; the explorer replays at most {MAX_EXPLORER_WORKLOAD_JOBS:,} "
+            f"(fairalloc.core.limits.MAX_EXPLORER_WORKLOAD_JOBS); for more use "
+            f"'fairalloc simulate WORKLOAD --case CASE --report FILE.html'"
+        )
+
+
+def workload_form(workload: JobWorkload, resources: list[str]) -> dict[str, Any]:
+    """A read workload as its file's mapping (jobs in submit order, zero requests and an endless
+    run time left out): what the page sends back, read again against the case it edits."""
+    jobs = {}
+    for job in workload.jobs:
+        spec: dict[str, Any] = {"queue": job.queue, "request": {r: a for r, a in zip(resources, job.request) if a}}
+        spec.update(pods=job.pods, priority=job.priority, submit=job.submit)
+        if job.min_pods is not None:
+            spec["min_pods"] = job.min_pods
+        if math.isfinite(job.runtime):
+            spec["runtime"] = job.runtime
+        jobs[job.name] = spec
+    form: dict[str, Any] = {"jobs": jobs}
+    if workload.nodes is not None:
+        form["nodes"] = {n: dict(zip(resources, map(float, room))) for n, room in workload.nodes.items()}
+    return form
+
+
+def start_workload(path: str, case: Case) -> dict[str, Any]:
+    """The workload file ``path`` (or a bundled workload's name) as the page opens it beside
+    ``case``: its name, its form and its jobs; refused in one line naming the file when it is not
+    a workload of the case, has more jobs than the explorer replays, or would not fit in the
+    page's request with the case."""
+    workload = load_job_workload(path, case.instance)
+    check_workload_jobs(len(workload.jobs), str(path))
+    form = workload_form(workload, list(case.instance.resources))
+    request = {"case": page_form(case), "workload": form, "workload_name": workload.name, "scheduler": ""}
+    size = len(json.dumps(request, separators=(",", ":")).encode()) + 256  # the scheduler's name, a variant's
+    if size > MAX_REQUEST_BYTES:
+        raise FairallocError(
+            f"{path}: the page's replay request with this workload and case would take about {size:,} bytes; "
+            f"the explorer takes at most {MAX_REQUEST_BYTES:,} (fairalloc.core.limits.MAX_REQUEST_BYTES)"
+        )
+    return {"name": workload.name, "form": form, "jobs": len(workload.jobs)}
+
+
+__all__ = [
+    "GROUP_FIELDS",
+    "KEPT_FIELDS",
+    "USER_FIELDS",
+    "case_from_page",
+    "case_mapping",
+    "check_workload_jobs",
+    "page_form",
+    "start_workload",
+    "workload_form",
+]

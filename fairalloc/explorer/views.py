@@ -20,7 +20,7 @@ from fairalloc.core import registry
 from fairalloc.core.errors import CaseError, FairallocError, excerpt, one_line, unknown
 from fairalloc.core.instance import Instance
 from fairalloc.core.limits import MAX_EXPLORER_BUDGET, MAX_EXPLORER_MECHANISMS
-from fairalloc.explorer.form import case_from_page
+from fairalloc.explorer.form import case_from_page, check_workload_jobs
 from fairalloc.io.cases import Case
 
 #: mechanisms the page ticks on a new case without a policy (hierarchies add hdrf, queues hdrf-fluid)
@@ -87,6 +87,14 @@ class PlaybackRequest(_Request):
 
 class TreeRequest(_Request):
     mechanism: str = "hdrf"
+
+
+class ReplayRequest(_Request):
+    #: a job workload as its file's mapping (``jobs``, optionally ``nodes``; :func:`workload_form`)
+    workload: dict[str, Any]
+    workload_name: str = "workload"
+    #: a scheduler as ``simulate --case`` names it; left out, the case's policy (else drf)
+    scheduler: str | None = None
 
 
 def validated(model: type[BaseModel], body: Any) -> Any:
@@ -403,6 +411,51 @@ def _hierarchy(inst: Instance) -> tuple[dict[str, str | None], dict[str, float]]
     return dict.fromkeys(inst.users), {u: float(weights[i].max()) for i, u in enumerate(inst.users)}
 
 
+# -- a job workload replayed ---------------------------------------------------------------------------
+def replay_schedulers() -> list[str]:
+    """The schedulers a job workload is replayed under, as ``simulate --case`` takes them: every
+    registered mechanism but those that schedule tasks offered node by node (families left out)."""
+    names = registry.available(families=False)
+    return [n for n in names if registry.get(n).kind != "online" or hasattr(registry.get(n), "online")]
+
+
+def workload_bounds(body: dict) -> None:
+    """Refuse a workload of more jobs than the explorer replays, counted before it is read."""
+    workload = body.get("workload")
+    jobs = workload.get("jobs") if isinstance(workload, dict) else None
+    if isinstance(jobs, dict):
+        check_workload_jobs(len(jobs), "workload.jobs")
+
+
+def replay(body, progress=None) -> dict:
+    """The workload replayed against the case under the scheduler: its chart data (the series, the
+    preemptions, the per-queue table) and its figures, as ``simulate --report`` draws them;
+    ``progress`` as jobs finish."""
+    from fairalloc.io.job_workloads import parse_job_workload
+    from fairalloc.scheduling.replay_charts import charted_replay
+    from fairalloc.scheduling.replay_plotly import figures
+
+    request = validated(ReplayRequest, body)
+    workload_bounds(body)
+    case, inst = scenario(request)
+    mech = _mechanism(request.scheduler or case.policy or "drf")
+    try:
+        workload = parse_job_workload(request.workload, inst, request.workload_name)
+    except CaseError as exc:
+        raise CaseError(f"workload {request.workload_name}: {one_line(exc)}") from None
+    done = [0]
+
+    def tick(n: int) -> None:
+        done[0] += n
+        if progress is not None:
+            progress(done[0], len(workload.jobs), "jobs")
+
+    _, charts = charted_replay(
+        inst, workload.jobs, mech, settings=case.settings, nodes=workload.nodes, workload=workload.name, progress=tick
+    )
+    return {"scheduler": mech.name, "variant": request.variant, "charts": charts, "figures": figures(charts)}
+
+
 #: the views by the name the app routes them under
 VIEWS = {
     "check": check,
@@ -412,6 +465,7 @@ VIEWS = {
     "probe": probe,
     "playback": playback,
     "tree": tree,
+    "replay": replay,
 }
 
-__all__ = ["VIEWS", "alpha_member", "allocation_view", "validated"]
+__all__ = ["VIEWS", "alpha_member", "allocation_view", "replay_schedulers", "validated", "workload_bounds"]

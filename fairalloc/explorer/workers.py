@@ -45,6 +45,8 @@ PRELOAD = [
     "fairalloc.analysis.properties",
     "fairalloc.analysis.manipulation",
     "fairalloc.analysis.tradeoff",
+    "fairalloc.scheduling.replay_charts",
+    "fairalloc.scheduling.replay_plotly",
 ]
 
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from fairalloc.core.instance import Instance
 from fairalloc.engines.online import Admit, ClusterState, Decision, Preempt, dominant_shares
-from fairalloc.scheduling.replay import guarantees
+from fairalloc.scheduling.replay import guarantees, replay
 
 #: the default bound on the points kept per queue
 POINTS = 2000
@@ -214,6 +214,15 @@ def chart_data(result: Any, recorder: Recorder) -> dict[str, Any]:
     }
 
 
+def charted_replay(instance: Instance, jobs: list, mechanism: Any, **options: Any) -> tuple[Any, dict[str, Any]]:
+    """``replay(instance, jobs, mechanism, **options)`` recorded: its result and its chart data
+    (:func:`chart_data`), as the explorer's Replay panel shows them."""
+    recorder = Recorder(instance)
+    result = replay(instance, jobs, mechanism, watch=recorder, **options)
+    recorder.close(result.end)
+    return result, chart_data(result, recorder)
+
+
 def _stacked(queues: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The queues' usage shares on one time grid (the union of their step times), so that they
     stack: ``time``, and per queue its share at each time."""
@@ -225,4 +234,4 @@ def _stacked(queues: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return {"time": grid, "usage_share": shares}
 
 
-__all__ = ["POINTS", "Preemption", "Recorder", "Steps", "chart_data", "time_unit"]
+__all__ = ["POINTS", "Preemption", "Recorder", "Steps", "chart_data", "charted_replay", "time_unit"]

@@ -8,6 +8,7 @@
 import {getJSON, isCancelled, post, rounds} from "./api.js";
 import * as E from "./editor.js";
 import * as F from "./form.js";
+import * as R from "./replay.js";
 import * as V from "./views.js";
 
 const $ = (id) => document.getElementById(id);
@@ -127,6 +128,7 @@ function valid(check) {
   $("tree-panel").hidden = !check.hierarchy;
   renderProbeControls();
   renderPlaybackChoices(check);
+  R.casePolicy(check.policy);
 }
 
 // -- the allocation ------------------------------------------------------------------------------------------
@@ -657,6 +659,7 @@ async function main() {
   wire();
   const [meta, cases, start] = await Promise.all([getJSON("/api/meta"), getJSON("/api/cases"), getJSON("/api/start")]);
   state.meta = meta;
+  R.initReplay(start.workload, base);
   $("case-picker").innerHTML = cases.cases.map((c) => `<option value="${esc(c)}">${esc(c)}</option>`).join("");
   const wanted = new URLSearchParams(location.search).get("case");
   if (wanted && cases.cases.includes(wanted)) return pick(wanted);
