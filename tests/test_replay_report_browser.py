@@ -5,11 +5,14 @@ and the page reports no error.  Chromium as tests/test_explorer_browser.py finds
 from __future__ import annotations
 
 import pytest
-from test_explorer_browser import chromium
+import test_explorer_browser as explorer_page
 from test_replay_charts import HOSTILE, hostile_run
 
 from fairalloc.cli import main
-from fairalloc.testing import CHROMIUM_FLAGS, HANG
+from fairalloc.testing import HANG
+
+#: the explorer page tests' Chromium (found or installed there), one per module
+browser = explorer_page.browser
 
 
 @pytest.fixture(scope="module")
@@ -18,16 +21,6 @@ def report(tmp_path_factory):
     argv = ["simulate", "two-teams-day", "--case", "replay-two-teams", "--scheduler", "drf,kueue"]
     assert main([*argv, "--report", str(path), "--no-progress", "--format", "json"]) == 0
     return path
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_FLAGS, headless=True)
-        yield browser
-        browser.close()
 
 
 def _open(browser, path, runs: int, problems: list[str]):
