@@ -40,12 +40,13 @@ OUT.jsonl`` writes it) and each policy, in a child process of its own, loads it 
 replay's ``watch`` hook stops it between cycles): its events, the day reached, CPU seconds, the
 ratio to the ``heapq`` floor of the same jobs, the week projected at the measured rate (seconds per
 event times every submission and end), and its peak RSS beyond its RSS before the load against the
-file's bytes.
+file's bytes.  ``--week-at-once K`` runs K policies' children side by side (each timed in its own
+CPU seconds; a child's peak RSS stays its own).
 
 Run: .venv/bin/python benchmarks/bench_replay.py [--quick] [--jobs N ...] [--kueue-jobs N ...] [--json FILE]
-[--sections runs kueue policies week] [--week-jobs N] [--week-budget SECONDS] (a partial run writes its
-sections, each with ``<section>_measured``: the commit and load it was measured at, and keeps the
-file's others)
+[--sections runs kueue policies week] [--week-jobs N] [--week-budget SECONDS] [--week-at-once K]
+(a partial run writes its sections, each with ``<section>_measured``: the commit and load it was
+measured at, and keeps the file's others)
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ import resource
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from provenance import commit, load_average, update_json
@@ -493,10 +495,10 @@ def week_measure(policy: str, seed: int, file: dict, budget: float) -> dict:
     }
 
 
-def week_section(n_jobs: int, budget: float, seed: int) -> dict:
-    """Each policy's week in a child process, the two workloads written once to a temporary folder."""
+def week_section(n_jobs: int, budget: float, seed: int, at_once: int = 1) -> dict:
+    """Each policy's week in a child process (``at_once`` side by side), the two workloads written
+    once to a temporary folder."""
     files: dict[str, dict] = {}
-    rows = []
     with tempfile.TemporaryDirectory(prefix="bench-week-") as folder:
         for policy in WEEK_POLICIES:
             instance, _, kind = week_case(policy, seed)
@@ -505,9 +507,16 @@ def week_section(n_jobs: int, budget: float, seed: int) -> dict:
                 f = files[kind]
                 print(f"week, {kind} workload: {n_jobs:,} jobs over {f['days']:g} days, {f['bytes']:,} bytes of JSON "
                       f"Lines written in {f['write_cpu_seconds']:g} CPU s", flush=True)  # fmt: skip
+
+        def one(policy: str) -> dict:
+            kind = week_case(policy, seed)[2]
             row = forked(week_measure, policy, seed, files[kind], budget, name={"mechanism": policy, "jobs": n_jobs})
-            rows.append(row)
             print(f"week, {policy:<26} {week_said(row)}", flush=True)
+            return row
+
+        # threads only wait on their child processes: the work is in the children
+        with ThreadPoolExecutor(max_workers=max(1, at_once)) as pool:
+            rows = list(pool.map(one, WEEK_POLICIES))
     for f in files.values():
         del f["path"]  # a temporary file, gone
     return {
@@ -516,6 +525,7 @@ def week_section(n_jobs: int, budget: float, seed: int) -> dict:
         "days": WEEK_DAYS,
         "budget_cpu_seconds": budget,
         "target_cpu_seconds": WEEK_TARGET_SECONDS,
+        "at_once": at_once,
         "files": files,
         "rows": rows,
     }
@@ -553,6 +563,7 @@ def main() -> None:
         default=WEEK_TARGET_SECONDS,
         help="CPU seconds a policy's week may take before it is stopped (default: the target)",
     )
+    ap.add_argument("--week-at-once", type=int, default=1, help="policies' weeks replayed side by side (section week)")
     ap.add_argument("--queues", type=int, default=20)
     ap.add_argument("--nodes", type=int, default=0, help="split the pool into this many nodes (0: one pool)")
     ap.add_argument("--seed", type=int, default=0)
@@ -575,7 +586,7 @@ def main() -> None:
     if "policies" in args.sections:
         out["policies"] = policy_rows(args.policy_jobs or ([1_000] if args.quick else [1_000, 10_000]), args.seed)
     if "week" in args.sections:
-        out["week"] = week_section(args.week_jobs, args.week_budget, args.seed)
+        out["week"] = week_section(args.week_jobs, args.week_budget, args.seed, args.week_at_once)
     start["load_average"]["end"] = load_average()
     if set(args.sections) >= set(DEFAULT_SECTIONS):
         out = start | out
