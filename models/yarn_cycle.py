@@ -932,7 +932,7 @@ class YarnCycle:
         view = plain(view)  # the view of state.after(decisions), without building it again
         after = view.state
         self._settled = None
-        if self._should_preempt(after):
+        if self._should_preempt(after, view.free):
             found = starvation(view, rules, self.at_fair, self.at_min, self.next_check)
             self.at_fair, self.at_min = found.at_fair, found.at_min
             more = preempt(view, found.starved, rules, self.am, _memory(state))
@@ -964,9 +964,12 @@ class YarnCycle:
             self.next_check[name] = now + self.pause
             found.due.append(now + self.pause)
 
-    def _should_preempt(self, state: ClusterState) -> bool:
-        """``shouldAttemptPreemption``: on, and the most used resource above the threshold."""
-        return self.enabled and dominant(state.capacity - state.free(), state.capacity) > self.utilization
+    def _should_preempt(self, state: ClusterState, free: np.ndarray | None = None) -> bool:
+        """``shouldAttemptPreemption``: on, and the most used resource above the threshold (``free``:
+        ``state.free()`` when the caller has it)."""
+        if not self.enabled:
+            return False
+        return dominant(state.capacity - (state.free() if free is None else free), state.capacity) > self.utilization
 
 
 def _seen(state: ClusterState) -> tuple[object, ...]:
