@@ -424,19 +424,19 @@ def view_of(state: ClusterState, grouping: Mapping[str, str], arith: Arithmetic)
 def _split_shares(split: Callable[[int, int], list[int]], count: int, share: np.ndarray) -> list[np.ndarray]:
     """Each of ``count`` applications' share of a leaf holding ``share`` (read-only arrays, kept per
     count and share: the split is asked again at every view)."""
-    key = (split, count, tuple(int(s) for s in share))
+    key = (split, count, share.tobytes())  # amounts whose whole units are equal split equally, kept apart
     hit = _SPLITS.get(key)
     if hit is None:
         if len(_SPLITS) >= MEMO:
             _SPLITS.clear()
-        cols = [split(count, s) for s in key[2]]
+        cols = [split(count, int(s)) for s in share]
         hit = _SPLITS[key] = [np.array([float(col[k]) for col in cols]) for k in range(count)]
         for row in hit:
             row.flags.writeable = False
     return hit
 
 
-_SPLITS: dict[tuple[object, int, tuple[int, ...]], list[np.ndarray]] = {}
+_SPLITS: dict[tuple[object, int, bytes], list[np.ndarray]] = {}
 
 
 def admitted(view: View, admit: Admit, grouping: Mapping[str, str]) -> View:
@@ -563,6 +563,8 @@ def apps_by_drf(view: View, leaf: str, with_demand: bool = True) -> list[App]:
     """A leaf's applications (with pending demand) in comparator order (``fetchAppsWithDemand``)."""
     if with_demand and leaf in view.ordered:
         return view.ordered[leaf]
+    if leaf not in view.by_leaf:  # most leaves of a starvation pass hold nothing
+        return []
     mine = {a.name: a for a in view.by_leaf.get(leaf, ()) if a.waiting or not with_demand}
     ordered = sorted_by_drf((_app_schedulable(view, a) for a in mine.values()), view.state.capacity)
     out = [mine[s.name] for s in ordered]
