@@ -203,12 +203,17 @@ class App:
 
 
 def applications(state: ClusterState, grouping: Mapping[str, str]) -> dict[str, App]:
-    """The state's applications (``grouping``: job -> application), each in one queue."""
+    """The state's applications (``grouping``: job -> application), each in one queue: those with a
+    running job first, in the order of their first one, then the others (the order the leaf sums of
+    :func:`_min_starvation` add them in)."""
     apps: dict[str, App] = {}
+    m, since = len(state.case.resources), state.since
     jobs = [(r.job, r) for r in state.running.values()] + [(j, None) for j in state.pending.values()]
     for job, run in jobs:
         name = grouping.get(job.name, job.name)
-        app = apps.setdefault(name, App(name, job.queue, len(state.resources)))
+        app = apps.get(name)
+        if app is None:
+            app = apps[name] = App(name, job.queue, m)
         if app.queue != job.queue:
             raise CaseError(
                 f"settings.applications.{job.name}: application '{name}' is in queue '{app.queue}', "
@@ -219,7 +224,7 @@ def applications(state: ClusterState, grouping: Mapping[str, str]) -> dict[str, 
             app.running.append(run)
         else:
             app.waiting.append(job)
-            app.since = min(app.since, state.since.get(job.name, job.submit))
+            app.since = min(app.since, since.get(job.name, job.submit))
     return apps
 
 
@@ -250,21 +255,72 @@ class Arithmetic:
     split: Callable[[int, int], list[int]]
 
 
+@dataclass(frozen=True)
+class Facts:
+    """What a cycle reads of a queue tree again and again, read once per tree: each queue's
+    guarantee (0 where none is given), the cap ``fitsInMaxShare`` checks (``max(maxResources,
+    minResources)``), a group's leaves, and a leaf's path with itself last."""
+
+    q: Queues
+    guarantee: dict[str, np.ndarray]
+    cap: dict[str, np.ndarray]
+    leaves: dict[str, frozenset[str]]
+    up: dict[str, list[str]]
+
+
+#: the trees whose :class:`Facts` are kept (a replay reads one; a flat paper case is a new tree per call)
+_FACTS: dict[int, Facts] = {}
+
+
+def facts_of(q: Queues) -> Facts:
+    hit = _FACTS.get(id(q))
+    if hit is None or hit.q is not q:  # an id of a tree since collected is another tree
+        if len(_FACTS) >= 64:
+            _FACTS.clear()
+        nodes = [*q.groups, *q.leaf_names]
+        guarantee = {v: np.nan_to_num(np.asarray(q.guarantee[v], float)) for v in nodes}
+        cap = {v: np.fmax(np.asarray(q.limit[v], float), guarantee[v]) for v in nodes}
+        leaves = {g: frozenset(q.leaves(g)) for g in q.groups}
+        hit = _FACTS[id(q)] = Facts(q, guarantee, cap, leaves, {u: [*q.path(u), u] for u in q.leaf_names})
+    return hit
+
+
 @dataclass
 class View:
-    """What one cycle reads: the applications, every queue's and application's fair share."""
+    """What one cycle reads: the applications, every queue's and application's fair share.  What it
+    reads of them again and again is kept on it: the leaves' usage, the free room, a queue's usage,
+    a leaf's applications in comparator order (a view is of one state and is not changed; the
+    state after one more container is :func:`admitted`'s new view)."""
 
     state: ClusterState
     apps: dict[str, App]
     shares: dict[str, np.ndarray]  # queue or application -> fair share (whole units)
+    kept: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def m(self) -> int:
         return len(self.state.resources)
 
     @functools.cached_property
+    def facts(self) -> Facts:
+        return facts_of(queues_of(self.state.case))
+
+    @functools.cached_property
     def leaf_usage(self) -> dict[str, np.ndarray]:
-        return self.state.usage()
+        return self.kept.pop("usage", None) or self.state.usage()
+
+    @functools.cached_property
+    def free(self) -> np.ndarray:
+        """``state.free()`` (read-only: one copy for every search of the view)."""
+        free = self.kept.pop("free", None)
+        return self.state.free() if free is None else free
+
+    @functools.cached_property
+    def rooms(self) -> dict[str, np.ndarray] | None:
+        """``state.free_on_nodes()`` (``None`` without nodes; read-only)."""
+        if self.state.nodes is None:
+            return None
+        return self.kept.pop("rooms", None) or self.state.free_on_nodes()
 
     @functools.cached_property
     def by_leaf(self) -> dict[str, list[App]]:
@@ -277,7 +333,33 @@ class View:
     @functools.cached_property
     def owner(self) -> dict[str, str]:
         """Each running job's application."""
-        return {r.job.name: a.name for a in self.apps.values() for r in a.running}
+        return self.kept.pop("owner", None) or {r.job.name: a.name for a in self.apps.values() for r in a.running}
+
+    @functools.cached_property
+    def busy(self) -> set[str]:
+        """The leaves with a waiting job."""
+        return {a.queue for a in self.apps.values() if a.waiting}
+
+    @functools.cached_property
+    def held(self) -> dict[str, np.ndarray]:
+        """Per queue (group or leaf) read so far, what its leaves hold."""
+        return self.kept.pop("held", None) or {}
+
+    @functools.cached_property
+    def ordered(self) -> dict[str, list[App]]:
+        """Per leaf read so far, its applications with demand in comparator order."""
+        return self.kept.pop("ordered", None) or {}
+
+    def usage_of(self, node: str) -> np.ndarray:
+        """What ``node``'s leaves hold (a group: their sum, in the tree's order)."""
+        if node not in self.held:
+            q = self.facts.q
+            self.held[node] = (
+                sum((self.leaf_usage[u] for u in q.leaves(node)), np.zeros(self.m))
+                if q.is_group(node)
+                else self.leaf_usage[node]
+            )
+        return self.held[node]
 
 
 def by_active_leaves(
@@ -287,37 +369,116 @@ def by_active_leaves(
     instances of :func:`view_of` differ in (each active leaf asks for one unit of everything), so
     the fair shares are computed again only when a leaf gains its first application or loses its
     last, not at every container assigned."""
-    memo: dict[tuple[int, bytes, bytes], tuple[object, Mapping[str, np.ndarray]]] = {}
+    return ActiveShares(shares)
 
-    def kept(inst: Instance) -> Mapping[str, np.ndarray]:
+
+class ActiveShares:
+    """:func:`by_active_leaves`' memory; :meth:`of` reads it without building the instance first."""
+
+    def __init__(self, shares: Callable[[Instance], Mapping[str, np.ndarray]]) -> None:
+        self.shares = shares
+        self.memo: dict[tuple[int, bytes, bytes], tuple[object, Mapping[str, np.ndarray]]] = {}
+
+    def __call__(self, inst: Instance) -> Mapping[str, np.ndarray]:
         key = (id(inst.queues), np.asarray(inst.capacity, float).tobytes(), np.asarray(inst.max_tasks).tobytes())
-        hit = memo.get(key)
-        if hit is None or hit[0] is not inst.queues:  # an id of a tree since collected is another tree
-            if len(memo) >= MEMO:
-                memo.clear()
-            hit = memo[key] = (inst.queues, shares(inst))
-        return hit[1]
+        return self._kept(key, inst.queues, lambda: inst)
 
-    return kept
+    def of(self, state: ClusterState, active: set[str]) -> Mapping[str, np.ndarray]:
+        """The shares of :func:`demand_instance` with each leaf in ``active`` asking for one unit."""
+        case = state.case
+        mask = np.array([u in active for u in case.users], float)
+        key = (id(case.queues), np.asarray(case.capacity, float).tobytes(), mask.tobytes())
+        m = len(case.resources)
+        return self._kept(key, case.queues, lambda: demand_instance(state, {u: np.ones(m) for u in active}))
+
+    def _kept(
+        self, key: tuple[int, bytes, bytes], queues: object, inst: Callable[[], Instance]
+    ) -> Mapping[str, np.ndarray]:
+        hit = self.memo.get(key)
+        if hit is None or hit[0] is not queues:  # an id of a tree since collected is another tree
+            if len(self.memo) >= MEMO:
+                self.memo.clear()
+            hit = self.memo[key] = (queues, self.shares(inst()))
+        return hit[1]
 
 
 def view_of(state: ClusterState, grouping: Mapping[str, str], arith: Arithmetic) -> View:
     """Fair shares as ``FairScheduler.update`` computes them: a leaf is active when it holds an
     application; each leaf's share split among its applications (weight 1, no minShare)."""
     apps = applications(state, grouping)
-    m = len(state.resources)
-    rows: dict[str, np.ndarray] = {}
-    for app in apps.values():  # a leaf holding an application is active; demand does not enter the shares
-        rows[app.queue] = np.ones(m)
-    shares = dict(arith.queues(demand_instance(state, rows)))
+    active = {app.queue for app in apps.values()}  # demand does not enter the shares
+    if isinstance(arith.queues, ActiveShares):
+        shares = dict(arith.queues.of(state, active))
+    else:
+        m = len(state.resources)
+        shares = dict(arith.queues(demand_instance(state, {u: np.ones(m) for u in active})))
     by_leaf: dict[str, list[str]] = {}
     for app in apps.values():
         by_leaf.setdefault(app.queue, []).append(app.name)
     for leaf, names in by_leaf.items():
-        split = [arith.split(len(names), int(s)) for s in shares[leaf]]
-        for k, name in enumerate(names):
-            shares[name] = np.array([float(col[k]) for col in split])
+        for name, share in zip(names, _split_shares(arith.split, len(names), shares[leaf])):
+            shares[name] = share
     return View(state, apps, shares)
+
+
+def _split_shares(split: Callable[[int, int], list[int]], count: int, share: np.ndarray) -> list[np.ndarray]:
+    """Each of ``count`` applications' share of a leaf holding ``share`` (read-only arrays, kept per
+    count and share: the split is asked again at every view)."""
+    key = (split, count, share.tobytes())  # amounts whose whole units are equal split equally, kept apart
+    hit = _SPLITS.get(key)
+    if hit is None:
+        if len(_SPLITS) >= MEMO:
+            _SPLITS.clear()
+        cols = [split(count, int(s)) for s in share]
+        hit = _SPLITS[key] = [np.array([float(col[k]) for col in cols]) for k in range(count)]
+        for row in hit:
+            row.flags.writeable = False
+    return hit
+
+
+_SPLITS: dict[tuple[object, int, bytes], list[np.ndarray]] = {}
+
+
+def admitted(view: View, admit: Admit, grouping: Mapping[str, str]) -> View:
+    """The view of ``view.state.after([admit])``, built from ``view``: the admitted job's application
+    made again, the others, the shares and each other leaf's comparator order kept.  Its sums are
+    those the new state gives: a plain state adds its running jobs in order, so the new job's are
+    added last to what the view held (a replay's state keeps its own sums: read again)."""
+    state = view.state.after([admit])
+    run = state.running[admit.job]
+    job, name = run.job, grouping.get(admit.job, admit.job)
+    old = view.apps[name]
+    waiting = [j for j in old.waiting if j.name != admit.job]
+    app = App(name, old.queue, old.m, [*old.running, run], waiting, start=old.start)
+    app.since = min((state.since.get(j.name, j.submit) for j in waiting), default=math.inf)
+    apps = dict(view.apps)
+    apps[name] = app
+    if not old.running:  # its first container: it now comes after every application holding one
+        apps = {k: a for k, a in apps.items() if view.apps[k].running}
+        apps[name] = app
+        apps.update((k, a) for k, a in view.apps.items() if k not in apps)
+    ordered = {leaf: v for leaf, v in view.ordered.items() if leaf != job.queue}
+    kept: dict[str, Any] = {"owner": {**view.owner, admit.job: name}, "ordered": ordered}
+    if type(view.state) is ClusterState:
+        usage = run.usage
+        kept["usage"] = {**view.leaf_usage, job.queue: view.leaf_usage[job.queue] + usage}
+        kept["free"] = view.free - usage
+        if view.rooms is not None:
+            rooms = dict(view.rooms)
+            for node in run.nodes:
+                rooms[node] = rooms[node] - np.asarray(job.request, float)
+            kept["rooms"] = rooms
+        up = set(view.facts.up[job.queue])
+        kept["held"] = {k: v for k, v in view.held.items() if k not in up}
+    return View(state, apps, view.shares, kept)
+
+
+def plain(view: View) -> View:
+    """The view of ``view.state.after([])``: a plain state, whose sums are added from its jobs (a
+    replay's state keeps its own, which may differ from them in the last bits)."""
+    if type(view.state) is ClusterState:
+        return view
+    return View(view.state.after([]), view.apps, view.shares, {"owner": view.owner, "ordered": view.ordered})
 
 
 def dominant(amount: np.ndarray, capacity: np.ndarray) -> float:
@@ -350,6 +511,10 @@ def drf_key(s: Schedulable, capacity: np.ndarray) -> tuple[bool, list[float], fl
     """``DominantResourceFairnessComparator.compare`` as a sort key: needy first (its usage of its
     dominant resource below its minShare of it); needy ones by ``usage / minShare``, the others by
     their weighted shares of the cluster, each read in its own dominant order; then start time, name."""
+    return _drf_key_floats(s, capacity.tolist()) or _drf_key_numpy(s, capacity)
+
+
+def _drf_key_numpy(s: Schedulable, capacity: np.ndarray) -> tuple[bool, list[float], float, str]:
     with np.errstate(divide="ignore", invalid="ignore"):
         shares = np.where(capacity > 0, s.usage / (np.where(capacity > 0, capacity, 1.0) * s.weight), 0.0)
         ratio = np.where(s.min_share > 0, s.usage / np.where(s.min_share > 0, s.min_share, 1.0), math.inf)
@@ -359,18 +524,35 @@ def drf_key(s: Schedulable, capacity: np.ndarray) -> tuple[bool, list[float], fl
     return not needy, [float(read[j]) for j in order], s.start, s.name
 
 
+def _drf_key_floats(s: Schedulable, capacity: list[float]) -> tuple[bool, list[float], float, str] | None:
+    """:func:`drf_key` in Python floats (the same IEEE quotients, a few resources: numpy's calls cost
+    more than the arithmetic); ``None`` where a quotient is not finite (a weight or capacity of 0,
+    whose ``nan`` numpy's sort places), for numpy to read."""
+    usage, low = s.usage.tolist(), s.min_share.tolist()
+    shares = []
+    for u, c in zip(usage, capacity):
+        if c > 0:
+            d = c * s.weight
+            if not d > 0 or not math.isfinite(u / d):
+                return None
+            shares.append(u / d)
+        else:
+            shares.append(0.0)
+    order = sorted(range(len(shares)), key=lambda j: -shares[j])  # stable, as argsort's
+    needy = usage[order[0]] < low[order[0]]
+    if needy:
+        return False, [usage[j] / low[j] if low[j] > 0 else math.inf for j in order], s.start, s.name
+    return True, [shares[j] for j in order], s.start, s.name
+
+
 def sorted_by_drf(items: Iterable[Schedulable], capacity: np.ndarray) -> list[Schedulable]:
-    return sorted(items, key=lambda s: drf_key(s, capacity))
+    cap = capacity.tolist()
+    return sorted(items, key=lambda s: _drf_key_floats(s, cap) or _drf_key_numpy(s, capacity))
 
 
 def _queue_schedulable(view: View, node: str) -> Schedulable:
-    q = queues_of(view.state.case)
-    usage = (
-        sum((view.leaf_usage[u] for u in q.leaves(node)), np.zeros(view.m))
-        if q.is_group(node)
-        else view.leaf_usage[node]
-    )
-    return Schedulable(node, usage, np.nan_to_num(np.asarray(q.guarantee[node], float)), q.weight[node], 0.0)
+    q = view.facts.q
+    return Schedulable(node, view.usage_of(node), view.facts.guarantee[node], q.weight[node], 0.0)
 
 
 def _app_schedulable(view: View, app: App) -> Schedulable:
@@ -379,20 +561,26 @@ def _app_schedulable(view: View, app: App) -> Schedulable:
 
 def apps_by_drf(view: View, leaf: str, with_demand: bool = True) -> list[App]:
     """A leaf's applications (with pending demand) in comparator order (``fetchAppsWithDemand``)."""
+    if with_demand and leaf in view.ordered:
+        return view.ordered[leaf]
+    if leaf not in view.by_leaf:  # most leaves of a starvation pass hold nothing
+        return []
     mine = {a.name: a for a in view.by_leaf.get(leaf, ()) if a.waiting or not with_demand}
     ordered = sorted_by_drf((_app_schedulable(view, a) for a in mine.values()), view.state.capacity)
-    return [mine[s.name] for s in ordered]
+    out = [mine[s.name] for s in ordered]
+    if with_demand:
+        view.ordered[leaf] = out
+    return out
 
 
 def leaves_by_drf(view: View, node: str | None = None) -> list[str]:
     """The leaves with waiting jobs in the order ``root.assignContainer`` offers them a node: each
     parent's children sorted by the comparator, depth first."""
-    q = queues_of(view.state.case)
-    busy = {a.queue for a in view.apps.values() if a.waiting}
-    kids = [c for c in q.children(node) if (c in busy if not q.is_group(c) else busy & set(q.leaves(c)))]
+    q, busy, leaves = view.facts.q, view.busy, view.facts.leaves
+    kids = [c for c in q.children(node) if (c in busy if c not in leaves else not busy.isdisjoint(leaves[c]))]
     out: list[str] = []
     for s in sorted_by_drf((_queue_schedulable(view, c) for c in kids), view.state.capacity):
-        out += leaves_by_drf(view, s.name) if q.is_group(s.name) else [s.name]
+        out += leaves_by_drf(view, s.name) if s.name in leaves else [s.name]
     return out
 
 
@@ -420,41 +608,41 @@ def place(job: Job, room: Mapping[str, np.ndarray] | None, pool: np.ndarray) -> 
 def fits_max_share(state: ClusterState, job: Job, pods: int, usage: Mapping[str, np.ndarray] | None = None) -> bool:
     """``FSQueue.fitsInMaxShare`` on the leaf and every queue above it: usage (``state.usage()``
     unless given) plus the containers within ``max(maxResources, minResources)``."""
-    q = queues_of(state.case)
-    usage = state.usage() if usage is None else usage
-    extra = job.total(pods)
-    for node in [*q.path(job.queue), job.queue]:
-        held = sum((usage[u] for u in q.leaves(node)), np.zeros(len(extra))) if q.is_group(node) else usage[node]
-        cap = np.fmax(np.asarray(q.limit[node], float), np.nan_to_num(np.asarray(q.guarantee[node], float)))
-        if not fits(held + extra, cap):
-            return False
-    return True
+    view = View(state, {}, {}, {} if usage is None else {"usage": usage})
+    return _fits_max_share(view, job, pods)
+
+
+def _fits_max_share(view: View, job: Job, pods: int) -> bool:
+    extra, cap = job.total(pods), view.facts.cap
+    return all(fits(view.usage_of(node) + extra, cap[node]) for node in view.facts.up[job.queue])
 
 
 def assign(state: ClusterState, grouping: Mapping[str, str], arith: Arithmetic, why: str) -> list[Decision]:
     """``attemptScheduling``'s ``root.assignContainer`` until nothing more is taken: the first leaf
     in comparator order whose first application (in comparator order) can place a waiting job."""
+    return assigned(view_of(state, grouping, arith), grouping, why)[0]
+
+
+def assigned(view: View, grouping: Mapping[str, str], why: str) -> tuple[list[Decision], View]:
+    """:func:`assign` from ``view``, and the view of the state its decisions lead to."""
     decisions: list[Decision] = []
     while True:
-        view = view_of(state, grouping, arith)
         admit = _first_placeable(view)
         if admit is None:
-            return decisions
+            return decisions, view
         admit = replace(admit, why=why)
         decisions.append(admit)
-        state = state.after([admit])
+        view = admitted(view, admit, grouping)
 
 
 def _first_placeable(view: View) -> Admit | None:
-    state = view.state
-    room = state.free_on_nodes() if state.nodes is not None else None
-    free = state.free()  # read-only below: one copy for the whole search
+    room, free = view.rooms, view.free
     for leaf in leaves_by_drf(view):
         for app in apps_by_drf(view, leaf):
             for job in app.waiting:
                 admit = place(job, room, free)
                 pods = job.pods if admit is None or admit.pods is None else admit.pods
-                if admit is not None and fits_max_share(state, job, pods, view.leaf_usage):
+                if admit is not None and _fits_max_share(view, job, pods):
                     return admit
     return None
 
@@ -485,8 +673,11 @@ def starvation(
     ``shouldCheckForStarvation``), its clock untouched; its leaf's demand still counts it."""
     out = Starvation({}, dict(at_fair), dict(at_min))
     now, paused = view.state.now, paused or {}
-    for leaf in queues_of(view.state.case).leaf_names:
+    for leaf in view.facts.q.leaf_names:
         every = apps_by_drf(view, leaf)
+        if not every:  # nothing asked for: not starved, its min-share clock at now (min(minShare, usage) - usage <= 0)
+            out.at_min[leaf] = now
+            continue
         apps = [a for a in every if paused.get(a.name, -math.inf) <= now]
         out.due += [paused[a.name] for a in every if paused.get(a.name, -math.inf) > now]
         fair = _fair_starvation(view, apps, rules[leaf], out)
@@ -529,10 +720,10 @@ def _fair_starvation(view: View, apps: list[App], rules: QueueRules, out: Starva
 
 def _min_starvation(view: View, leaf: str, apps: list[App], rules: QueueRules, out: Starvation) -> np.ndarray:
     """``FSLeafQueue.minShareStarvation``: ``min(minShare, demand) - usage`` once starved for the timeout."""
-    q, now = queues_of(view.state.case), view.state.now
+    now = view.state.now
     usage = sum((a.usage for a in view.by_leaf.get(leaf, ())), np.zeros(view.m))
     demand = usage + sum((a.pending for a in apps), np.zeros(view.m))
-    need = np.maximum(np.minimum(np.nan_to_num(np.asarray(q.guarantee[leaf], float)), demand) - usage, 0.0)
+    need = np.maximum(np.minimum(view.facts.guarantee[leaf], demand) - usage, 0.0)
     if not (need > FIT).any():
         out.at_min[leaf] = now
     since = out.at_min.setdefault(leaf, min((a.since for a in apps), default=now))
@@ -739,16 +930,17 @@ class YarnCycle:
     def decide(self, state: ClusterState) -> list[Decision]:
         rules = self.rules(queues_of(state.case))
         why = "assignContainer: first in DRF comparator order that fits"
-        decisions = assign(state, self.grouping, self.arith, why)
-        after = state.after(decisions)
+        decisions, view = assigned(view_of(state, self.grouping, self.arith), self.grouping, why)
+        view = plain(view)  # the view of state.after(decisions), without building it again
+        after = view.state
         self._settled = None
-        if self._should_preempt(after):
-            view = view_of(after, self.grouping, self.arith)
+        if self._should_preempt(after, view.free):
             found = starvation(view, rules, self.at_fair, self.at_min, self.next_check)
             self.at_fair, self.at_min = found.at_fair, found.at_min
             more = preempt(view, found.starved, rules, self.am, _memory(state))
             self._triggered(state.now, found)
-            decisions += more + assign(after.after(more), self.grouping, self.arith, why)
+            # nothing preempted nor given: the state assignment just left, where it places nothing
+            decisions += more + (assign(after.after(more), self.grouping, self.arith, why) if more else [])
             if not decisions:
                 self._settled = (_seen(after), found.due)
         return decisions
@@ -774,9 +966,12 @@ class YarnCycle:
             self.next_check[name] = now + self.pause
             found.due.append(now + self.pause)
 
-    def _should_preempt(self, state: ClusterState) -> bool:
-        """``shouldAttemptPreemption``: on, and the most used resource above the threshold."""
-        return self.enabled and dominant(state.capacity - state.free(), state.capacity) > self.utilization
+    def _should_preempt(self, state: ClusterState, free: np.ndarray | None = None) -> bool:
+        """``shouldAttemptPreemption``: on, and the most used resource above the threshold (``free``:
+        ``state.free()`` when the caller has it)."""
+        if not self.enabled:
+            return False
+        return dominant(state.capacity - (state.free() if free is None else free), state.capacity) > self.utilization
 
 
 def _seen(state: ClusterState) -> tuple[object, ...]:

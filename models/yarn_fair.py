@@ -348,8 +348,52 @@ def _at_once(tree: _Tree, steady: bool) -> dict[str, NDArray[np.float64]]:
         else:
             held = share[[tree.index[p] for p in parents if p is not None]]
         rows = np.array([tree.index[c] for c in kids], dtype=np.intp)
-        share[rows] = _generation(tree, rows, owner, held, steady)
+        share[rows] = _kept_generation(tree, rows, owner, held, steady)
     return dict(zip(tree.index, share, strict=True))
+
+
+#: sibling sets whose shares are kept (a replay asks again and again for the same few; the bound caps memory)
+MEMO = 4096
+_SETS: dict[tuple[object, ...], NDArray[np.float64]] = {}
+
+
+def _kept_generation(
+    tree: _Tree, rows: NDArray[np.intp], owner: NDArray[np.intp], held: NDArray[np.float64], steady: bool
+) -> NDArray[np.float64]:
+    """:func:`_generation`, each sibling set's shares kept: a set's search reads only its parent's
+    share and its children's weights, min and max shares and activity (each set is searched on its
+    own, step for step, whatever else is searched beside it), so only the sets not seen before are
+    searched (one leaf gaining its first job changes its own set, not its cousins')."""
+    bounds = np.searchsorted(owner, np.arange(len(held) + 1))  # each parent's children are consecutive
+    spans = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+    keys = [_set_key(tree, rows[a:b], held[p], steady) for p, (a, b) in enumerate(spans)]
+    found = {p: _SETS.get(key) for p, key in enumerate(keys)}
+    missing = [p for p, got in found.items() if got is None]
+    if missing:
+        sel = np.concatenate([np.arange(*spans[p]) for p in missing])
+        counts = [spans[p][1] - spans[p][0] for p in missing]
+        got = _generation(tree, rows[sel], np.repeat(np.arange(len(missing)), counts), held[missing], steady)
+        if len(_SETS) + len(missing) > MEMO:
+            _SETS.clear()
+        start = 0
+        for p, count in zip(missing, counts):
+            found[p] = _SETS[keys[p]] = got[start : start + count]
+            start += count
+    return np.concatenate([found[p] for p in range(len(spans))])
+
+
+def _set_key(tree: _Tree, rows: NDArray[np.intp], held: NDArray[np.float64], steady: bool) -> tuple[object, ...]:
+    """All that one sibling set's search reads (an inactive child counts only for the instantaneous share)."""
+    active = b"" if steady else tree.active[rows].tobytes()
+    return (
+        steady,
+        len(rows),
+        held.tobytes(),
+        tree.weight[rows].tobytes(),
+        tree.min_share[rows].tobytes(),
+        tree.max_share[rows].tobytes(),
+        active,
+    )
 
 
 #: how one sibling set is split: (tree, children, resource j, the parent's share) -> shares

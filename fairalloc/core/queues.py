@@ -216,7 +216,25 @@ class Queues:
         return Queues.build([*self.resources, name], nodes, self.groups, self.configured)
 
     def with_usage(self, usage: Mapping[str, _Floats]) -> Queues:
-        """The configuration with some leaf queues' usage replaced."""
+        """The configuration with some leaf queues' usage replaced.  The tree and the other fields are
+        this one's, checked already, and shared: only the new amounts are checked, as :meth:`build`
+        checks them (a replay asks at every change of the queues with work; building the whole tree
+        again was most of it).  Anything not plainly right is built again, for build's message."""
+        names = list(usage)
+        amounts = _floats(list(usage.values()))
+        m = len(self.resources)
+        if (
+            amounts is not None
+            and amounts.shape == (len(names), m)
+            and names
+            and all(n in self.parent for n in names)
+            and not _bad(amounts, "usage").any()
+        ):
+            amounts.flags.writeable = False
+            table = {**self.usage, **dict(zip(names, amounts))}
+            fields = ("parent", "weight", "priority", *RESOURCE_FIELDS)
+            tables = {f: getattr(self, f) for f in fields} | {"usage": table}
+            return Queues(self.resources, self.groups, self.leaf_names, **tables, configured=self.configured)
         nodes = {n: self._spec(n) for n in self.parent}
         for n, amounts in usage.items():
             nodes[n]["usage"] = amounts

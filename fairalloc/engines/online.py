@@ -127,30 +127,34 @@ class ClusterState:
     def capacity(self) -> np.ndarray:
         return np.asarray(self.case.capacity, float)
 
+    # The three sums below add the running jobs in admission order, in Python floats: the same
+    # IEEE operations in the same order as numpy's per job (``request * pods`` then the sum), a
+    # few resources each, without numpy's cost per call (a cycle reads them for every state).
+
     def usage(self) -> dict[str, np.ndarray]:
         """What each leaf queue's running jobs hold, per resource (every leaf, zeros included)."""
         m = len(self.resources)
-        out = {q: np.zeros(m) for q in self.case.users}
+        out = {q: [0.0] * m for q in self.case.users}
         for run in self.running.values():
-            out[run.job.queue] = out[run.job.queue] + run.usage
-        return out
+            _take(out[run.job.queue], run.job.request, run.pods)
+        return {q: np.array(v, float) for q, v in out.items()}
 
     def free(self) -> np.ndarray:
         """The capacity no running job holds."""
-        free = self.capacity.copy()
+        free = self.capacity.tolist()
         for run in self.running.values():
-            free -= run.usage
-        return free
+            _take(free, run.job.request, -run.pods)
+        return np.array(free, float)
 
     def free_on_nodes(self) -> dict[str, np.ndarray]:
         """Each node's room left by the pods running on it (``{}`` without nodes)."""
         if self.nodes is None:
             return {}
-        free = {k: np.asarray(v, float).copy() for k, v in self.nodes.items()}
+        free = {k: np.asarray(v, float).tolist() for k, v in self.nodes.items()}
         for run in self.running.values():
             for node in run.nodes:
-                free[node] -= run.job.request
-        return free
+                _take(free[node], run.job.request, -1)
+        return {k: np.array(v, float) for k, v in free.items()}
 
     def waiting(self, queue: str) -> list[Job]:
         """``queue``'s waiting jobs in the order they entered it."""
@@ -183,6 +187,15 @@ class ClusterState:
                 since.pop(d.job, None)
                 running[d.job] = Running(job, job.pods if d.pods is None else d.pods, self.now, d.nodes)
         return dataclasses.replace(self, running=running, pending=pending, since=since)
+
+
+def _take(row: list[float], request: tuple[float, ...], pods: int) -> None:
+    """``row += request * pods`` (``pods`` < 0: less), element by element in Python floats."""
+    if len(request) != len(row):  # numpy's broadcast, or its refusal
+        row[:] = (np.asarray(row) + np.asarray(request, float) * pods).tolist()
+        return
+    for j, amount in enumerate(request):
+        row[j] += float(amount) * pods
 
 
 @runtime_checkable

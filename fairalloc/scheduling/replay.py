@@ -201,7 +201,7 @@ class _Tallied(ClusterState):
 
     def usage(self) -> dict[str, np.ndarray]:
         run = self.tallies
-        return {q: run.U[i].copy() for q, i in run.index.items()}
+        return dict(zip(run.index, run.U.copy()))  # the rows of one copy (index: the case's order)
 
     def free(self) -> np.ndarray:
         return np.asarray(self.tallies.free, float).copy()
@@ -214,7 +214,12 @@ class _Tallied(ClusterState):
 
     def queues_with_work(self) -> frozenset[str]:
         run = self.tallies
-        return frozenset(self.case.users[i] for i in np.flatnonzero(run.waiting_count + run.running_count))
+        busy = (run.waiting_count + run.running_count) != 0
+        key = busy.tobytes()
+        if run.work[0] != key:  # asked at every cycle and instant: built again only when it changed
+            users = self.case.users
+            run.work = (key, frozenset(users[i] for i in np.flatnonzero(busy).tolist()))
+        return run.work[1]
 
     def served(self, queue: str) -> Iterator[Job]:
         buckets = self.tallies.buckets[self.tallies.index[queue]]
@@ -271,6 +276,8 @@ class _Replay:
         self.U, self.E = np.zeros((n, m)), np.zeros((n, m))
         self.waiting_count = np.zeros(n, dtype=np.int64)
         self.running_count = np.zeros(n, dtype=np.int64)
+        #: the queues with work, and the mask they were read from (:meth:`_Tallied.queues_with_work`)
+        self.work: tuple[bytes, frozenset[str]] = (b"", frozenset())
         #: per queue, its waiting jobs by priority, each bucket in entry order (what ``served`` reads)
         self.buckets: list[dict[float, dict[str, Job]]] = [{} for _ in range(n)]
         self.G = guarantees(instance)
