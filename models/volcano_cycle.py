@@ -74,7 +74,7 @@ import functools
 import heapq
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -85,6 +85,7 @@ from fairalloc.core.queues import queues_of
 from fairalloc.engines.online import Admit, ClusterState, Decision, Job, Preempt, Running, check_settings
 
 _Floats = NDArray[np.float64]
+_T = TypeVar("_T")
 #: a statement: how to undo each of its operations (``Statement.Discard``)
 _Ops = list[Callable[[], None]]
 
@@ -216,11 +217,10 @@ class Session:
         self.allocated = {q: u * self.unit for q, u in state.usage().items()}
         self._req: dict[str, _Floats] = {}
         self.victim_order: dict[str, list[Running]] = {}  # per queue, set by reclaim
-        #: per queue, what the plug-ins read of its allocated, with the array they read it of
-        #: (every change of a queue's allocated binds a new array: a fact is stale when it is not that one)
-        self._shares: dict[str, tuple[_Floats, float]] = {}
-        self._overused: dict[str, tuple[_Floats, bool]] = {}
-        self._within_deserved: dict[str, tuple[_Floats, bool]] = {}
+        self._owner_lists: dict[str, tuple[list[tuple[str, _Floats]], list[tuple[str, list[Running]]]]] = {}
+        #: what the plug-ins and actions read of a queue, with the queue's allocated array they
+        #: read it at (:meth:`_fact`)
+        self._facts: dict[tuple[str, Any], tuple[_Floats, Any]] = {}
         self.deserved, self.real = self._proportion()
         q = queues_of(inst)
         self.priority = {leaf: float(q.priority.get(leaf, 0.0)) for leaf in self.leaves}
@@ -287,14 +287,18 @@ class Session:
         return less_equal(left, right, self.policy.proportion.tolerance)
 
     def share(self, queue: str) -> float:
-        return self._fact(self._shares, queue, share)
+        return self._fact(queue, "share", lambda: share(self.allocated[queue], self.deserved[queue]))
 
-    def _fact(self, facts: dict[str, tuple[_Floats, Any]], queue: str, read: Callable[[_Floats, _Floats], Any]) -> Any:
-        """``read(allocated, deserved)`` of ``queue``, read again only once its allocated changed."""
+    def _fact(self, queue: str, what: Any, find: Callable[[], _T]) -> _T:
+        """``find()``, which reads ``queue``'s allocated or its jobs' evictions (``what``: which fact
+        and what else it reads, fixed in the session), found again only once the queue's allocated
+        changed: every change of it binds a new array, and every eviction of the queue's jobs (and
+        its undoing) changes it; the plug-ins' tests and the victims of the queues no pod touched
+        since are read once, not for every pod of every starving job."""
         allocated = self.allocated[queue]
-        known = facts.get(queue)
+        known = self._facts.get((queue, what))
         if known is None or known[0] is not allocated:
-            known = facts[queue] = (allocated, read(allocated, self.deserved[queue]))
+            known = self._facts[queue, what] = (allocated, find())
         return known[1]
 
     def queue_key(self, queue: str) -> tuple[float, float, str]:
@@ -316,7 +320,7 @@ class Session:
         return (-job.priority, self.ready(job), dominant, job.submit, job.name)
 
     def overused(self, queue: str) -> bool:
-        return self._fact(self._overused, queue, lambda allocated, deserved: self.less_equal(deserved, allocated))
+        return self._fact(queue, "overused", lambda: self.less_equal(self.deserved[queue], self.allocated[queue]))
 
     def queue_allocatable(self, queue: str, request: _Floats) -> bool:
         """``queueAllocatable``: ``allocated + request <= deserved`` where the request is positive."""
@@ -514,14 +518,11 @@ class Session:
             return self.queue_allocatable(q, req) and self.less_equal(req, self._future_idle(node))
 
         for node in self.nodes:
-            victims = [
-                run for run in self.runs_of.get(q, ()) if run.job.priority < job.priority and self._victim(run, node)
-            ]
-            if not self._validate(job, node, victims):
+            lower = self._fact(q, ("lower", job.priority, node), functools.partial(self._lower, job, node))
+            if not self._validate(job, node, lower):
                 continue
             here: _Ops = []
-            victims.sort(key=lambda run: (run.job.priority, -run.job.submit, _reverse(run.job.name)))
-            for victim in victims:
+            for victim in sorted(lower, key=lambda run: self._reverse_job_key(run.job)):
                 if fits(node):
                     break
                 self._evict(victim.job.name, job.name, f"preempt: lower priority than {job.name} in queue {q}", here)
@@ -530,6 +531,14 @@ class Session:
                 ops.extend(here)
                 return
             self._discard(here)
+
+    def _lower(self, job: Job, node: str) -> list[Running]:
+        """``job``'s queue's victims on ``node`` of a lower priority, in the order they run."""
+        return [
+            run
+            for run in self.runs_of.get(job.queue, ())
+            if run.job.priority < job.priority and self._victim(run, node)
+        ]
 
     # -- reclaim --------------------------------------------------------------------------
     def reclaim(self) -> None:
@@ -553,15 +562,10 @@ class Session:
         if not self.queue_allocatable(q, req):
             return
         for node in self.nodes:
-            owners = [
-                u
-                for u, runs in self.victim_order.items()
-                if u != q and self.policy.reclaimable.get(u, True) and any(self._victim(run, node) for run in runs)
-            ]
+            owners = self._owners(q, node)
             if not owners:
                 continue  # no reclaimee on the node
-            owners.sort(key=self.victim_queue_key)
-            victims = [run for u in owners for run in self._above_deserved(u, node)]
+            victims = [run for _, of_queue in owners for run in of_queue]
             if not self._validate(job, node, victims):
                 continue
             here: _Ops = []
@@ -576,13 +580,37 @@ class Session:
                 return
             self._discard(here)
 
-    def _above_deserved(self, queue: str, node: str) -> list[Running]:
+    def _owners(self, queue: str, node: str) -> list[tuple[str, list[Running]]]:
+        """The reclaimable queues other than ``queue`` with a reclaimee on ``node``, in victim
+        queue order, each with its victims there (:meth:`_above_deserved`).  Kept per node with
+        the allocated each queue had: the next pod of the same queue (its own count changed, which
+        neither its victims nor the other queues' order reads) reads the same list."""
+        known = self._owner_lists.get(node)
+        if known is None or any(self.allocated[u] is not seen for u, seen in known[0] if u != queue):
+            known = self._owner_lists[node] = self._list_owners(node)
+        return [(u, victims) for u, victims in known[1] if u != queue]
+
+    def _list_owners(self, node: str) -> tuple[list[tuple[str, _Floats]], list[tuple[str, list[Running]]]]:
+        """The reclaimable queues with their allocated, and those with a reclaimee on ``node`` with
+        their victims there, in victim queue order."""
+        seen = [(u, self.allocated[u]) for u in self.victim_order if self.policy.reclaimable.get(u, True)]
+        owners = []
+        for u, _ in seen:
+            victims = self._fact(u, ("victims", node), functools.partial(self._above_deserved, u, node))
+            if victims is not None:
+                owners.append((u, victims))
+        return seen, sorted(owners, key=lambda owner: self.victim_queue_key(owner[0]))
+
+    def _above_deserved(self, queue: str, node: str) -> list[Running] | None:
         """``proportion``'s ``ReclaimableFn`` over ``queue``'s reclaimees on ``node`` in victim
-        order: a victim while the queue's allocated is not within deserved, counted down victim by
-        victim (the test comes before the subtraction).  Once within, no later task of the queue is
-        a victim (nothing else lowers its count): the walk stops there."""
-        within = self._fact(self._within_deserved, queue, self.less_equal)
+        order (``None``: it has none there): a victim while the queue's allocated is not within
+        deserved, counted down victim by victim (the test comes before the subtraction).  Once
+        within, no later task of the queue is a victim (nothing else lowers its count): the walk
+        stops there."""
+        if not any(self._victim(run, node) for run in self.victim_order[queue]):
+            return None
         allocated = self.allocated[queue]  # counted down into new arrays: the session's is not changed
+        within = self.less_equal(allocated, self.deserved[queue])
         victims: list[Running] = []
         for run in self.victim_order[queue]:
             if within:
