@@ -460,6 +460,8 @@ class Session:
     def _validate(self, job: Job, node: str, victims: list[Running]) -> bool:
         """``util.ValidateVictims``: the node's future idle room with the victims' holds the pod (no
         victim at all is valid: the pod may fit without)."""
+        if not victims:  # most pods: adding zeros changes no comparison (-0.0 and 0.0 compare equal)
+            return self.less_equal(self.req(job), self._future_idle(node))
         freed = sum((self.req(v.job) * self._on_node(v.job.name, node) for v in victims), np.zeros_like(self.unit))
         return self.less_equal(self.req(job), self._future_idle(node) + freed)
 
