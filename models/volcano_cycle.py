@@ -553,7 +553,8 @@ class Session:
                 jobs.setdefault(job.queue, []).append(job)
         owners = {run.job.queue for run in self.state.running.values()} | set(jobs)
         # Volcano walks the node's tasks in map order (at random); here in the victims' order:
-        # their queues' (computed per pod) and, within a queue, the reverse of the job order
+        # their queues' order (``VictimQueueOrderFn``, :meth:`_owners`) and, within a queue, the reverse
+        # of the job order
         self.victim_order = {
             u: sorted(runs, key=lambda run: self._reverse_job_key(run.job)) for u, runs in self.runs_of.items()
         }
