@@ -107,24 +107,34 @@ class MesosCycle:
         check_settings(settings, SETTINGS, "settings")
         #: admissions per leaf over the run (``Allocation::count``, the sorter's tie-break)
         self.allocations: dict[str, int] = {}
+        #: the queue tree last read and its nodes' guarantees (:meth:`_guarantees`)
+        self._read: tuple[Queues, dict[str, np.ndarray]] | None = None
 
     def wake(self, state: ClusterState) -> float | None:
         return None
 
     def decide(self, state: ClusterState) -> list[Decision]:
-        cycle = _Cycle(state, self.allocations)
+        q = queues_of(state.case)
+        cycle = _Cycle(state, q, self._guarantees(q), self.allocations)
         for stage in (1, 2):
             for node in cycle.agents:
                 cycle.offer_agent(node, stage)
         return cycle.decisions
 
+    def _guarantees(self, q: Queues) -> dict[str, np.ndarray]:
+        """Every node's guarantee, 0 where none is given, read once per queue tree (the same tree
+        at every cycle of a run: read at each, it was a third of the cycle)."""
+        if self._read is None or self._read[0] is not q:
+            self._read = (q, {v: np.nan_to_num(np.asarray(q.guarantee[v], float), nan=0.0) for v in q.parent})
+        return self._read[1]
+
 
 class _Cycle:
     """``__generateOffers`` over one state: the agents' free room, the roles' usage, the headroom."""
 
-    def __init__(self, state: ClusterState, allocations: dict[str, int]):
+    def __init__(self, state: ClusterState, q: Queues, guarantee: dict[str, np.ndarray], allocations: dict[str, int]):
         self.state, self.allocations = state, allocations
-        self.q: Queues = queues_of(state.case)
+        self.q = q
         self.R = state.capacity
         self.usage = state.usage()
         self.free_nodes = state.free_on_nodes() if state.nodes is not None else {"": state.free()}
@@ -133,7 +143,7 @@ class _Cycle:
         for job in state.pending.values():
             self.waiting.setdefault(job.queue, []).append(job)
         m = len(self.R)
-        self.guarantee = {v: np.nan_to_num(np.asarray(self.q.guarantee[v], float), nan=0.0) for v in self.q.parent}
+        self.guarantee = guarantee  # read only
         top = self.q.children(None)
         self.required = sum(
             (np.maximum(self.guarantee[v] - self._subtree(v), 0.0) for v in top),

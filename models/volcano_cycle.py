@@ -74,7 +74,7 @@ import functools
 import heapq
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -85,6 +85,7 @@ from fairalloc.core.queues import queues_of
 from fairalloc.engines.online import Admit, ClusterState, Decision, Job, Preempt, Running, check_settings
 
 _Floats = NDArray[np.float64]
+_T = TypeVar("_T")
 #: a statement: how to undo each of its operations (``Statement.Discard``)
 _Ops = list[Callable[[], None]]
 
@@ -111,25 +112,31 @@ class Proportion:
     tolerance: float
 
 
+# The three tests below read a few resources at a time, for every pod and victim of a session: on
+# Python floats (the same IEEE operations as numpy's, element by element), not on tiny arrays.
 def less_equal(left: _Floats, right: _Floats, tolerance: float) -> bool:
     """``Resource.LessEqual(right, Zero)``: every resource, with Volcano's ``minResource``
     tolerance (in Volcano's units)."""
-    return bool(((left < right) | (np.abs(left - right) < tolerance)).all())
+    for a, b in zip(left.tolist(), right.tolist(), strict=True):
+        if not (a < b or abs(a - b) < tolerance):
+            return False
+    return True
 
 
 def within(left: _Floats, right: _Floats, request: _Floats) -> bool:
     """``LessEqualWithDimensionAndResourcesName(right, request)``: ``left <= right`` exactly (no
     tolerance there), in the resources the request asks for."""
-    return bool((left <= right)[request > 0].all())
+    for a, b, r in zip(left.tolist(), right.tolist(), request.tolist(), strict=True):
+        if r > 0 and not a <= b:
+            return False
+    return True
 
 
 def share(allocated: _Floats, deserved: _Floats) -> float:
     """``updateQueueAttrShare``: the largest ``allocated / deserved`` (``helpers.Share``: 0/0 is 0,
     x/0 is 1)."""
-    if (deserved > 0).all():  # the same quotients without the masks (read for every victim of every pod)
-        return float((allocated / deserved).max(initial=0.0))
-    ratios = np.where(deserved > 0, allocated / np.where(deserved > 0, deserved, 1.0), (allocated > 0) * 1.0)
-    return float(ratios.max(initial=0.0))
+    ratios = [a / d if d > 0 else float(a > 0) for a, d in zip(allocated.tolist(), deserved.tolist(), strict=True)]
+    return max([0.0, *ratios])
 
 
 def _actions(value: object) -> tuple[str, ...]:
@@ -203,7 +210,17 @@ class Session:
         self.releasing = {n: np.zeros_like(v) for n, v in self.idle.items()}
         self.pipelined_room = {n: np.zeros_like(v) for n, v in self.idle.items()}
         self.on_nodes = {name: self._pods_on_nodes(run) for name, run in state.running.items()}
+        #: each queue's running jobs, in the order they run (``preempt``'s victims are read from it)
+        self.runs_of: dict[str, list[Running]] = {}
+        for run in state.running.values():
+            self.runs_of.setdefault(run.job.queue, []).append(run)
         self.allocated = {q: u * self.unit for q, u in state.usage().items()}
+        self._req: dict[str, _Floats] = {}
+        self.victim_order: dict[str, list[Running]] = {}  # per queue, set by reclaim
+        self._owner_lists: dict[str, tuple[list[tuple[str, _Floats]], list[tuple[str, list[Running]]]]] = {}
+        #: what the plug-ins and actions read of a queue, with the queue's allocated array they
+        #: read it at (:meth:`_fact`)
+        self._facts: dict[tuple[str, Any], tuple[_Floats, Any]] = {}
         self.deserved, self.real = self._proportion()
         q = queues_of(inst)
         self.priority = {leaf: float(q.priority.get(leaf, 0.0)) for leaf in self.leaves}
@@ -259,15 +276,30 @@ class Session:
         return dict(zip(self.leaves, deserved, strict=True)), dict(zip(self.leaves, real, strict=True))
 
     def req(self, job: Job) -> _Floats:
-        """One pod's request, in Volcano's units."""
-        return np.asarray(job.request, float) * self.unit
+        """One pod's request, in Volcano's units (never changed in place: kept per job)."""
+        req = self._req.get(job.name)
+        if req is None:
+            req = self._req[job.name] = np.asarray(job.request, float) * self.unit
+        return req
 
     # -- the plug-ins ---------------------------------------------------------------------
     def less_equal(self, left: _Floats, right: _Floats) -> bool:
         return less_equal(left, right, self.policy.proportion.tolerance)
 
     def share(self, queue: str) -> float:
-        return share(self.allocated[queue], self.deserved[queue])
+        return self._fact(queue, "share", lambda: share(self.allocated[queue], self.deserved[queue]))
+
+    def _fact(self, queue: str, what: Any, find: Callable[[], _T]) -> _T:
+        """``find()``, which reads ``queue``'s allocated or its jobs' evictions (``what``: which fact
+        and what else it reads, fixed in the session), found again only once the queue's allocated
+        changed: every change of it binds a new array, and every eviction of the queue's jobs (and
+        its undoing) changes it; the plug-ins' tests and the victims of the queues no pod touched
+        since are read once, not for every pod of every starving job."""
+        allocated = self.allocated[queue]
+        known = self._facts.get((queue, what))
+        if known is None or known[0] is not allocated:
+            known = self._facts[queue, what] = (allocated, find())
+        return known[1]
 
     def queue_key(self, queue: str) -> tuple[float, float, str]:
         """``QueueOrderFn``: higher priority, lower share, then the name (Volcano's UID)."""
@@ -280,12 +312,15 @@ class Session:
     def job_key(self, job: Job) -> tuple[float, bool, float, float, str]:
         """``JobOrderFn``: priority, gang (not ready first), drf (lower dominant share of the
         session's total), then creation (submit) and UID (name)."""
-        held = self.req(job) * len(self.placed.get(job.name, ()))
-        dominant = float(np.max(held / np.where(self.total > 0, self.total, 1.0), initial=0.0))
+        placed = len(self.placed.get(job.name, ()))
+        dominant = 0.0  # nothing held yet (most jobs, in every action)
+        if placed:
+            held = self.req(job) * placed
+            dominant = float(np.max(held / np.where(self.total > 0, self.total, 1.0), initial=0.0))
         return (-job.priority, self.ready(job), dominant, job.submit, job.name)
 
     def overused(self, queue: str) -> bool:
-        return self.less_equal(self.deserved[queue], self.allocated[queue])
+        return self._fact(queue, "overused", lambda: self.less_equal(self.deserved[queue], self.allocated[queue]))
 
     def queue_allocatable(self, queue: str, request: _Floats) -> bool:
         """``queueAllocatable``: ``allocated + request <= deserved`` where the request is positive."""
@@ -416,21 +451,17 @@ class Session:
     def _on_node(self, victim: str, node: str) -> int:
         return self.on_nodes[victim].get(node, 0)
 
-    def _victims(self, node: str, keep: Callable[[Running], bool]) -> list[Running]:
-        """Running jobs with a pod on ``node``, preemptable, not yet evicted, that ``keep`` accepts
-        (jobs bound in this session are ``Allocated``, not ``Running``: never victims)."""
-        return [
-            run
-            for name, run in self.state.running.items()
-            if name not in self.evicted
-            and self._on_node(name, node)
-            and self.policy.preemptable.get(name, True)
-            and keep(run)
-        ]
+    def _victim(self, run: Running, node: str) -> bool:
+        """A running job with a pod on ``node``, preemptable, not yet evicted (jobs bound in this
+        session are ``Allocated``, not ``Running``: never victims)."""
+        name = run.job.name
+        return name not in self.evicted and bool(self._on_node(name, node)) and self.policy.preemptable.get(name, True)
 
     def _validate(self, job: Job, node: str, victims: list[Running]) -> bool:
         """``util.ValidateVictims``: the node's future idle room with the victims' holds the pod (no
         victim at all is valid: the pod may fit without)."""
+        if not victims:  # most pods: adding zeros changes no comparison (-0.0 and 0.0 compare equal)
+            return self.less_equal(self.req(job), self._future_idle(node))
         freed = sum((self.req(v.job) * self._on_node(v.job.name, node) for v in victims), np.zeros_like(self.unit))
         return self.less_equal(self.req(job), self._future_idle(node) + freed)
 
@@ -489,12 +520,11 @@ class Session:
             return self.queue_allocatable(q, req) and self.less_equal(req, self._future_idle(node))
 
         for node in self.nodes:
-            victims = self._victims(node, lambda run: run.job.queue == q and run.job.priority < job.priority)
-            if not self._validate(job, node, victims):
+            lower = self._fact(q, ("lower", job.priority, node), functools.partial(self._lower, job, node))
+            if not self._validate(job, node, lower):
                 continue
             here: _Ops = []
-            victims.sort(key=lambda run: (run.job.priority, -run.job.submit, _reverse(run.job.name)))
-            for victim in victims:
+            for victim in sorted(lower, key=lambda run: self._reverse_job_key(run.job)):
                 if fits(node):
                     break
                 self._evict(victim.job.name, job.name, f"preempt: lower priority than {job.name} in queue {q}", here)
@@ -503,6 +533,14 @@ class Session:
                 ops.extend(here)
                 return
             self._discard(here)
+
+    def _lower(self, job: Job, node: str) -> list[Running]:
+        """``job``'s queue's victims on ``node`` of a lower priority, in the order they run."""
+        return [
+            run
+            for run in self.runs_of.get(job.queue, ())
+            if run.job.priority < job.priority and self._victim(run, node)
+        ]
 
     # -- reclaim --------------------------------------------------------------------------
     def reclaim(self) -> None:
@@ -514,6 +552,12 @@ class Session:
             if self.starving(job):
                 jobs.setdefault(job.queue, []).append(job)
         owners = {run.job.queue for run in self.state.running.values()} | set(jobs)
+        # Volcano walks the node's tasks in map order (at random); here in the victims' order:
+        # their queues' order (``VictimQueueOrderFn``, :meth:`_owners`) and, within a queue, the reverse
+        # of the job order
+        self.victim_order = {
+            u: sorted(runs, key=lambda run: self._reverse_job_key(run.job)) for u, runs in self.runs_of.items()
+        }
         self._for_jobs(jobs, sorted(owners, key=self.queue_key), self._reclaim_pod, self.overused)
 
     def _reclaim_pod(self, job: Job, ops: _Ops) -> None:
@@ -521,15 +565,10 @@ class Session:
         if not self.queue_allocatable(q, req):
             return
         for node in self.nodes:
-            reclaimees = self._victims(
-                node, lambda run: run.job.queue != q and self.policy.reclaimable.get(run.job.queue, True)
-            )
-            if not reclaimees:
-                continue
-            # Volcano walks the node's tasks in map order (at random); here in the victims' order
-            queue_keys = {u: self.victim_queue_key(u) for u in {run.job.queue for run in reclaimees}}
-            reclaimees.sort(key=lambda run: (queue_keys[run.job.queue], *self._reverse_job_key(run.job)))
-            victims = self._above_deserved(reclaimees)
+            owners = self._owners(q, node)
+            if not owners:
+                continue  # no reclaimee on the node
+            victims = [run for _, of_queue in owners for run in of_queue]
             if not self._validate(job, node, victims):
                 continue
             here: _Ops = []
@@ -544,16 +583,45 @@ class Session:
                 return
             self._discard(here)
 
-    def _above_deserved(self, reclaimees: list[Running]) -> list[Running]:
-        """``proportion``'s ``ReclaimableFn``: a victim while its queue's allocated is not within
-        deserved, counted down victim by victim (the test comes before the subtraction)."""
-        allocated = dict(self.allocated)  # counted down into new arrays: the session's are not changed
-        victims = []
-        for run in reclaimees:
-            q = run.job.queue
-            if not self.less_equal(allocated[q], self.deserved[q]):
-                allocated[q] = allocated[q] - run.usage * self.unit
+    def _owners(self, queue: str, node: str) -> list[tuple[str, list[Running]]]:
+        """The reclaimable queues other than ``queue`` with a reclaimee on ``node``, in victim
+        queue order, each with its victims there (:meth:`_above_deserved`).  Kept per node with
+        the allocated each queue had: the next pod of the same queue (its own count changed, which
+        neither its victims nor the other queues' order reads) reads the same list."""
+        known = self._owner_lists.get(node)
+        if known is None or any(self.allocated[u] is not seen for u, seen in known[0] if u != queue):
+            known = self._owner_lists[node] = self._list_owners(node)
+        return [(u, victims) for u, victims in known[1] if u != queue]
+
+    def _list_owners(self, node: str) -> tuple[list[tuple[str, _Floats]], list[tuple[str, list[Running]]]]:
+        """The reclaimable queues with their allocated, and those with a reclaimee on ``node`` with
+        their victims there, in victim queue order."""
+        seen = [(u, self.allocated[u]) for u in self.victim_order if self.policy.reclaimable.get(u, True)]
+        owners = []
+        for u, _ in seen:
+            victims = self._fact(u, ("victims", node), functools.partial(self._above_deserved, u, node))
+            if victims is not None:
+                owners.append((u, victims))
+        return seen, sorted(owners, key=lambda owner: self.victim_queue_key(owner[0]))
+
+    def _above_deserved(self, queue: str, node: str) -> list[Running] | None:
+        """``proportion``'s ``ReclaimableFn`` over ``queue``'s reclaimees on ``node`` in victim
+        order (``None``: it has none there): a victim while the queue's allocated is not within
+        deserved, counted down victim by victim (the test comes before the subtraction).  Once
+        within, no later task of the queue is a victim (nothing else lowers its count): the walk
+        stops there."""
+        if not any(self._victim(run, node) for run in self.victim_order[queue]):
+            return None
+        allocated = self.allocated[queue]  # counted down into new arrays: the session's is not changed
+        within = self.less_equal(allocated, self.deserved[queue])
+        victims: list[Running] = []
+        for run in self.victim_order[queue]:
+            if within:
+                break
+            if self._victim(run, node):
+                allocated = allocated - run.usage * self.unit
                 victims.append(run)
+                within = self.less_equal(allocated, self.deserved[queue])
         return victims
 
     def _reverse_job_key(self, job: Job) -> tuple[float, float, str]:

@@ -795,12 +795,15 @@ def _sort_instance(state: ClusterState, given: SortInput) -> Instance:
     """The queue case as the queue sort reads it: each leaf's usage, request and current priority,
     its ``priority.offset`` plus its waiting jobs' highest priority (``Queue.recalculatePriority``,
     ``priorityValueByPolicy``)."""
-    q = queues_of(state.case).with_usage(given.usage)
+    q = queues_of(state.case)
     priority = dict(q.priority)
     for leaf in q.leaf_names:
         if leaf in given.asks:
             priority[leaf] = q.priority[leaf] + given.asks[leaf]
-    return demand_instance(state, given.rows, dataclasses.replace(q, priority=priority))
+    # the tree as it is with the leaves' usage and priorities replaced (the sort only reads them:
+    # Queues.with_usage would check and copy every node's fields again, at every step)
+    sorted_q = dataclasses.replace(q, usage={**q.usage, **given.usage}, priority=priority)
+    return demand_instance(state, given.rows, sorted_q)
 
 
 def _queue_rules(per: object) -> dict[str, dict[str, Any]]:

@@ -373,13 +373,15 @@ class YuniKornFair(QueuePolicy):
         q = queues_of(instance)
         fm = fair_max(q, instance.capacity)
         req = request(instance)
-        with np.errstate(invalid="ignore"):
-            leaf_pending = {
-                u: np.maximum(np.nan_to_num(req[i] - q.usage[u], nan=0.0), 0.0) for i, u in enumerate(instance.users)
-            }
+        usage = np.array([q.usage[u] for u in instance.users], dtype=float).reshape(req.shape)
+        with np.errstate(invalid="ignore"):  # all leaves at once: the same numbers, row by row
+            rows = np.maximum(np.nan_to_num(req - usage, nan=0.0), 0.0)
+        leaf_pending = dict(zip(instance.users, rows, strict=True))
         pending = {v: self._subtree(q, v, leaf_pending) for v in (*instance.users, *q.groups)}
-        prio = current_priority(q, {u: bool((req[i] > 0).any()) for i, u in enumerate(instance.users)})
-        share = {v: fair_share(q.subtree_usage(v), q.guarantee[v], fm[v]) for v in pending}
+        asking = np.asarray((req > 0).any(axis=1), dtype=bool)
+        prio = current_priority(q, dict(zip(instance.users, map(bool, asking), strict=True)))
+        used = {v: q.subtree_usage(v) for v in pending}  # read at every comparison
+        share = {v: fair_share(used[v], q.guarantee[v], fm[v]) for v in pending} if not positional_fair_max else {}
 
         def listed(node: str | None) -> list[str]:
             kids = [c for c in q.children(node) if (pending[c] > 0).any()]
@@ -388,8 +390,8 @@ class YuniKornFair(QueuePolicy):
             def less(data: list[str], i: int, j: int) -> bool:
                 left, right = data[i], data[j]
                 if positional_fair_max:
-                    ls = fair_share(q.subtree_usage(left), q.guarantee[left], by_position[i])
-                    rs = fair_share(q.subtree_usage(right), q.guarantee[right], by_position[j])
+                    ls = fair_share(used[left], q.guarantee[left], by_position[i])
+                    rs = fair_share(used[right], q.guarantee[right], by_position[j])
                 else:
                     ls, rs = share[left], share[right]
                 return self._less((prio[left], ls, pending[left]), (prio[right], rs, pending[right]))
