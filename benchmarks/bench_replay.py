@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import heapq
+import json
 import math
 import multiprocessing
 import random
@@ -495,12 +496,14 @@ def week_measure(policy: str, seed: int, file: dict, budget: float) -> dict:
     }
 
 
-def week_section(n_jobs: int, budget: float, seed: int, at_once: int = 1) -> dict:
-    """Each policy's week in a child process (``at_once`` side by side), the two workloads written
-    once to a temporary folder."""
+def week_section(
+    n_jobs: int, budget: float, seed: int, at_once: int = 1, policies: tuple[str, ...] = WEEK_POLICIES
+) -> dict:
+    """Each policy's week in a child process (``at_once`` side by side), the workloads they replay
+    written once to a temporary folder; each row with the commit and load it was measured at."""
     files: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="bench-week-") as folder:
-        for policy in WEEK_POLICIES:
+        for policy in policies:
             instance, _, kind = week_case(policy, seed)
             if kind not in files:
                 files[kind] = write_week(Path(folder) / f"week-{kind}.jsonl", instance, n_jobs, seed)
@@ -510,13 +513,15 @@ def week_section(n_jobs: int, budget: float, seed: int, at_once: int = 1) -> dic
 
         def one(policy: str) -> dict:
             kind = week_case(policy, seed)[2]
+            start = {"commit_measured": commit(), "load_average": {"start": load_average()}}
             row = forked(week_measure, policy, seed, files[kind], budget, name={"mechanism": policy, "jobs": n_jobs})
             print(f"week, {policy:<26} {week_said(row)}", flush=True)
-            return row
+            start["load_average"]["end"] = load_average()
+            return row | start
 
         # threads only wait on their child processes: the work is in the children
         with ThreadPoolExecutor(max_workers=max(1, at_once)) as pool:
-            rows = list(pool.map(one, WEEK_POLICIES))
+            rows = list(pool.map(one, policies))
     for f in files.values():
         del f["path"]  # a temporary file, gone
     return {
@@ -529,6 +534,22 @@ def week_section(n_jobs: int, budget: float, seed: int, at_once: int = 1) -> dic
         "files": files,
         "rows": rows,
     }
+
+
+def kept_week_rows(path: str | None, week: dict) -> dict:
+    """``week`` with the rows of ``path``'s week section for the other policies kept, when it
+    replayed the same jobs under the same budget (a run of some policies completes an earlier one)."""
+    if not path or not Path(path).exists():
+        return week
+    earlier = json.loads(Path(path).read_text()).get("week") or {}
+    same = all(earlier.get(k) == week[k] for k in ("jobs", "queues", "days", "budget_cpu_seconds"))
+    if not same:
+        return week
+    mine = {r["mechanism"] for r in week["rows"]}
+    rows = [r for r in earlier.get("rows", []) if r["mechanism"] not in mine] + week["rows"]
+    order = {name: k for k, name in enumerate(WEEK_POLICIES)}
+    rows.sort(key=lambda r: order[r["mechanism"]])
+    return week | {"files": earlier.get("files", {}) | week["files"], "rows": rows}
 
 
 def week_said(r: dict) -> str:
@@ -564,6 +585,13 @@ def main() -> None:
         help="CPU seconds a policy's week may take before it is stopped (default: the target)",
     )
     ap.add_argument("--week-at-once", type=int, default=1, help="policies' weeks replayed side by side (section week)")
+    ap.add_argument(
+        "--week-policies",
+        nargs="+",
+        choices=WEEK_POLICIES,
+        default=list(WEEK_POLICIES),
+        help="only these policies' weeks (their rows replace theirs in --json's week, the others kept)",
+    )
     ap.add_argument("--queues", type=int, default=20)
     ap.add_argument("--nodes", type=int, default=0, help="split the pool into this many nodes (0: one pool)")
     ap.add_argument("--seed", type=int, default=0)
@@ -586,7 +614,8 @@ def main() -> None:
     if "policies" in args.sections:
         out["policies"] = policy_rows(args.policy_jobs or ([1_000] if args.quick else [1_000, 10_000]), args.seed)
     if "week" in args.sections:
-        out["week"] = week_section(args.week_jobs, args.week_budget, args.seed, args.week_at_once)
+        week = week_section(args.week_jobs, args.week_budget, args.seed, args.week_at_once, tuple(args.week_policies))
+        out["week"] = kept_week_rows(args.json, week)
     start["load_average"]["end"] = load_average()
     if set(args.sections) >= set(DEFAULT_SECTIONS):
         out = start | out
