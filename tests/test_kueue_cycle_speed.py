@@ -23,9 +23,10 @@ import previous_kueue_cycle
 import pytest
 
 import fairalloc
-from fairalloc.engines.online import Job, Preempt
+from fairalloc.engines.online import ClusterState, Job, Preempt
 from fairalloc.io.cases import parse_case
 from fairalloc.models.kueue_cycle import FAIR_SHARING, IN_CQ, RECLAMATION, WHILE_BORROWING, KueueCycle
+from fairalloc.models.kueue_tree import _tree_of
 from fairalloc.scheduling.replay import EventLog, replay
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -153,3 +154,43 @@ def test_the_benchmark_case_replays_to_the_oracle_event_log(fair):
     inst, settings = bench_replay.kueue_case(7, fair)
     events = _events(_same(inst, bench_replay.kueue_jobs(inst, 800, 8, load=1.6), settings))
     assert events.count("submit") == 800 and events.count("preempt") >= 5
+
+
+def test_the_waiting_jobs_kept_give_the_heads_a_pass_over_every_job_gives():
+    """Random changes between cycles (jobs leaving from anywhere, entering at the end, one moved to
+    the end: read from scratch; equal priorities and submit times, so the order they entered in
+    decides), heads parked, evicted and waiting preemptors: the heads of :class:`Waiting` are
+    those of the plain cycle's pass over every waiting job."""
+    inst, _ = bench_replay.kueue_case(0, False)
+    rng = random.Random(9)
+    queues = list(inst.users)[:6]
+    fast, plain = KueueCycle({}, fast=True), KueueCycle({}, fast=False)
+    pending: dict[str, Job] = {}
+    for step in range(80):
+        for name in rng.sample(list(pending), min(len(pending), rng.randint(0, 3))):
+            del pending[name]
+        if step % 9 == 4 and pending:
+            name = rng.choice(list(pending))
+            pending[name] = pending.pop(name)
+        for k in range(rng.randint(0, 4)):
+            job = Job(
+                f"j{step}-{k}",
+                rng.choice(queues),
+                (1.0, 4.0),
+                1,
+                None,
+                float(rng.choice([0, 5])),
+                rng.choice([0.0, 1.0]),
+            )
+            pending[job.name] = job
+        names = list(pending)
+        aside = {n: ("cohort-0", 0) for n in rng.sample(names, min(len(names), 3))}
+        evicted = {n: float(step) for n in rng.sample(names, min(len(names), 2))}
+        sticky = {pending[n].queue: n for n in rng.sample(names, min(len(names), 2))}
+        state = ClusterState(inst, now=float(step), pending=dict(pending))
+        heads = []
+        for cycle in (fast, plain):
+            cycle.parked, cycle.evicted, cycle.preemptors = dict(aside), dict(evicted), dict(sticky)
+            heads.append([j.name for j in cycle.heads(state, _tree_of(inst))])
+        free = {pending[n].queue for n in names if n not in aside and n not in evicted}
+        assert heads[0] == heads[1] and len(heads[0]) == len(free)  # a head per queue with a job not set aside
