@@ -235,6 +235,8 @@ def changes(values: Iterable[Any], held: Mapping[int, Any], order: list[int]) ->
     by new ones.  The passes over every value are the interpreter's own loops (map, set, filter),
     not Python-level ones: a replay asks at every cycle, over thousands of jobs."""
     ids = list(map(id, values))
+    if ids == order:  # nothing changed (a cycle asked again at the same instant): no sets built
+        return ids, set(), True
     gone = held.keys() - set(ids)
     kept = list(itertools.filterfalse(gone.__contains__, order)) if gone else order
     return ids, gone, ids[: len(kept)] == kept
