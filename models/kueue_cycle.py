@@ -114,8 +114,10 @@ Belongs here: Kueue's online rules.  Imports: ``fairalloc.core``, ``fairalloc.en
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
-from collections.abc import Iterator, Mapping
+import itertools
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -227,6 +229,19 @@ class Entry:
     why: str = ""
 
 
+def changes(values: Iterable[Any], held: Mapping[int, Any], order: list[int]) -> tuple[list[int], set[int], bool]:
+    """The ids of ``values`` in their order, those of ``held`` (keyed by id, listed in ``order``)
+    no longer among them, and whether ``values`` are the held ones left, in their order, followed
+    by new ones.  The passes over every value are the interpreter's own loops (map, set, filter),
+    not Python-level ones: a replay asks at every cycle, over thousands of jobs."""
+    ids = list(map(id, values))
+    if ids == order:  # nothing changed (a cycle asked again at the same instant): no sets built
+        return ids, set(), True
+    gone = held.keys() - set(ids)
+    kept = list(itertools.filterfalse(gone.__contains__, order)) if gone else order
+    return ids, gone, ids[: len(kept)] == kept
+
+
 class Held:
     """The running jobs of each ClusterQueue, their usage and each queue's sum, kept from one cycle
     to the next and changed by what changed: a queue that lost a job sums its jobs again, in their
@@ -248,15 +263,12 @@ class Held:
         self.changed: set[str] = set()  # and the queues whose running jobs changed at all
 
     def update(self, state: ClusterState) -> Held:
-        items = list(state.running.items())
-        ids = [id(run) for _, run in items]
-        now = set(ids)
-        gone = set(self.seen).difference(now)
-        kept = [i for i in self.order if i not in gone] if gone else self.order
-        if ids[: len(kept)] != kept:  # not the jobs held, in their order, then the new ones
+        ids, gone, appended = changes(state.running.values(), self.seen, self.order)
+        kept = len(self.order) - len(gone)
+        if not appended:
             left = {run.job.queue for key, (_, run) in self.seen.items() if key in gone}
             self.__init__(self.tree)  # type: ignore[misc]
-            kept, gone = [], set()
+            kept, gone = 0, set()
             self.lost = left
         else:
             self.lost = set()
@@ -272,7 +284,7 @@ class Held:
             for n in self.jobs[q]:
                 self.leaf[i] += self.usage[n]
         changed = set(lost)
-        for name, run in items[len(kept) :]:
+        for name, run in itertools.islice(state.running.items(), kept, None):
             self.seen[id(run)] = (name, run)
             self.usage[name] = run.usage
             self.masks[name] = mask(run.usage)
@@ -300,6 +312,64 @@ class Held:
     def usage_of(self, leaf: np.ndarray) -> dict[str, np.ndarray]:
         """Every node's usage, the ClusterQueues' rows of ``leaf`` (views) and the cohorts' held."""
         return {**self.cohorts, **dict(zip(self.tree.leaves, leaf))}
+
+
+class Waiting:
+    """The waiting jobs of each ClusterQueue in the order :meth:`KueueCycle.heads` takes its head in
+    (higher priority, then older, then the order they entered the queue in), kept from one cycle to
+    the next as :class:`Held` keeps the running ones: the jobs gone taken out, those that entered
+    since (at the end of the state's order) put in; a state whose jobs are not those held, in their
+    order, then new ones, is read from scratch.  A queue's head is then its first job not set
+    aside (parked, or evicted at this instant), unless its preemptor waits: the same job as the
+    smallest of every waiting job's key, without a pass over every waiting job."""
+
+    def __init__(self, tree: _Tree) -> None:
+        self.tree = tree
+        self.held: dict[int, tuple[Job, tuple]] = {}  # id of a Job held -> (it, its key)
+        self.order: list[int] = []  # the ids, in the state's order
+        self.queues: dict[str, list[tuple]] = {q: [] for q in tree.leaves}  # keys, sorted
+        self.entered = 0  # the jobs put in so far (a key's last tie-break before the id)
+
+    def update(self, state: ClusterState) -> Waiting:
+        ids, gone, appended = changes(state.pending.values(), self.held, self.order)
+        kept = len(self.order) - len(gone)
+        if not appended:
+            self.__init__(self.tree)  # type: ignore[misc]
+            kept, gone = 0, set()
+        for i in gone:
+            job, key = self.held.pop(i)
+            keys = self.queues[job.queue]
+            del keys[bisect.bisect_left(keys, key)]
+        for job in itertools.islice(state.pending.values(), kept, None):
+            key = (-job.priority, job.submit, self.entered, id(job))
+            self.entered += 1
+            self.held[id(job)] = (job, key)
+            bisect.insort(self.queues[job.queue], key)
+        self.order = ids
+        return self
+
+    def heads(
+        self, state: ClusterState, sticky: Mapping[str, str], parked: Mapping[str, Any], evicted: Mapping[str, Any]
+    ) -> list[Job]:
+        """One head per ClusterQueue, in the case's order of the queues; ``sticky``: each queue's
+        waiting preemptor; the ``parked`` and ``evicted`` jobs are no queue's head."""
+        out = []
+        held = self.held
+        for cq in self.tree.leaves:
+            keys = self.queues[cq]
+            if not keys:
+                continue
+            name = sticky.get(cq)
+            job = None if name is None else state.pending.get(name)
+            if job is not None and job.queue == cq and name not in parked and name not in evicted:
+                out.append(job)
+                continue
+            for key in keys:
+                job = held[key[3]][0]
+                if job.name not in parked and job.name not in evicted:
+                    out.append(job)
+                    break
+        return out
 
 
 class Snapshot:
@@ -497,7 +567,9 @@ class KueueCycle:
     each cycle, the straightforward form the tests replay against it (the same decisions); and
     each head's nomination, used again while no running job of its root cohort changed (a
     StrictFIFO head that needs preemption and finds no victims is nominated at every cycle, and
-    a nomination reads nothing but the head and its root cohort's running jobs and quota)."""
+    a nomination reads nothing but the head and its root cohort's running jobs and quota); the
+    waiting jobs in each queue's order (:class:`Waiting`), and, under fair sharing, each head's
+    tournament keys with the usage they read (:meth:`_Cycle.keys_of`)."""
 
     def __init__(self, settings: Mapping[str, Any], fast: bool = True) -> None:
         check_settings(settings, SETTINGS, "settings")
@@ -522,11 +594,16 @@ class KueueCycle:
         self.touched: dict[str, int] = {}  # per root cohort: the changes of its running jobs so far
         self._running: dict[str, tuple[int, str]] = {}  # (fast=False) each running job's id and queue
         self._nominated: dict[str, tuple[int, Entry]] = {}  # (fast) each head's entry, and touched then
+        # (fast) each head's fair-sharing tournament keys, with what they read (_Cycle.keys_of):
+        # those of the last cycle, and those of this one
+        self.tournament: dict[str, tuple[tuple[str, bytes, bytes], dict]] = {}
+        self.tournament_now: dict[str, tuple[tuple[str, bytes, bytes], dict]] = {}
         self.preemptors: dict[str, str] = {}
         self.evicted: dict[str, float] = {}  # a victim -> the instant it was preempted at
         self.fast = fast
         self._tree: tuple[Any, _Tree] | None = None  # (the case it is of, the tree)
         self._held: Held | None = None
+        self._waiting: Waiting | None = None
 
     def wake(self, state: ClusterState) -> float | None:
         return None  # Kueue decides when something arrives or ends, never on a timer
@@ -550,6 +627,7 @@ class KueueCycle:
         if self.fast:
             if self._held is None or self._held.tree is not tree:
                 self._held = Held(tree)
+                self.tournament, self.tournament_now = {}, {}  # (keys read in another tree)
             held = self._held.update(state)
             snap = Snapshot(tree, state, held, incremental=True)
             lost, changed = held.lost, held.changed
@@ -560,6 +638,8 @@ class KueueCycle:
             for root in {tree.root_of(q) for q in queues}:
                 counts[root] = counts.get(root, 0) + 1
         before, self._nominated = self._nominated, {}
+        if self.tournament_now:
+            self.tournament, self.tournament_now = self.tournament_now, {}
         entries = [self.nominated(snap, head, before) for head in self.heads(state, tree)]
         return _Cycle(self, snap, entries).run()
 
@@ -603,6 +683,10 @@ class KueueCycle:
                 del self.parked[name]  # a job of its root cohort finished or was evicted
         if self.evicted:  # evictions complete when the clock moves on
             self.evicted = {n: t for n, t in self.evicted.items() if t == state.now}
+        if self.fast:
+            if self._waiting is None or self._waiting.tree is not tree:
+                self._waiting = Waiting(tree)
+            return self._waiting.update(state).heads(state, self.preemptors, self.parked, self.evicted)
         queues: dict[str, list[Job]] = {}
         for job in state.pending.values():  # once, not a pass over the jobs per queue
             if job.name not in self.parked and job.name not in self.evicted:
@@ -1025,11 +1109,31 @@ class _Cycle:
             return first
         root = tree.root_of(first.job.queue)
         by_cq = {e.job.queue: e for e in pending if tree.root_of(e.job.queue) == root}
-        keys = {e.job.queue: self.tournament_keys(e) for e in by_cq.values()}
+        keys = {e.job.queue: self.keys_of(e, root) for e in by_cq.values()}
         winner = self.tournament(root, by_cq, keys)
         assert winner is not None
         pending.remove(winner)
         return winner
+
+    def keys_of(self, e: Entry, root: str) -> dict[str, tuple[bool, DRS, float]]:
+        """:meth:`tournament_keys`; with ``fast``, those computed last for the same job, in this
+        cycle or the last one, if its root cohort's ClusterQueues used then what they use now, to
+        the bit, and it asked the same (each pop asks every entry of the root, and most pops and
+        cycles change nothing there: a head parked or skipped, another root's work).  The keys read
+        nothing else; the usage added and taken out again, as computing them does, leaves the
+        rows as that leaves them (their rounding, if any)."""
+        if not self.owner.fast:
+            return self.tournament_keys(e)
+        name, now, before = e.job.name, self.owner.tournament_now, self.owner.tournament
+        read = (e.job.queue, self.snap.leaf[self.snap.tree.subtree_rows(root)].tobytes(), e.usage.tobytes())
+        kept = now.get(name) or before.get(name)
+        if kept is None or kept[0] != read:
+            kept = now[name] = (read, self.tournament_keys(e))
+        else:
+            now[name] = kept
+            self.snap.add(e.job.queue, e.usage)
+            self.snap.add(e.job.queue, -e.usage)
+        return kept[1]
 
     def tournament_keys(self, e: Entry) -> dict[str, tuple[bool, DRS, float]]:
         """``computeDRS``: per ancestor cohort, the share (and borrowing on the workload's resources)

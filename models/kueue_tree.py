@@ -182,6 +182,7 @@ class _Tree:
         self._shares: dict[str, SharePlan] = {}
         self._kid_locals: dict[str, np.ndarray] = {}
         self._kid_rows: dict[str, slice | None] = {}
+        self._subtree_rows: dict[str, np.ndarray] = {}
         self._ceilings: dict[str, np.ndarray] = {}
         self._ancestors: dict[str, tuple[str, ...]] = {}
         self._locals = dict(zip(leaves, local.tolist()))
@@ -261,6 +262,13 @@ class _Tree:
             plain = rows and rows[0] >= 0 and rows == list(range(rows[0], rows[0] + len(rows)))
             self._kid_rows[v] = slice(rows[0], rows[0] + len(rows)) if plain else None
         return self._kid_rows[v]
+
+    def subtree_rows(self, v: str) -> np.ndarray:
+        """The rows of the ClusterQueues of ``v``'s subtree in a leaf-usage matrix, in the tree's order."""
+        rows = self._subtree_rows.get(v)
+        if rows is None:
+            rows = self._subtree_rows[v] = np.array([self.index[u] for u in self.postorder(v) if u in self.index], int)
+        return rows
 
     def kid_locals(self, v: str) -> np.ndarray:
         """``(k, m)``: the local quotas of ``v``'s children, in their order."""
