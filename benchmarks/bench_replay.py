@@ -465,11 +465,14 @@ def week_measure(policy: str, seed: int, file: dict, budget: float) -> dict:
             raise _Spent
 
     mechanism = fairalloc.get(policy.split(",")[0])
+    refused = ""
     try:
         r = replay(instance, w.jobs, mechanism, settings=settings, nodes=w.nodes, log=log, watch=watch)
         events, reached = r.events, r.end
     except _Spent:
         events, reached = log.events, log.time
+    except FairallocError as exc:  # a limit of the replay met on the way: where, and the rate until then
+        refused, events, reached = str(exc), log.events, log.time
     seconds = max(time.process_time() - start, 1e-6)  # a zero budget stops at the first cycle
     events = max(events, 1)
     grown = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss, 0)
@@ -481,7 +484,8 @@ def week_measure(policy: str, seed: int, file: dict, budget: float) -> dict:
         "queues": WEEK_QUEUES,
         "file_bytes": file["bytes"],
         "load_cpu_seconds": round(loaded, 1),
-        "finished": events >= total,
+        "finished": events >= total and not refused,
+        "refused": refused,
         "events": events,
         "total_events": total,
         "days_reached": round(reached / DAY, 1),
@@ -552,6 +556,11 @@ def kept_week_rows(path: str | None, week: dict) -> dict:
     return week | {"files": earlier.get("files", {}) | week["files"], "rows": rows}
 
 
+def week_stop(r: dict) -> str:
+    """Why a week ended early: its budget, or a limit of the replay (its message)."""
+    return f"refused ({r['refused']})" if r.get("refused") else "stopped"
+
+
 def week_said(r: dict) -> str:
     """A week's row in a sentence (the console's and, shortened, the README table's)."""
     if "failed" in r:
@@ -559,7 +568,7 @@ def week_said(r: dict) -> str:
     head = (
         f"finished the {r['total_events']:,} events"
         if r["finished"]
-        else f"stopped at day {r['days_reached']:.1f} of {WEEK_DAYS:g} after {r['events']:,} events"
+        else f"{week_stop(r)} at day {r['days_reached']:.1f} of {WEEK_DAYS:g} after {r['events']:,} events"
     )
     return (
         f"{head} in {r['cpu_seconds']:g} CPU s = {r['events_per_second']:,} events/s; bare heapq "

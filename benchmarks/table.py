@@ -397,8 +397,9 @@ def week(w: dict) -> list[Row]:
         if r["finished"]:
             figure, seconds = f"{r['cpu_seconds']:,.0f} CPU s for the week", r["cpu_seconds"]
         else:
+            stop = f"refused ({r['refused']})" if r.get("refused") else "stopped"
             figure = (
-                f"stopped at day {r['days_reached']:.1f} of {w['days']:g} after {r['events']:,} events "
+                f"{stop} at day {r['days_reached']:.1f} of {w['days']:g} after {r['events']:,} events "
                 f"({r['cpu_seconds']:,.0f} CPU s); projected {r['projected_cpu_seconds']:,} CPU s for the week"
             )
             seconds = r["projected_cpu_seconds"]

@@ -66,3 +66,27 @@ def test_the_week_replays_each_policy_from_its_jsonl_file_and_renders(tmp_path):
     assert all(f.startswith("stopped at day ") and "projected" in f for f in figures), figures
     verdicts = [row[4] for row in table.week(stopped | {"jobs": table.WEEK_JOBS})]
     assert all(v.endswith(" (projected)") for v in verdicts), verdicts
+
+
+def test_a_week_a_limit_refuses_is_a_row_with_where_it_got(tmp_path, monkeypatch):
+    """A replay refused on the way (here a stand-in raising a FairallocError after two events) is
+    the row of where it got and its rate until then, with the refusal's message, not a lost run."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_replay
+    import table
+
+    from fairalloc.core.errors import FairallocError
+
+    def refused(instance, jobs, mechanism, *, log, **_):
+        for j in jobs[:2]:
+            log.write(j.submit, "submit", j, j.pods)
+        raise FairallocError("too many steps (MAX_REPLAY_STEPS)")
+
+    monkeypatch.setattr(bench_replay, "replay", refused)
+    instance = bench_replay.week_case("mesos-drf", 0)[0]
+    file = bench_replay.write_week(tmp_path / "w.jsonl", instance, 40, 0)
+    row = bench_replay.week_measure("mesos-drf", 0, file, 600)
+    assert row["refused"] == "too many steps (MAX_REPLAY_STEPS)" and not row["finished"]
+    assert row["events"] == 2 and row["total_events"] == 80 and row["days_reached"] >= 0
+    week = {"jobs": 40, "days": 7.0, "queues": 100, "target_cpu_seconds": 600.0, "rows": [row]}
+    assert table.week(week)[0][1].startswith("refused (too many steps (MAX_REPLAY_STEPS)) at day ")
