@@ -70,7 +70,7 @@ import fairalloc
 from fairalloc.core.errors import FairallocError
 from fairalloc.engines.online import Job
 from fairalloc.io.cases import parse_case
-from fairalloc.io.job_workloads import jsonl_lines, load_job_workload
+from fairalloc.io.job_workloads import job_spec, jsonl_lines, load_job_workload
 from fairalloc.scheduling.replay import EventLog, replay
 
 #: Kueue: heapq events/s over replay events/s at 10^5 jobs (a full scheduling cycle in Python, every
@@ -433,13 +433,7 @@ def write_week(path: Path, instance: fairalloc.Instance, n_jobs: int, seed: int)
     as a JSON Lines workload (what ``import --jobs OUT.jsonl`` writes): its bytes and CPU seconds."""
     t0 = time.process_time()
     jobs = kueue_jobs(instance, n_jobs, seed + 1, days=WEEK_DAYS)
-    fields = ("queue", "pods", "priority", "submit", "runtime")
-    workload = {
-        "jobs": {
-            j.name: {f: getattr(j, f) for f in fields} | {"request": dict(zip(instance.resources, j.request))}
-            for j in jobs
-        }
-    }
+    workload = {"jobs": {j.name: job_spec(j, instance.resources) for j in jobs}}
     with path.open("w", encoding="ascii") as stream:
         stream.writelines(jsonl_lines(workload))
     return {

@@ -95,29 +95,19 @@ def _run(case, w, mechanism, log, progress, charts: Charts, drawn: list):
     """One replay; with charts wanted, its chart data appended to ``drawn``."""
     from fairalloc.core.progress import progress_bar
     from fairalloc.scheduling.replay import replay
-    from fairalloc.scheduling.replay_charts import Recorder, chart_data
+    from fairalloc.scheduling.replay_charts import charted_replay
 
     if log is not None:
         log.scheduler = mechanism.name
     bar = progress_bar(total=len(w.jobs), unit="job", desc=f"simulate {mechanism.name}", progress=progress, leave=False)
-    recorder = Recorder(case.instance) if charts.wanted() else None
+    options = dict(settings=case.settings, nodes=w.nodes, log=log, workload=w.name, progress=bar.update)
     try:
-        result = replay(
-            case.instance,
-            w.jobs,
-            mechanism,
-            settings=case.settings,
-            nodes=w.nodes,
-            log=log,
-            workload=w.name,
-            progress=bar.update,
-            watch=recorder,
-        )
+        if not charts.wanted():
+            return replay(case.instance, w.jobs, mechanism, **options)
+        result, data = charted_replay(case.instance, w.jobs, mechanism, **options)
     finally:
         bar.close()
-    if recorder is not None:
-        recorder.close(result.end)
-        drawn.append(chart_data(result, recorder))
+    drawn.append(data)
     return result
 
 

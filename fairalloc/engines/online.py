@@ -211,16 +211,22 @@ class OnlinePolicy(Protocol):
     def wake(self, state: ClusterState) -> float | None: ...
 
 
+def replays_jobs(mechanism: Mechanism) -> bool:
+    """Whether ``mechanism`` has a form for a queue case's jobs: its own ``online(settings)``, or a
+    static allocation for :class:`Entitled` to follow (not a scheduler of tasks offered node by node)."""
+    return hasattr(mechanism, "online") or mechanism.kind != "online"
+
+
 def online_policy(mechanism: Mechanism, settings: Mapping[str, Any] | None = None) -> OnlinePolicy:
     """``mechanism``'s online form with ``settings`` (the policy's own options): the scheduler's
     own rules where the mechanism defines ``online(settings)``, else the generic
     :class:`Entitled` adapter over its static allocation."""
-    make = getattr(mechanism, "online", None)
-    if make is None and mechanism.kind == "online":  # no static allocation for the adapter to follow
+    if not replays_jobs(mechanism):
         raise FairallocError(
             f"mechanism: {mechanism.name} schedules tasks offered node by node (a task workload, without "
             "--case); it has no form for a queue case's jobs"
         )
+    make = getattr(mechanism, "online", None)
     if make is None:
         return Entitled(mechanism)
     policy = make(dict(settings or {}))
@@ -451,5 +457,6 @@ __all__ = [
     "online_policy",
     "place",
     "pods_fitting",
+    "replays_jobs",
     "requested",
 ]

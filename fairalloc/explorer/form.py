@@ -32,7 +32,6 @@ sends back with the case it edits to replay the one against the other.
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 from fairalloc.core.errors import CaseError, FairallocError, excerpt, unknown
@@ -44,7 +43,7 @@ from fairalloc.core.limits import (
     MAX_REQUEST_BYTES,
 )
 from fairalloc.io.cases import Case, CaseSpec, parse_case
-from fairalloc.io.job_workloads import JobWorkload, load_job_workload
+from fairalloc.io.job_workloads import JobWorkload, job_spec, load_job_workload
 
 #: the case file's top-level text fields
 TEXT_FIELDS = ("name", "source", "description", "policy", "demand")
@@ -221,16 +220,7 @@ def check_workload_jobs(count: int, where: str) -> None:
 def workload_form(workload: JobWorkload, resources: list[str]) -> dict[str, Any]:
     """A read workload as its file's mapping (jobs in submit order, zero requests and an endless
     run time left out): what the page sends back, read again against the case it edits."""
-    jobs = {}
-    for job in workload.jobs:
-        spec: dict[str, Any] = {"queue": job.queue, "request": {r: a for r, a in zip(resources, job.request) if a}}
-        spec.update(pods=job.pods, priority=job.priority, submit=job.submit)
-        if job.min_pods is not None:
-            spec["min_pods"] = job.min_pods
-        if math.isfinite(job.runtime):
-            spec["runtime"] = job.runtime
-        jobs[job.name] = spec
-    form: dict[str, Any] = {"jobs": jobs}
+    form: dict[str, Any] = {"jobs": {job.name: job_spec(job, resources) for job in workload.jobs}}
     if workload.nodes is not None:
         form["nodes"] = {n: dict(zip(resources, map(float, room))) for n, room in workload.nodes.items()}
     return form

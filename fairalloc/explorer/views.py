@@ -20,6 +20,7 @@ from fairalloc.core import registry
 from fairalloc.core.errors import CaseError, FairallocError, excerpt, one_line, unknown
 from fairalloc.core.instance import Instance
 from fairalloc.core.limits import MAX_EXPLORER_BUDGET, MAX_EXPLORER_MECHANISMS
+from fairalloc.engines.online import replays_jobs
 from fairalloc.explorer.form import case_from_page, check_workload_jobs
 from fairalloc.io.cases import Case
 
@@ -416,7 +417,7 @@ def replay_schedulers() -> list[str]:
     """The schedulers a job workload is replayed under, as ``simulate --case`` takes them: every
     registered mechanism but those that schedule tasks offered node by node (families left out)."""
     names = registry.available(families=False)
-    return [n for n in names if registry.get(n).kind != "online" or hasattr(registry.get(n), "online")]
+    return [n for n in names if replays_jobs(registry.get(n))]
 
 
 def workload_bounds(body: dict) -> None:

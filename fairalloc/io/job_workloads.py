@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
+import math
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources as importlib_resources
@@ -326,6 +327,18 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return mapping
 
 
+def job_spec(job: Job, resources: Sequence[str]) -> dict[str, Any]:
+    """One job as a workload file spells it (what the reader reads back as ``job``): zero requests,
+    no ``min_pods`` and an endless run time left out."""
+    spec: dict[str, Any] = {"queue": job.queue, "request": {r: a for r, a in zip(resources, job.request) if a}}
+    spec.update(pods=job.pods, priority=job.priority, submit=job.submit)
+    if job.min_pods is not None:
+        spec["min_pods"] = job.min_pods
+    if math.isfinite(job.runtime):
+        spec["runtime"] = job.runtime
+    return spec
+
+
 def jsonl_lines(workload: dict) -> Iterator[str]:
     """A checked workload mapping (what :func:`parse_job_workload` read) as the lines of its JSON
     Lines file, each ending in a newline: what the loader reads back as the same jobs (every line
@@ -373,6 +386,7 @@ __all__ = [
     "WorkloadSpec",
     "bundled_workloads",
     "check_yaml_readable",
+    "job_spec",
     "jsonl_lines",
     "load_job_workload",
     "parse_job_workload",
